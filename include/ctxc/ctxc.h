@@ -1,0 +1,24 @@
+/*
+ * ctxc — context compression core. Umbrella header.
+ */
+#ifndef CTXC_H
+#define CTXC_H
+
+#include "ctxc/ctxc_config_defaults.h"
+#include "ctxc/status.h"
+#include "ctxc/history.h"
+#include "ctxc/estimate.h"
+#include "ctxc/jsonl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version, from project.yml (e.g. "0.1.0"). */
+const char *ctxc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_H */

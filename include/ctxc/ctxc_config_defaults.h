@@ -1,0 +1,122 @@
+/*
+ * ctxc — compile-time configuration defaults.
+ *
+ * How configuration works (lwIP / mbedTLS style):
+ *   1. If CTXC_CONFIG_FILE is defined (-DCTXC_CONFIG_FILE='"my_cfg.h"'), that
+ *      file is included first.
+ *   2. Otherwise, if a header named ctxc_config.h is on the include path, it is
+ *      included first (each board in boards/ ships one).
+ *   3. Every option not defined by then gets the default below.
+ *
+ * Defaults that are part of the project manifest (project.yml: default arena
+ * sizes, limits, compiled-in strategies) are not written here: they come from
+ * ctxc_manifest.h, which the build generates from project.yml. Every other
+ * default is written here, once.
+ *
+ * Impossible combinations stop the build with #error.
+ */
+#ifndef CTXC_CONFIG_DEFAULTS_H
+#define CTXC_CONFIG_DEFAULTS_H
+
+#if defined(CTXC_CONFIG_FILE)
+#include CTXC_CONFIG_FILE
+#elif defined(__has_include)
+#if __has_include("ctxc_config.h")
+#include "ctxc_config.h"
+#endif
+#endif
+
+/* Generated from project.yml by the build (build/<target>/gen/ctxc_manifest.h). */
+#include "ctxc_manifest.h"
+
+/* --- History store ------------------------------------------------------ */
+
+/* CTXC_CFG_HISTORY_MAX_ENTRIES: entries a history declared with
+ * CTXC_HISTORY_DEFINE_DEFAULT() can hold. Each entry costs
+ * sizeof(ctxc_slot_t) (16 bytes) of index memory.
+ * Default: project.yml defaults.history_max_entries. */
+#ifndef CTXC_CFG_HISTORY_MAX_ENTRIES
+#define CTXC_CFG_HISTORY_MAX_ENTRIES CTXC_MANIFEST_HISTORY_MAX_ENTRIES
+#endif
+
+/* CTXC_CFG_HISTORY_ARENA_BYTES: byte arena of a default history; holds the
+ * text, JSON values and metadata of every entry.
+ * Default: project.yml defaults.history_arena_bytes. */
+#ifndef CTXC_CFG_HISTORY_ARENA_BYTES
+#define CTXC_CFG_HISTORY_ARENA_BYTES CTXC_MANIFEST_HISTORY_ARENA_BYTES
+#endif
+
+/* --- JSON codec ----------------------------------------------------------- */
+
+/* CTXC_CFG_JSON_MAX_TOKENS: JSON tokens one JSONL line may hold; sizes the
+ * token array of ctxc_import_t (16 bytes per token on 32-bit targets).
+ * Default: project.yml defaults.json_max_tokens. */
+#ifndef CTXC_CFG_JSON_MAX_TOKENS
+#define CTXC_CFG_JSON_MAX_TOKENS CTXC_MANIFEST_JSON_MAX_TOKENS
+#endif
+
+/* CTXC_CFG_JSON_MAX_DEPTH: deepest nesting of arrays/objects accepted in any
+ * JSON value (a line counts as depth 1). Deeper input is rejected with
+ * CTXC_E_TOO_DEEP. Default: project.yml defaults.json_max_depth. */
+#ifndef CTXC_CFG_JSON_MAX_DEPTH
+#define CTXC_CFG_JSON_MAX_DEPTH CTXC_MANIFEST_JSON_MAX_DEPTH
+#endif
+
+/* --- Errors ------------------------------------------------------------- */
+
+/* CTXC_CFG_ERROR_MESSAGE_LEN: bytes of the human-readable message kept in
+ * ctxc_error_t (including the terminating NUL). 0 keeps no message text at
+ * all (saves flash and RAM; status, line and bytes-needed are still set).
+ * Default: 160. */
+#ifndef CTXC_CFG_ERROR_MESSAGE_LEN
+#define CTXC_CFG_ERROR_MESSAGE_LEN 160
+#endif
+
+/* --- Strategies ------------------------------------------------------------
+ * CTXC_CFG_STRATEGY_<NAME> (0/1) leaves a strategy out of / in the build.
+ * Defaults: project.yml strategies.<name>. */
+#ifndef CTXC_CFG_STRATEGY_MIDDLE_OUT
+#define CTXC_CFG_STRATEGY_MIDDLE_OUT CTXC_MANIFEST_STRATEGY_MIDDLE_OUT
+#endif
+#ifndef CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+#define CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION CTXC_MANIFEST_STRATEGY_TOP_DOWN_TRUNCATION
+#endif
+#ifndef CTXC_CFG_STRATEGY_ONE_SHOT
+#define CTXC_CFG_STRATEGY_ONE_SHOT CTXC_MANIFEST_STRATEGY_ONE_SHOT
+#endif
+#ifndef CTXC_CFG_STRATEGY_HIGH_DENSITY
+#define CTXC_CFG_STRATEGY_HIGH_DENSITY CTXC_MANIFEST_STRATEGY_HIGH_DENSITY
+#endif
+
+/* --- Impossible combinations -------------------------------------------- */
+
+#if CTXC_CFG_HISTORY_MAX_ENTRIES < 2
+#error "CTXC_CFG_HISTORY_MAX_ENTRIES must be at least 2 (a tool call and its response)"
+#endif
+#if CTXC_CFG_HISTORY_MAX_ENTRIES > 65535
+#error "CTXC_CFG_HISTORY_MAX_ENTRIES must be at most 65535"
+#endif
+#if CTXC_CFG_HISTORY_ARENA_BYTES < 256
+#error "CTXC_CFG_HISTORY_ARENA_BYTES must be at least 256"
+#endif
+#if CTXC_CFG_HISTORY_ARENA_BYTES > 0x7FFFFFFF
+#error "CTXC_CFG_HISTORY_ARENA_BYTES must be below 2 GiB"
+#endif
+#if CTXC_CFG_JSON_MAX_DEPTH < 4
+#error "CTXC_CFG_JSON_MAX_DEPTH must be at least 4 (entry, blocks, block, value)"
+#endif
+#if CTXC_CFG_JSON_MAX_DEPTH > 64
+#error "CTXC_CFG_JSON_MAX_DEPTH must be at most 64 (the validator tracks nesting in a 64-bit mask)"
+#endif
+#if CTXC_CFG_JSON_MAX_TOKENS < 16
+#error "CTXC_CFG_JSON_MAX_TOKENS must be at least 16"
+#endif
+#if CTXC_CFG_ERROR_MESSAGE_LEN != 0 && CTXC_CFG_ERROR_MESSAGE_LEN < 32
+#error "CTXC_CFG_ERROR_MESSAGE_LEN must be 0 (no text) or at least 32"
+#endif
+#if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION &&  \
+    !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY
+#error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
+#endif
+
+#endif /* CTXC_CONFIG_DEFAULTS_H */

@@ -1,0 +1,296 @@
+/*
+ * ctxc — history store: an ordered list of entries kept in caller-owned memory.
+ *
+ * Memory: one slot array (index, 16 bytes per entry) and one byte arena (the
+ * text, JSON values and metadata of every entry, packed back to back). Both
+ * come from the caller, usually through CTXC_HISTORY_DEFINE(). Nothing is
+ * allocated.
+ *
+ * Atomicity: every function that fails leaves the store byte-for-byte as it
+ * was (slots, arena, counters, high-water marks and token anchor).
+ *
+ * Strings: ctxc_str_t is a pointer + length. A NULL `ptr` means "absent" (an
+ * optional field that is not set); an empty present string has ptr != NULL
+ * and len 0. Strings returned by the store point into the arena, are followed
+ * by a NUL byte, and stay valid until the next call that changes the store.
+ *
+ * JSON values (tool_call.parameters, tool_response.result, metadata) are stored
+ * in compact canonical form: no insignificant whitespace, key order kept,
+ * strings escaped as JavaScript's JSON.stringify writes them, numbers kept as
+ * written. Values given to append/replace are validated and canonicalised.
+ */
+#ifndef CTXC_HISTORY_H
+#define CTXC_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *ptr; /* NULL = absent */
+    size_t len;
+} ctxc_str_t;
+
+/* A present string from a NUL-terminated C string (NULL stays absent). */
+ctxc_str_t ctxc_str(const char *cstr);
+#define CTXC_STR_ABSENT ((ctxc_str_t){NULL, 0})
+#define CTXC_STR_LIT(s) ((ctxc_str_t){(s), sizeof(s) - 1})
+
+typedef enum {
+    CTXC_SPEAKER_HUMAN = 0,
+    CTXC_SPEAKER_AI = 1,
+    CTXC_SPEAKER_TOOL = 2,
+} ctxc_speaker_t;
+
+typedef enum {
+    CTXC_BLOCK_TEXT = 0,
+    CTXC_BLOCK_TOOL_CALL = 1,
+    CTXC_BLOCK_TOOL_RESPONSE = 2,
+    CTXC_BLOCK_THINKING = 3,
+    CTXC_BLOCK_CODE = 4,
+    CTXC_BLOCK_MEDIA = 5,
+} ctxc_block_type_t;
+#define CTXC_BLOCK_TYPE_COUNT 6
+
+/* Interchange names: "human"/"ai"/"tool" and "text"/"tool_call"/... */
+const char *ctxc_speaker_name(ctxc_speaker_t speaker);
+const char *ctxc_block_type_name(ctxc_block_type_t type);
+
+/* One block. Which member of `u` is valid depends on `type`. Optional fields
+ * are absent when their ptr is NULL. */
+typedef struct {
+    ctxc_block_type_t type;
+    union {
+        struct {
+            ctxc_str_t text;
+        } text;
+        struct {
+            ctxc_str_t id;
+            ctxc_str_t name;
+            ctxc_str_t parameters; /* JSON value */
+        } tool_call;
+        struct {
+            ctxc_str_t call_id;
+            ctxc_str_t tool_name;
+            ctxc_str_t result; /* JSON value */
+            ctxc_str_t error;  /* optional */
+        } tool_response;
+        struct {
+            ctxc_str_t thought;
+            ctxc_str_t signature; /* optional */
+        } thinking;
+        struct {
+            ctxc_str_t code;
+            ctxc_str_t language; /* optional */
+        } code;
+        struct {
+            ctxc_str_t mime_type;
+            ctxc_str_t data;
+            ctxc_str_t encoding;
+            ctxc_str_t caption;  /* optional */
+            ctxc_str_t filename; /* optional */
+        } media;
+    } u;
+} ctxc_block_t;
+
+/* Entry flags, cached from the metadata keys of the same name being `true`. */
+#define CTXC_ENTRY_IS_SUMMARY 0x01u /* metadata.isSummary */
+#define CTXC_ENTRY_SYNTHETIC 0x02u  /* metadata.synthetic */
+#define CTXC_ENTRY_PINNED 0x04u     /* metadata.pinned */
+
+/* An entry to append or to replace another with. Block strings may point
+ * anywhere, including into the same store's arena. */
+typedef struct {
+    ctxc_speaker_t speaker;
+    const ctxc_block_t *blocks;
+    size_t block_count; /* 1 .. 65535 */
+    ctxc_str_t metadata; /* JSON object text, or absent for no metadata */
+} ctxc_entry_in_t;
+
+/* Index slot of one stored entry (part of the caller's memory; treat as
+ * opaque). */
+typedef struct {
+    uint32_t offset; /* record offset in the arena */
+    uint32_t size;   /* record size in bytes */
+    uint32_t tokens; /* cached token estimate */
+    uint16_t block_count;
+    uint8_t speaker;
+    uint8_t flags;
+} ctxc_slot_t;
+
+/* A read-only view of a stored entry. */
+typedef struct {
+    ctxc_speaker_t speaker;
+    uint32_t flags; /* CTXC_ENTRY_* */
+    size_t block_count;
+    uint32_t tokens;     /* cached estimate */
+    ctxc_str_t metadata; /* JSON object text or absent */
+    const uint8_t *blocks_; /* internal: first block record */
+    const uint8_t *end_;    /* internal: end of the entry's record */
+} ctxc_entry_t;
+
+/* Token estimator hook: returns the token count of one block. `user` is the
+ * pointer given to ctxc_history_set_estimator(). */
+typedef uint32_t (*ctxc_estimate_fn)(void *user, const ctxc_block_t *block);
+
+/* The default estimator (see estimate.h). */
+uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *block);
+
+typedef struct {
+    ctxc_slot_t *slots;
+    size_t max_entries;
+    uint8_t *arena;
+    size_t arena_bytes;
+
+    size_t count;      /* entries stored */
+    size_t used;       /* arena bytes used */
+    size_t hwm_count;  /* high-water mark of count */
+    size_t hwm_used;   /* high-water mark of used */
+
+    ctxc_estimate_fn estimate;
+    void *estimate_user;
+    uint64_t token_sum;    /* sum of the cached entry estimates */
+    int64_t anchor_delta;  /* provider-reported minus estimated, see anchor */
+} ctxc_history_t;
+
+/* Declares static storage for a history called `name` (a ctxc_history_t)
+ * holding up to `max_entries` entries and `arena_bytes` bytes of content.
+ * Use at file scope, then call ctxc_history_init_defined(&name). */
+#define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
+    static ctxc_slot_t name##_slots_[(max_entries)];                           \
+    static uint8_t name##_arena_[(arena_bytes)] __attribute__((aligned(8)));   \
+    static ctxc_history_t name = {name##_slots_, (max_entries), name##_arena_,  \
+                                  (arena_bytes), 0, 0, 0, 0,                    \
+                                  ctxc_estimate_block_default, NULL, 0, 0}
+
+/* Same, with the CTXC_CFG_HISTORY_* sizes. */
+#define CTXC_HISTORY_DEFINE_DEFAULT(name)                                      \
+    CTXC_HISTORY_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                    \
+                        CTXC_CFG_HISTORY_ARENA_BYTES)
+
+/* Initialise over caller memory. max_entries 1..65535, arena_bytes >= 64 and
+ * < 2 GiB. Errors: CTXC_E_INVALID_ARG. */
+ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
+                                size_t max_entries, void *arena,
+                                size_t arena_bytes, ctxc_error_t *err);
+
+/* Empties the store (keeps memory, estimator and high-water marks). */
+void ctxc_history_clear(ctxc_history_t *h);
+
+/* Number of entries. */
+size_t ctxc_history_count(const ctxc_history_t *h);
+
+/* Appends an entry. Validates speaker, block types, required fields, UTF-8
+ * of every string and JSON of parameters/result/metadata (which must be an
+ * object); stores JSON in canonical form; computes the token estimate.
+ * Errors: CTXC_E_INVALID_ARG (bad speaker/type/missing field, err->message
+ * names it), CTXC_E_UTF8, CTXC_E_PARSE (bad JSON), CTXC_E_TOO_DEEP,
+ * CTXC_E_NO_SPACE (err->needed = arena bytes missing, or 1 when the slot
+ * array is full). */
+ctxc_status_t ctxc_history_append(ctxc_history_t *h, const ctxc_entry_in_t *in,
+                                  ctxc_error_t *err);
+
+/* Reads entry `index`. Errors: CTXC_E_RANGE. */
+ctxc_status_t ctxc_history_get(const ctxc_history_t *h, size_t index,
+                               ctxc_entry_t *out);
+
+/* Reads block `block_index` of an entry obtained from ctxc_history_get().
+ * Errors: CTXC_E_RANGE. */
+ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
+                               ctxc_block_t *out);
+
+/* Block iteration: `*cursor` starts as NULL; returns false after the last
+ * block. */
+bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
+                           ctxc_block_t *out);
+
+/* Replaces entry `index` with `in` (same validation as append). The new
+ * content may point into the store itself (e.g. a modified copy of the entry
+ * being replaced). Needs free arena room for the new record when its strings
+ * point into the arena, otherwise only for the size difference.
+ * Errors: as append, plus CTXC_E_RANGE. */
+ctxc_status_t ctxc_history_replace(ctxc_history_t *h, size_t index,
+                                   const ctxc_entry_in_t *in,
+                                   ctxc_error_t *err);
+
+/* Removes the entries whose indexes are listed (any order, no duplicates)
+ * and compacts the arena in place; later entries move down.
+ * Errors: CTXC_E_RANGE (an index >= count), CTXC_E_INVALID_ARG (duplicate).
+ * Nothing is removed on error. */
+ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
+                                  size_t n, ctxc_error_t *err);
+
+/* Removes entries [from, to). Errors: CTXC_E_RANGE. */
+ctxc_status_t ctxc_history_remove_range(ctxc_history_t *h, size_t from,
+                                        size_t to, ctxc_error_t *err);
+
+/* --- Usage figures ---------------------------------------------------- */
+
+typedef struct {
+    size_t entries_used, entries_max, entries_hwm;
+    size_t bytes_used, bytes_max, bytes_hwm;
+} ctxc_history_usage_t;
+
+void ctxc_history_usage(const ctxc_history_t *h, ctxc_history_usage_t *out);
+
+/* --- Token estimates -------------------------------------------------- */
+
+/* Installs a block estimator (NULL restores the default) and recomputes every
+ * cached entry estimate. Clears the anchor. */
+void ctxc_history_set_estimator(ctxc_history_t *h, ctxc_estimate_fn fn,
+                                void *user);
+
+/* Estimate of the whole history: the sum of the cached entry estimates,
+ * corrected by the anchor (never below 0). */
+uint64_t ctxc_history_tokens(const ctxc_history_t *h);
+
+/* Sum of the cached entry estimates, without the anchor. */
+uint64_t ctxc_history_tokens_estimated(const ctxc_history_t *h);
+
+/* Re-anchors the total to a provider-reported prompt token count for the
+ * history as it is now: from now on ctxc_history_tokens() returns
+ * reported + (estimates of what was appended since). replace, remove and
+ * clear drop the anchor (the report no longer describes the history). */
+void ctxc_history_anchor_tokens(ctxc_history_t *h, uint64_t reported);
+
+/* --- Views ---------------------------------------------------------------
+ * Raw view: every entry. Curated view (what compression strategies see):
+ * every human and tool entry plus the ai entries that have content (at least
+ * one block that is not an empty text or empty thinking block). A view maps
+ * view positions to store indexes through caller memory. */
+
+typedef enum { CTXC_VIEW_RAW = 0, CTXC_VIEW_CURATED = 1 } ctxc_view_kind_t;
+
+typedef struct {
+    const ctxc_history_t *history;
+    const uint16_t *map; /* view position -> store index */
+    size_t count;
+} ctxc_view_t;
+
+/* Builds a view. `map` must hold ctxc_history_count(h) elements.
+ * Errors: CTXC_E_NO_SPACE (map too small; err->needed = elements). */
+ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
+                             ctxc_view_kind_t kind, uint16_t *map,
+                             size_t map_cap, ctxc_error_t *err);
+
+/* True when the entry has content in the sense of the curated view. */
+bool ctxc_entry_has_content(const ctxc_entry_t *entry);
+
+/* --- Metadata ------------------------------------------------------------ */
+
+/* Finds a top-level key in an entry's metadata object and returns its value
+ * as canonical JSON text. Errors: CTXC_E_NOT_FOUND. */
+ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
+                                   ctxc_str_t *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_HISTORY_H */

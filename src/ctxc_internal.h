@@ -1,0 +1,169 @@
+/*
+ * ctxc — internal declarations shared by the core modules. Not installed.
+ */
+#ifndef CTXC_INTERNAL_H
+#define CTXC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/history.h"
+#include "ctxc/status.h"
+
+/* ---- errors -------------------------------------------------------------
+ * Mini formatter (no stdio in the library): %s (const char *), %u (unsigned),
+ * %z (size_t), %q (const char *, size_t: quoted, clipped to 40 bytes),
+ * %% (percent). Returns `st` so callers can `return ctxc__fail(...)`. */
+ctxc_status_t ctxc__fail(ctxc_error_t *err, ctxc_status_t st, const char *fmt,
+                         ...);
+/* Same, with the bytes needed for CTXC_E_NO_SPACE. */
+ctxc_status_t ctxc__fail_space(ctxc_error_t *err, size_t needed,
+                               const char *fmt, ...);
+/* Prefixes the current message with "<prefix>: " (for context). */
+void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...);
+
+/* ---- output sink: writes while room is left, always counts ---------------
+ * With buf == NULL it only measures. Overflow is len > cap. */
+typedef struct {
+    char *buf;
+    size_t cap;
+    size_t len;
+} ctxc__sink_t;
+
+static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
+    if (s->buf != NULL && s->len <= s->cap && n <= s->cap - s->len) {
+        for (size_t i = 0; i < n; i++) {
+            s->buf[s->len + i] = p[i];
+        }
+    }
+    s->len += n;
+}
+static inline void ctxc__putc(ctxc__sink_t *s, char c) { ctxc__put(s, &c, 1); }
+
+/* ---- UTF-8 ---------------------------------------------------------------- */
+
+/* Decodes one scalar value at s[0..len). Returns the bytes used (1..4) or 0
+ * for an invalid sequence (overlong, surrogate, > U+10FFFF, truncated). */
+size_t ctxc__utf8_decode(const uint8_t *s, size_t len, uint32_t *cp);
+/* Encodes cp (<= U+10FFFF, not a surrogate) into out; returns 1..4. */
+size_t ctxc__utf8_encode(uint32_t cp, char out[4]);
+/* Validates a whole string; on failure *bad_at = offset of the bad byte. */
+bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at);
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* Input of the JSON readers: a plain byte span, or the body of a JSON string
+ * literal (between the quotes) whose decoded content is read. */
+typedef enum {
+    CTXC__SRC_RAW = 0,  /* plain UTF-8 bytes */
+    CTXC__SRC_JSTR = 1, /* body of a JSON string literal, escapes decoded */
+} ctxc__src_kind_t;
+
+/* Validates exactly one JSON value in `in` (whitespace around it allowed) and
+ * writes its canonical form to `out`: no insignificant whitespace, key order
+ * kept, strings re-escaped as JSON.stringify writes them, numbers as written.
+ * Depth counts containers; a top-level container is depth 1 and may nest
+ * down to `max_depth`. Errors: CTXC_E_PARSE, CTXC_E_UTF8, CTXC_E_TOO_DEEP,
+ * with the byte position in the message. */
+ctxc_status_t ctxc__json_canon(const char *in, size_t len,
+                               ctxc__src_kind_t kind, unsigned max_depth,
+                               ctxc__sink_t *out, ctxc_error_t *err);
+
+/* Iterates the code points of a string: CTXC__SRC_RAW decodes UTF-8,
+ * CTXC__SRC_JSTR decodes a JSON string body (escapes, surrogate pairs).
+ * Returns 1 with *cp set, 0 at the end, or -1 on an invalid sequence (err
+ * set: CTXC_E_UTF8 or CTXC_E_PARSE). */
+typedef struct {
+    const char *p;
+    size_t n;
+    size_t pos;
+    ctxc__src_kind_t kind;
+} ctxc__cp_iter_t;
+int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err);
+
+/* Writes `cp` as JSON.stringify would inside a string literal. */
+void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp);
+/* Writes a quoted canonical JSON string from a source (validated). */
+ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
+                                      size_t n, ctxc__src_kind_t kind,
+                                      ctxc_error_t *err);
+/* Writes the decoded content of a source as UTF-8 (validated). */
+ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
+                                  ctxc__src_kind_t kind, ctxc_error_t *err);
+/* Compares the decoded content of a (valid) source with a plain string. */
+bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
+                      const char *s, size_t slen);
+
+/* In a canonical compact JSON object, finds top-level `key` and returns the
+ * span of its value. */
+bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
+                         ctxc_str_t *value);
+
+/* Skips one canonical JSON value starting at obj[pos]; returns the position
+ * after it. */
+size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos);
+
+/* ---- block layout --------------------------------------------------------- */
+
+#define CTXC__MAX_FIELDS 5
+
+typedef struct {
+    const char *key; /* interchange key */
+    uint8_t optional;
+    uint8_t json; /* value is a JSON value, not a string */
+} ctxc__field_desc_t;
+
+typedef struct {
+    const char *name;
+    uint8_t nfields;
+    ctxc__field_desc_t fields[CTXC__MAX_FIELDS];
+} ctxc__block_desc_t;
+
+extern const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT];
+
+/* Field i of a block (order of ctxc__block_desc). */
+ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i);
+void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v);
+
+/* ---- record writer (history.c) -------------------------------------------
+ * The store writes entries from "sources": each field is a span plus how to
+ * read it. Used by the public append/replace (raw strings, JSON text) and by
+ * the importer (JSON string bodies and JSON value spans, decoded while they
+ * are written into the arena). */
+
+typedef struct {
+    const char *p; /* NULL = absent */
+    size_t n;
+    ctxc__src_kind_t kind; /* for JSON fields: how the JSON text is read */
+} ctxc__src_t;
+
+typedef struct {
+    ctxc_block_type_t type;
+    ctxc__src_t f[CTXC__MAX_FIELDS];
+} ctxc__block_src_t;
+
+/* Produces block i (0-based, called with i = 0..n-1 in order, possibly
+ * several times). Returns CTXC_OK or an error (err set). */
+typedef ctxc_status_t (*ctxc__block_fn)(void *ctx, size_t i,
+                                        ctxc__block_src_t *out,
+                                        ctxc_error_t *err);
+
+typedef struct {
+    ctxc_speaker_t speaker;
+    size_t block_count;
+    ctxc__block_fn block;
+    void *ctx;
+    ctxc__src_t metadata; /* JSON object, or absent */
+} ctxc__entry_src_t;
+
+/* Appends (index == SIZE_MAX) or replaces entry `index`. */
+ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
+                                const ctxc__entry_src_t *src,
+                                ctxc_error_t *err);
+
+/* Estimate of one entry with the history's estimator. */
+uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);
+
+#endif /* CTXC_INTERNAL_H */

@@ -1,0 +1,872 @@
+/*
+ * ctxc — JSON Lines import (IContent and OpenAI chat messages) and canonical
+ * export. jsmn tokenises each line; our own code validates, decodes and
+ * writes.
+ */
+#include <string.h>
+
+#define JSMN_STATIC
+#define JSMN_PARENT_LINKS
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc_internal.h"
+
+_Static_assert(sizeof(jsmntok_t) == CTXC_JSON_TOKEN_INTS * sizeof(int),
+               "ctxc_import_t token storage does not match jsmntok_t");
+
+/* ---- token document helpers ----------------------------------------------------- */
+
+typedef struct {
+    const char *js;
+    const jsmntok_t *t;
+    int n;
+} doc_t;
+
+/* Index of the token after the subtree rooted at i. */
+static int skip(const doc_t *d, int i) {
+    int j = i + 1;
+    while (j < d->n && d->t[j].start < d->t[i].end) {
+        j++;
+    }
+    return j;
+}
+
+static const char *tok_p(const doc_t *d, int i) { return d->js + d->t[i].start; }
+static size_t tok_n(const doc_t *d, int i) {
+    return (size_t)(d->t[i].end - d->t[i].start);
+}
+
+static bool tok_is(const doc_t *d, int i, const char *s) {
+    return d->t[i].type == JSMN_STRING &&
+           ctxc__src_equals(tok_p(d, i), tok_n(d, i), CTXC__SRC_JSTR, s,
+                            strlen(s));
+}
+
+static bool tok_null(const doc_t *d, int i) {
+    return d->t[i].type == JSMN_PRIMITIVE && tok_n(d, i) == 4 &&
+           memcmp(tok_p(d, i), "null", 4) == 0;
+}
+
+/* A JSON value token as a source span (strings keep their quotes). */
+static ctxc__src_t value_src(const doc_t *d, int i) {
+    ctxc__src_t s = {tok_p(d, i), tok_n(d, i), CTXC__SRC_RAW};
+    if (d->t[i].type == JSMN_STRING) {
+        s.p--;
+        s.n += 2;
+    }
+    return s;
+}
+
+/* A string token as a source of its decoded content. */
+static ctxc__src_t string_src(const doc_t *d, int i) {
+    ctxc__src_t s = {tok_p(d, i), tok_n(d, i), CTXC__SRC_JSTR};
+    return s;
+}
+
+static const char *type_name(jsmntype_t t) {
+    switch (t) {
+    case JSMN_OBJECT: return "an object";
+    case JSMN_ARRAY: return "an array";
+    case JSMN_STRING: return "a string";
+    default: return "a number, boolean or null";
+    }
+}
+
+/* Child `k` of a container (object: the key token), with a sequential cache. */
+typedef struct {
+    int container;
+    int k;
+    int tok;
+} child_cache_t;
+
+static int nth_child(const doc_t *d, int container, int k, child_cache_t *c) {
+    int step = d->t[container].type == JSMN_OBJECT ? 2 : 1;
+    int tok = container + 1;
+    int from = 0;
+    if (c != NULL && c->container == container && c->k <= k && c->k >= 0) {
+        tok = c->tok;
+        from = c->k;
+    }
+    for (int i = from; i < k; i++) {
+        tok = step == 2 ? skip(d, tok + 1) : skip(d, tok);
+    }
+    if (c != NULL) {
+        c->container = container;
+        c->k = k;
+        c->tok = tok;
+    }
+    return tok;
+}
+
+/* Looks up keys of an object: `keys` lists the allowed ones; found value
+ * tokens go to `vals` (-1 when missing). Unknown and duplicate keys are
+ * errors; with `ignore_null_unknown`, unknown keys whose value is null are
+ * skipped. */
+static ctxc_status_t object_keys(const doc_t *d, int obj,
+                                 const char *const *keys, int nkeys, int *vals,
+                                 bool ignore_null_unknown, ctxc_error_t *err) {
+    for (int k = 0; k < nkeys; k++) {
+        vals[k] = -1;
+    }
+    int key = obj + 1;
+    for (int m = 0; m < d->t[obj].size; m++) {
+        int val = key + 1;
+        int k = 0;
+        while (k < nkeys && !tok_is(d, key, keys[k])) {
+            k++;
+        }
+        if (k == nkeys) {
+            if (!(ignore_null_unknown && tok_null(d, val))) {
+                return ctxc__fail(err, CTXC_E_PARSE, "unknown key %q",
+                                  tok_p(d, key), tok_n(d, key));
+            }
+        } else if (vals[k] >= 0) {
+            return ctxc__fail(err, CTXC_E_PARSE, "duplicate key '%s'", keys[k]);
+        } else {
+            vals[k] = val;
+        }
+        key = skip(d, val);
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t want_type(const doc_t *d, int tok, jsmntype_t type,
+                               const char *what, ctxc_error_t *err) {
+    if (d->t[tok].type != type) {
+        return ctxc__fail(err, CTXC_E_PARSE, "%s must be %s, not %s", what,
+                          type_name(type), type_name(d->t[tok].type));
+    }
+    return CTXC_OK;
+}
+
+/* ---- IContent ------------------------------------------------------------------------ */
+
+typedef struct {
+    const doc_t *d;
+    int blocks; /* array token */
+    child_cache_t cache;
+} ic_ctx_t;
+
+/* Resolves block element `el` into a source, validating it. */
+static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
+                              ctxc__block_src_t *out, ctxc_error_t *err) {
+    if (d->t[el].type != JSMN_OBJECT) {
+        return ctxc__fail(err, CTXC_E_PARSE, "block %z must be an object, not %s",
+                          i, type_name(d->t[el].type));
+    }
+    int type_tok = -1;
+    int key = el + 1;
+    for (int m = 0; m < d->t[el].size; m++) {
+        if (tok_is(d, key, "type")) {
+            type_tok = key + 1;
+            break;
+        }
+        key = skip(d, key + 1);
+    }
+    if (type_tok < 0) {
+        return ctxc__fail(err, CTXC_E_PARSE, "block %z: missing key 'type'", i);
+    }
+    if (d->t[type_tok].type != JSMN_STRING) {
+        return ctxc__fail(err, CTXC_E_PARSE, "block %z: 'type' must be a string",
+                          i);
+    }
+    unsigned type = 0;
+    while (type < CTXC_BLOCK_TYPE_COUNT &&
+           !tok_is(d, type_tok, ctxc__block_desc[type].name)) {
+        type++;
+    }
+    if (type == CTXC_BLOCK_TYPE_COUNT) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "block %z: unknown block type %q (text, tool_call, "
+                          "tool_response, thinking, code or media expected)",
+                          i, tok_p(d, type_tok), tok_n(d, type_tok));
+    }
+    const ctxc__block_desc_t *desc = &ctxc__block_desc[type];
+    const char *keys[CTXC__MAX_FIELDS + 1];
+    int vals[CTXC__MAX_FIELDS + 1];
+    keys[0] = "type";
+    for (unsigned f = 0; f < desc->nfields; f++) {
+        keys[f + 1] = desc->fields[f].key;
+    }
+    ctxc_status_t st =
+        object_keys(d, el, keys, (int)desc->nfields + 1, vals, false, err);
+    if (st != CTXC_OK) {
+        ctxc__err_prefix(err, "block %z (%s)", i, desc->name);
+        return st;
+    }
+    memset(out, 0, sizeof *out);
+    out->type = (ctxc_block_type_t)type;
+    for (unsigned f = 0; f < desc->nfields; f++) {
+        const ctxc__field_desc_t *fd = &desc->fields[f];
+        int v = vals[f + 1];
+        if (v < 0) {
+            if (!fd->optional) {
+                return ctxc__fail(err, CTXC_E_PARSE,
+                                  "block %z (%s): missing key '%s'", i,
+                                  desc->name, fd->key);
+            }
+            continue;
+        }
+        if (fd->json) {
+            out->f[f] = value_src(d, v);
+        } else {
+            if (d->t[v].type != JSMN_STRING) {
+                return ctxc__fail(err, CTXC_E_PARSE,
+                                  "block %z (%s): '%s' must be a string, not %s",
+                                  i, desc->name, fd->key,
+                                  type_name(d->t[v].type));
+            }
+            out->f[f] = string_src(d, v);
+        }
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
+                                 ctxc_error_t *err) {
+    ic_ctx_t *c = (ic_ctx_t *)ctx;
+    int el = nth_child(c->d, c->blocks, (int)i, &c->cache);
+    return ic_block(c->d, el, i, out, err);
+}
+
+static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
+                                     ctxc_error_t *err) {
+    static const char *const keys[] = {"speaker", "blocks", "metadata"};
+    int v[3];
+    ctxc_status_t st = object_keys(d, 0, keys, 3, v, false, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (v[0] < 0) {
+        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'speaker'");
+    }
+    if (v[1] < 0) {
+        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'blocks'");
+    }
+    if ((st = want_type(d, v[0], JSMN_STRING, "'speaker'", err)) != CTXC_OK ||
+        (st = want_type(d, v[1], JSMN_ARRAY, "'blocks'", err)) != CTXC_OK ||
+        (v[2] >= 0 &&
+         (st = want_type(d, v[2], JSMN_OBJECT, "'metadata'", err)) != CTXC_OK)) {
+        return st;
+    }
+    unsigned sp = 0;
+    while (sp < 3 && !tok_is(d, v[0], ctxc_speaker_name((ctxc_speaker_t)sp))) {
+        sp++;
+    }
+    if (sp == 3) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "unknown speaker %q (human, ai or tool expected)",
+                          tok_p(d, v[0]), tok_n(d, v[0]));
+    }
+    if (d->t[v[1]].size == 0) {
+        return ctxc__fail(err, CTXC_E_PARSE, "'blocks' is empty (an entry "
+                                             "needs at least one block)");
+    }
+    /* validate every block first, for precise messages */
+    ic_ctx_t c = {d, v[1], {-1, 0, 0}};
+    for (int i = 0; i < d->t[v[1]].size; i++) {
+        ctxc__block_src_t b;
+        if ((st = ic_block_fn(&c, (size_t)i, &b, err)) != CTXC_OK) {
+            return st;
+        }
+    }
+    ctxc__entry_src_t src = {(ctxc_speaker_t)sp, (size_t)d->t[v[1]].size,
+                             ic_block_fn, &c,
+                             v[2] >= 0 ? value_src(d, v[2])
+                                       : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
+    return ctxc__history_put(h, SIZE_MAX, &src, err);
+}
+
+/* ---- OpenAI chat messages -------------------------------------------------------------- */
+
+typedef struct {
+    const doc_t *d;
+    int content;     /* content token or -1 */
+    int ncontent;    /* text blocks taken from content */
+    int tool_calls;  /* array token or -1 */
+    child_cache_t cache;
+    ctxc__src_t tool_name; /* role tool */
+    int tool_call_id;
+} oa_ctx_t;
+
+static const ctxc__src_t EMPTY_OBJECT = {"{}", 2, CTXC__SRC_RAW};
+
+static ctxc_status_t oa_content_block(oa_ctx_t *c, int k,
+                                      ctxc__block_src_t *out,
+                                      ctxc_error_t *err) {
+    const doc_t *d = c->d;
+    memset(out, 0, sizeof *out);
+    out->type = CTXC_BLOCK_TEXT;
+    if (d->t[c->content].type == JSMN_STRING) {
+        out->f[0] = string_src(d, c->content);
+        return CTXC_OK;
+    }
+    int part = nth_child(d, c->content, k, &c->cache);
+    if (d->t[part].type != JSMN_OBJECT) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "content part %u must be an object", (unsigned)k);
+    }
+    static const char *const keys[] = {"type", "text"};
+    int v[2];
+    ctxc_status_t st = object_keys(d, part, keys, 2, v, false, err);
+    if (st != CTXC_OK) {
+        ctxc__err_prefix(err, "content part %u", (unsigned)k);
+        return st;
+    }
+    if (v[0] < 0 || !tok_is(d, v[0], "text")) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "content part %u: only {\"type\":\"text\"} parts "
+                          "are supported",
+                          (unsigned)k);
+    }
+    if (v[1] < 0 || d->t[v[1]].type != JSMN_STRING) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "content part %u: 'text' must be a string",
+                          (unsigned)k);
+    }
+    out->f[0] = string_src(d, v[1]);
+    return CTXC_OK;
+}
+
+static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
+                                  ctxc__block_src_t *out, ctxc_error_t *err) {
+    if (d->t[call].type != JSMN_OBJECT) {
+        return ctxc__fail(err, CTXC_E_PARSE, "tool_calls[%u] must be an object",
+                          k);
+    }
+    static const char *const keys[] = {"id", "type", "function"};
+    int v[3];
+    ctxc_status_t st = object_keys(d, call, keys, 3, v, true, err);
+    if (st != CTXC_OK) {
+        ctxc__err_prefix(err, "tool_calls[%u]", k);
+        return st;
+    }
+    if (v[0] < 0 || d->t[v[0]].type != JSMN_STRING) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "tool_calls[%u]: 'id' must be a string", k);
+    }
+    if (v[1] >= 0 && !tok_is(d, v[1], "function")) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "tool_calls[%u]: only type \"function\" is supported",
+                          k);
+    }
+    if (v[2] < 0 || d->t[v[2]].type != JSMN_OBJECT) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "tool_calls[%u]: 'function' must be an object", k);
+    }
+    static const char *const fkeys[] = {"name", "arguments"};
+    int f[2];
+    if ((st = object_keys(d, v[2], fkeys, 2, f, true, err)) != CTXC_OK) {
+        ctxc__err_prefix(err, "tool_calls[%u].function", k);
+        return st;
+    }
+    if (f[0] < 0 || d->t[f[0]].type != JSMN_STRING) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "tool_calls[%u].function: 'name' must be a string",
+                          k);
+    }
+    memset(out, 0, sizeof *out);
+    out->type = CTXC_BLOCK_TOOL_CALL;
+    out->f[0] = string_src(d, v[0]);
+    out->f[1] = string_src(d, f[0]);
+    if (f[1] < 0 || (d->t[f[1]].type == JSMN_STRING && tok_n(d, f[1]) == 0)) {
+        out->f[2] = EMPTY_OBJECT; /* no arguments */
+    } else if (d->t[f[1]].type == JSMN_STRING) {
+        out->f[2] = string_src(d, f[1]); /* JSON text inside the string */
+        ctxc__sink_t m = {NULL, 0, 0};
+        if ((st = ctxc__json_canon(out->f[2].p, out->f[2].n, CTXC__SRC_JSTR,
+                                   CTXC_CFG_JSON_MAX_DEPTH, &m, err)) !=
+            CTXC_OK) {
+            ctxc__err_prefix(err, "tool_calls[%u].function.arguments is not "
+                                  "valid JSON",
+                             k);
+            return st;
+        }
+    } else {
+        out->f[2] = value_src(d, f[1]); /* already a JSON value */
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t oa_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
+                                 ctxc_error_t *err) {
+    oa_ctx_t *c = (oa_ctx_t *)ctx;
+    const doc_t *d = c->d;
+    if (c->tool_call_id >= 0) {
+        memset(out, 0, sizeof *out);
+        out->type = CTXC_BLOCK_TOOL_RESPONSE;
+        out->f[0] = string_src(d, c->tool_call_id);
+        out->f[1] = c->tool_name;
+        if (c->content >= 0 && !tok_null(d, c->content)) {
+            out->f[2] = value_src(d, c->content);
+        } else {
+            out->f[2] = (ctxc__src_t){"\"\"", 2, CTXC__SRC_RAW};
+        }
+        return CTXC_OK;
+    }
+    if ((int)i < c->ncontent) {
+        return oa_content_block(c, (int)i, out, err);
+    }
+    unsigned k = (unsigned)((int)i - c->ncontent);
+    int call = nth_child(d, c->tool_calls, (int)k, &c->cache);
+    return oa_tool_call(d, call, k, out, err);
+}
+
+/* Name of the tool_call with this id, searched backwards through h. */
+static ctxc__src_t find_call_name(const ctxc_history_t *h, const doc_t *d,
+                                  int id_tok) {
+    for (size_t i = ctxc_history_count(h); i-- > 0;) {
+        ctxc_entry_t e;
+        ctxc_history_get(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__src_equals(tok_p(d, id_tok), tok_n(d, id_tok),
+                                 CTXC__SRC_JSTR, b.u.tool_call.id.ptr,
+                                 b.u.tool_call.id.len)) {
+                ctxc__src_t s = {b.u.tool_call.name.ptr,
+                                 b.u.tool_call.name.len, CTXC__SRC_RAW};
+                return s;
+            }
+        }
+    }
+    return (ctxc__src_t){"", 0, CTXC__SRC_RAW};
+}
+
+static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
+                                   ctxc_error_t *err) {
+    static const char *const keys[] = {"role", "content", "tool_calls",
+                                       "tool_call_id", "name"};
+    enum { ROLE, CONTENT, CALLS, CALL_ID, NAME };
+    int v[5];
+    ctxc_status_t st = object_keys(d, 0, keys, 5, v, true, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (v[ROLE] < 0) {
+        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'role'");
+    }
+    if ((st = want_type(d, v[ROLE], JSMN_STRING, "'role'", err)) != CTXC_OK) {
+        return st;
+    }
+    oa_ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.content = v[CONTENT];
+    c.tool_calls = -1;
+    c.tool_call_id = -1;
+    c.cache.container = -1;
+    ctxc_speaker_t speaker;
+    ctxc__src_t meta = {NULL, 0, CTXC__SRC_RAW};
+    bool assistant = tok_is(d, v[ROLE], "assistant");
+    bool tool = tok_is(d, v[ROLE], "tool");
+    if (tok_is(d, v[ROLE], "user") || tok_is(d, v[ROLE], "system")) {
+        speaker = CTXC_SPEAKER_HUMAN;
+        if (tok_is(d, v[ROLE], "system")) {
+            meta = (ctxc__src_t){"{\"source_role\":\"system\"}", 24,
+                                 CTXC__SRC_RAW};
+        }
+    } else if (assistant) {
+        speaker = CTXC_SPEAKER_AI;
+    } else if (tool) {
+        speaker = CTXC_SPEAKER_TOOL;
+    } else {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "unknown role %q (system, user, assistant or tool "
+                          "expected)",
+                          tok_p(d, v[ROLE]), tok_n(d, v[ROLE]));
+    }
+    if (v[NAME] >= 0 &&
+        (st = want_type(d, v[NAME], JSMN_STRING, "'name'", err)) != CTXC_OK) {
+        return st;
+    }
+    if (!assistant && v[CALLS] >= 0 && !tok_null(d, v[CALLS])) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "'tool_calls' is only allowed on assistant messages");
+    }
+    if (!tool && v[CALL_ID] >= 0 && !tok_null(d, v[CALL_ID])) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "'tool_call_id' is only allowed on tool messages");
+    }
+    size_t nblocks;
+    if (tool) {
+        if (v[CALL_ID] < 0) {
+            return ctxc__fail(err, CTXC_E_PARSE, "missing key 'tool_call_id'");
+        }
+        if ((st = want_type(d, v[CALL_ID], JSMN_STRING, "'tool_call_id'",
+                            err)) != CTXC_OK) {
+            return st;
+        }
+        if (c.content >= 0 && !tok_null(d, c.content) &&
+            d->t[c.content].type != JSMN_STRING) {
+            return ctxc__fail(err, CTXC_E_PARSE,
+                              "'content' of a tool message must be a string");
+        }
+        c.tool_call_id = v[CALL_ID];
+        c.tool_name = v[NAME] >= 0 ? string_src(d, v[NAME])
+                                   : find_call_name(h, d, v[CALL_ID]);
+        nblocks = 1;
+    } else {
+        if (c.content >= 0 && !tok_null(d, c.content)) {
+            jsmntype_t t = d->t[c.content].type;
+            if (t == JSMN_STRING) {
+                /* an empty assistant text next to tool calls is no block */
+                c.ncontent = (tok_n(d, c.content) == 0 && assistant &&
+                              v[CALLS] >= 0 && d->t[v[CALLS]].type == JSMN_ARRAY &&
+                              d->t[v[CALLS]].size > 0)
+                                 ? 0
+                                 : 1;
+            } else if (t == JSMN_ARRAY) {
+                c.ncontent = d->t[c.content].size;
+            } else {
+                return ctxc__fail(err, CTXC_E_PARSE,
+                                  "'content' must be a string, an array of "
+                                  "parts or null, not %s",
+                                  type_name(t));
+            }
+        }
+        int ncalls = 0;
+        if (assistant && v[CALLS] >= 0 && !tok_null(d, v[CALLS])) {
+            if ((st = want_type(d, v[CALLS], JSMN_ARRAY, "'tool_calls'",
+                                err)) != CTXC_OK) {
+                return st;
+            }
+            c.tool_calls = v[CALLS];
+            ncalls = d->t[v[CALLS]].size;
+        }
+        nblocks = (size_t)c.ncontent + (size_t)ncalls;
+        if (nblocks == 0) {
+            return ctxc__fail(err, CTXC_E_PARSE,
+                              "message has no content and no tool calls");
+        }
+    }
+    for (size_t i = 0; i < nblocks; i++) { /* validate first */
+        ctxc__block_src_t b;
+        if ((st = oa_block_fn(&c, i, &b, err)) != CTXC_OK) {
+            return st;
+        }
+    }
+    ctxc__entry_src_t src = {speaker, nblocks, oa_block_fn, &c, meta};
+    return ctxc__history_put(h, SIZE_MAX, &src, err);
+}
+
+/* ---- import driver -------------------------------------------------------------------- */
+
+ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
+                                ctxc_format_t format, ctxc_error_t *err) {
+    if (imp == NULL || h == NULL || (unsigned)format > CTXC_FORMAT_OPENAI) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "import needs a state, a history and a known format");
+    }
+    imp->history = h;
+    imp->line = 0;
+    imp->format = format;
+    imp->active = true;
+    imp->snap_count = h->count;
+    imp->snap_used = h->used;
+    imp->snap_hwm_count = h->hwm_count;
+    imp->snap_hwm_used = h->hwm_used;
+    imp->snap_token_sum = h->token_sum;
+    imp->snap_anchor = h->anchor_delta;
+    return CTXC_OK;
+}
+
+void ctxc_import_abort(ctxc_import_t *imp) {
+    if (imp == NULL || !imp->active) {
+        return;
+    }
+    ctxc_history_t *h = imp->history;
+    h->count = imp->snap_count;
+    h->used = imp->snap_used;
+    h->hwm_count = imp->snap_hwm_count;
+    h->hwm_used = imp->snap_hwm_used;
+    h->token_sum = imp->snap_token_sum;
+    h->anchor_delta = imp->snap_anchor;
+    imp->active = false;
+}
+
+ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
+    if (imp == NULL || !imp->active) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
+    }
+    imp->active = false;
+    return CTXC_OK;
+}
+
+static ctxc_status_t line_fail(ctxc_import_t *imp, ctxc_status_t st,
+                               ctxc_error_t *err) {
+    ctxc_import_abort(imp);
+    if (err != NULL) {
+        err->status = st;
+        err->line = imp->line;
+    }
+    return st;
+}
+
+ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line,
+                               size_t len, ctxc_error_t *err) {
+    if (imp == NULL || !imp->active) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
+    }
+    imp->line++;
+    if (line == NULL && len != 0) {
+        return line_fail(imp, ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line"),
+                         err);
+    }
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
+        len--;
+    }
+    size_t first = 0;
+    while (first < len && (line[first] == ' ' || line[first] == '\t' ||
+                           line[first] == '\r')) {
+        first++;
+    }
+    if (first == len) {
+        return CTXC_OK; /* blank line */
+    }
+    ctxc_history_t *h = imp->history;
+    if (len > h->arena_bytes) {
+        return line_fail(imp,
+                         ctxc__fail(err, CTXC_E_TOO_LARGE,
+                                    "line is %z bytes, larger than the history "
+                                    "arena (%z bytes)",
+                                    len, h->arena_bytes),
+                         err);
+    }
+    if (len > 0x7FFFFFFFu) {
+        return line_fail(imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"),
+                         err);
+    }
+    /* full validation: syntax, UTF-8, escapes, surrogates, depth */
+    ctxc__sink_t m = {NULL, 0, 0};
+    ctxc_status_t st = ctxc__json_canon(line, len, CTXC__SRC_RAW,
+                                        CTXC_CFG_JSON_MAX_DEPTH, &m, err);
+    if (st != CTXC_OK) {
+        return line_fail(imp, st, err);
+    }
+    jsmn_parser p;
+    jsmn_init(&p);
+    jsmntok_t *tokens = (jsmntok_t *)(void *)imp->tokens_;
+    int n = jsmn_parse(&p, line, len, tokens, CTXC_CFG_JSON_MAX_TOKENS);
+    if (n == JSMN_ERROR_NOMEM) {
+        return line_fail(imp,
+                         ctxc__fail(err, CTXC_E_TOO_LARGE,
+                                    "line has more than %u JSON tokens "
+                                    "(CTXC_CFG_JSON_MAX_TOKENS)",
+                                    (unsigned)CTXC_CFG_JSON_MAX_TOKENS),
+                         err);
+    }
+    if (n <= 0) {
+        return line_fail(imp, ctxc__fail(err, CTXC_E_PARSE, "not valid JSON"),
+                         err);
+    }
+    doc_t d = {line, tokens, n};
+    if (tokens[0].type != JSMN_OBJECT) {
+        return line_fail(imp,
+                         ctxc__fail(err, CTXC_E_PARSE,
+                                    "a line must hold a JSON object, not %s",
+                                    type_name(tokens[0].type)),
+                         err);
+    }
+    ctxc_format_t fmt = imp->format;
+    if (fmt == CTXC_FORMAT_AUTO) {
+        static const char *const probe[] = {"speaker", "role"};
+        int key = 1;
+        for (int m2 = 0; m2 < tokens[0].size && fmt == CTXC_FORMAT_AUTO; m2++) {
+            if (tok_is(&d, key, probe[0])) {
+                fmt = CTXC_FORMAT_ICONTENT;
+            } else if (tok_is(&d, key, probe[1])) {
+                fmt = CTXC_FORMAT_OPENAI;
+            }
+            key = skip(&d, key + 1);
+        }
+        if (fmt == CTXC_FORMAT_AUTO) {
+            return line_fail(
+                imp,
+                ctxc__fail(err, CTXC_E_PARSE,
+                           "neither an entry (no 'speaker' key) nor an OpenAI "
+                           "chat message (no 'role' key)"),
+                err);
+        }
+        imp->format = fmt;
+    }
+    st = fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
+                                     : import_openai(h, &d, err);
+    if (st != CTXC_OK) {
+        return line_fail(imp, st, err);
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
+                               const char *text, size_t len,
+                               ctxc_format_t format, ctxc_error_t *err) {
+    ctxc_status_t st = ctxc_import_begin(imp, h, format, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    size_t start = 0;
+    while (start < len) {
+        const char *nl = memchr(text + start, '\n', len - start);
+        size_t end = nl != NULL ? (size_t)(nl - text) : len;
+        if ((st = ctxc_import_line(imp, text + start, end - start, err)) !=
+            CTXC_OK) {
+            return st;
+        }
+        start = end + 1;
+    }
+    return ctxc_import_end(imp, err);
+}
+
+/* ---- export ------------------------------------------------------------------------------ */
+
+typedef struct {
+    ctxc_write_fn fn;
+    void *user;
+    ctxc_status_t st;
+    size_t n;
+    char buf[192];
+} writer_t;
+
+static void w_flush(writer_t *w) {
+    if (w->n > 0 && w->st == CTXC_OK) {
+        w->st = w->fn(w->user, w->buf, w->n);
+    }
+    w->n = 0;
+}
+
+static void w_put(writer_t *w, const char *p, size_t n) {
+    while (n > 0) {
+        if (w->n == sizeof w->buf) {
+            w_flush(w);
+        }
+        size_t take = sizeof w->buf - w->n;
+        if (take > n) {
+            take = n;
+        }
+        memcpy(w->buf + w->n, p, take);
+        w->n += take;
+        p += take;
+        n -= take;
+    }
+}
+
+static void w_str(writer_t *w, const char *s) { w_put(w, s, strlen(s)); }
+
+static void w_json_string(writer_t *w, ctxc_str_t s) {
+    ctxc__cp_iter_t it = {s.ptr, s.len, 0, CTXC__SRC_RAW};
+    uint32_t cp;
+    w_put(w, "\"", 1);
+    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+        char tmp[8];
+        ctxc__sink_t o = {tmp, sizeof tmp, 0};
+        ctxc__json_escape_cp(&o, cp);
+        w_put(w, tmp, o.len);
+    }
+    w_put(w, "\"", 1);
+}
+
+static void write_entry(writer_t *w, const ctxc_entry_t *e) {
+    w_str(w, "{\"speaker\":\"");
+    w_str(w, ctxc_speaker_name(e->speaker));
+    w_str(w, "\",\"blocks\":[");
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    bool first = true;
+    while (ctxc_entry_next_block(e, &cur, &b)) {
+        const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
+        w_str(w, first ? "{\"type\":\"" : ",{\"type\":\"");
+        first = false;
+        w_str(w, d->name);
+        w_put(w, "\"", 1);
+        for (unsigned f = 0; f < d->nfields; f++) {
+            ctxc_str_t v = ctxc__block_field(&b, f);
+            if (v.ptr == NULL) {
+                continue;
+            }
+            w_str(w, ",\"");
+            w_str(w, d->fields[f].key);
+            w_str(w, "\":");
+            if (d->fields[f].json) {
+                w_put(w, v.ptr, v.len);
+            } else {
+                w_json_string(w, v);
+            }
+        }
+        w_put(w, "}", 1);
+    }
+    w_put(w, "]", 1);
+    if (e->metadata.ptr != NULL) {
+        w_str(w, ",\"metadata\":");
+        w_put(w, e->metadata.ptr, e->metadata.len);
+    }
+    w_str(w, "}\n");
+}
+
+ctxc_status_t ctxc_export_entry(const ctxc_history_t *h, size_t index,
+                                ctxc_write_fn write, void *user,
+                                ctxc_error_t *err) {
+    ctxc_entry_t e;
+    if (write == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "write function is NULL");
+    }
+    if (ctxc_history_get(h, index, &e) != CTXC_OK) {
+        return ctxc__fail(err, CTXC_E_RANGE,
+                          "entry %z does not exist (%z entries)", index,
+                          ctxc_history_count(h));
+    }
+    writer_t w;
+    w.fn = write;
+    w.user = user;
+    w.st = CTXC_OK;
+    w.n = 0;
+    write_entry(&w, &e);
+    w_flush(&w);
+    if (w.st != CTXC_OK) {
+        return ctxc__fail(err, w.st, "writing entry %z failed", index);
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_export(const ctxc_history_t *h, ctxc_write_fn write,
+                          void *user, ctxc_error_t *err) {
+    for (size_t i = 0; i < ctxc_history_count(h); i++) {
+        ctxc_status_t st = ctxc_export_entry(h, i, write, user, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t sink_write(void *user, const char *data, size_t len) {
+    ctxc__put((ctxc__sink_t *)user, data, len);
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_export_entry_buf(const ctxc_history_t *h, size_t index,
+                                    char *buf, size_t cap, size_t *written,
+                                    ctxc_error_t *err) {
+    if (buf == NULL || cap == 0) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "buffer is NULL or empty");
+    }
+    ctxc__sink_t s = {buf, cap - 1, 0};
+    ctxc_status_t st = ctxc_export_entry(h, index, sink_write, &s, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (s.len > cap - 1) {
+        buf[0] = '\0';
+        return ctxc__fail_space(err, s.len + 1 - cap,
+                                "entry %z needs %z bytes, buffer holds %z",
+                                index, s.len + 1, cap);
+    }
+    buf[s.len] = '\0';
+    if (written != NULL) {
+        *written = s.len;
+    }
+    return CTXC_OK;
+}

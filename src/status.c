@@ -1,0 +1,187 @@
+/*
+ * ctxc — status codes and error reporting.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc_internal.h"
+
+static const char *const status_text[] = {
+#define CTXC_STATUS_TEXT_(name, text) text,
+    CTXC_STATUS_LIST(CTXC_STATUS_TEXT_)
+#undef CTXC_STATUS_TEXT_
+};
+
+static const char *const status_names[] = {
+#define CTXC_STATUS_NAME_(name, text) #name,
+    CTXC_STATUS_LIST(CTXC_STATUS_NAME_)
+#undef CTXC_STATUS_NAME_
+};
+
+const char *ctxc_strerror(ctxc_status_t status) {
+    if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
+        return "unknown status";
+    }
+    return status_text[status];
+}
+
+const char *ctxc_status_name(ctxc_status_t status) {
+    if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
+        return "CTXC_E_UNKNOWN";
+    }
+    return status_names[status];
+}
+
+const char *ctxc_version(void) { return CTXC_VERSION_STRING; }
+
+const char *ctxc_error_message(const ctxc_error_t *err) {
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    if (err != NULL) {
+        return err->message;
+    }
+#else
+    (void)err;
+#endif
+    return "";
+}
+
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+typedef struct {
+    char *buf;
+    size_t cap; /* including NUL */
+    size_t len;
+} msgbuf_t;
+
+static void mb_put(msgbuf_t *m, const char *s, size_t n) {
+    for (size_t i = 0; i < n && m->len + 1 < m->cap; i++) {
+        m->buf[m->len++] = s[i];
+    }
+    m->buf[m->len] = '\0';
+}
+
+static void mb_uint(msgbuf_t *m, uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (v % 10u));
+        v /= 10u;
+    } while (v != 0u);
+    while (n > 0) {
+        n--;
+        mb_put(m, &tmp[n], 1);
+    }
+}
+
+static void mb_vformat(msgbuf_t *m, const char *fmt, va_list ap) {
+    for (const char *f = fmt; *f != '\0'; f++) {
+        if (*f != '%' || f[1] == '\0') {
+            mb_put(m, f, 1);
+            continue;
+        }
+        f++;
+        switch (*f) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            if (s == NULL) {
+                s = "(null)";
+            }
+            mb_put(m, s, strlen(s));
+            break;
+        }
+        case 'u':
+            mb_uint(m, va_arg(ap, unsigned));
+            break;
+        case 'z':
+            mb_uint(m, va_arg(ap, size_t));
+            break;
+        case 'q': {
+            const char *s = va_arg(ap, const char *);
+            size_t n = va_arg(ap, size_t);
+            mb_put(m, "'", 1);
+            if (s != NULL) {
+                size_t take = n > 40u ? 40u : n;
+                /* do not cut a UTF-8 sequence in half */
+                while (take < n && take > 0 &&
+                       ((unsigned char)s[take] & 0xC0u) == 0x80u) {
+                    take--;
+                }
+                for (size_t i = 0; i < take; i++) {
+                    unsigned char c = (unsigned char)s[i];
+                    char ch = (c < 0x20u || c == 0x7Fu) ? '?' : (char)c;
+                    mb_put(m, &ch, 1);
+                }
+                if (take < n) {
+                    mb_put(m, "...", 3);
+                }
+            }
+            mb_put(m, "'", 1);
+            break;
+        }
+        case '%':
+            mb_put(m, "%", 1);
+            break;
+        default:
+            mb_put(m, f - 1, 2);
+            break;
+        }
+    }
+}
+#endif
+
+static void set_error(ctxc_error_t *err, ctxc_status_t st, size_t needed,
+                      const char *fmt, va_list ap) {
+    if (err == NULL) {
+        return;
+    }
+    err->status = st;
+    err->line = 0;
+    err->needed = needed;
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    msgbuf_t m = {err->message, sizeof err->message, 0};
+    err->message[0] = '\0';
+    mb_vformat(&m, fmt, ap);
+#else
+    (void)fmt;
+    (void)ap;
+#endif
+}
+
+ctxc_status_t ctxc__fail(ctxc_error_t *err, ctxc_status_t st, const char *fmt,
+                         ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(err, st, 0, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+ctxc_status_t ctxc__fail_space(ctxc_error_t *err, size_t needed,
+                               const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(err, CTXC_E_NO_SPACE, needed, fmt, ap);
+    va_end(ap);
+    return CTXC_E_NO_SPACE;
+}
+
+void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...) {
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    if (err == NULL) {
+        return;
+    }
+    char old[CTXC_CFG_ERROR_MESSAGE_LEN];
+    memcpy(old, err->message, sizeof old);
+    msgbuf_t m = {err->message, sizeof err->message, 0};
+    err->message[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    mb_vformat(&m, fmt, ap);
+    va_end(ap);
+    mb_put(&m, ": ", 2);
+    mb_put(&m, old, strlen(old));
+#else
+    (void)err;
+    (void)fmt;
+#endif
+}
