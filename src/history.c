@@ -690,6 +690,62 @@ ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
     return CTXC_OK;
 }
 
+/* ---- statistics ------------------------------------------------------------------------ */
+
+static bool str_eq(ctxc_str_t a, ctxc_str_t b) {
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+/* Whether a block of `type` whose id (call id or response callId) is `id`
+ * exists in entries [from, to). */
+static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
+                    ctxc_block_type_t type, ctxc_str_t id) {
+    for (size_t i = from; i < to; i++) {
+        ctxc_entry_t e;
+        slot_entry(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == type &&
+                str_eq(type == CTXC_BLOCK_TOOL_CALL ? b.u.tool_call.id
+                                                    : b.u.tool_response.call_id,
+                       id)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
+    memset(out, 0, sizeof *out);
+    out->entries = h->count;
+    out->tokens = ctxc_history_tokens(h);
+    for (size_t i = 0; i < h->count; i++) {
+        ctxc_entry_t e;
+        slot_entry(h, i, &e);
+        out->per_speaker[e.speaker]++;
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            out->per_block_type[b.type]++;
+            if (b.type == CTXC_BLOCK_TOOL_CALL) {
+                out->tool_calls++;
+                if (!find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
+                             b.u.tool_call.id)) {
+                    out->unpaired_calls++;
+                }
+            } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
+                out->tool_responses++;
+                if (!find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL,
+                             b.u.tool_response.call_id)) {
+                    out->unpaired_responses++;
+                }
+            }
+        }
+    }
+}
+
 /* ---- metadata --------------------------------------------------------------------------- */
 
 ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,

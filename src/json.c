@@ -368,7 +368,7 @@ static ctxc_status_t syntax(reader_t *r, const char *what) {
         return r->err != NULL ? r->err->status : CTXC_E_PARSE;
     }
     return ctxc__fail(r->err, CTXC_E_PARSE, "invalid JSON at byte %z: %s",
-                      r->at + 1, what);
+                      r->at == 0 ? (size_t)1 : r->at, what);
 }
 
 /* Reads a JSON string literal (opening quote already taken). */
@@ -410,7 +410,7 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                     }
                     return ctxc__fail(r->err, CTXC_E_UTF8,
                                       "lone low surrogate escape at byte %z",
-                                      r->at + 1);
+                                      r->at);
                 }
                 if (v >= 0xD800u && v <= 0xDBFFu) {
                     uint32_t lo = 0;
@@ -429,7 +429,7 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                             r->err, CTXC_E_UTF8,
                             "lone high surrogate escape near byte %z (no "
                             "low surrogate after it)",
-                            r->at + 1);
+                            r->at);
                     }
                     v = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
                 }
@@ -461,7 +461,7 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                 }
                 return ctxc__fail(r->err, CTXC_E_UTF8,
                                   "invalid UTF-8 in string at byte %z",
-                                  r->at + 1);
+                                  r->at);
             }
         }
         ctxc__json_escape_cp(out, cp);
@@ -565,6 +565,10 @@ ctxc_status_t ctxc__json_canon(const char *in, size_t len,
                 return CTXC_OK;
             }
             bool obj = ((is_obj >> (depth - 1)) & 1u) != 0;
+            if (c < 0) {
+                return syntax(&r, obj ? "unexpected end of input ('}' missing)"
+                                      : "unexpected end of input (']' missing)");
+            }
             rd_next(&r);
             if (c == ',') {
                 ctxc__putc(out, ',');

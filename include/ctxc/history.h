@@ -282,6 +282,23 @@ ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
 /* True when the entry has content in the sense of the curated view. */
 bool ctxc_entry_has_content(const ctxc_entry_t *entry);
 
+/* --- Statistics ------------------------------------------------------------ */
+
+typedef struct {
+    size_t entries;
+    size_t per_speaker[3];                  /* by ctxc_speaker_t */
+    size_t per_block_type[CTXC_BLOCK_TYPE_COUNT]; /* by ctxc_block_type_t */
+    size_t tool_calls;
+    size_t tool_responses;
+    size_t unpaired_calls;     /* no tool_response with its id later on */
+    size_t unpaired_responses; /* no tool_call with its callId before it */
+    uint64_t tokens;           /* ctxc_history_tokens() */
+} ctxc_history_stats_t;
+
+/* Counts entries, blocks and tool-call pairing. O(calls x blocks), no
+ * memory beyond `out`. */
+void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
+
 /* --- Metadata ------------------------------------------------------------ */
 
 /* Finds a top-level key in an entry's metadata object and returns its value

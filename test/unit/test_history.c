@@ -532,6 +532,35 @@ static void test_token_cache_hook_and_anchor(void **state) {
     assert_int_equal(ctxc_history_tokens(&small), 7 + 3 + 2);
 }
 
+static void test_stats_count_blocks_and_unpaired_tool_calls(void **state) {
+    (void)state;
+    ctxc_block_t calls[3] = {call_block("c1", "read_file", "{}"),
+                             call_block("c2", "run", "{}"), text_block("x")};
+    ctxc_block_t resp[2] = {resp_block("c1", "read_file", "\"ok\"", NULL),
+                            resp_block("ghost", "run", "\"\"", "gone")};
+    ctxc_block_t early = resp_block("c3", "glob", "\"\"", NULL);
+    ctxc_block_t late = call_block("c3", "glob", "{}");
+    add_text(&small, CTXC_SPEAKER_HUMAN, "go");
+    add(&small, CTXC_SPEAKER_TOOL, &early, 1, NULL, NULL); /* before its call */
+    add(&small, CTXC_SPEAKER_AI, calls, 3, NULL, NULL);
+    add(&small, CTXC_SPEAKER_TOOL, resp, 2, NULL, NULL);
+    add(&small, CTXC_SPEAKER_AI, &late, 1, NULL, NULL);
+    ctxc_history_stats_t st;
+    ctxc_history_stats(&small, &st);
+    assert_int_equal(st.entries, 5);
+    assert_int_equal(st.per_speaker[CTXC_SPEAKER_HUMAN], 1);
+    assert_int_equal(st.per_speaker[CTXC_SPEAKER_AI], 2);
+    assert_int_equal(st.per_speaker[CTXC_SPEAKER_TOOL], 2);
+    assert_int_equal(st.per_block_type[CTXC_BLOCK_TEXT], 2);
+    assert_int_equal(st.per_block_type[CTXC_BLOCK_TOOL_CALL], 3);
+    assert_int_equal(st.per_block_type[CTXC_BLOCK_TOOL_RESPONSE], 3);
+    assert_int_equal(st.tool_calls, 3);
+    assert_int_equal(st.tool_responses, 3);
+    assert_int_equal(st.unpaired_calls, 2);     /* c2, and c3 (answered before) */
+    assert_int_equal(st.unpaired_responses, 2); /* ghost, and the early c3 */
+    assert_int_equal(st.tokens, ctxc_history_tokens(&small));
+}
+
 static void test_define_macro_default_sizes(void **state) {
     (void)state;
     CTXC_HISTORY_DEFINE_DEFAULT(def);
@@ -559,6 +588,7 @@ int main(void) {
         cmocka_unit_test_setup(test_remove_range_and_clear, setup),
         cmocka_unit_test_setup(test_curated_view_skips_empty_ai_entries, setup),
         cmocka_unit_test_setup(test_token_cache_hook_and_anchor, setup),
+        cmocka_unit_test_setup(test_stats_count_blocks_and_unpaired_tool_calls, setup),
         cmocka_unit_test(test_define_macro_default_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

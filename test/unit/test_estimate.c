@@ -1,0 +1,190 @@
+/*
+ * Token estimation: exact values of round(max(words * 1.3, utf16_len / 4))
+ * on examples (ASCII, non-ASCII, surrogate pairs, unicode whitespace) and the
+ * per-block text rules.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctxc/ctxc.h"
+
+static uint32_t est(const char *s) { return ctxc_estimate_text(s, strlen(s)); }
+
+static void measure(const char *s, uint64_t words, uint64_t units) {
+    uint64_t w, u;
+    ctxc_estimate_measure(s, strlen(s), &w, &u);
+    assert_int_equal(w, words);
+    assert_int_equal(u, units);
+}
+
+static void test_exact_values_ascii(void **state) {
+    (void)state;
+    assert_int_equal(est(""), 0);
+    assert_int_equal(est("   "), 1);          /* 0 words, 3/4 = 0.75 -> 1 */
+    assert_int_equal(est("hello"), 1);        /* 1.3 -> 1, 1.25 -> 1 */
+    assert_int_equal(est("hello world"), 3);  /* 2.6 -> 3, 2.75 -> 3 */
+    assert_int_equal(est("a b c d e"), 7);    /* 6.5 -> 7 (half up) */
+    assert_int_equal(est("ab"), 1);           /* 1.3 -> 1, 0.5 -> 1 */
+    assert_int_equal(est("abcdefghijklmnopqrstuvwxyz"), 7); /* 26/4 = 6.5 -> 7 */
+    assert_int_equal(est("abcdefghijklmnopqrstuvwxy"), 6);  /* 6.25 -> 6 */
+    assert_int_equal(est("  leading and trailing  "), 6);   /* 3.9 -> 4, 24/4 = 6 */
+    assert_int_equal(est("one\ttwo\nthree\r\nfour\vfive\fsix"), 8); /* 7.8 -> 8 */
+    measure("  a  b  ", 2, 8);
+}
+
+static void test_exact_values_non_ascii(void **state) {
+    (void)state;
+    /* é is one UTF-16 unit (2 UTF-8 bytes) */
+    measure("h\xc3\xa9llo w\xc3\xb6rld", 2, 11);
+    assert_int_equal(est("h\xc3\xa9llo w\xc3\xb6rld"), 3);
+    /* 8 BMP CJK characters, no spaces: 1 word, 8 units -> 2 */
+    measure("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86\xe3"
+            "\x82\xad\xe3\x82\xb9\xe3\x83\x88",
+            1, 8);
+    assert_int_equal(est("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3"
+                         "\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88"),
+                     2);
+    /* U+1F600 needs a surrogate pair: 2 units */
+    measure("\xf0\x9f\x98\x80", 1, 2);
+    assert_int_equal(est("\xf0\x9f\x98\x80"), 1); /* 1.3 -> 1, 0.5 -> 1 */
+    /* six emoji: 12 units -> 3 */
+    assert_int_equal(est("\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0"
+                         "\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"),
+                     3);
+    /* 14 emoji: 28 units -> 7 */
+    char many[14 * 4 + 1];
+    for (int i = 0; i < 14; i++) {
+        memcpy(many + 4 * i, "\xf0\x9f\x98\x80", 4);
+    }
+    many[56] = '\0';
+    measure(many, 1, 28);
+    assert_int_equal(est(many), 7);
+}
+
+static void test_unicode_whitespace_separates_words(void **state) {
+    (void)state;
+    measure("a\xc2\xa0" "b", 2, 3);           /* NO-BREAK SPACE */
+    measure("a\xe3\x80\x80" "b", 2, 3);       /* IDEOGRAPHIC SPACE */
+    measure("a\xe2\x80\xa8" "b", 2, 3);       /* LINE SEPARATOR */
+    measure("a\xef\xbb\xbf" "b", 2, 3);       /* BOM / ZWNBSP */
+    measure("a\xe2\x80\x8b" "b", 1, 3);       /* ZERO WIDTH SPACE is not \s */
+    measure("a\xe2\x80\x8a" "b\xe2\x80\x80" "c", 3, 5); /* HAIR, EN QUAD */
+}
+
+static void test_integer_formula_matches_floating_point(void **state) {
+    (void)state;
+    for (uint64_t w = 0; w < 1500; w += 1) {
+        for (uint64_t u = 0; u < 1500; u += 7) {
+            double a = (double)w * 1.3;
+            double b = (double)u / 4.0;
+            double x = a > b ? a : b;
+            uint32_t js = (uint32_t)floor(x + 0.5); /* Math.round */
+            assert_int_equal(ctxc_estimate_formula(w, u), js);
+        }
+    }
+    assert_int_equal(ctxc_estimate_formula(5, 0), 7);
+    assert_int_equal(ctxc_estimate_formula(0, 2), 1);
+    assert_int_equal(ctxc_estimate_formula(0, 1), 0);
+}
+
+static uint32_t block_est(const ctxc_block_t *b) {
+    return ctxc_estimate_block_default(NULL, b);
+}
+
+static void test_block_text_rules(void **state) {
+    (void)state;
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+
+    b.type = CTXC_BLOCK_TEXT;
+    b.u.text.text = ctxc_str("a b c d e");
+    assert_int_equal(block_est(&b), 7);
+
+    /* tool_call: compact {"name":...,"parameters":...} */
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TOOL_CALL;
+    b.u.tool_call.id = ctxc_str("c1");
+    b.u.tool_call.name = ctxc_str("read_file");
+    b.u.tool_call.parameters = ctxc_str("{\"file_path\":\"/src/a b.c\"}");
+    assert_int_equal(block_est(&b),
+                     est("{\"name\":\"read_file\",\"parameters\":{\"file_path\":"
+                         "\"/src/a b.c\"}}"));
+    assert_int_equal(block_est(&b), 15); /* 2 words -> 3, 58 units -> 15 */
+    /* the name is JSON-escaped in that text */
+    b.u.tool_call.name = ctxc_str("we\"ird\tname");
+    assert_int_equal(block_est(&b),
+                     est("{\"name\":\"we\\\"ird\\tname\",\"parameters\":{"
+                         "\"file_path\":\"/src/a b.c\"}}"));
+
+    /* tool_response: error + "\n" + result; string results are decoded */
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TOOL_RESPONSE;
+    b.u.tool_response.call_id = ctxc_str("c1");
+    b.u.tool_response.tool_name = ctxc_str("run");
+    b.u.tool_response.result = ctxc_str("\"line one\\nline two\"");
+    assert_int_equal(block_est(&b), est("line one\nline two"));
+    assert_int_equal(block_est(&b), 5); /* 4 words -> 5.2 -> 5 */
+    b.u.tool_response.error = ctxc_str("exit status 2");
+    assert_int_equal(block_est(&b), est("exit status 2\nline one\nline two"));
+    b.u.tool_response.result = ctxc_str("{\"files\":[\"a\",\"b\"],\"n\":2}");
+    b.u.tool_response.error = CTXC_STR_ABSENT;
+    assert_int_equal(block_est(&b), est("{\"files\":[\"a\",\"b\"],\"n\":2}"));
+    b.u.tool_response.result = ctxc_str("\"\\ud83d\\ude00 ok\"");
+    assert_int_equal(block_est(&b), est("\xf0\x9f\x98\x80 ok"));
+
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_THINKING;
+    b.u.thinking.thought = ctxc_str("let me think about this");
+    b.u.thinking.signature = ctxc_str("very long signature that does not count");
+    assert_int_equal(block_est(&b), est("let me think about this"));
+
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_CODE;
+    b.u.code.code = ctxc_str("int main(void) { return 0; }");
+    b.u.code.language = ctxc_str("c");
+    assert_int_equal(block_est(&b), est("int main(void) { return 0; }"));
+
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_MEDIA;
+    b.u.media.mime_type = ctxc_str("image/png");
+    b.u.media.data = ctxc_str("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA");
+    b.u.media.encoding = ctxc_str("base64");
+    assert_int_equal(block_est(&b), 0); /* no caption */
+    b.u.media.caption = ctxc_str("a diagram of the board");
+    assert_int_equal(block_est(&b), est("a diagram of the board"));
+}
+
+static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
+    (void)state;
+    CTXC_HISTORY_DEFINE(h, 4, 1024);
+    ctxc_block_t b[2];
+    memset(b, 0, sizeof b);
+    b[0].type = CTXC_BLOCK_TEXT;
+    b[0].u.text.text = ctxc_str("a b c d e");
+    b[1].type = CTXC_BLOCK_TEXT;
+    b[1].u.text.text = ctxc_str("hello world");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_AI, b, 2, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_history_append(&h, &in, NULL), CTXC_OK);
+    ctxc_entry_t e;
+    ctxc_history_get(&h, 0, &e);
+    assert_int_equal(e.tokens, 10);
+    assert_int_equal(ctxc_history_tokens(&h), 10);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_values_ascii),
+        cmocka_unit_test(test_exact_values_non_ascii),
+        cmocka_unit_test(test_unicode_whitespace_separates_words),
+        cmocka_unit_test(test_integer_formula_matches_floating_point),
+        cmocka_unit_test(test_block_text_rules),
+        cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

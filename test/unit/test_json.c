@@ -1,0 +1,239 @@
+/*
+ * JSON primitives (src/json.c): canonical form, escapes, UTF-8 validation,
+ * surrogates, numbers, depth limit, key lookup.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/ctxc_internal.h"
+#include "ctxc/ctxc.h"
+
+static char out[4096];
+static ctxc_error_t err;
+
+static ctxc_status_t canon_kind(const char *in, size_t len,
+                                ctxc__src_kind_t kind, unsigned depth) {
+    ctxc__sink_t s = {out, sizeof out - 1, 0};
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc__json_canon(in, len, kind, depth, &s, &err);
+    assert_true(s.len < sizeof out);
+    out[s.len] = '\0';
+    if (st == CTXC_OK) {
+        /* measuring gives the same length */
+        ctxc__sink_t m = {NULL, 0, 0};
+        assert_int_equal(ctxc__json_canon(in, len, kind, depth, &m, NULL),
+                         CTXC_OK);
+        assert_int_equal(m.len, s.len);
+    }
+    return st;
+}
+
+static ctxc_status_t canon(const char *in) {
+    return canon_kind(in, strlen(in), CTXC__SRC_RAW, 32);
+}
+
+static void assert_canon(const char *in, const char *expected) {
+    assert_int_equal(canon(in), CTXC_OK);
+    assert_string_equal(out, expected);
+    /* canonical form is a fixed point */
+    char again[4096];
+    strcpy(again, out);
+    assert_int_equal(canon(again), CTXC_OK);
+    assert_string_equal(out, again);
+}
+
+static void assert_rejected(const char *in, ctxc_status_t st, const char *msg) {
+    assert_int_equal(canon(in), st);
+    if (msg != NULL && strstr(err.message, msg) == NULL) {
+        fail_msg("message '%s' lacks '%s'", err.message, msg);
+    }
+}
+
+static void test_whitespace_and_structure(void **state) {
+    (void)state;
+    assert_canon(" { \"a\" : [ 1 , 2 , { } , [ ] ] ,\n\t\"b\" : null } ",
+                 "{\"a\":[1,2,{},[]],\"b\":null}");
+    assert_canon("\"just a string\"", "\"just a string\"");
+    assert_canon("true", "true");
+    assert_canon("[false,null]", "[false,null]");
+    /* key order is kept, duplicate keys are kept */
+    assert_canon("{\"z\":1,\"a\":2,\"z\":3}", "{\"z\":1,\"a\":2,\"z\":3}");
+}
+
+static void test_escapes_are_written_like_json_stringify(void **state) {
+    (void)state;
+    assert_canon("\"a\\/b\"", "\"a/b\"");
+    assert_canon("\"\\u0041\\u00e9\\u00E9\"", "\"A\xc3\xa9\xc3\xa9\"");
+    assert_canon("\"\\u001F\\u0000\\u007f\"", "\"\\u001f\\u0000\x7f\"");
+    assert_canon("\"\\b\\f\\n\\r\\t\\\"\\\\\"", "\"\\b\\f\\n\\r\\t\\\"\\\\\"");
+    assert_canon("\"\\u0008\\u000a\"", "\"\\b\\n\"");
+    assert_canon("\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\"");
+    assert_canon("\"\\u2028\"", "\"\xe2\x80\xa8\"");      /* literal, like JS */
+    assert_canon("\"caf\xc3\xa9 \xe6\x97\xa5\"", "\"caf\xc3\xa9 \xe6\x97\xa5\"");
+}
+
+static void test_numbers_are_kept_as_written(void **state) {
+    (void)state;
+    assert_canon("[0,-0,1.50,1e10,1E+2,-3.25e-7,123456789012345678901234567890]",
+                 "[0,-0,1.50,1e10,1E+2,-3.25e-7,123456789012345678901234567890]");
+    assert_rejected("01", CTXC_E_PARSE, "leading zero");
+    assert_rejected("1.", CTXC_E_PARSE, "decimal point");
+    assert_rejected(".5", CTXC_E_PARSE, "value expected");
+    assert_rejected("-", CTXC_E_PARSE, "digit expected");
+    assert_rejected("1e", CTXC_E_PARSE, "exponent");
+    assert_rejected("+1", CTXC_E_PARSE, "value expected");
+}
+
+static void test_syntax_errors(void **state) {
+    (void)state;
+    assert_rejected("", CTXC_E_PARSE, "empty input");
+    assert_rejected("{\"a\" 1}", CTXC_E_PARSE, "':' expected");
+    assert_rejected("{\"a\":1,}", CTXC_E_PARSE, "string key expected");
+    assert_rejected("[1,]", CTXC_E_PARSE, "value expected");
+    assert_rejected("[1 2]", CTXC_E_PARSE, "',' or ']' expected");
+    assert_rejected("{1:2}", CTXC_E_PARSE, "string key expected");
+    assert_rejected("{\"a\":1} x", CTXC_E_PARSE, "after the JSON value");
+    assert_rejected("{\"a\":1", CTXC_E_PARSE, "unexpected end");
+    assert_rejected("tru", CTXC_E_PARSE, "literal");
+    assert_rejected("nulll", CTXC_E_PARSE, "after the JSON value");
+    assert_rejected("\"abc", CTXC_E_PARSE, "unterminated");
+    assert_rejected("\"a\tb\"", CTXC_E_PARSE, "control character");
+    assert_rejected("\"\\x\"", CTXC_E_PARSE, "unknown escape");
+    assert_rejected("\"\\u12G4\"", CTXC_E_PARSE, "\\u escape");
+    assert_rejected("'single'", CTXC_E_PARSE, "value expected");
+    /* the position is reported */
+    assert_rejected("{\"a\":1,\"b\" 2}", CTXC_E_PARSE, "byte 12");
+}
+
+static void test_utf8_and_surrogates(void **state) {
+    (void)state;
+    assert_rejected("\"\\ud800\"", CTXC_E_UTF8, "lone high surrogate");
+    assert_rejected("\"\\ud800x\"", CTXC_E_UTF8, "lone high surrogate");
+    assert_rejected("\"\\ud800\\u0041\"", CTXC_E_UTF8, "lone high surrogate");
+    assert_rejected("\"\\udc00\"", CTXC_E_UTF8, "lone low surrogate");
+    assert_rejected("\"\xff\"", CTXC_E_UTF8, "invalid UTF-8");
+    assert_rejected("\"\xc0\x80\"", CTXC_E_UTF8, "invalid UTF-8");     /* overlong */
+    assert_rejected("\"\xed\xa0\x80\"", CTXC_E_UTF8, "invalid UTF-8"); /* surrogate */
+    assert_rejected("\"\xf4\x90\x80\x80\"", CTXC_E_UTF8, NULL);        /* > 10FFFF */
+    assert_rejected("\"\xe6\x97\"", CTXC_E_UTF8, NULL);                /* truncated */
+
+    size_t bad = 99;
+    assert_true(ctxc__utf8_valid("ok \xc3\xa9", 5, &bad));
+    assert_false(ctxc__utf8_valid("ok \xc3", 4, &bad));
+    assert_int_equal(bad, 3);
+    uint32_t cps[] = {0x41, 0xE9, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF};
+    for (size_t i = 0; i < sizeof cps / sizeof cps[0]; i++) {
+        char b[4];
+        uint32_t back = 0;
+        size_t n = ctxc__utf8_encode(cps[i], b);
+        assert_int_equal(ctxc__utf8_decode((const uint8_t *)b, n, &back), n);
+        assert_int_equal(back, cps[i]);
+    }
+}
+
+static void test_depth_limit(void **state) {
+    (void)state;
+    char deep[200];
+    for (unsigned limit = 1; limit < 40; limit += 7) {
+        size_t n = 0;
+        for (unsigned i = 0; i < limit; i++) {
+            deep[n++] = '[';
+        }
+        for (unsigned i = 0; i < limit; i++) {
+            deep[n++] = ']';
+        }
+        assert_int_equal(canon_kind(deep, n, CTXC__SRC_RAW, limit), CTXC_OK);
+        assert_int_equal(canon_kind(deep, n, CTXC__SRC_RAW, limit - 1),
+                         CTXC_E_TOO_DEEP);
+        assert_non_null(strstr(err.message, "deeper than"));
+    }
+    assert_int_equal(canon_kind("{\"a\":{\"b\":[1]}}", 15, CTXC__SRC_RAW, 3),
+                     CTXC_OK);
+    assert_int_equal(canon_kind("{\"a\":{\"b\":[1]}}", 15, CTXC__SRC_RAW, 2),
+                     CTXC_E_TOO_DEEP);
+}
+
+static void test_json_inside_a_string_source(void **state) {
+    (void)state;
+    /* the body of "{\"path\": \"a\\\\b\"}" holds the JSON {"path": "a\\b"} */
+    const char *body = "{\\\"path\\\": \\\"a\\\\\\\\b\\\"}";
+    assert_int_equal(canon_kind(body, strlen(body), CTXC__SRC_JSTR, 32), CTXC_OK);
+    assert_string_equal(out, "{\"path\":\"a\\\\b\"}");
+    const char *bad = "{\\\"path\\\" 1}";
+    assert_int_equal(canon_kind(bad, strlen(bad), CTXC__SRC_JSTR, 32),
+                     CTXC_E_PARSE);
+}
+
+static void test_string_writers_and_compare(void **state) {
+    (void)state;
+    char buf[64];
+    ctxc__sink_t s = {buf, sizeof buf, 0};
+    assert_int_equal(ctxc__json_write_string(&s, "a\"b\n\x01\xc3\xa9", 7,
+                                             CTXC__SRC_RAW, NULL),
+                     CTXC_OK);
+    assert_int_equal(s.len, strlen("\"a\\\"b\\n\\u0001\xc3\xa9\""));
+    assert_memory_equal(buf, "\"a\\\"b\\n\\u0001\xc3\xa9\"", s.len);
+
+    s.len = 0;
+    assert_int_equal(ctxc__write_decoded(&s, "x\\u00e9\\n", 9, CTXC__SRC_JSTR,
+                                         NULL),
+                     CTXC_OK);
+    assert_int_equal(s.len, 4);
+    assert_memory_equal(buf, "x\xc3\xa9\n", 4);
+    s.len = 0;
+    assert_int_equal(ctxc__write_decoded(&s, "\xff", 1, CTXC__SRC_RAW, &err),
+                     CTXC_E_UTF8);
+
+    assert_true(ctxc__src_equals("sp\\u0065aker", 12, CTXC__SRC_JSTR,
+                                 "speaker", 7));
+    assert_false(ctxc__src_equals("speakers", 8, CTXC__SRC_JSTR, "speaker", 7));
+    assert_false(ctxc__src_equals("speak", 5, CTXC__SRC_JSTR, "speaker", 7));
+    assert_true(ctxc__src_equals("ab", 2, CTXC__SRC_RAW, "ab", 2));
+
+    /* a sink that is too small writes nothing past its end but counts */
+    char tiny[4] = {'#', '#', '#', '#'};
+    ctxc__sink_t t = {tiny, 3, 0};
+    ctxc__put(&t, "ab", 2);
+    ctxc__put(&t, "cd", 2);
+    assert_int_equal(t.len, 4);
+    assert_int_equal(tiny[3], '#');
+}
+
+static void test_find_key_in_canonical_objects(void **state) {
+    (void)state;
+    const char *obj = "{\"a\":{\"x\":[1,{\"y\":2}]},\"s\":\"q,\\\"}\",\"n\":-1.5,"
+                      "\"t\":true}";
+    ctxc_str_t v;
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "a", &v));
+    assert_int_equal(v.len, strlen("{\"x\":[1,{\"y\":2}]}"));
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "s", &v));
+    assert_int_equal(v.len, strlen("\"q,\\\"}\""));
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "n", &v));
+    assert_memory_equal(v.ptr, "-1.5", 4);
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "t", &v));
+    assert_int_equal(v.len, 4);
+    assert_false(ctxc__json_find_key(obj, strlen(obj), "x", &v));
+    assert_false(ctxc__json_find_key("{}", 2, "a", &v));
+    assert_false(ctxc__json_find_key("[1]", 3, "a", &v));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whitespace_and_structure),
+        cmocka_unit_test(test_escapes_are_written_like_json_stringify),
+        cmocka_unit_test(test_numbers_are_kept_as_written),
+        cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_utf8_and_surrogates),
+        cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_json_inside_a_string_source),
+        cmocka_unit_test(test_string_writers_and_compare),
+        cmocka_unit_test(test_find_key_in_canonical_objects),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,499 @@
+/*
+ * JSON Lines codec: valid input, canonical output, round trip, every
+ * bad-input class (line number, reason, nothing imported), OpenAI shape.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctxc/ctxc.h"
+
+CTXC_HISTORY_DEFINE(hist, 64, 1 << 16);
+static ctxc_import_t imp;
+static ctxc_error_t err;
+
+typedef struct {
+    char buf[1 << 17];
+    size_t len;
+} out_t;
+static out_t out, out2;
+
+static ctxc_status_t out_write(void *user, const char *data, size_t len) {
+    out_t *o = user;
+    if (o->len + len >= sizeof o->buf) {
+        return CTXC_E_NO_SPACE;
+    }
+    memcpy(o->buf + o->len, data, len);
+    o->len += len;
+    o->buf[o->len] = '\0';
+    return CTXC_OK;
+}
+
+static void export_to(const ctxc_history_t *h, out_t *o) {
+    o->len = 0;
+    o->buf[0] = '\0';
+    assert_int_equal(ctxc_export(h, out_write, o, NULL), CTXC_OK);
+}
+
+static ctxc_status_t import_str(const char *text) {
+    memset(&err, 0, sizeof err);
+    return ctxc_import_text(&imp, &hist, text, strlen(text), CTXC_FORMAT_AUTO,
+                            &err);
+}
+
+static int setup(void **state) {
+    (void)state;
+    ctxc_history_clear(&hist);
+    return 0;
+}
+
+static void assert_fmt(const char *in, const char *expected) {
+    ctxc_history_clear(&hist);
+    if (import_str(in) != CTXC_OK) {
+        fail_msg("import failed: line %u: %s", (unsigned)err.line, err.message);
+    }
+    export_to(&hist, &out);
+    assert_string_equal(out.buf, expected);
+    /* fmt(fmt(x)) == fmt(x) */
+    ctxc_history_clear(&hist);
+    assert_int_equal(import_str(expected), CTXC_OK);
+    export_to(&hist, &out2);
+    assert_string_equal(out2.buf, expected);
+}
+
+/* ---- valid input --------------------------------------------------------------------- */
+
+static void test_canonical_output(void **state) {
+    (void)state;
+    assert_fmt(
+        "{ \"metadata\" : {\"timestamp\": 17, \"model\":\"m\"}, \"blocks\": [ "
+        "{\"text\":\"caf\\u00e9 \\/ \\ud83d\\ude00\",\"type\":\"text\"} ], "
+        "\"speaker\":\"ai\" }\n",
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"caf\xc3\xa9 / "
+        "\xf0\x9f\x98\x80\"}],\"metadata\":{\"timestamp\":17,\"model\":\"m\"}}\n");
+    assert_fmt(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"parameters\":{ \"file_path\":\"a.c\" },"
+        "\"name\":\"read_file\",\"id\":\"c1\",\"type\":\"tool_call\"}]}\r\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n",
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":"
+        "\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}}]}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n");
+}
+
+static void test_every_block_type_round_trips(void **state) {
+    (void)state;
+    const char *all =
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"hi\"}],"
+        "\"metadata\":{}}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":\"t\","
+        "\"signature\":\"s\"},{\"type\":\"code\",\"code\":\"x=1\",\"language\":"
+        "\"py\"},{\"type\":\"media\",\"mimeType\":\"image/png\",\"data\":\"AA==\","
+        "\"encoding\":\"base64\",\"caption\":\"c\",\"filename\":\"f.png\"},"
+        "{\"type\":\"tool_call\",\"id\":\"1\",\"name\":\"n\",\"parameters\":[1,"
+        "{\"a\":null}]}],\"metadata\":{\"isSummary\":true,\"usage\":{"
+        "\"promptTokens\":5,\"completionTokens\":1}}}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"1\",\"toolName\":\"n\",\"result\":{\"ok\":true,\"n\":1.50}}]}\n";
+    assert_fmt(all, all);
+    ctxc_entry_t e;
+    ctxc_history_get(&hist, 1, &e);
+    assert_int_equal(e.flags, CTXC_ENTRY_IS_SUMMARY);
+    assert_int_equal(e.block_count, 4);
+    ctxc_history_get(&hist, 2, &e);
+    ctxc_block_t b;
+    ctxc_entry_block(&e, 0, &b);
+    assert_string_equal(b.u.tool_response.result.ptr, "{\"ok\":true,\"n\":1.50}");
+    assert_null(b.u.tool_response.error.ptr);
+}
+
+static void test_blank_lines_and_no_final_newline(void **state) {
+    (void)state;
+    assert_int_equal(
+        import_str("\n  \n{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                   "\"text\":\"a\"}]}\n\r\n{\"speaker\":\"ai\",\"blocks\":[{"
+                   "\"type\":\"text\",\"text\":\"b\"}]}"),
+        CTXC_OK);
+    assert_int_equal(ctxc_history_count(&hist), 2);
+}
+
+static void test_unpaired_calls_and_responses_are_data(void **state) {
+    (void)state;
+    assert_int_equal(
+        import_str("{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+                   "\"callId\":\"ghost\",\"toolName\":\"x\",\"result\":\"\"}]}\n"
+                   "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":"
+                   "\"c9\",\"name\":\"x\",\"parameters\":{}}]}\n"),
+        CTXC_OK);
+    assert_int_equal(ctxc_history_count(&hist), 2);
+}
+
+/* ---- bad input: each class names the line, imports nothing ------------------------- */
+
+static const char *GOOD =
+    "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n";
+
+static void assert_bad_line3(const char *bad, ctxc_status_t st,
+                             const char *reason) {
+    ctxc_history_clear(&hist);
+    /* one entry was there before the import: it must survive untouched */
+    assert_int_equal(import_str(GOOD), CTXC_OK);
+    export_to(&hist, &out2);
+    ctxc_history_usage_t before, after;
+    ctxc_history_usage(&hist, &before);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+
+    char text[1 << 16];
+    snprintf(text, sizeof text, "%s%s%s\n%s", GOOD, GOOD, bad, GOOD);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, &err),
+                     CTXC_OK);
+    ctxc_status_t got = CTXC_OK;
+    const char *p = text;
+    while (*p != '\0' && got == CTXC_OK) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        got = ctxc_import_line(&imp, p, n, &err);
+        p += n + (nl != NULL);
+    }
+    if (got != st) {
+        fail_msg("expected %s, got %s (%s)", ctxc_status_name(st),
+                 ctxc_status_name(got), err.message);
+    }
+    assert_int_equal(err.status, st);
+    assert_int_equal(err.line, 3);
+    if (strstr(err.message, reason) == NULL) {
+        fail_msg("message '%s' lacks '%s'", err.message, reason);
+    }
+    /* nothing of the file was imported; the earlier entry is intact */
+    ctxc_history_usage(&hist, &after);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_int_equal(ctxc_history_tokens(&hist), tokens);
+    export_to(&hist, &out);
+    assert_string_equal(out.buf, out2.buf);
+    /* the import is over */
+    assert_int_equal(ctxc_import_line(&imp, GOOD, strlen(GOOD), NULL),
+                     CTXC_E_INVALID_ARG);
+}
+
+static void test_not_json(void **state) {
+    (void)state;
+    assert_bad_line3("this is not json", CTXC_E_PARSE, "invalid JSON at byte 2");
+    assert_bad_line3("@", CTXC_E_PARSE, "invalid JSON at byte 1: value expected");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[}", CTXC_E_PARSE,
+                     "invalid JSON");
+    assert_bad_line3("{\"speaker\":\"human\"} {}", CTXC_E_PARSE,
+                     "after the JSON value");
+}
+
+static void test_wrong_shape(void **state) {
+    (void)state;
+    assert_bad_line3("[1,2]", CTXC_E_PARSE, "must hold a JSON object, not an array");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":{}}", CTXC_E_PARSE,
+                     "'blocks' must be an array, not an object");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[\"text\"]}", CTXC_E_PARSE,
+                     "block 0 must be an object");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[]}", CTXC_E_PARSE,
+                     "'blocks' is empty");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                     "\"text\":\"a\"}],\"extra\":1}",
+                     CTXC_E_PARSE, "unknown key 'extra'");
+    assert_bad_line3("{\"speaker\":\"human\",\"speaker\":\"ai\",\"blocks\":[]}",
+                     CTXC_E_PARSE, "duplicate key 'speaker'");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                     "\"text\":\"a\",\"bold\":true}]}",
+                     CTXC_E_PARSE, "block 0 (text): unknown key 'bold'");
+    assert_bad_line3("{\"foo\":1}", CTXC_E_PARSE, "unknown key 'foo'");
+    /* on the first line the format is not known yet */
+    ctxc_history_clear(&hist);
+    assert_int_equal(import_str("{\"foo\":1}\n"), CTXC_E_PARSE);
+    assert_int_equal(err.line, 1);
+    assert_non_null(strstr(err.message, "no 'speaker' key"));
+    assert_non_null(strstr(err.message, "no 'role' key"));
+}
+
+static void test_unknown_speaker_and_block_type(void **state) {
+    (void)state;
+    assert_bad_line3("{\"speaker\":\"robot\",\"blocks\":[{\"type\":\"text\","
+                     "\"text\":\"a\"}]}",
+                     CTXC_E_PARSE, "unknown speaker 'robot'");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "\"a\"},{\"type\":\"image\",\"url\":\"x\"}]}",
+                     CTXC_E_PARSE, "block 1: unknown block type 'image'");
+}
+
+static void test_missing_field(void **state) {
+    (void)state;
+    assert_bad_line3("{\"blocks\":[{\"type\":\"text\",\"text\":\"a\"}],"
+                     "\"metadata\":{},\"speaker\":\"ai\",\"x\":1}",
+                     CTXC_E_PARSE, "unknown key 'x'");
+    assert_bad_line3("{\"speaker\":\"ai\",\"metadata\":{}}", CTXC_E_PARSE,
+                     "missing key 'blocks'");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
+                     "\"id\":\"c\",\"parameters\":{}}]}",
+                     CTXC_E_PARSE, "block 0 (tool_call): missing key 'name'");
+    assert_bad_line3("{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+                     "\"callId\":\"c\",\"toolName\":\"n\"}]}",
+                     CTXC_E_PARSE, "missing key 'result'");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"text\":\"a\"}]}",
+                     CTXC_E_PARSE, "block 0: missing key 'type'");
+}
+
+static void test_wrong_type(void **state) {
+    (void)state;
+    assert_bad_line3("{\"speaker\":1,\"blocks\":[]}", CTXC_E_PARSE,
+                     "'speaker' must be a string, not a number");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "42}]}",
+                     CTXC_E_PARSE, "'text' must be a string");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "\"a\"}],\"metadata\":[]}",
+                     CTXC_E_PARSE, "'metadata' must be an object");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":7}]}",
+                     CTXC_E_PARSE, "'type' must be a string");
+}
+
+static void test_invalid_utf8_and_surrogates(void **state) {
+    (void)state;
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "\"bad \xc3\x28 byte\"}]}",
+                     CTXC_E_UTF8, "invalid UTF-8");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "\"\\ud800 alone\"}]}",
+                     CTXC_E_UTF8, "lone high surrogate");
+    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                     "\"\\udfff\"}]}",
+                     CTXC_E_UTF8, "lone low surrogate");
+}
+
+/* An entry whose tool_call parameters nest `depth` arrays deep. */
+static void nested_line(char *line, size_t cap, int depth) {
+    int n = snprintf(line, cap,
+                     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
+                     "\"id\":\"c\",\"name\":\"n\",\"parameters\":");
+    for (int i = 0; i < depth; i++) {
+        line[n++] = '[';
+    }
+    for (int i = 0; i < depth; i++) {
+        line[n++] = ']';
+    }
+    snprintf(line + n, cap - (size_t)n, "}]}");
+}
+
+static void test_nesting_too_deep(void **state) {
+    (void)state;
+    char line[512];
+    /* the line is depth 1, blocks 2, block 3: parameters may add
+     * CTXC_CFG_JSON_MAX_DEPTH - 3 levels */
+    nested_line(line, sizeof line, CTXC_CFG_JSON_MAX_DEPTH - 3 + 1);
+    assert_bad_line3(line, CTXC_E_TOO_DEEP, "deeper than");
+    ctxc_history_clear(&hist);
+    nested_line(line, sizeof line, CTXC_CFG_JSON_MAX_DEPTH - 3);
+    assert_int_equal(import_str(line), CTXC_OK);
+}
+
+static void test_line_larger_than_arena(void **state) {
+    (void)state;
+    static ctxc_slot_t slots[4];
+    static uint8_t arena[256];
+    ctxc_history_t tiny;
+    ctxc_history_init(&tiny, slots, 4, arena, sizeof arena, NULL);
+    char line[400];
+    int n = snprintf(line, sizeof line,
+                     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"");
+    memset(line + n, 'z', 300);
+    snprintf(line + n + 300, sizeof line - (size_t)n - 300, "\"}]}");
+    assert_int_equal(ctxc_import_text(&imp, &tiny, line, strlen(line),
+                                      CTXC_FORMAT_AUTO, &err),
+                     CTXC_E_TOO_LARGE);
+    assert_int_equal(err.line, 1);
+    assert_non_null(strstr(err.message, "larger than the history arena (256 bytes)"));
+    assert_int_equal(ctxc_history_count(&tiny), 0);
+}
+
+static void test_arena_full_midway_rolls_back(void **state) {
+    (void)state;
+    static ctxc_slot_t slots[8];
+    static uint8_t arena[200];
+    ctxc_history_t tiny;
+    ctxc_history_init(&tiny, slots, 8, arena, sizeof arena, NULL);
+    char text[2048] = "";
+    for (int i = 0; i < 6; i++) {
+        strcat(text, "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                     "\"text\":\"0123456789012345678901234567890123456789\"}]}\n");
+    }
+    assert_int_equal(ctxc_import_text(&imp, &tiny, text, strlen(text),
+                                      CTXC_FORMAT_AUTO, &err),
+                     CTXC_E_NO_SPACE);
+    assert_int_equal(err.line, 4); /* 3 records of 54 bytes fit in 200 */
+    assert_true(err.needed > 0);
+    assert_int_equal(ctxc_history_count(&tiny), 0);
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&tiny, &u);
+    assert_int_equal(u.bytes_used, 0);
+    assert_int_equal(u.bytes_hwm, 0);
+}
+
+static void test_too_many_tokens(void **state) {
+    (void)state;
+    static char line[CTXC_CFG_JSON_MAX_TOKENS * 2 + 200];
+    int n = snprintf(line, sizeof line,
+                     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
+                     "\"id\":\"c\",\"name\":\"n\",\"parameters\":[");
+    for (int i = 0; i < CTXC_CFG_JSON_MAX_TOKENS; i++) {
+        line[n++] = '0';
+        line[n++] = ',';
+    }
+    snprintf(line + n, sizeof line - (size_t)n, "0]}]}");
+    if (strlen(line) > hist.arena_bytes) {
+        skip(); /* cannot happen with the configured sizes */
+    }
+    assert_bad_line3(line, CTXC_E_TOO_LARGE, "JSON tokens");
+}
+
+static void test_import_api_misuse(void **state) {
+    (void)state;
+    ctxc_import_t fresh;
+    memset(&fresh, 0, sizeof fresh);
+    assert_int_equal(ctxc_import_line(&fresh, GOOD, strlen(GOOD), &err),
+                     CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_import_end(&fresh, &err), CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_import_begin(&fresh, NULL, CTXC_FORMAT_AUTO, &err),
+                     CTXC_E_INVALID_ARG);
+    /* abort restores */
+    ctxc_history_clear(&hist);
+    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, NULL), CTXC_OK);
+    assert_int_equal(ctxc_import_line(&imp, GOOD, strlen(GOOD), NULL), CTXC_OK);
+    assert_int_equal(ctxc_history_count(&hist), 1);
+    ctxc_import_abort(&imp);
+    assert_int_equal(ctxc_history_count(&hist), 0);
+}
+
+/* ---- OpenAI chat messages ---------------------------------------------------------- */
+
+static void test_openai_messages(void **state) {
+    (void)state;
+    const char *in =
+        "{\"role\":\"system\",\"content\":\"You are terse.\"}\n"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"read a.c\"}]}\n"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\","
+        "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":"
+        "\"{\\\"file_path\\\": \\\"a.c\\\"}\"}},{\"id\":\"call_2\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"list\",\"arguments\":\"\"}}]}\n"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"int x;\"}\n"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_2\",\"name\":\"list\","
+        "\"content\":\"a.c\"}\n"
+        "{\"role\":\"assistant\",\"content\":\"Done.\",\"refusal\":null}\n";
+    assert_int_equal(import_str(in), CTXC_OK);
+    export_to(&hist, &out);
+    assert_string_equal(
+        out.buf,
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"You are "
+        "terse.\"}],\"metadata\":{\"source_role\":\"system\"}}\n"
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"read a.c\"}]}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"call_1\","
+        "\"name\":\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}},{\"type\":"
+        "\"tool_call\",\"id\":\"call_2\",\"name\":\"list\",\"parameters\":{}}]}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"call_1\",\"toolName\":\"read_file\",\"result\":\"int x;\"}]}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"call_2\",\"toolName\":\"list\",\"result\":\"a.c\"}]}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"Done.\"}]}\n");
+}
+
+static void test_openai_bad_input(void **state) {
+    (void)state;
+    const char *ok = "{\"role\":\"user\",\"content\":\"hi\"}\n";
+    const char *bad[][2] = {
+        {"{\"role\":\"wizard\",\"content\":\"x\"}", "unknown role 'wizard'"},
+        {"{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":"
+         "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{oops\"}}]}",
+         "arguments is not valid JSON"},
+        {"{\"role\":\"tool\",\"content\":\"x\"}", "missing key 'tool_call_id'"},
+        {"{\"role\":\"assistant\",\"content\":null}", "no content"},
+        {"{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}",
+         "only {\"type\":\"text\"} parts"},
+        {"{\"role\":\"user\",\"content\":\"x\",\"tool_call_id\":\"c\"}",
+         "only allowed on tool messages"},
+        {"{\"content\":\"x\"}", "missing key 'role'"},
+        {"{\"role\":\"user\",\"content\":\"x\",\"extra\":1}", "unknown key 'extra'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ctxc_history_clear(&hist);
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s\n", ok, bad[i][0]);
+        assert_int_equal(import_str(text), CTXC_E_PARSE);
+        assert_int_equal(err.line, 2);
+        if (strstr(err.message, bad[i][1]) == NULL) {
+            fail_msg("case %zu: message '%s' lacks '%s'", i, err.message,
+                     bad[i][1]);
+        }
+        assert_int_equal(ctxc_history_count(&hist), 0);
+    }
+    /* a file is one format: an entry line after an OpenAI line is refused */
+    ctxc_history_clear(&hist);
+    char mixed[512];
+    snprintf(mixed, sizeof mixed, "%s%s", ok, GOOD);
+    assert_int_equal(import_str(mixed), CTXC_E_PARSE);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.message, "unknown key 'speaker'"));
+}
+
+/* ---- export helpers ------------------------------------------------------------------ */
+
+static ctxc_status_t failing_write(void *user, const char *data, size_t len) {
+    (void)user;
+    (void)data;
+    (void)len;
+    return CTXC_E_IO;
+}
+
+static void test_export_buffer_and_errors(void **state) {
+    (void)state;
+    assert_int_equal(import_str(GOOD), CTXC_OK);
+    char buf[128];
+    size_t n = 0;
+    assert_int_equal(ctxc_export_entry_buf(&hist, 0, buf, sizeof buf, &n, &err),
+                     CTXC_OK);
+    assert_int_equal(n, strlen(GOOD));
+    assert_string_equal(buf, GOOD);
+    assert_int_equal(ctxc_export_entry_buf(&hist, 0, buf, 10, &n, &err),
+                     CTXC_E_NO_SPACE);
+    assert_int_equal(err.needed, strlen(GOOD) + 1 - 10);
+    assert_int_equal(ctxc_export_entry_buf(&hist, 0, buf, strlen(GOOD) + 1, &n,
+                                           &err),
+                     CTXC_OK);
+    assert_int_equal(ctxc_export_entry_buf(&hist, 1, buf, sizeof buf, &n, &err),
+                     CTXC_E_RANGE);
+    assert_int_equal(ctxc_export(&hist, failing_write, NULL, &err), CTXC_E_IO);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_canonical_output, setup),
+        cmocka_unit_test_setup(test_every_block_type_round_trips, setup),
+        cmocka_unit_test_setup(test_blank_lines_and_no_final_newline, setup),
+        cmocka_unit_test_setup(test_unpaired_calls_and_responses_are_data, setup),
+        cmocka_unit_test_setup(test_not_json, setup),
+        cmocka_unit_test_setup(test_wrong_shape, setup),
+        cmocka_unit_test_setup(test_unknown_speaker_and_block_type, setup),
+        cmocka_unit_test_setup(test_missing_field, setup),
+        cmocka_unit_test_setup(test_wrong_type, setup),
+        cmocka_unit_test_setup(test_invalid_utf8_and_surrogates, setup),
+        cmocka_unit_test_setup(test_nesting_too_deep, setup),
+        cmocka_unit_test_setup(test_line_larger_than_arena, setup),
+        cmocka_unit_test_setup(test_arena_full_midway_rolls_back, setup),
+        cmocka_unit_test_setup(test_too_many_tokens, setup),
+        cmocka_unit_test_setup(test_import_api_misuse, setup),
+        cmocka_unit_test_setup(test_openai_messages, setup),
+        cmocka_unit_test_setup(test_openai_bad_input, setup),
+        cmocka_unit_test_setup(test_export_buffer_and_errors, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
