@@ -474,6 +474,78 @@ static void test_export_buffer_and_errors(void **state) {
     assert_int_equal(ctxc_export(&hist, failing_write, NULL, &err), CTXC_E_IO);
 }
 
+/* ---- robustness: mutated input never crashes, corrupts or half-imports ---------- */
+
+static uint32_t rng_state = 2463534242u;
+static uint32_t rng(void) { /* xorshift32, fixed seed: reproducible */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+
+static void test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) {
+    (void)state;
+    static const char seed[] =
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"fix "
+        "caf\\u00e9 \\ud83d\\ude00\"}],\"metadata\":{\"cwd\":\"/w\"}}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":\"t\"},"
+        "{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"read_file\","
+        "\"parameters\":{\"file_path\":\"a.c\",\"n\":[1,2.5e3,null,true]}}]}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"int x;\\n\",\"error\":\"e\"}]}\n";
+    static const char alphabet[] = "{}[]\",:\\u0123456789aeflnrstx \n\xc3\xa9\xff";
+    static char buf[sizeof seed + 16];
+    int accepted = 0, rejected = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t len = sizeof seed - 1;
+        memcpy(buf, seed, len);
+        int edits = 1 + (int)(rng() % 4);
+        for (int k = 0; k < edits; k++) {
+            size_t at = rng() % len;
+            uint32_t op = rng() % 3;
+            char c = alphabet[rng() % (sizeof alphabet - 1)];
+            if (op == 0) {
+                buf[at] = c; /* replace */
+            } else if (op == 1 && len > 1) {
+                memmove(buf + at, buf + at + 1, len - at - 1); /* delete */
+                len--;
+            } else if (len + 1 < sizeof buf) {
+                memmove(buf + at + 1, buf + at, len - at); /* insert */
+                buf[at] = c;
+                len++;
+            }
+        }
+        ctxc_history_clear(&hist);
+        assert_int_equal(import_str(GOOD), CTXC_OK);
+        memset(&err, 0, sizeof err);
+        ctxc_status_t st = ctxc_import_text(&imp, &hist, buf, len,
+                                            CTXC_FORMAT_AUTO, &err);
+        if (st != CTXC_OK) {
+            assert_int_equal(err.status, st);
+            assert_true(err.line >= 1 && err.line <= 4);
+            assert_true(strlen(err.message) > 0);
+            assert_int_equal(ctxc_history_count(&hist), 1);
+            export_to(&hist, &out);
+            assert_string_equal(out.buf, GOOD);
+            rejected++;
+            continue;
+        }
+        accepted++;
+        /* accepted: the canonical form is a fixed point */
+        export_to(&hist, &out);
+        ctxc_history_clear(&hist);
+        assert_int_equal(ctxc_import_text(&imp, &hist, out.buf, out.len,
+                                          CTXC_FORMAT_AUTO, &err),
+                         CTXC_OK);
+        export_to(&hist, &out2);
+        assert_string_equal(out.buf, out2.buf);
+    }
+    /* both paths were exercised */
+    assert_true(accepted > 100);
+    assert_true(rejected > 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_canonical_output, setup),
@@ -494,6 +566,7 @@ int main(void) {
         cmocka_unit_test_setup(test_openai_messages, setup),
         cmocka_unit_test_setup(test_openai_bad_input, setup),
         cmocka_unit_test_setup(test_export_buffer_and_errors, setup),
+        cmocka_unit_test_setup(test_mutated_input_is_rejected_cleanly_or_round_trips, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
