@@ -1,0 +1,857 @@
+/*
+ * Tests of the host CLI (build/host/ctxc), run as a child process: every test
+ * looks only at the arguments, stdin, stdout, stderr and the exit status.
+ *
+ * Compile definitions (set by the build):
+ *   CTXC_CLI_PATH       path of the built CLI (string literal)
+ *   CTXC_TEST_DATA_DIR  test/data (string literal)
+ *   CTXC_SOURCE_DIR     the repository root (string literal)
+ *
+ * Fixtures in test/data:
+ *   cli_small.jsonl      8 entries, every block type, 3 paired calls
+ *   cli_unpaired.jsonl   one call without response, one response without call
+ *   cli_order.jsonl      a response that comes before its call (both unpaired)
+ *   fmt_input.jsonl      non-canonical input; fmt_expected.jsonl its fmt output
+ *   bad_*.jsonl          one rejected line each (line numbers below)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* The host configuration, when the library's include paths are available. */
+#if defined(__has_include)
+#if __has_include("ctxc_manifest.h")
+#if __has_include("ctxc/ctxc_config_defaults.h")
+#include "ctxc/ctxc_config_defaults.h"
+#endif
+#endif
+#endif
+
+#ifndef CTXC_CLI_PATH
+#error "CTXC_CLI_PATH must be defined (path of the built ctxc CLI)"
+#endif
+#ifndef CTXC_TEST_DATA_DIR
+#error "CTXC_TEST_DATA_DIR must be defined (test/data)"
+#endif
+#ifndef CTXC_SOURCE_DIR
+#error "CTXC_SOURCE_DIR must be defined (repository root)"
+#endif
+
+/* JSON nesting limit of the host build (project.yml defaults.json_max_depth
+ * unless the host board overrides it). */
+#ifdef CTXC_CFG_JSON_MAX_DEPTH
+#define TEST_MAX_DEPTH CTXC_CFG_JSON_MAX_DEPTH
+#else
+#define TEST_MAX_DEPTH 32
+#endif
+
+#define EXIT_USAGE 2
+
+/* --- Running the CLI ------------------------------------------------------ */
+
+#define OUT_CAP ((size_t)8 * 1024 * 1024)
+#define ERR_CAP ((size_t)64 * 1024)
+#define MAX_ARGS 8
+
+typedef struct {
+    int status; /* exit status; -1 when the child did not exit normally */
+    char *out;
+    size_t out_len;
+    char *err;
+    size_t err_len;
+} run_t;
+
+static char g_out[OUT_CAP + 1];
+static char g_err[ERR_CAP + 1];
+static char g_out2[OUT_CAP + 1];
+static char g_argstore[MAX_ARGS][4096];
+
+static int make_temp(char *path, size_t cap) {
+    const char *dir = getenv("TMPDIR");
+    int fd;
+    if (dir == NULL || dir[0] == '\0') {
+        dir = "/tmp";
+    }
+    snprintf(path, cap, "%s/ctxc_test_cli_XXXXXX", dir);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static size_t slurp_fd(int fd, char *buf, size_t cap) {
+    size_t len = 0;
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    for (;;) {
+        ssize_t n;
+        assert_true(len < cap); /* output larger than the test buffer */
+        n = read(fd, buf + len, cap - len);
+        assert_true(n >= 0);
+        if (n == 0) {
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+/* Runs the CLI with the NULL-terminated arguments that follow `stdin_path`
+ * (NULL = /dev/null) and captures stdout into `out` (g_out when NULL). */
+static void run_into(run_t *r, char *out, const char *stdin_path, ...) {
+    char *argv[MAX_ARGS + 2];
+    char out_path[256], err_path[256];
+    int out_fd, err_fd, st = 0;
+    size_t argc = 0;
+    va_list ap;
+    pid_t pid;
+
+    snprintf(g_argstore[0], sizeof g_argstore[0], "%s", "ctxc");
+    argv[argc++] = g_argstore[0];
+    va_start(ap, stdin_path);
+    for (;;) {
+        const char *a = va_arg(ap, const char *);
+        if (a == NULL) {
+            break;
+        }
+        assert_true(argc < MAX_ARGS);
+        assert_true(strlen(a) < sizeof g_argstore[0]);
+        snprintf(g_argstore[argc], sizeof g_argstore[argc], "%s", a);
+        argv[argc] = g_argstore[argc];
+        argc++;
+    }
+    va_end(ap);
+    argv[argc] = NULL;
+
+    out_fd = make_temp(out_path, sizeof out_path);
+    err_fd = make_temp(err_path, sizeof err_path);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in_fd =
+            open(stdin_path != NULL ? stdin_path : "/dev/null", O_RDONLY);
+        if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 ||
+            dup2(err_fd, 2) < 0) {
+            _exit(126);
+        }
+        execv(CTXC_CLI_PATH, argv);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r->out = out != NULL ? out : g_out;
+    r->out_len = slurp_fd(out_fd, r->out, OUT_CAP);
+    r->err = g_err;
+    r->err_len = slurp_fd(err_fd, g_err, ERR_CAP);
+    close(out_fd);
+    close(err_fd);
+    unlink(out_path);
+    unlink(err_path);
+    /* 126/127: the child could not redirect or exec the CLI */
+    assert_true(r->status != 126 && r->status != 127);
+}
+
+#define RUN(r, ...) run_into((r), NULL, NULL, __VA_ARGS__, (const char *)NULL)
+#define RUN_STDIN(r, in, ...)                                                  \
+    run_into((r), NULL, (in), __VA_ARGS__, (const char *)NULL)
+
+/* --- Files ---------------------------------------------------------------- */
+
+static void data_path(char *buf, size_t cap, const char *name) {
+    snprintf(buf, cap, "%s/%s", CTXC_TEST_DATA_DIR, name);
+}
+
+static size_t read_file(const char *path, char *buf, size_t cap) {
+    int fd = open(path, O_RDONLY);
+    size_t len;
+    if (fd < 0) {
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    }
+    len = slurp_fd(fd, buf, cap);
+    close(fd);
+    return len;
+}
+
+static void write_temp(char *path, size_t cap, const char *data, size_t len) {
+    int fd = make_temp(path, cap);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        assert_true(n > 0);
+        off += (size_t)n;
+    }
+    close(fd);
+}
+
+static size_t count_nonblank_lines(const char *buf, size_t len) {
+    size_t n = 0;
+    int blank = 1;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '\n') {
+            n += blank ? 0u : 1u;
+            blank = 1;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            blank = 0;
+        }
+    }
+    return n + (blank ? 0u : 1u);
+}
+
+static void assert_bytes_equal(const char *got, size_t got_len,
+                               const char *want, size_t want_len) {
+    size_t i = 0;
+    while (i < got_len && i < want_len && got[i] == want[i]) {
+        i++;
+    }
+    if (i == got_len && i == want_len) {
+        return;
+    }
+    fail_msg("outputs differ at byte %zu (lengths %zu and %zu)\n"
+             "got:  %.200s\nwant: %.200s",
+             i, got_len, want_len, got + (i > 40 ? i - 40 : 0),
+             want + (i > 40 ? i - 40 : 0));
+}
+
+/* Line `n` (0-based) of `text`, copied into `buf` without its "\n". */
+static const char *line_of(const char *text, size_t n, char *buf, size_t cap) {
+    const char *p = text;
+    for (size_t i = 0; i < n; i++) {
+        p = strchr(p, '\n');
+        if (p == NULL) {
+            return NULL;
+        }
+        p++;
+    }
+    const char *e = strchr(p, '\n');
+    size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+    if (len == 0 && e == NULL) {
+        return NULL;
+    }
+    assert_true(len < cap);
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static size_t count_lines(const char *text, size_t len) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        n += text[i] == '\n' ? 1u : 0u;
+    }
+    return n;
+}
+
+/* --- Shared expectations -------------------------------------------------- */
+
+/* Failure with a line number: exit 1, nothing on stdout, one stderr line
+ * "FILE:LINE: reason" with a non-empty reason. */
+static void assert_line_error(const run_t *r, const char *file, unsigned line) {
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "%s:%u: ", file, line);
+    if (r->status != 1 || r->out_len != 0 ||
+        strncmp(r->err, prefix, strlen(prefix)) != 0) {
+        fail_msg("want exit 1, empty stdout and stderr starting with '%s'; "
+                 "got exit %d, %zu bytes of stdout, stderr: %s",
+                 prefix, r->status, r->out_len, r->err);
+    }
+    assert_true(r->err_len > strlen(prefix) + 1); /* a reason follows */
+    assert_int_equal(r->err[r->err_len - 1], '\n');
+    assert_int_equal(count_lines(r->err, r->err_len), 1);
+}
+
+static void assert_usage_error(const run_t *r) {
+    if (r->status != EXIT_USAGE || strstr(r->err, "usage: ctxc") == NULL) {
+        fail_msg("want exit 2 and the usage text on stderr; got exit %d, "
+                 "stderr: %s",
+                 r->status, r->err);
+    }
+    assert_int_equal(r->out_len, 0);
+}
+
+/* Parses the "arena:" line: used/cap bytes and used/cap entries. */
+static void parse_arena(const char *out, size_t *bytes_used, size_t *bytes_max,
+                        size_t *entries_used, size_t *entries_max) {
+    char line[256];
+    assert_non_null(line_of(out, 5, line, sizeof line));
+    if (sscanf(line, "arena: %zu of %zu bytes, %zu of %zu entries", bytes_used,
+               bytes_max, entries_used, entries_max) != 4) {
+        fail_msg("bad arena line: %s", line);
+    }
+}
+
+/* --- Help, version, usage ------------------------------------------------- */
+
+static void test_help(void **state) {
+    run_t r;
+    (void)state;
+    RUN(&r, "--help");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: ctxc"));
+    assert_non_null(strstr(r.out, "stats FILE"));
+    assert_non_null(strstr(r.out, "fmt FILE"));
+    assert_non_null(strstr(r.out, "--entries"));
+    assert_int_equal(r.err_len, 0);
+
+    RUN(&r, "-h");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: ctxc"));
+
+    RUN(&r, "stats", "--help");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: ctxc"));
+}
+
+/* `ctxc --version` prints the version of project.yml. */
+static void test_version(void **state) {
+    char yml[65536], want[128], line[512];
+    size_t len;
+    const char *version = NULL;
+    run_t r;
+    (void)state;
+
+    len = read_file(CTXC_SOURCE_DIR "/project.yml", yml, sizeof yml - 1);
+    for (size_t i = 0; line_of(yml, i, line, sizeof line) != NULL; i++) {
+        char *p = line;
+        while (*p == ' ') {
+            p++;
+        }
+        if (p != line && strncmp(p, "version:", 8) == 0) {
+            p += 8;
+            while (*p == ' ') {
+                p++;
+            }
+            p[strcspn(p, " #\r")] = '\0';
+            version = p;
+            break;
+        }
+    }
+    assert_true(len > 0);
+    assert_non_null(version);
+    snprintf(want, sizeof want, "ctxc %s\n", version);
+
+    RUN(&r, "--version");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, want);
+    assert_int_equal(r.err_len, 0);
+}
+
+static void test_usage_errors(void **state) {
+    char small[4096];
+    run_t r;
+    (void)state;
+    data_path(small, sizeof small, "cli_small.jsonl");
+
+    run_into(&r, NULL, NULL, (const char *)NULL); /* no arguments */
+    assert_usage_error(&r);
+    RUN(&r, "frobnicate", small);
+    assert_usage_error(&r);
+    assert_non_null(strstr(r.err, "frobnicate"));
+    RUN(&r, "stats");
+    assert_usage_error(&r);
+    RUN(&r, "fmt");
+    assert_usage_error(&r);
+    RUN(&r, "stats", small, small);
+    assert_usage_error(&r);
+    RUN(&r, "stats", "--bogus", small);
+    assert_usage_error(&r);
+    assert_non_null(strstr(r.err, "--bogus"));
+    RUN(&r, "fmt", small, "--entries");
+    assert_usage_error(&r);
+    RUN(&r, "--version", "extra");
+    assert_usage_error(&r);
+    RUN(&r, "--entries");
+    assert_usage_error(&r);
+}
+
+/* --- stats ---------------------------------------------------------------- */
+
+/* cli_small.jsonl, counted by hand:
+ *   0 human  text                                   14
+ *   1 ai     thinking, text, tool_call call_1       5 + 8 + 15 = 28
+ *   2 tool   tool_response call_1                   29
+ *   3 ai     tool_call call_2, tool_call call_3     28 + 16 = 44
+ *   4 tool   tool_response call_2, call_3 (error)   1 + 7 = 8
+ *   5 ai     text, code                             18 + 8 = 26
+ *   6 human  media, text                            8 + 9 = 17
+ *   7 ai     text                                   14
+ * Token estimate per block: max((13 * words + 5) / 10, (utf16_len + 2) / 4),
+ * e.g. entry 0: 10 words -> 13, 57 code units -> 14. */
+static const char small_summary[] =
+    "entries: 8 (human 2, ai 4, tool 2)\n"
+    "blocks: text 5, tool_call 3, tool_response 3, thinking 1, code 1, "
+    "media 1\n"
+    "tool calls: 3 (unpaired 0), tool responses: 3 (unpaired 0)\n"
+    "tokens (estimated): 180\n";
+static const char small_entries[] = "0 human 14\n"
+                                    "1 ai 28\n"
+                                    "2 tool 29\n"
+                                    "3 ai 44\n"
+                                    "4 tool 8\n"
+                                    "5 ai 26\n"
+                                    "6 human 17\n"
+                                    "7 ai 14\n";
+
+/* Checks "file:", the four summary lines and the arena line, and returns
+ * the rest of stdout. */
+static const char *check_summary(const run_t *r, const char *file_shown,
+                                 const char *summary, size_t entries) {
+    char want[4400];
+    size_t used, cap, ent, ent_cap, n;
+    const char *rest;
+
+    if (r->status != 0) {
+        fail_msg("exit %d, stderr: %s", r->status, r->err);
+    }
+    assert_int_equal(r->err_len, 0);
+    n = (size_t)snprintf(want, sizeof want, "file: %s\n%s", file_shown,
+                         summary);
+    assert_true(n < sizeof want);
+    if (strncmp(r->out, want, n) != 0) {
+        fail_msg("stats output\n%s\ndoes not start with\n%s", r->out, want);
+    }
+    parse_arena(r->out, &used, &cap, &ent, &ent_cap);
+    assert_int_equal(ent, entries);
+    assert_true(entries == 0 ? used == 0 : used > 0);
+    assert_true(used <= cap);
+    assert_true(ent <= ent_cap);
+    rest = strchr(r->out + n, '\n');
+    assert_non_null(rest);
+    return rest + 1;
+}
+
+static void test_stats_small(void **state) {
+    char path[4096];
+    run_t r;
+    (void)state;
+    data_path(path, sizeof path, "cli_small.jsonl");
+    RUN(&r, "stats", path);
+    const char *rest = check_summary(&r, path, small_summary, 8);
+    assert_string_equal(rest, ""); /* no per-entry lines without --entries */
+}
+
+static void test_stats_entries(void **state) {
+    char path[4096];
+    run_t r;
+    (void)state;
+    data_path(path, sizeof path, "cli_small.jsonl");
+
+    RUN(&r, "stats", path, "--entries");
+    assert_string_equal(check_summary(&r, path, small_summary, 8),
+                        small_entries);
+
+    RUN(&r, "stats", "--entries", path); /* option before the file */
+    assert_string_equal(check_summary(&r, path, small_summary, 8),
+                        small_entries);
+}
+
+/* cli_unpaired.jsonl: call a1 is answered, call a2 never is; the response
+ * to z9 has no call. */
+static void test_stats_unpaired(void **state) {
+    static const char summary[] =
+        "entries: 5 (human 1, ai 2, tool 2)\n"
+        "blocks: text 2, tool_call 2, tool_response 2, thinking 0, code 0, "
+        "media 0\n"
+        "tool calls: 2 (unpaired 1), tool responses: 2 (unpaired 1)\n"
+        "tokens (estimated): 52\n";
+    char path[4096];
+    run_t r;
+    (void)state;
+    data_path(path, sizeof path, "cli_unpaired.jsonl");
+    RUN(&r, "stats", path, "--entries");
+    assert_string_equal(check_summary(&r, path, summary, 5),
+                        "0 human 9\n1 ai 32\n2 tool 5\n3 tool 5\n4 ai 1\n");
+}
+
+/* A response that comes before its call pairs with nothing: the call has no
+ * later response and the response no earlier call. */
+static void test_stats_response_before_call(void **state) {
+    static const char summary[] =
+        "entries: 3 (human 1, ai 1, tool 1)\n"
+        "blocks: text 1, tool_call 1, tool_response 1, thinking 0, code 0, "
+        "media 0\n"
+        "tool calls: 1 (unpaired 1), tool responses: 1 (unpaired 1)\n"
+        "tokens (estimated): 18\n";
+    char path[4096];
+    run_t r;
+    (void)state;
+    data_path(path, sizeof path, "cli_order.jsonl");
+    RUN(&r, "stats", path);
+    assert_string_equal(check_summary(&r, path, summary, 3), "");
+}
+
+static void test_stats_empty_file(void **state) {
+    static const char summary[] =
+        "entries: 0 (human 0, ai 0, tool 0)\n"
+        "blocks: text 0, tool_call 0, tool_response 0, thinking 0, code 0, "
+        "media 0\n"
+        "tool calls: 0 (unpaired 0), tool responses: 0 (unpaired 0)\n"
+        "tokens (estimated): 0\n";
+    char path[256];
+    run_t r;
+    (void)state;
+    write_temp(path, sizeof path, "\n  \n", 4);
+    RUN(&r, "stats", path, "--entries");
+    assert_string_equal(check_summary(&r, path, summary, 0), "");
+    RUN(&r, "fmt", path);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.out_len, 0);
+    unlink(path);
+}
+
+/* --- fmt ------------------------------------------------------------------ */
+
+static char g_file[OUT_CAP + 1];
+
+/* fmt of an already canonical file is the file itself. */
+static void test_fmt_canonical_is_unchanged(void **state) {
+    static const char *const names[] = {"cli_small.jsonl", "cli_unpaired.jsonl",
+                                        "cli_order.jsonl",
+                                        "fmt_expected.jsonl"};
+    (void)state;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4096];
+        run_t r;
+        size_t len;
+        data_path(path, sizeof path, names[i]);
+        len = read_file(path, g_file, OUT_CAP);
+        RUN(&r, "fmt", path);
+        if (r.status != 0) {
+            fail_msg("%s: exit %d, stderr: %s", names[i], r.status, r.err);
+        }
+        assert_int_equal(r.err_len, 0);
+        assert_bytes_equal(r.out, r.out_len, g_file, len);
+    }
+}
+
+/* Whitespace, key order, blank lines, escapes (\u00e9, \/, surrogate
+ * pairs, control characters), numbers as written, optional fields. */
+static void test_fmt_normalises(void **state) {
+    char in[4096], want[4096];
+    run_t r;
+    size_t len;
+    (void)state;
+    data_path(in, sizeof in, "fmt_input.jsonl");
+    data_path(want, sizeof want, "fmt_expected.jsonl");
+    len = read_file(want, g_file, OUT_CAP);
+    RUN(&r, "fmt", in);
+    if (r.status != 0) {
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    }
+    assert_int_equal(r.err_len, 0);
+    assert_bytes_equal(r.out, r.out_len, g_file, len);
+}
+
+/* fmt(fmt(x)) == fmt(x) */
+static void test_fmt_idempotent(void **state) {
+    static const char *const names[] = {"fmt_input.jsonl", "cli_small.jsonl"};
+    (void)state;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char in[4096], tmp[256];
+        run_t r1, r2;
+        data_path(in, sizeof in, names[i]);
+        RUN(&r1, "fmt", in);
+        assert_int_equal(r1.status, 0);
+        write_temp(tmp, sizeof tmp, r1.out, r1.out_len);
+        run_into(&r2, g_out2, NULL, "fmt", tmp, (const char *)NULL);
+        assert_int_equal(r2.status, 0);
+        assert_bytes_equal(r2.out, r2.out_len, r1.out, r1.out_len);
+        unlink(tmp);
+    }
+}
+
+/* "\r\n" line ends are accepted and written as "\n". */
+static void test_fmt_crlf(void **state) {
+    static const char crlf[] =
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"one\"}]}\r\n"
+        "\r\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"two\"}]}\r\n";
+    static const char want[] =
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"one\"}]}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"two\"}]}\n";
+    char path[256];
+    run_t r;
+    (void)state;
+    write_temp(path, sizeof path, crlf, sizeof crlf - 1);
+    RUN(&r, "fmt", path);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, want);
+    unlink(path);
+}
+
+/* --- stdin ---------------------------------------------------------------- */
+
+static void test_stdin(void **state) {
+    char in[4096], want[4096];
+    run_t r;
+    size_t len;
+    (void)state;
+    data_path(in, sizeof in, "fmt_input.jsonl");
+    data_path(want, sizeof want, "fmt_expected.jsonl");
+    len = read_file(want, g_file, OUT_CAP);
+    RUN_STDIN(&r, in, "fmt", "-");
+    assert_int_equal(r.status, 0);
+    assert_bytes_equal(r.out, r.out_len, g_file, len);
+
+    data_path(in, sizeof in, "cli_small.jsonl");
+    RUN_STDIN(&r, in, "stats", "-", "--entries");
+    assert_string_equal(check_summary(&r, "<stdin>", small_summary, 8),
+                        small_entries);
+
+    data_path(in, sizeof in, "bad_speaker.jsonl");
+    RUN_STDIN(&r, in, "fmt", "-");
+    assert_line_error(&r, "<stdin>", 4);
+}
+
+/* --- Bad input ------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    unsigned line;
+} bad_files[] = {
+    {"bad_not_json.jsonl", 3},           /* unterminated string */
+    {"bad_trailing_garbage.jsonl", 2},   /* text after the object */
+    {"bad_shape.jsonl", 2},              /* an array instead of an object */
+    {"bad_speaker.jsonl", 4},            /* "robot"; line 2 is blank */
+    {"bad_block_type.jsonl", 2},         /* "picture" */
+    {"bad_missing_field.jsonl", 3},      /* tool_call without name */
+    {"bad_missing_blocks.jsonl", 2},     /* entry without blocks */
+    {"bad_empty_blocks.jsonl", 2},       /* blocks: [] */
+    {"bad_wrong_type.jsonl", 2},         /* text: 42 */
+    {"bad_metadata_type.jsonl", 3},      /* metadata: an array */
+    {"bad_lone_surrogate.jsonl", 4},     /* \ud800 */
+    {"bad_lone_low_surrogate.jsonl", 2}, /* \udc00 */
+};
+
+static void test_bad_inputs(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof bad_files / sizeof bad_files[0]; i++) {
+        char path[4096];
+        run_t r;
+        data_path(path, sizeof path, bad_files[i].name);
+        RUN(&r, "fmt", path);
+        assert_line_error(&r, path, bad_files[i].line);
+        RUN(&r, "stats", path);
+        assert_line_error(&r, path, bad_files[i].line);
+    }
+}
+
+static const char good_line[] = "{\"speaker\":\"human\",\"blocks\":[{\"type\":"
+                                "\"text\",\"text\":\"fine\"}]}\n";
+
+/* Raw bytes that are not UTF-8, inside a string on line 2. */
+static void test_bad_utf8_bytes(void **state) {
+    static const char *const bad[] = {
+        "caf\xc3(",          /* truncated sequence */
+        "\xff",              /* never valid */
+        "\xc0\xaf",          /* overlong "/" */
+        "\xed\xa0\x80",      /* UTF-8 encoded surrogate */
+        "\xf4\x90\x80\x80",  /* above U+10FFFF */
+        "\x80 continuation", /* stray continuation byte */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512], path[256];
+        run_t r;
+        int n = snprintf(text, sizeof text,
+                         "%s{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\","
+                         "\"text\":\"%s\"}]}\n%s",
+                         good_line, bad[i], good_line);
+        assert_true(n > 0 && (size_t)n < sizeof text);
+        write_temp(path, sizeof path, text, (size_t)n);
+        RUN(&r, "fmt", path);
+        assert_line_error(&r, path, 2);
+        unlink(path);
+    }
+}
+
+/* Writes good_line, then an entry whose deepest array/object nesting is
+ * `depth` (the entry object is depth 1), then good_line. */
+static void write_nested(char *path, size_t cap, int depth) {
+    static char text[8192];
+    /* entry (1) > blocks (2) > block (3) > parameters (4) ... */
+    int arrays = depth - 3;
+    size_t n = 0;
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "%s{\"speaker\":\"ai\",\"blocks\":[{\"type\":"
+                          "\"tool_call\",\"id\":\"d1\",\"name\":\"deep\","
+                          "\"parameters\":",
+                          good_line);
+    for (int i = 0; i < arrays; i++) {
+        text[n++] = '[';
+    }
+    text[n++] = '0';
+    for (int i = 0; i < arrays; i++) {
+        text[n++] = ']';
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, "}]}\n%s", good_line);
+    assert_true(n < sizeof text);
+    write_temp(path, cap, text, n);
+}
+
+static void test_nesting_limit(void **state) {
+    char path[256];
+    run_t r;
+    (void)state;
+
+    write_nested(path, sizeof path, TEST_MAX_DEPTH); /* at the limit: fine */
+    RUN(&r, "stats", path);
+    if (r.status != 0) {
+        fail_msg("depth %d rejected: %s", TEST_MAX_DEPTH, r.err);
+    }
+    assert_non_null(strstr(r.out, "entries: 3 "));
+    unlink(path);
+
+    write_nested(path, sizeof path, TEST_MAX_DEPTH + 1); /* one too deep */
+    RUN(&r, "fmt", path);
+    assert_line_error(&r, path, 2);
+    unlink(path);
+
+    write_nested(path, sizeof path, 200); /* far too deep */
+    RUN(&r, "stats", path);
+    assert_line_error(&r, path, 2);
+    unlink(path);
+}
+
+/* A line longer than the history arena is rejected with its number. The
+ * arena size is read from `stats` of an empty input. */
+static void test_line_longer_than_arena(void **state) {
+    static const char head[] =
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"";
+    static const char tail[] = "\"}]}\n";
+    static char chunk[65536];
+    size_t used, cap, ent, ent_cap, body, off = 0;
+    char path[256];
+    run_t r;
+    FILE *fp;
+    (void)state;
+
+    RUN_STDIN(&r, "/dev/null", "stats", "-");
+    assert_int_equal(r.status, 0);
+    parse_arena(r.out, &used, &cap, &ent, &ent_cap);
+    assert_true(cap > 0 && cap < ((size_t)1 << 30));
+
+    /* line 2 is cap + 1 bytes long without its "\n" */
+    body = cap + 1u - (sizeof head - 1) - (sizeof tail - 2);
+    memset(chunk, 'a', sizeof chunk);
+    fp = fdopen(make_temp(path, sizeof path), "wb");
+    assert_non_null(fp);
+    assert_int_equal(fputs(good_line, fp) >= 0, 1);
+    assert_int_equal(fputs(head, fp) >= 0, 1);
+    while (off < body) {
+        size_t n = body - off < sizeof chunk ? body - off : sizeof chunk;
+        assert_int_equal(fwrite(chunk, 1, n, fp), n);
+        off += n;
+    }
+    assert_int_equal(fputs(tail, fp) >= 0, 1);
+    assert_int_equal(fputs(good_line, fp) >= 0, 1);
+    assert_int_equal(fclose(fp), 0);
+
+    RUN(&r, "stats", path);
+    assert_line_error(&r, path, 2);
+    unlink(path);
+}
+
+static void test_missing_file(void **state) {
+    char path[4096], want[4400];
+    run_t r;
+    (void)state;
+    data_path(path, sizeof path, "no_such_file.jsonl");
+    snprintf(want, sizeof want, "%s: ", path);
+
+    RUN(&r, "stats", path);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(r.out_len, 0);
+    assert_true(strncmp(r.err, want, strlen(want)) == 0);
+    assert_non_null(strstr(r.err, strerror(ENOENT)));
+
+    RUN(&r, "fmt", path);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(r.out_len, 0);
+    assert_non_null(strstr(r.err, strerror(ENOENT)));
+
+    /* a directory opens but cannot be read */
+    RUN(&r, "stats", CTXC_TEST_DATA_DIR);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(r.out_len, 0);
+    assert_non_null(strstr(r.err, CTXC_TEST_DATA_DIR ": "));
+}
+
+/* --- The shipped example session ------------------------------------------ */
+
+static void test_example_session(void **state) {
+    static const char rel[] = "boards/host/examples/coding-session.jsonl";
+    char path[4096], want[128], line[512];
+    size_t len, lines, used, cap, ent, ent_cap;
+    run_t r;
+    (void)state;
+
+    snprintf(path, sizeof path, "%s/%s", CTXC_SOURCE_DIR, rel);
+    len = read_file(path, g_file, OUT_CAP);
+    lines = count_nonblank_lines(g_file, len);
+    assert_true(lines >= 60);
+
+    RUN(&r, "stats", path, "--entries");
+    if (r.status != 0) {
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    }
+    snprintf(want, sizeof want, "entries: %zu (", lines);
+    assert_non_null(line_of(r.out, 1, line, sizeof line));
+    assert_true(strncmp(line, want, strlen(want)) == 0);
+    assert_non_null(line_of(r.out, 3, line, sizeof line));
+    assert_non_null(strstr(line, " (unpaired 0), tool responses: "));
+    assert_true(strlen(line) > 12);
+    assert_string_equal(line + strlen(line) - 12, "(unpaired 0)");
+    parse_arena(r.out, &used, &cap, &ent, &ent_cap);
+    assert_int_equal(ent, lines);
+    assert_int_equal(count_lines(r.out, r.out_len), 6 + lines);
+
+    /* the example is written in canonical form */
+    RUN(&r, "fmt", path);
+    assert_int_equal(r.status, 0);
+    assert_bytes_equal(r.out, r.out_len, g_file, len);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_stats_small),
+        cmocka_unit_test(test_stats_entries),
+        cmocka_unit_test(test_stats_unpaired),
+        cmocka_unit_test(test_stats_response_before_call),
+        cmocka_unit_test(test_stats_empty_file),
+        cmocka_unit_test(test_fmt_canonical_is_unchanged),
+        cmocka_unit_test(test_fmt_normalises),
+        cmocka_unit_test(test_fmt_idempotent),
+        cmocka_unit_test(test_fmt_crlf),
+        cmocka_unit_test(test_stdin),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_bad_utf8_bytes),
+        cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_line_longer_than_arena),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_example_session),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
