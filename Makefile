@@ -84,7 +84,7 @@ test: deps-test
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
 	@# Informational here; a failure shows up again in ctest (symbols_cortex-m4).
-	-@$(CMAKE) --build $(CROSS_DIR) --target size symbols | $(NO_PROGRESS)
+	-@$(CMAKE) --build $(CROSS_DIR) --target size ram symbols | $(NO_PROGRESS)
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 cortex-m4: deps-cross
@@ -93,8 +93,8 @@ cortex-m4: deps-cross
 	@echo "make: built $(CROSS_DIR)/src/libctxc.a"
 
 size: deps-cross
-	@test -f $(CROSS_DIR)/CMakeCache.txt || $(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
-	@$(CMAKE) --build $(CROSS_DIR) --target size | $(NO_PROGRESS)
+	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
+	@$(CMAKE) --build $(CROSS_DIR) --target size ram | $(NO_PROGRESS)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# ram_table.sh -- RAM of ctxc's caller-owned storage, read from the compiled
+# RAM probe object (boards/<board>/ram_probe.c).
+#
+#   ram_table.sh NM OBJECT
+set -eu
+if [ $# -ne 2 ]; then
+    echo "usage: $0 NM OBJECT" >&2
+    exit 2
+fi
+nm_tool=$1
+obj=$2
+if [ ! -f "$obj" ]; then
+    echo "ram_table: object '$obj' does not exist" >&2
+    exit 2
+fi
+echo "RAM of the caller-owned storage (bytes, from $(basename "$obj"))"
+echo
+echo "| storage | symbol | bytes |"
+echo "|---|---|---:|"
+total=0
+# nm -S: "address size type name" (hex); keep data/bss objects of the probe.
+"$nm_tool" -S "$obj" | while read -r addr size type name; do
+    case "$type" in b|B|d|D) ;; *) continue ;; esac
+    bytes=$(printf '%d' "0x$size")
+    case "$name" in
+    ram_history_slots_) what="history slot array (CTXC_CFG_HISTORY_MAX_ENTRIES x 16)" ;;
+    ram_history_arena_) what="history byte arena (CTXC_CFG_HISTORY_ARENA_BYTES)" ;;
+    ram_history) what="ctxc_history_t" ;;
+    ram_import) what="ctxc_import_t (JSON token scratch, CTXC_CFG_JSON_MAX_TOKENS x 20)" ;;
+    ram_error) what="ctxc_error_t (CTXC_CFG_ERROR_MESSAGE_LEN)" ;;
+    *) what="$name" ;;
+    esac
+    echo "| $what | \`$name\` | $bytes |"
+done
+"$nm_tool" -S "$obj" | awk '$3 ~ /^[bBdD]$/ { print $2 }' | {
+    total=0
+    while read -r size; do total=$((total + $(printf '%d' "0x$size"))); done
+    echo "| **total** | | $total |"
+}
