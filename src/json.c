@@ -95,6 +95,19 @@ bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at) {
     return true;
 }
 
+/* The one-character escapes of JSON (all but \\u). */
+static bool simple_escape(char e, uint32_t *cp) {
+    static const char from[] = "\"\\/bfnrt";
+    static const char to[] = "\"\\/\b\f\n\r\t";
+    for (size_t i = 0; i < sizeof from - 1; i++) {
+        if (from[i] == e) {
+            *cp = (uint8_t)to[i];
+            return true;
+        }
+    }
+    return false;
+}
+
 /* ---- code point iteration -------------------------------------------------- */
 
 static int hexval(char c) {
@@ -141,15 +154,12 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
         }
         char e = it->p[at + 1];
         uint32_t v;
+        if (simple_escape(e, &v)) {
+            *cp = v;
+            it->pos = at + 2;
+            return 1;
+        }
         switch (e) {
-        case '"': v = '"'; break;
-        case '\\': v = '\\'; break;
-        case '/': v = '/'; break;
-        case 'b': v = 0x08; break;
-        case 'f': v = 0x0C; break;
-        case 'n': v = 0x0A; break;
-        case 'r': v = 0x0D; break;
-        case 't': v = 0x09; break;
         case 'u': {
             if (!read_hex4(it->p, it->n, at + 2, &v)) {
                 ctxc__fail(err, CTXC_E_PARSE,
@@ -189,9 +199,6 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
                        it->p + at + 1, (size_t)1, at + 1);
             return -1;
         }
-        *cp = v;
-        it->pos = at + 2;
-        return 1;
     }
     if (it->kind == CTXC__SRC_JSTR && c < 0x20u) {
         ctxc__fail(err, CTXC_E_PARSE,
@@ -385,15 +392,11 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
         uint32_t cp;
         if (c == '\\') {
             int e = rd_next(r);
+            if (e >= 0 && simple_escape((char)e, &cp)) {
+                ctxc__json_escape_cp(out, cp);
+                continue;
+            }
             switch (e) {
-            case '"': cp = '"'; break;
-            case '\\': cp = '\\'; break;
-            case '/': cp = '/'; break;
-            case 'b': cp = 0x08; break;
-            case 'f': cp = 0x0C; break;
-            case 'n': cp = 0x0A; break;
-            case 'r': cp = 0x0D; break;
-            case 't': cp = 0x09; break;
             case 'u': {
                 uint32_t v = 0;
                 for (int i = 0; i < 4; i++) {

@@ -565,12 +565,7 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
     imp->line = 0;
     imp->format = format;
     imp->active = true;
-    imp->snap_count = h->count;
-    imp->snap_used = h->used;
-    imp->snap_hwm_count = h->hwm_count;
-    imp->snap_hwm_used = h->hwm_used;
-    imp->snap_token_sum = h->token_sum;
-    imp->snap_anchor = h->anchor_delta;
+    imp->snapshot = *h;
     return CTXC_OK;
 }
 
@@ -578,13 +573,7 @@ void ctxc_import_abort(ctxc_import_t *imp) {
     if (imp == NULL || !imp->active) {
         return;
     }
-    ctxc_history_t *h = imp->history;
-    h->count = imp->snap_count;
-    h->used = imp->snap_used;
-    h->hwm_count = imp->snap_hwm_count;
-    h->hwm_used = imp->snap_hwm_used;
-    h->token_sum = imp->snap_token_sum;
-    h->anchor_delta = imp->snap_anchor;
+    *imp->history = imp->snapshot; /* slots and bytes below `used` unchanged */
     imp->active = false;
 }
 

@@ -58,10 +58,9 @@ typedef struct {
     uint32_t line;
     ctxc_format_t format;
     bool active;
-    /* snapshot of the history at begin, restored on failure */
-    size_t snap_count, snap_used, snap_hwm_count, snap_hwm_used;
-    uint64_t snap_token_sum;
-    int64_t snap_anchor;
+    ctxc_history_t snapshot; /* the history's state at begin, restored on
+                                failure (the arena bytes in use are never
+                                touched by an import, only appended to) */
     int tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_INTS];
 } ctxc_import_t;
 
