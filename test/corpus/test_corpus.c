@@ -226,6 +226,13 @@ static void test_corpus_file(void **state) {
     import_or_fail(&hist_a, name, file_buf, len);
     assert_int_equal(ctxc_history_count(&hist_a), lines);
     check_pairing(&hist_a, name);
+    /* the library's statistics agree with the independent check above */
+    ctxc_history_stats_t st;
+    ctxc_history_stats(&hist_a, &st);
+    assert_int_equal(st.entries, lines);
+    assert_int_equal(st.unpaired_calls, 0);
+    assert_int_equal(st.unpaired_responses, 0);
+    assert_int_equal(st.tool_calls, st.tool_responses);
 
     len_a = export_or_fail(&hist_a, name, export_a);
     assert_int_equal(count_nonblank_lines(export_a, len_a), lines);
