@@ -11,6 +11,7 @@
 
 #include "ctxc/history.h"
 #include "ctxc/status.h"
+#include "ctxc/strategy.h"
 
 /* ---- errors -------------------------------------------------------------
  * Mini formatter (no stdio in the library): %s (const char *), %u (unsigned),
@@ -163,7 +164,72 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err);
 
-/* Estimate of one entry with the history's estimator. */
+/* Estimate of one entry with the history's estimator / with `fn`. */
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);
+uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
+                             const ctxc_entry_t *e);
+
+/* Writes an entry record into a scratch area (plans, density results) and
+ * describes it in an INSERT op (replaces = UINT32_MAX). */
+ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
+                                      size_t *used,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_estimate_fn est, void *user,
+                                      ctxc_plan_op_t *op, ctxc_error_t *err);
+
+/* A read-only entry view of an INSERT op's record. */
+void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
+                    ctxc_entry_t *e);
+
+/* An entry source that yields the blocks of an existing entry, each passed
+ * through `edit` (which may change fields or return false to drop the
+ * block). */
+typedef bool (*ctxc__block_edit_fn)(void *user, size_t index, ctxc_block_t *b);
+typedef struct {
+    const ctxc_entry_t *entry;
+    ctxc__block_edit_fn edit; /* NULL: blocks unchanged */
+    void *user;
+    /* iteration cache */
+    const uint8_t *cur;
+    size_t next_src; /* source block index of cur */
+    size_t next_out; /* output index expected next */
+} ctxc__entry_edit_t;
+
+/* Number of blocks the edit keeps. */
+size_t ctxc__entry_edit_count(ctxc__entry_edit_t *ed);
+/* ctxc__block_fn over a ctxc__entry_edit_t. */
+ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
+                                     ctxc__block_src_t *out, ctxc_error_t *err);
+
+/* ---- plans and density results (plan.c) ---------------------------------- */
+
+ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,
+                                      ctxc__entry_src_t *src,
+                                      ctxc_error_t *err);
+ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    uint32_t replaces, ctxc_error_t *err);
+void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work);
+ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
+                                   ctxc_error_t *err);
+ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    ctxc_error_t *err);
+
+/* ---- strategy functions (compiled in per CTXC_CFG_STRATEGY_<NAME>) ---- */
+
+ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err);
+ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err);
+ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
+                                const ctxc_density_config_t *config,
+                                ctxc_work_t *work, ctxc_density_result_t *result,
+                                ctxc_error_t *err);
+
+/* target tokens = limit x threshold x 0.6 (threshold in thousandths) */
+uint64_t ctxc__target_tokens(const ctxc_strategy_values_t *v);
 
 #endif /* CTXC_INTERNAL_H */

@@ -120,15 +120,18 @@ static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
     return p + n + 1;
 }
 
-static void slot_entry(const ctxc_history_t *h, size_t i, ctxc_entry_t *e) {
-    const ctxc_slot_t *s = &h->slots[i];
-    const uint8_t *rec = h->arena + s->offset;
+static void record_entry(const uint8_t *rec, const ctxc_slot_t *s,
+                         ctxc_entry_t *e) {
     e->speaker = (ctxc_speaker_t)s->speaker;
-    e->flags = s->flags;
+    e->flags = s->flags & (uint8_t)~SLOT_MARK;
     e->block_count = s->block_count;
     e->tokens = s->tokens;
     e->blocks_ = read_str(rec + 4, &e->metadata);
     e->end_ = rec + s->size;
+}
+
+static void slot_entry(const ctxc_history_t *h, size_t i, ctxc_entry_t *e) {
+    record_entry(h->arena + h->slots[i].offset, &h->slots[i], e);
 }
 
 bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
@@ -324,16 +327,23 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
     return flags;
 }
 
-uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e) {
+uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
+                             const ctxc_entry_t *e) {
     uint64_t sum = 0;
     const uint8_t *cur = NULL;
     ctxc_block_t b;
-    ctxc_estimate_fn fn = h->estimate != NULL ? h->estimate
-                                               : ctxc_estimate_block_default;
+    if (fn == NULL) {
+        fn = ctxc_estimate_block_default;
+        user = NULL;
+    }
     while (ctxc_entry_next_block(e, &cur, &b)) {
-        sum += fn(h->estimate_user, &b);
+        sum += fn(user, &b);
     }
     return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e) {
+    return ctxc__estimate_with(h->estimate, h->estimate_user, e);
 }
 
 /* Fills slot i from the record at `offset` (flags, tokens). */
@@ -494,35 +504,16 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
 
 /* ---- public append / replace ------------------------------------------------- */
 
-static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
-                                   ctxc_error_t *err) {
-    const ctxc_entry_in_t *in = (const ctxc_entry_in_t *)ctx;
-    const ctxc_block_t *b = &in->blocks[i];
-    if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "block %z: unknown block type %u", i,
-                          (unsigned)b->type);
-    }
-    out->type = b->type;
-    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-        ctxc_str_t v = ctxc__block_field(b, f);
-        out->f[f].p = v.ptr;
-        out->f[f].n = v.len;
-        out->f[f].kind = CTXC__SRC_RAW;
-    }
-    return CTXC_OK;
-}
-
 static ctxc_status_t put_in(ctxc_history_t *h, size_t index,
                             const ctxc_entry_in_t *in, ctxc_error_t *err) {
-    if (h == NULL || in == NULL || (in->blocks == NULL && in->block_count)) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL argument");
+    if (h == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL history");
     }
-    ctxc__entry_src_t src = {in->speaker,
-                             in->block_count,
-                             block_from_in,
-                             (void *)(uintptr_t)in,
-                             {in->metadata.ptr, in->metadata.len, CTXC__SRC_RAW}};
+    ctxc__entry_src_t src;
+    ctxc_status_t st = ctxc__entry_src_from_in(in, &src, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
     return ctxc__history_put(h, index, &src, err);
 }
 
@@ -684,9 +675,194 @@ ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
         }
         map[n++] = (uint16_t)i;
     }
-    view->history = h;
+    view->slots_ = h->slots;
+    view->arena_ = h->arena;
     view->map = map;
     view->count = n;
+    view->store_count = h->count;
+    return CTXC_OK;
+}
+
+size_t ctxc_view_index(const ctxc_view_t *view, size_t pos) {
+    return view->map != NULL ? view->map[pos] : pos;
+}
+
+ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
+                            ctxc_entry_t *out) {
+    if (pos >= view->count) {
+        return CTXC_E_RANGE;
+    }
+    const ctxc_slot_t *s = &view->slots_[ctxc_view_index(view, pos)];
+    record_entry(view->arena_ + s->offset, s, out);
+    return CTXC_OK;
+}
+
+/* ---- records outside the store (plans, density results) ----------------------- */
+
+ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
+                                      size_t *used,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_estimate_fn est, void *user,
+                                      ctxc_plan_op_t *op, ctxc_error_t *err) {
+    if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
+                          (unsigned)src->speaker);
+    }
+    if (src->block_count == 0 || src->block_count > 65535u) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "an entry needs 1..65535 blocks (got %z)",
+                          src->block_count);
+    }
+    ctxc__sink_t m = {NULL, 0, 0};
+    ctxc_status_t st = emit_record(src, &m, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    size_t size = m.len;
+    size_t free_bytes = cap - *used;
+    if (size > free_bytes) {
+        return ctxc__fail_space(err, size - free_bytes,
+                                "work scratch area full: an inserted entry "
+                                "needs %z bytes, %z free "
+                                "(CTXC_CFG_WORK_SCRATCH_BYTES)",
+                                size, free_bytes);
+    }
+    uint8_t *rec = scratch + *used;
+    ctxc__sink_t w = {(char *)rec, size, 0};
+    (void)emit_record(src, &w, NULL);
+    ctxc_slot_t slot = {0, (uint32_t)size, 0, (uint16_t)src->block_count,
+                        (uint8_t)src->speaker, 0};
+    ctxc_entry_t e;
+    record_entry(rec, &slot, &e);
+    slot.flags = flags_of(&e.metadata);
+    rec[1] = slot.flags;
+    e.flags = slot.flags;
+    memset(op, 0, sizeof *op);
+    op->kind = CTXC_PLAN_INSERT;
+    op->speaker = slot.speaker;
+    op->flags = slot.flags;
+    op->block_count = slot.block_count;
+    op->a = (uint32_t)*used;
+    op->b = (uint32_t)size;
+    op->tokens = ctxc__estimate_with(est, user, &e);
+    op->replaces = UINT32_MAX;
+    *used += size;
+    return CTXC_OK;
+}
+
+void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
+                    ctxc_entry_t *e) {
+    ctxc_slot_t slot = {op->a, op->b, op->tokens, op->block_count, op->speaker,
+                        op->flags};
+    record_entry(scratch + op->a, &slot, e);
+}
+
+ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan,
+                                      ctxc_error_t *err) {
+    if (h == NULL || plan == NULL || (plan->count > 0 && plan->ops == NULL)) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL plan or history");
+    }
+    /* 1. validate and size the new history */
+    size_t next = 0;
+    size_t new_count = 0;
+    size_t new_used = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            if (op->a < next || op->a > op->b || op->b > h->count) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "plan op %z keeps [%z, %z): out of order or "
+                                  "beyond the %z entries",
+                                  k, (size_t)op->a, (size_t)op->b, h->count);
+            }
+            next = op->b;
+            new_count += op->b - op->a;
+            for (size_t i = op->a; i < op->b; i++) {
+                new_used += h->slots[i].size;
+            }
+        } else if (op->kind == CTXC_PLAN_INSERT) {
+            if (plan->scratch == NULL || op->a > plan->scratch_used ||
+                op->b > plan->scratch_used - op->a || op->b < REC_HEADER) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "plan op %z inserts bytes outside the plan's "
+                                  "scratch area",
+                                  k);
+            }
+            new_count++;
+            new_used += op->b;
+        } else {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "plan op %z has unknown kind %u", k,
+                              (unsigned)op->kind);
+        }
+    }
+    if (new_count > h->max_entries) {
+        return ctxc__fail_space(err, new_count - h->max_entries,
+                                "the new history has %z entries, the store "
+                                "holds %z",
+                                new_count, h->max_entries);
+    }
+    if (new_used > h->arena_bytes) {
+        return ctxc__fail_space(err, new_used - h->arena_bytes,
+                                "the new history needs %z arena bytes, the "
+                                "arena has %z",
+                                new_used, h->arena_bytes);
+    }
+    /* 2. drop every entry no KEEP covers, compacting what stays */
+    size_t k = 0;
+    for (size_t i = 0; i < h->count; i++) {
+        while (k < plan->count && (plan->ops[k].kind != CTXC_PLAN_KEEP ||
+                                   plan->ops[k].b <= i)) {
+            k++;
+        }
+        bool kept = k < plan->count && plan->ops[k].a <= i;
+        if (!kept) {
+            h->slots[i].flags |= SLOT_MARK;
+        }
+    }
+    compact_marked(h);
+    /* 3. place everything from the back: kept records only move up */
+    size_t kept_left = h->count;
+    size_t pos_slot = new_count;
+    size_t pos_byte = new_used;
+    for (size_t j = plan->count; j-- > 0;) {
+        const ctxc_plan_op_t *op = &plan->ops[j];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            for (size_t n = op->b - op->a; n > 0; n--) {
+                ctxc_slot_t s = h->slots[--kept_left];
+                pos_byte -= s.size;
+                memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
+                s.offset = (uint32_t)pos_byte;
+                h->slots[--pos_slot] = s;
+            }
+        } else {
+            pos_byte -= op->b;
+            memcpy(h->arena + pos_byte, plan->scratch + op->a, op->b);
+            ctxc_slot_t s = {(uint32_t)pos_byte, op->b, op->tokens,
+                             op->block_count, op->speaker, op->flags};
+            h->slots[--pos_slot] = s;
+        }
+    }
+    h->count = new_count;
+    h->used = new_used;
+    /* inserted entries are recounted with the store's own estimator */
+    size_t at = 0;
+    for (size_t j = 0; j < plan->count; j++) {
+        const ctxc_plan_op_t *op = &plan->ops[j];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            at += op->b - op->a;
+            continue;
+        }
+        ctxc_entry_t e;
+        slot_entry(h, at, &e);
+        h->slots[at++].tokens = ctxc__estimate_entry(h, &e);
+    }
+    h->token_sum = 0;
+    for (size_t i = 0; i < h->count; i++) {
+        h->token_sum += h->slots[i].tokens;
+    }
+    h->anchor_delta = 0;
+    note_hwm(h, h->used);
     return CTXC_OK;
 }
 

@@ -20,4 +20,8 @@
 /* JSON tokens per JSONL line: long tool outputs and big tool-call arguments. */
 #define CTXC_CFG_JSON_MAX_TOKENS 16384
 
+/* Bytes for the entries a compression plan inserts (tool-result summaries of
+ * a whole transcript, 10x benchmark histories included). */
+#define CTXC_CFG_WORK_SCRATCH_BYTES (8u * 1024u * 1024u)
+
 #endif /* CTXC_BOARD_HOST_CONFIG_H */

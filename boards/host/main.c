@@ -3,6 +3,7 @@
  *
  *   ctxc stats FILE|- [--entries]   figures of an imported history
  *   ctxc fmt FILE|-                 canonical IContent JSONL on stdout
+ *   ctxc compress FILE ...          see cli_compress.c
  *
  * The file is streamed line by line through one static buffer into
  * ctxc_import_line(); nothing is allocated. The history is declared with
@@ -21,9 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "ctxc/ctxc.h"
-
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 static const char cli_usage_text[] =
     "usage: ctxc COMMAND [ARGS]\n"
@@ -37,6 +37,18 @@ static const char cli_usage_text[] =
     "                          per entry: INDEX SPEAKER TOKENS\n"
     "  fmt FILE                import FILE and write it to stdout as\n"
     "                          canonical IContent JSON Lines\n"
+    "  compress FILE --strategy NAME [--context-limit N] [--threshold X]\n"
+    "           [--preserve X] [--top-preserve X] [--workspace DIR]\n"
+    "           [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
+    "                          run the density step (strategies that have\n"
+    "                          one) and the strategy; write the compressed\n"
+    "                          JSONL to stdout or OUT and a before/after\n"
+    "                          table to stderr. X is a fraction (0.85).\n"
+    "                          --density keys: readWritePruning, fileDedupe,\n"
+    "                          recencyPruning (true|false), recencyRetention\n"
+    "                          (N). --workspace defaults to metadata.cwd of\n"
+    "                          the first entry. --optimize-only runs only the\n"
+    "                          density step.\n"
     "\n"
     "FILE is a JSON Lines file in the IContent interchange format or the\n"
     "OpenAI chat-messages format (one entry per line); - reads stdin.\n"
@@ -51,6 +63,8 @@ static const char cli_usage_text[] =
 
 CTXC_HISTORY_DEFINE_DEFAULT(cli_history);
 static ctxc_import_t cli_import;
+
+ctxc_history_t *cli_history_get(void) { return &cli_history; }
 
 /* Largest line accepted: a line cannot need more than the whole arena. */
 #define CLI_MAX_LINE ((size_t)CTXC_CFG_HISTORY_ARENA_BYTES)
@@ -77,7 +91,7 @@ static const char *cli_reason(const ctxc_error_t *err) {
     return msg;
 }
 
-static void cli_report(const char *name, const ctxc_error_t *err) {
+void cli_report(const char *name, const ctxc_error_t *err) {
     if (err->line != 0) {
         fprintf(stderr, "%s:%" PRIu32 ": %s\n", name, err->line,
                 cli_reason(err));
@@ -184,7 +198,7 @@ static bool cli_import_stream(FILE *fp, const char *name) {
 }
 
 /* Opens `path` ("-" = stdin) and imports it. */
-static bool cli_load(const char *path, const char **name_out) {
+bool cli_load(const char *path, const char **name_out) {
     bool is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
     FILE *fp = stdin;
@@ -263,7 +277,7 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
 
 /* --- fmt ------------------------------------------------------------------ */
 
-static ctxc_status_t cli_write_file(void *user, const char *data, size_t len) {
+ctxc_status_t cli_write_file(void *user, const char *data, size_t len) {
     FILE *out = user;
     if (len > 0 && fwrite(data, 1, len, out) != len) {
         return CTXC_E_IO;
@@ -324,6 +338,9 @@ int main(int argc, char **argv) {
         }
         printf("ctxc %s\n", ctxc_version());
         return CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "compress") == 0) {
+        return cli_cmd_compress(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "stats") != 0 && strcmp(cmd, "fmt") != 0) {
         fprintf(stderr, "ctxc: unknown command '%s'\n", cmd);

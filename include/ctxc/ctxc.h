@@ -9,6 +9,8 @@
 #include "ctxc/history.h"
 #include "ctxc/estimate.h"
 #include "ctxc/jsonl.h"
+#include "ctxc/strategy.h"
+#include "ctxc/session.h"
 
 #ifdef __cplusplus
 extern "C" {

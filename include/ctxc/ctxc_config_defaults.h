@@ -62,6 +62,24 @@
 #define CTXC_CFG_JSON_MAX_DEPTH CTXC_MANIFEST_JSON_MAX_DEPTH
 #endif
 
+/* --- Compression work area ---------------------------------------------- */
+
+/* CTXC_CFG_WORK_SCRATCH_BYTES: bytes a work area declared with
+ * CTXC_WORK_DEFINE_DEFAULT() has for the entries a plan or a density step
+ * inserts (summaries, replacements). A plan that needs more fails with
+ * CTXC_E_NO_SPACE and changes nothing.
+ * Default: project.yml defaults.work_scratch_bytes. */
+#ifndef CTXC_CFG_WORK_SCRATCH_BYTES
+#define CTXC_CFG_WORK_SCRATCH_BYTES CTXC_MANIFEST_WORK_SCRATCH_BYTES
+#endif
+
+/* CTXC_CFG_PATH_MAX: longest file path (after resolving against the
+ * workspace root) the density step compares; longer paths are skipped like
+ * malformed parameters. Default: 512. */
+#ifndef CTXC_CFG_PATH_MAX
+#define CTXC_CFG_PATH_MAX 512
+#endif
+
 /* --- Errors ------------------------------------------------------------- */
 
 /* CTXC_CFG_ERROR_MESSAGE_LEN: bytes of the human-readable message kept in
@@ -110,6 +128,12 @@
 #endif
 #if CTXC_CFG_JSON_MAX_TOKENS < 16
 #error "CTXC_CFG_JSON_MAX_TOKENS must be at least 16"
+#endif
+#if CTXC_CFG_WORK_SCRATCH_BYTES < 256
+#error "CTXC_CFG_WORK_SCRATCH_BYTES must be at least 256"
+#endif
+#if CTXC_CFG_PATH_MAX < 64
+#error "CTXC_CFG_PATH_MAX must be at least 64"
 #endif
 #if CTXC_CFG_ERROR_MESSAGE_LEN != 0 && CTXC_CFG_ERROR_MESSAGE_LEN < 32
 #error "CTXC_CFG_ERROR_MESSAGE_LEN must be 0 (no text) or at least 32"

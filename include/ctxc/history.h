@@ -268,9 +268,11 @@ void ctxc_history_anchor_tokens(ctxc_history_t *h, uint64_t reported);
 typedef enum { CTXC_VIEW_RAW = 0, CTXC_VIEW_CURATED = 1 } ctxc_view_kind_t;
 
 typedef struct {
-    const ctxc_history_t *history;
+    const ctxc_slot_t *slots_; /* internal: read-only access to the entries */
+    const uint8_t *arena_;
     const uint16_t *map; /* view position -> store index */
-    size_t count;
+    size_t count;        /* entries in the view */
+    size_t store_count;  /* entries in the store it was made from */
 } ctxc_view_t;
 
 /* Builds a view. `map` must hold ctxc_history_count(h) elements.
@@ -278,6 +280,13 @@ typedef struct {
 ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
                              ctxc_view_kind_t kind, uint16_t *map,
                              size_t map_cap, ctxc_error_t *err);
+
+/* Reads the entry at view position `pos`. Errors: CTXC_E_RANGE. */
+ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
+                            ctxc_entry_t *out);
+
+/* Store index of view position `pos` (pos < view->count). */
+size_t ctxc_view_index(const ctxc_view_t *view, size_t pos);
 
 /* True when the entry has content in the sense of the curated view. */
 bool ctxc_entry_has_content(const ctxc_entry_t *entry);

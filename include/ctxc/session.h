@@ -1,0 +1,110 @@
+/*
+ * ctxc — the compression session (dispatcher) over a history store.
+ *
+ *   add()          appends an entry and marks the density step due
+ *   before_send()  settle tokens -> density step (when due and the strategy
+ *                  has one) -> threshold check -> compress
+ *   compress()     runs the configured strategy and applies its plan
+ *
+ * While a compression or a density step runs, the history is locked:
+ * add() answers CTXC_E_BUSY (nothing is queued). Errors of a strategy
+ * propagate unchanged, there is no fallback to another strategy, and on any
+ * error the history is byte-identical to before.
+ *
+ * Settings: until the settings registry lands, the session takes this plain
+ * struct. CTXC_UNSET marks a value that is not set; the threshold resolves
+ * ephemeral -> profile -> the strategy's trigger.default_threshold.
+ */
+#ifndef CTXC_SESSION_H
+#define CTXC_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/history.h"
+#include "ctxc/strategy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTXC_UNSET (-1)
+
+typedef struct {
+    const char *strategy;          /* compression.strategy */
+    const char *profile;           /* compression.profile, or NULL */
+    uint64_t context_limit;        /* context-limit (tokens); 0 = unset */
+    int32_t threshold_ephemeral;   /* thousandths or CTXC_UNSET */
+    int32_t threshold_profile;     /* thousandths or CTXC_UNSET */
+    int32_t preserve_threshold;    /* thousandths or CTXC_UNSET (200) */
+    int32_t top_preserve_threshold; /* thousandths or CTXC_UNSET (200) */
+    ctxc_density_config_t density;
+} ctxc_settings_t;
+
+/* The documented defaults: strategy "middle-out", no context limit, every
+ * threshold unset, preserve 0.2 / top-preserve 0.2 when resolved, density:
+ * read->write pruning on, file dedupe on, recency pruning off, retention 3,
+ * no workspace root. */
+void ctxc_settings_defaults(ctxc_settings_t *s);
+
+typedef struct {
+    ctxc_history_t *history;
+    ctxc_work_t *work;
+    ctxc_settings_t settings;
+    bool density_dirty;
+    bool locked;
+    ctxc_density_counts_t last_density; /* counts of the last density step */
+    ctxc_compress_meta_t last_compress; /* metadata of the last compression */
+} ctxc_session_t;
+
+/* Errors: CTXC_E_INVALID_ARG (NULL, or a work area smaller than the
+ * history's max_entries). */
+ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
+                                ctxc_work_t *work,
+                                const ctxc_settings_t *settings,
+                                ctxc_error_t *err);
+
+/* Appends an entry and marks the density step due.
+ * Errors: as ctxc_history_append(), CTXC_E_BUSY while locked. */
+ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
+                               ctxc_error_t *err);
+
+/* The threshold in force (thousandths): ephemeral, else profile, else the
+ * strategy's default. Errors: those of ctxc_strategy_find(). */
+ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
+                                     uint16_t *threshold, ctxc_error_t *err);
+
+/* Runs the density step now (if the strategy has one) and clears the due
+ * mark. Errors: strategy lookup, CTXC_E_NO_SPACE (work area), CTXC_E_BUSY. */
+ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
+
+/* Runs the configured strategy and applies its plan.
+ * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_UNAVAILABLE (an LLM strategy in a
+ * build without the provider layer), CTXC_E_INVALID_ARG (no context limit),
+ * CTXC_E_NO_SPACE, CTXC_E_BUSY, or the strategy's own error. */
+ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
+
+typedef struct {
+    uint64_t tokens;           /* settled history tokens before anything ran */
+    uint64_t threshold_tokens; /* limit x threshold */
+    bool emergency;            /* tokens + pending above the context limit */
+    bool optimized;            /* the density step ran */
+    bool compressed;           /* compress ran */
+    uint64_t tokens_after;
+} ctxc_send_report_t;
+
+/* Call before sending the history with `pending_tokens` more (the new
+ * message, tool definitions...). Density step when due (always on the
+ * emergency path), then compress when tokens + pending exceed the threshold
+ * or the context limit. `report` may be NULL. */
+ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
+                                       uint64_t pending_tokens,
+                                       ctxc_send_report_t *report,
+                                       ctxc_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_SESSION_H */

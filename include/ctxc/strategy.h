@@ -1,0 +1,312 @@
+/*
+ * ctxc — compression strategies: the static table, the compression context,
+ * plans, the density (optimize) step and the tool-call boundary utilities.
+ *
+ * A strategy never touches the history store. It reads an immutable context
+ * (a read-only view of the entries plus settings) and writes a plan: the new
+ * history as a sequence of kept ranges and inserted entries (replacements or
+ * synthetic entries). The session applies the plan only after everything
+ * that can fail has succeeded, so a failing strategy leaves the history
+ * byte-for-byte as it was.
+ *
+ * Ratios (thresholds, preserve fractions) are integers in thousandths
+ * (850 = 0.85): no floating point on the target.
+ */
+#ifndef CTXC_STRATEGY_H
+#define CTXC_STRATEGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/history.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one list of strategies: X(ID, config-name, "name").
+ * The id enum, the name table (also the enum values of the
+ * compression.strategy setting) and the strategy table expand from it. */
+#define CTXC_STRATEGY_LIST(X)                                                  \
+    X(MIDDLE_OUT, CTXC_CFG_STRATEGY_MIDDLE_OUT, "middle-out")                  \
+    X(TOP_DOWN_TRUNCATION, CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION,              \
+      "top-down-truncation")                                                   \
+    X(ONE_SHOT, CTXC_CFG_STRATEGY_ONE_SHOT, "one-shot")                        \
+    X(HIGH_DENSITY, CTXC_CFG_STRATEGY_HIGH_DENSITY, "high-density")
+
+typedef enum {
+#define CTXC_STRATEGY_ENUM_(id, cfg, name) CTXC_STRATEGY_##id,
+    CTXC_STRATEGY_LIST(CTXC_STRATEGY_ENUM_)
+#undef CTXC_STRATEGY_ENUM_
+    CTXC_STRATEGY_COUNT
+} ctxc_strategy_id_t;
+
+/* Every strategy name, in list order, NULL-terminated (the allowed values of
+ * the compression.strategy setting), whether compiled in or not. */
+extern const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1];
+
+/* Thousandths: CTXC_PERMILLE(0.85) == 850 (compile-time constants only). */
+#define CTXC_PERMILLE(x) ((uint16_t)((x) * 1000.0 + 0.5))
+
+/* ---- views -----------------------------------------------------------------
+ * ctxc_view_t (history.h) is read-only: strategies get entries through
+ * ctxc_view_get() and never see the store. */
+
+/* ---- the compression context ----------------------------------------------- */
+
+typedef enum {
+    CTXC_TRIGGER_THRESHOLD = 0,  /* compress when over the threshold */
+    CTXC_TRIGGER_CONTINUOUS = 1, /* optimize whenever new content arrived,
+                                    compress when over the threshold */
+} ctxc_trigger_mode_t;
+
+typedef struct {
+    ctxc_trigger_mode_t mode;
+    uint16_t default_threshold; /* thousandths of the context limit */
+} ctxc_trigger_t;
+
+/* Density (optimize) configuration. */
+typedef struct {
+    bool read_write_pruning; /* drop reads of files written later */
+    bool file_dedupe;        /* keep only the latest --- path --- inclusion */
+    bool recency_pruning;    /* keep only the newest results per tool */
+    uint32_t recency_retention; /* results kept per tool; < 1 counts as 1 */
+    const char *workspace_root; /* relative paths resolve against it; may be
+                                   NULL or "" */
+} ctxc_density_config_t;
+
+/* Values the strategies read (the settings registry of a later issue feeds
+ * them; today the session's settings struct does). */
+typedef struct {
+    uint64_t context_limit;        /* tokens */
+    uint16_t threshold;            /* resolved compression threshold */
+    uint16_t preserve_threshold;   /* tail fraction kept */
+    uint16_t top_preserve_threshold; /* head fraction kept (middle-out) */
+    ctxc_density_config_t density;
+} ctxc_strategy_values_t;
+
+/* Resolvers of the LLM strategies (filled in by the provider and prompt
+ * issues; NULL until then). */
+typedef ctxc_status_t (*ctxc_provider_resolver_fn)(void *user,
+                                                   const char *profile,
+                                                   const void **provider,
+                                                   ctxc_error_t *err);
+typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(void *user,
+                                                 const char *provider,
+                                                 const char *model,
+                                                 const char *prompt_id,
+                                                 ctxc_str_t *text,
+                                                 ctxc_error_t *err);
+
+/* Caller memory the strategies and the session work in. Declare with
+ * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries. */
+typedef struct ctxc_plan_op ctxc_plan_op_t;
+typedef struct {
+    uint16_t *map;  /* view map, cap elements */
+    uint16_t *aux;  /* boundary data, cap + 1 elements */
+    uint16_t *aux2; /* per-entry marks of the density step, cap elements */
+    uint32_t *removals; /* density removals, cap elements */
+    size_t cap;
+    ctxc_plan_op_t *ops; /* plan operations, 2 * cap + 2 elements */
+    ctxc_plan_op_t *dops; /* density replacements, cap elements */
+    uint8_t *scratch;     /* bytes of inserted entries */
+    size_t scratch_cap;
+} ctxc_work_t;
+
+/* Immutable input of compress(). Holds no pointer to the history store. */
+typedef struct {
+    ctxc_view_t view;             /* curated view of the history */
+    ctxc_estimate_fn estimate;    /* the history's estimator */
+    void *estimate_user;
+    uint64_t current_tokens;      /* ctxc_history_tokens() now */
+    ctxc_strategy_values_t values;
+    ctxc_provider_resolver_fn provider_resolver; /* NULL: none */
+    void *provider_user;
+    const char *profile;          /* compression.profile, or NULL */
+    ctxc_prompt_resolver_fn prompt_resolver;     /* NULL: none */
+    void *prompt_user;
+    const char *prompt_provider;  /* prompt context */
+    const char *prompt_model;
+    const char *prompt_id;        /* e.g. "compression/middle-out.md" */
+    const char *todos;            /* optional active todos, or NULL */
+    const char *transcript_path;  /* optional, or NULL */
+    ctxc_work_t *work;            /* working memory (not the store) */
+} ctxc_compress_ctx_t;
+
+/* ---- plans --------------------------------------------------------------- */
+
+typedef enum {
+    CTXC_PLAN_KEEP = 0,   /* keep store entries [a, b) */
+    CTXC_PLAN_INSERT = 1, /* insert the entry record at scratch[a, a + b) */
+} ctxc_plan_kind_t;
+
+struct ctxc_plan_op {
+    uint8_t kind;
+    uint8_t speaker; /* INSERT */
+    uint8_t flags;   /* INSERT */
+    uint8_t pad_;
+    uint16_t block_count; /* INSERT */
+    uint16_t pad2_;
+    uint32_t a;
+    uint32_t b;
+    uint32_t tokens;   /* INSERT: estimate */
+    uint32_t replaces; /* INSERT: store index replaced, or UINT32_MAX */
+};
+
+typedef struct {
+    size_t original_count;   /* entries in the compressed view */
+    size_t compressed_count; /* entries of that view after the plan */
+    ctxc_strategy_id_t strategy;
+    bool llm_call_made;
+    bool unchanged;          /* the plan keeps the history as it is */
+    size_t top_preserved;    /* middle-out */
+    size_t bottom_preserved; /* middle-out, one-shot, top-down (kept tail),
+                                high-density (tail kept verbatim) */
+    size_t middle_compressed; /* entries removed or summarised */
+    uint64_t tokens_before;
+    uint64_t tokens_after;   /* estimate of the planned history */
+} ctxc_compress_meta_t;
+
+/* The new history as ops over the store. Ops are in order; KEEP ranges are
+ * increasing and do not overlap. */
+typedef struct {
+    ctxc_plan_op_t *ops;
+    size_t count, cap;
+    uint8_t *scratch;
+    size_t scratch_used, scratch_cap;
+    ctxc_compress_meta_t meta;
+} ctxc_plan_t;
+
+/* ---- density step ---------------------------------------------------------- */
+
+typedef struct {
+    size_t read_write_pruned;   /* read calls dropped with their responses */
+    size_t read_write_entries_removed;
+    size_t read_write_entries_replaced;
+    size_t file_dedupe_replaced; /* inclusions whose content was replaced */
+    size_t file_dedupe_entries;  /* entries replaced by the dedupe pass */
+    size_t recency_pruned;       /* results replaced by the pointer text */
+    size_t recency_entries;      /* entries replaced by the recency pass */
+} ctxc_density_counts_t;
+
+/* Result of optimize(): entries to remove and entries to replace (the
+ * replacement records live in `scratch`). */
+typedef struct {
+    uint32_t *removals;
+    size_t n_removals, cap_removals;
+    ctxc_plan_op_t *replacements; /* INSERT ops with `replaces` set */
+    size_t n_replacements, cap_replacements;
+    uint8_t *scratch;
+    size_t scratch_used, scratch_cap;
+    ctxc_density_counts_t counts;
+} ctxc_density_result_t;
+
+/* The pointer text that replaces a pruned result (recency pruning). */
+#define CTXC_PRUNED_RESULT_TEXT "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
+
+/* ---- strategies ---------------------------------------------------------- */
+
+typedef struct ctxc_strategy {
+    ctxc_strategy_id_t id;
+    const char *name;
+    bool requires_llm;
+    ctxc_trigger_t trigger;
+    /* Plans the compressed history. Errors: as documented per strategy;
+     * CTXC_E_UNAVAILABLE for LLM strategies in a build without them. */
+    ctxc_status_t (*compress)(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                              ctxc_error_t *err);
+    /* Optional density step over the raw view (NULL: none). */
+    ctxc_status_t (*optimize)(const ctxc_view_t *raw,
+                              const ctxc_density_config_t *config,
+                              ctxc_work_t *work, ctxc_density_result_t *result,
+                              ctxc_error_t *err);
+} ctxc_strategy_t;
+
+/* Looks a strategy up by name. Errors: CTXC_E_UNKNOWN_STRATEGY (the message
+ * names it; also for a known name left out of this build, with a message
+ * saying so), CTXC_E_INVALID_ARG (NULL). */
+ctxc_status_t ctxc_strategy_find(const char *name, const ctxc_strategy_t **out,
+                                 ctxc_error_t *err);
+
+/* The compiled-in strategy with this id, or NULL. */
+const ctxc_strategy_t *ctxc_strategy_get(ctxc_strategy_id_t id);
+
+/* ---- tool-call boundaries ------------------------------------------------
+ * A split index i (0 <= i <= N) of a view is valid when no tool_call in
+ * [0, i) has its tool_response in [i, N). Pairs already unpaired in the
+ * input do not count. */
+
+typedef struct {
+    const uint16_t *limit; /* limit[i]: 1 + the last response position of
+                              calls before i (0: none); N + 1 elements */
+    size_t count;
+} ctxc_boundary_t;
+
+/* Computes the boundary data of a view into `mem` (count + 1 elements). */
+ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
+                                 uint16_t *mem, size_t mem_cap,
+                                 ctxc_error_t *err);
+bool ctxc_split_is_valid(const ctxc_boundary_t *b, size_t i);
+/* Smallest valid index >= i (N when none below it). */
+size_t ctxc_find_forward_valid_split_point(const ctxc_boundary_t *b, size_t i);
+/* Largest valid index <= i (0 is always valid). */
+size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b, size_t i);
+/* Forward if that is < N, else backward. */
+size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i);
+
+/* ---- plans and density results: building and applying ------------------------- */
+
+/* Empty plan over the work area. */
+void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work);
+/* Appends KEEP [from, to) (store indexes; merged with a preceding adjacent
+ * KEEP). Errors: CTXC_E_NO_SPACE, CTXC_E_INVALID_ARG (not increasing). */
+ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
+                             ctxc_error_t *err);
+/* Appends an inserted entry (validated and written into the scratch area;
+ * its estimate computed with `estimate`). `replaces` is the store index it
+ * stands in for, or UINT32_MAX for a synthetic entry. */
+ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
+                               ctxc_estimate_fn estimate, void *user,
+                               uint32_t replaces, ctxc_error_t *err);
+
+/* Applies a plan to the history. All checks happen first; on any error the
+ * history is unchanged. Errors: CTXC_E_INVALID_ARG (ops out of order or out
+ * of range), CTXC_E_NO_SPACE (the new history does not fit; err->needed). */
+ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan,
+                                      ctxc_error_t *err);
+
+/* Validates a density result against a history of `count` entries: every
+ * index in range, none listed twice, none both removed and replaced.
+ * Errors: CTXC_E_RANGE, CTXC_E_INVALID_ARG. */
+ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r, size_t count,
+                                    ctxc_error_t *err);
+/* Validates, then applies: replacements first, removals from the highest
+ * index down (as one atomic step), tokens recounted. Uses work->ops and
+ * work->aux2. On error nothing is applied. */
+ctxc_status_t ctxc_density_apply(ctxc_history_t *h, const ctxc_density_result_t *r,
+                                 ctxc_work_t *work, ctxc_error_t *err);
+
+/* Declares the work area for histories of up to `max_entries` entries and
+ * `scratch_bytes` bytes of inserted entries, as static storage `name`. */
+#define CTXC_WORK_DEFINE(name, max_entries, scratch_bytes)                     \
+    static uint16_t name##_map_[(max_entries)];                                \
+    static uint16_t name##_aux_[(max_entries) + 1];                            \
+    static uint16_t name##_aux2_[(max_entries)];                               \
+    static uint32_t name##_rem_[(max_entries)];                                \
+    static ctxc_plan_op_t name##_ops_[2 * (max_entries) + 2];                  \
+    static ctxc_plan_op_t name##_dops_[(max_entries)];                         \
+    static uint8_t name##_scratch_[(scratch_bytes)] __attribute__((aligned(8))); \
+    static ctxc_work_t name = {name##_map_,  name##_aux_,  name##_aux2_,       \
+                               name##_rem_,  (max_entries), name##_ops_,       \
+                               name##_dops_, name##_scratch_, (scratch_bytes)}
+
+#define CTXC_WORK_DEFINE_DEFAULT(name)                                         \
+    CTXC_WORK_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                       \
+                     CTXC_CFG_WORK_SCRATCH_BYTES)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_STRATEGY_H */

@@ -1,0 +1,328 @@
+/*
+ * ctxc — building plans and density results, applying density results.
+ */
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc/strategy.h"
+#include "ctxc_internal.h"
+
+/* ---- editing an existing entry into a new one ------------------------------ */
+
+/* Advances the cache to the next kept source block; returns false at the
+ * end. */
+static bool edit_next(ctxc__entry_edit_t *ed, ctxc_block_t *b) {
+    while (ctxc_entry_next_block(ed->entry, &ed->cur, b)) {
+        size_t src = ed->next_src++;
+        if (ed->edit == NULL || ed->edit(ed->user, src, b)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t ctxc__entry_edit_count(ctxc__entry_edit_t *ed) {
+    ed->cur = NULL;
+    ed->next_src = 0;
+    ed->next_out = 0;
+    size_t n = 0;
+    ctxc_block_t b;
+    while (edit_next(ed, &b)) {
+        n++;
+    }
+    ed->cur = NULL;
+    ed->next_src = 0;
+    return n;
+}
+
+ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
+                                     ctxc__block_src_t *out, ctxc_error_t *err) {
+    ctxc__entry_edit_t *ed = (ctxc__entry_edit_t *)ctx;
+    if (i != ed->next_out) { /* restart (the writer makes two passes) */
+        ed->cur = NULL;
+        ed->next_src = 0;
+        ed->next_out = 0;
+    }
+    ctxc_block_t b;
+    while (ed->next_out <= i) {
+        if (!edit_next(ed, &b)) {
+            return ctxc__fail(err, CTXC_E_RANGE, "block %z does not exist", i);
+        }
+        ed->next_out++;
+    }
+    memset(out, 0, sizeof *out);
+    out->type = b.type;
+    for (unsigned f = 0; f < ctxc__block_desc[b.type].nfields; f++) {
+        ctxc_str_t v = ctxc__block_field(&b, f);
+        out->f[f].p = v.ptr;
+        out->f[f].n = v.len;
+        out->f[f].kind = CTXC__SRC_RAW;
+    }
+    return CTXC_OK;
+}
+
+/* ---- plans ----------------------------------------------------------------------- */
+
+void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work) {
+    memset(plan, 0, sizeof *plan);
+    plan->ops = work->ops;
+    plan->cap = 2 * work->cap + 2;
+    plan->scratch = work->scratch;
+    plan->scratch_cap = work->scratch_cap;
+}
+
+static ctxc_status_t plan_room(ctxc_plan_t *plan, ctxc_error_t *err) {
+    if (plan->count >= plan->cap) {
+        return ctxc__fail_space(err, 1, "plan holds its maximum of %z ops",
+                                plan->cap);
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
+                             ctxc_error_t *err) {
+    if (from > to || to > UINT32_MAX) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "bad keep range [%z, %z)",
+                          from, to);
+    }
+    if (from == to) {
+        return CTXC_OK;
+    }
+    /* increasing over every earlier KEEP */
+    for (size_t k = plan->count; k-- > 0;) {
+        if (plan->ops[k].kind == CTXC_PLAN_KEEP) {
+            if (plan->ops[k].b > from) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "keep [%z, %z) overlaps or precedes an earlier "
+                                  "kept range",
+                                  from, to);
+            }
+            break;
+        }
+    }
+    if (plan->count > 0) {
+        ctxc_plan_op_t *last = &plan->ops[plan->count - 1];
+        if (last->kind == CTXC_PLAN_KEEP && last->b == from) {
+            last->b = (uint32_t)to;
+            return CTXC_OK;
+        }
+    }
+    ctxc_status_t st = plan_room(plan, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    ctxc_plan_op_t *op = &plan->ops[plan->count++];
+    memset(op, 0, sizeof *op);
+    op->kind = CTXC_PLAN_KEEP;
+    op->a = (uint32_t)from;
+    op->b = (uint32_t)to;
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    uint32_t replaces, ctxc_error_t *err) {
+    ctxc_status_t st = plan_room(plan, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    ctxc_plan_op_t op;
+    st = ctxc__record_to_scratch(plan->scratch, plan->scratch_cap,
+                                 &plan->scratch_used, src, est, user, &op, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    op.replaces = replaces;
+    plan->ops[plan->count++] = op;
+    return CTXC_OK;
+}
+
+static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
+                                   ctxc_error_t *err) {
+    const ctxc_entry_in_t *in = (const ctxc_entry_in_t *)ctx;
+    const ctxc_block_t *b = &in->blocks[i];
+    if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "block %z: unknown block type %u", i,
+                          (unsigned)b->type);
+    }
+    memset(out, 0, sizeof *out);
+    out->type = b->type;
+    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
+        ctxc_str_t v = ctxc__block_field(b, f);
+        out->f[f].p = v.ptr;
+        out->f[f].n = v.len;
+        out->f[f].kind = CTXC__SRC_RAW;
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,
+                                      ctxc__entry_src_t *src,
+                                      ctxc_error_t *err) {
+    if (in == NULL || (in->blocks == NULL && in->block_count != 0)) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL entry");
+    }
+    src->speaker = in->speaker;
+    src->block_count = in->block_count;
+    src->block = block_from_in;
+    src->ctx = (void *)(uintptr_t)in;
+    src->metadata.p = in->metadata.ptr;
+    src->metadata.n = in->metadata.len;
+    src->metadata.kind = CTXC__SRC_RAW;
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
+                               ctxc_estimate_fn estimate, void *user,
+                               uint32_t replaces, ctxc_error_t *err) {
+    ctxc__entry_src_t src;
+    ctxc_status_t st = ctxc__entry_src_from_in(in, &src, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    return ctxc__plan_insert_src(plan, &src, estimate, user, replaces, err);
+}
+
+/* ---- density results ---------------------------------------------------------------- */
+
+void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work) {
+    memset(r, 0, sizeof *r);
+    r->removals = work->removals;
+    r->cap_removals = work->cap;
+    r->replacements = work->dops;
+    r->cap_replacements = work->cap;
+    r->scratch = work->scratch;
+    r->scratch_cap = work->scratch_cap;
+}
+
+ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
+                                   ctxc_error_t *err) {
+    if (r->n_removals >= r->cap_removals) {
+        return ctxc__fail_space(err, 1, "density result holds %z removals",
+                                r->cap_removals);
+    }
+    r->removals[r->n_removals++] = (uint32_t)index;
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    ctxc_error_t *err) {
+    if (r->n_replacements >= r->cap_replacements) {
+        return ctxc__fail_space(err, 1, "density result holds %z replacements",
+                                r->cap_replacements);
+    }
+    ctxc_plan_op_t op;
+    ctxc_status_t st = ctxc__record_to_scratch(
+        r->scratch, r->scratch_cap, &r->scratch_used, src, est, user, &op, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    op.replaces = (uint32_t)index;
+    r->replacements[r->n_replacements++] = op;
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
+                                    size_t count, ctxc_error_t *err) {
+    for (size_t i = 0; i < r->n_removals; i++) {
+        if (r->removals[i] >= count) {
+            return ctxc__fail(err, CTXC_E_RANGE,
+                              "density removal %z: entry %z does not exist "
+                              "(%z entries)",
+                              i, (size_t)r->removals[i], count);
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (r->removals[j] == r->removals[i]) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "entry %z is removed twice",
+                                  (size_t)r->removals[i]);
+            }
+        }
+    }
+    for (size_t i = 0; i < r->n_replacements; i++) {
+        const ctxc_plan_op_t *op = &r->replacements[i];
+        uint32_t idx = op->replaces;
+        if (op->kind != CTXC_PLAN_INSERT || idx >= count) {
+            return ctxc__fail(err, CTXC_E_RANGE,
+                              "density replacement %z: entry %z does not exist "
+                              "(%z entries)",
+                              i, (size_t)idx, count);
+        }
+        if (r->scratch == NULL || op->a > r->scratch_used ||
+            op->b > r->scratch_used - op->a) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "density replacement %z lies outside its scratch "
+                              "area",
+                              i);
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (r->replacements[j].replaces == idx) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "entry %z is replaced twice", (size_t)idx);
+            }
+        }
+        for (size_t j = 0; j < r->n_removals; j++) {
+            if (r->removals[j] == idx) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "entry %z is both removed and replaced",
+                                  (size_t)idx);
+            }
+        }
+    }
+    return CTXC_OK;
+}
+
+#define MARK_KEEP 0xFFFFu
+#define MARK_REMOVE 0xFFFEu
+
+ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
+                                 const ctxc_density_result_t *r,
+                                 ctxc_work_t *work, ctxc_error_t *err) {
+    ctxc_status_t st = ctxc_density_validate(r, h->count, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (work->cap < h->count) {
+        return ctxc__fail_space(err, h->count - work->cap,
+                                "work area holds %z entries, the history %z",
+                                work->cap, h->count);
+    }
+    if (r->n_removals == 0 && r->n_replacements == 0) {
+        return CTXC_OK;
+    }
+    /* one mark per entry: keep, remove, or the replacement's number */
+    uint16_t *mark = work->aux2;
+    for (size_t i = 0; i < h->count; i++) {
+        mark[i] = MARK_KEEP;
+    }
+    for (size_t i = 0; i < r->n_removals; i++) {
+        mark[r->removals[i]] = MARK_REMOVE;
+    }
+    for (size_t i = 0; i < r->n_replacements; i++) {
+        mark[r->replacements[i].replaces] = (uint16_t)i;
+    }
+    ctxc_plan_t plan;
+    ctxc_plan_init(&plan, work);
+    plan.scratch = r->scratch;
+    plan.scratch_used = r->scratch_used;
+    plan.scratch_cap = r->scratch_cap;
+    for (size_t i = 0; i < h->count; i++) {
+        if (mark[i] == MARK_KEEP) {
+            st = ctxc_plan_keep(&plan, i, i + 1, err);
+        } else if (mark[i] == MARK_REMOVE) {
+            continue;
+        } else if (plan.count < plan.cap) {
+            plan.ops[plan.count++] = r->replacements[mark[i]];
+        } else {
+            st = ctxc__fail_space(err, 1, "plan holds %z ops", plan.cap);
+        }
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    return ctxc_history_apply_plan(h, &plan, err);
+}

@@ -1,0 +1,238 @@
+/*
+ * ctxc — the compression session (see include/ctxc/session.h).
+ */
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc/session.h"
+#include "ctxc/strategy.h"
+#include "ctxc_internal.h"
+
+#define DEFAULT_PRESERVE CTXC_PERMILLE(0.2)
+#define DEFAULT_TOP_PRESERVE CTXC_PERMILLE(0.2)
+#define DEFAULT_RETENTION 3u
+
+void ctxc_settings_defaults(ctxc_settings_t *s) {
+    memset(s, 0, sizeof *s);
+    s->strategy = ctxc_strategy_names[CTXC_STRATEGY_MIDDLE_OUT];
+    s->profile = NULL;
+    s->context_limit = 0;
+    s->threshold_ephemeral = CTXC_UNSET;
+    s->threshold_profile = CTXC_UNSET;
+    s->preserve_threshold = CTXC_UNSET;
+    s->top_preserve_threshold = CTXC_UNSET;
+    s->density.read_write_pruning = true;
+    s->density.file_dedupe = true;
+    s->density.recency_pruning = false;
+    s->density.recency_retention = DEFAULT_RETENTION;
+    s->density.workspace_root = NULL;
+}
+
+uint64_t ctxc__target_tokens(const ctxc_strategy_values_t *v) {
+    return v->context_limit * v->threshold * 6u / 10000u;
+}
+
+ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
+                                ctxc_work_t *work,
+                                const ctxc_settings_t *settings,
+                                ctxc_error_t *err) {
+    if (s == NULL || h == NULL || work == NULL || settings == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "session, history, work area and settings must not "
+                          "be NULL");
+    }
+    if (work->cap < h->max_entries) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "work area holds %z entries, the history up to %z",
+                          work->cap, h->max_entries);
+    }
+    memset(s, 0, sizeof *s);
+    s->history = h;
+    s->work = work;
+    s->settings = *settings;
+    s->density_dirty = h->count > 0;
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
+                               ctxc_error_t *err) {
+    if (s->locked) {
+        return ctxc__fail(err, CTXC_E_BUSY,
+                          "the history is locked by a compression in progress");
+    }
+    ctxc_status_t st = ctxc_history_append(s->history, in, err);
+    if (st == CTXC_OK) {
+        s->density_dirty = true;
+    }
+    return st;
+}
+
+static uint16_t clamp_ratio(int32_t v, uint16_t dflt) {
+    if (v == CTXC_UNSET) {
+        return dflt;
+    }
+    return v < 0 ? 0 : v > 1000 ? 1000 : (uint16_t)v;
+}
+
+static ctxc_status_t find_strategy(const ctxc_session_t *s,
+                                   const ctxc_strategy_t **out,
+                                   ctxc_error_t *err) {
+    if (s->settings.strategy == NULL) {
+        return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
+                          "compression.strategy is not set");
+    }
+    return ctxc_strategy_find(s->settings.strategy, out, err);
+}
+
+static uint16_t threshold_of(const ctxc_session_t *s, const ctxc_strategy_t *st) {
+    if (s->settings.threshold_ephemeral != CTXC_UNSET) {
+        return clamp_ratio(s->settings.threshold_ephemeral, 0);
+    }
+    if (s->settings.threshold_profile != CTXC_UNSET) {
+        return clamp_ratio(s->settings.threshold_profile, 0);
+    }
+    return st->trigger.default_threshold;
+}
+
+ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
+                                     uint16_t *threshold, ctxc_error_t *err) {
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    if (r == CTXC_OK) {
+        *threshold = threshold_of(s, st);
+    }
+    return r;
+}
+
+static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                   ctxc_error_t *err) {
+    s->density_dirty = false; /* cleared whether it runs or not */
+    memset(&s->last_density, 0, sizeof s->last_density);
+    if (st->optimize == NULL) {
+        return CTXC_OK;
+    }
+    ctxc_view_t raw;
+    ctxc_status_t r = ctxc_view_init(&raw, s->history, CTXC_VIEW_RAW,
+                                     s->work->map, s->work->cap, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
+    ctxc_density_result_t result;
+    s->locked = true;
+    r = st->optimize(&raw, &s->settings.density, s->work, &result, err);
+    if (r == CTXC_OK) {
+        r = ctxc_density_apply(s->history, &result, s->work, err);
+    }
+    s->locked = false;
+    if (r == CTXC_OK) {
+        s->last_density = result.counts;
+    }
+    return r;
+}
+
+ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err) {
+    if (s->locked) {
+        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
+    }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    return r == CTXC_OK ? optimize_with(s, st, err) : r;
+}
+
+static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                   ctxc_error_t *err) {
+    if (st->compress == NULL) {
+        return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                          "strategy '%s' is not available in this build (it "
+                          "needs the LLM provider layer)",
+                          st->name);
+    }
+    if (s->settings.context_limit == 0) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
+    }
+    ctxc_compress_ctx_t ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctxc_status_t r = ctxc_view_init(&ctx.view, s->history, CTXC_VIEW_CURATED,
+                                     s->work->map, s->work->cap, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
+    ctx.estimate = s->history->estimate;
+    ctx.estimate_user = s->history->estimate_user;
+    ctx.current_tokens = ctxc_history_tokens(s->history);
+    ctx.values.context_limit = s->settings.context_limit;
+    ctx.values.threshold = threshold_of(s, st);
+    ctx.values.preserve_threshold =
+        clamp_ratio(s->settings.preserve_threshold, DEFAULT_PRESERVE);
+    ctx.values.top_preserve_threshold =
+        clamp_ratio(s->settings.top_preserve_threshold, DEFAULT_TOP_PRESERVE);
+    ctx.values.density = s->settings.density;
+    ctx.profile = s->settings.profile;
+    ctx.prompt_id = NULL;
+    ctx.work = s->work;
+
+    ctxc_plan_t plan;
+    ctxc_plan_init(&plan, s->work);
+    s->locked = true;
+    r = st->compress(&ctx, &plan, err);
+    if (r == CTXC_OK) {
+        r = ctxc_history_apply_plan(s->history, &plan, err);
+    }
+    s->locked = false;
+    if (r == CTXC_OK) {
+        s->last_compress = plan.meta;
+    }
+    return r;
+}
+
+ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
+    if (s->locked) {
+        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
+    }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    return r == CTXC_OK ? compress_with(s, st, err) : r;
+}
+
+ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
+                                       uint64_t pending_tokens,
+                                       ctxc_send_report_t *report,
+                                       ctxc_error_t *err) {
+    ctxc_send_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    if (s->locked) {
+        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
+    }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
+    if (s->settings.context_limit == 0) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
+    }
+    /* 1. settle */
+    rep.tokens = ctxc_history_tokens(s->history);
+    rep.threshold_tokens = s->settings.context_limit * threshold_of(s, st) / 1000u;
+    rep.emergency = rep.tokens + pending_tokens > s->settings.context_limit;
+    /* 2. density step: when new content arrived, and always in an emergency */
+    if (s->density_dirty || rep.emergency) {
+        rep.optimized = st->optimize != NULL;
+        if ((r = optimize_with(s, st, err)) != CTXC_OK) {
+            return r;
+        }
+    }
+    /* 3. threshold check, 4. compress */
+    uint64_t now = ctxc_history_tokens(s->history);
+    if (rep.emergency || now + pending_tokens > rep.threshold_tokens) {
+        rep.compressed = true;
+        if ((r = compress_with(s, st, err)) != CTXC_OK) {
+            return r;
+        }
+    }
+    rep.tokens_after = ctxc_history_tokens(s->history);
+    if (report != NULL) {
+        *report = rep;
+    }
+    return CTXC_OK;
+}

@@ -1,0 +1,72 @@
+/*
+ * ctxc — top-down-truncation: no LLM. Drops the oldest entries until the
+ * estimate of what remains is below threshold x context limit x 0.6, cutting
+ * only at valid tool-call boundaries and keeping at least the last 2 entries.
+ */
+#include "ctxc/ctxc.h"
+#include "ctxc/strategy.h"
+#include "ctxc_internal.h"
+
+#if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+
+ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err) {
+    const ctxc_view_t *v = &ctx->view;
+    size_t n = v->count;
+    ctxc_boundary_t bd;
+    ctxc_status_t st =
+        ctxc_boundary_init(&bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, i, &e);
+        total += e.tokens;
+    }
+    uint64_t target = ctxc__target_tokens(&ctx->values);
+
+    /* oldest first until what remains is below the target */
+    size_t cut = 0;
+    uint64_t remaining = total;
+    while (cut < n && remaining >= target) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, cut, &e);
+        remaining -= e.tokens;
+        cut++;
+    }
+    cut = ctxc_find_forward_valid_split_point(&bd, cut);
+    size_t min_keep_cut = n >= 2 ? n - 2 : 0; /* keep at least 2 entries */
+    if (cut > min_keep_cut) {
+        cut = ctxc_find_backward_valid_split_point(&bd, min_keep_cut);
+    }
+
+    plan->meta.strategy = CTXC_STRATEGY_TOP_DOWN_TRUNCATION;
+    plan->meta.original_count = n;
+    plan->meta.tokens_before = total;
+    if (cut == 0) {
+        st = ctxc_plan_keep(plan, 0, v->store_count, err);
+        plan->meta.unchanged = true;
+        plan->meta.compressed_count = n;
+        plan->meta.bottom_preserved = n;
+        plan->meta.tokens_after = total;
+        return st;
+    }
+    uint64_t kept = 0;
+    for (size_t i = cut; i < n; i++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, i, &e);
+        kept += e.tokens;
+    }
+    /* keep the store from the first kept entry on (entries outside the
+     * curated view that lie in the kept tail stay with it) */
+    st = ctxc_plan_keep(plan, ctxc_view_index(v, cut), v->store_count, err);
+    plan->meta.compressed_count = n - cut;
+    plan->meta.bottom_preserved = n - cut;
+    plan->meta.middle_compressed = cut;
+    plan->meta.tokens_after = kept;
+    return st;
+}
+
+#endif
