@@ -65,7 +65,7 @@
 
 #define OUT_CAP ((size_t)8 * 1024 * 1024)
 #define ERR_CAP ((size_t)64 * 1024)
-#define MAX_ARGS 8
+#define MAX_ARGS 16
 
 typedef struct {
     int status; /* exit status; -1 when the child did not exit normally */
@@ -831,8 +831,135 @@ static void test_example_session(void **state) {
     assert_bytes_equal(r.out, r.out_len, g_file, len);
 }
 
+/* --- compress ------------------------------------------------------------- */
+
+static void example_path(char *path, size_t cap) {
+    snprintf(path, cap, "%s/boards/host/examples/coding-session.jsonl",
+             CTXC_SOURCE_DIR);
+}
+
+/* Runs `stats` on JSONL text and returns its entry count; asserts that the
+ * text imports and has no unpaired tool calls or responses. */
+static size_t stats_of(const char *jsonl, size_t len) {
+    char tmp[256], line[512];
+    run_t r;
+    size_t used, cap, ent, ent_cap;
+    write_temp(tmp, sizeof tmp, jsonl, len);
+    run_into(&r, g_out2, NULL, "stats", tmp, (const char *)NULL);
+    unlink(tmp);
+    if (r.status != 0) {
+        fail_msg("stats of the output failed: %s", r.err);
+    }
+    assert_non_null(line_of(r.out, 3, line, sizeof line));
+    assert_non_null(strstr(line, "(unpaired 0), tool responses: "));
+    assert_string_equal(line + strlen(line) - 12, "(unpaired 0)");
+    parse_arena(r.out, &used, &cap, &ent, &ent_cap);
+    return ent;
+}
+
+static void test_compress_top_down(void **state) {
+    char path[4096];
+    run_t r;
+    (void)state;
+    example_path(path, sizeof path);
+    RUN(&r, "compress", path, "--strategy", "top-down-truncation",
+        "--context-limit", "16000");
+    if (r.status != 0) {
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    }
+    assert_non_null(strstr(r.err, "strategy top-down-truncation, context limit "
+                                  "16000, threshold 0.850 (target 8160 tokens)"));
+    assert_non_null(strstr(r.err, "entries"));
+    assert_non_null(strstr(r.err, "tokens"));
+    assert_non_null(strstr(r.err, "bytes"));
+    assert_non_null(strstr(r.err, "time: "));
+    assert_null(strstr(r.err, "density:")); /* no density step */
+    size_t n = stats_of(r.out, r.out_len); /* (reuses the stderr buffer) */
+    assert_true(n >= 2 && n < 87);
+}
+
+static void test_compress_high_density_to_a_file(void **state) {
+    char path[4096], out[256];
+    run_t r;
+    (void)state;
+    example_path(path, sizeof path);
+    int fd = make_temp(out, sizeof out);
+    close(fd);
+    RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
+        "12000", "--threshold", "0.9", "--density", "recencyPruning=true",
+        "-o", out);
+    if (r.status != 0) {
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    }
+    assert_int_equal(r.out_len, 0); /* the history went to the file */
+    assert_non_null(strstr(r.err, "threshold 0.900"));
+    assert_non_null(strstr(r.err, "density: read->write pruned "));
+    assert_null(strstr(r.err, "[recency off]"));
+    assert_non_null(strstr(r.err, "compress: "));
+    size_t len = read_file(out, g_file, OUT_CAP);
+    unlink(out);
+    assert_true(stats_of(g_file, len) > 2);
+    assert_non_null(strstr(g_file, "[summarized]"));
+}
+
+static void test_compress_optimize_only(void **state) {
+    char path[4096];
+    run_t r;
+    (void)state;
+    example_path(path, sizeof path);
+    RUN(&r, "compress", path, "--strategy", "high-density", "--optimize-only",
+        "--density", "compression.density.fileDedupe=false");
+    if (r.status != 0) {
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    }
+    assert_non_null(strstr(r.err, "file dedupe 0 inclusions"));
+    assert_null(strstr(r.err, "compress: "));
+    assert_null(strstr(r.out, "[summarized]"));
+    size_t n = stats_of(r.out, r.out_len);
+    assert_true(n < 87); /* read->write pruning removed entries */
+}
+
+static void test_compress_errors(void **state) {
+    char path[4096];
+    run_t r;
+    (void)state;
+    example_path(path, sizeof path);
+    RUN(&r, "compress", path, "--context-limit", "100");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "missing --strategy"));
+    RUN(&r, "compress", path, "--strategy", "bottom-up", "--context-limit", "100");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "unknown strategy 'bottom-up'"));
+    RUN(&r, "compress", path, "--strategy", "middle-out", "--context-limit", "100");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "not available in this build"));
+    assert_int_equal(r.out_len, 0);
+    RUN(&r, "compress", path, "--strategy", "top-down-truncation");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "--context-limit"));
+    RUN(&r, "compress", path, "--strategy", "top-down-truncation",
+        "--context-limit", "100", "--threshold", "1.5");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "--threshold takes a fraction"));
+    RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
+        "100", "--density", "speed=11");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "unknown key"));
+    RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
+        "100", "--density", "recencyRetention=many");
+    assert_int_equal(r.status, EXIT_USAGE);
+    RUN(&r, "compress", "/nonexistent/x.jsonl", "--strategy",
+        "top-down-truncation", "--context-limit", "100");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "cannot open"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compress_top_down),
+        cmocka_unit_test(test_compress_high_density_to_a_file),
+        cmocka_unit_test(test_compress_optimize_only),
+        cmocka_unit_test(test_compress_errors),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_usage_errors),

@@ -1,0 +1,133 @@
+/*
+ * Helpers shared by the unit suites: building entries, importing JSONL text,
+ * exporting a history to memory, and snapshots that prove "unchanged".
+ * Header-only (static functions); include after <cmocka.h>.
+ */
+#ifndef CTXC_TEST_SUPPORT_H
+#define CTXC_TEST_SUPPORT_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+
+static inline ctxc_block_t t_text(const char *s) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TEXT;
+    b.u.text.text = ctxc_str(s);
+    return b;
+}
+
+static inline ctxc_block_t t_call(const char *id, const char *name,
+                                  const char *params) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TOOL_CALL;
+    b.u.tool_call.id = ctxc_str(id);
+    b.u.tool_call.name = ctxc_str(name);
+    b.u.tool_call.parameters = ctxc_str(params);
+    return b;
+}
+
+static inline ctxc_block_t t_resp(const char *id, const char *name,
+                                  const char *result_json, const char *error) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TOOL_RESPONSE;
+    b.u.tool_response.call_id = ctxc_str(id);
+    b.u.tool_response.tool_name = ctxc_str(name);
+    b.u.tool_response.result = ctxc_str(result_json);
+    b.u.tool_response.error = ctxc_str(error);
+    return b;
+}
+
+static inline void t_add(ctxc_history_t *h, ctxc_speaker_t sp,
+                         const ctxc_block_t *blocks, size_t n) {
+    ctxc_entry_in_t in = {sp, blocks, n, CTXC_STR_ABSENT};
+    ctxc_error_t err;
+    if (ctxc_history_append(h, &in, &err) != CTXC_OK) {
+        fail_msg("append failed: %s", err.message);
+    }
+}
+
+static inline void t_add_text(ctxc_history_t *h, ctxc_speaker_t sp,
+                              const char *s) {
+    ctxc_block_t b = t_text(s);
+    t_add(h, sp, &b, 1);
+}
+
+/* Imports JSONL text (fails the test on error). */
+static inline void t_import(ctxc_history_t *h, const char *jsonl) {
+    static ctxc_import_t imp;
+    ctxc_error_t err;
+    ctxc_history_clear(h);
+    if (ctxc_import_text(&imp, h, jsonl, strlen(jsonl), CTXC_FORMAT_AUTO,
+                         &err) != CTXC_OK) {
+        fail_msg("import failed at line %u: %s", (unsigned)err.line,
+                 err.message);
+    }
+}
+
+typedef struct {
+    char buf[1 << 18];
+    size_t len;
+} t_dump_t;
+
+static inline ctxc_status_t t_dump_write(void *user, const char *data,
+                                         size_t len) {
+    t_dump_t *d = (t_dump_t *)user;
+    if (d->len + len >= sizeof d->buf) {
+        return CTXC_E_NO_SPACE;
+    }
+    memcpy(d->buf + d->len, data, len);
+    d->len += len;
+    d->buf[d->len] = '\0';
+    return CTXC_OK;
+}
+
+static inline void t_dump(const ctxc_history_t *h, t_dump_t *d) {
+    d->len = 0;
+    d->buf[0] = '\0';
+    assert_int_equal(ctxc_export(h, t_dump_write, d, NULL), CTXC_OK);
+}
+
+/* Everything observable about a store. */
+typedef struct {
+    t_dump_t content;
+    ctxc_history_usage_t usage;
+    uint64_t tokens;
+} t_snap_t;
+
+static inline void t_snapshot(const ctxc_history_t *h, t_snap_t *s) {
+    t_dump(h, &s->content);
+    ctxc_history_usage(h, &s->usage);
+    s->tokens = ctxc_history_tokens(h);
+}
+
+static inline void t_assert_unchanged(const ctxc_history_t *h,
+                                      const t_snap_t *before) {
+    static t_snap_t now;
+    t_snapshot(h, &now);
+    assert_string_equal(now.content.buf, before->content.buf);
+    assert_memory_equal(&now.usage, &before->usage, sizeof now.usage);
+    assert_int_equal(now.tokens, before->tokens);
+}
+
+/* Text of block `k` of entry `i` (any string field that is the block's main
+ * text: text, or the result JSON of a tool response). */
+static inline const char *t_block_text(const ctxc_history_t *h, size_t i,
+                                       size_t k) {
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    assert_int_equal(ctxc_history_get(h, i, &e), CTXC_OK);
+    assert_int_equal(ctxc_entry_block(&e, k, &b), CTXC_OK);
+    switch (b.type) {
+    case CTXC_BLOCK_TEXT: return b.u.text.text.ptr;
+    case CTXC_BLOCK_TOOL_RESPONSE: return b.u.tool_response.result.ptr;
+    case CTXC_BLOCK_TOOL_CALL: return b.u.tool_call.id.ptr;
+    default: return "";
+    }
+}
+
+#endif /* CTXC_TEST_SUPPORT_H */

@@ -1,0 +1,493 @@
+/*
+ * high-density (REQ-HD-001 ... REQ-HD-008, REQ-HD-013): the density step
+ * (read->write pruning, @file dedupe, recency pruning, exact counts,
+ * malformed parameters skipped) and compress (one-line summaries of older
+ * tool results, recent tail kept, no LLM).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctxc/ctxc.h"
+#include "support.h"
+
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY
+
+CTXC_HISTORY_DEFINE(hist, 128, 65536);
+CTXC_WORK_DEFINE(work, 128, 32768);
+static t_dump_t before, after;
+static ctxc_settings_t set;
+
+static int setup(void **state) {
+    (void)state;
+    ctxc_history_clear(&hist);
+    ctxc_settings_defaults(&set);
+    set.strategy = "high-density";
+    set.context_limit = 100000;
+    set.density.workspace_root = "/w";
+    return 0;
+}
+
+static ctxc_density_counts_t optimize(void) {
+    ctxc_session_t s;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    t_dump(&hist, &before);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    if (ctxc_session_optimize(&s, &err) != CTXC_OK) {
+        fail_msg("optimize failed: %s", err.message);
+    }
+    t_dump(&hist, &after);
+    assert_true(ctxc_history_tokens(&hist) <= tokens);
+    ctxc_history_stats_t st;
+    ctxc_history_stats(&hist, &st);
+    assert_int_equal(st.unpaired_calls, 0);
+    assert_int_equal(st.unpaired_responses, 0);
+    return s.last_density;
+}
+
+#define READ(id, params)                                                       \
+    "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"" id     \
+    "\",\"name\":\"read_file\",\"parameters\":" params "}]}\n"
+#define CALL(id, name, params)                                                 \
+    "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"" id     \
+    "\",\"name\":\"" name "\",\"parameters\":" params "}]}\n"
+#define RESP(id, name, result)                                                 \
+    "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":\"" id \
+    "\",\"toolName\":\"" name "\",\"result\":\"" result "\"}]}\n"
+#define HUMAN(text)                                                            \
+    "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"" text "\"}]}\n"
+#define BODY "int main(void) { return 0; } /* a file body long enough */"
+
+/* ---- read->write pruning ------------------------------------------------------------ */
+
+static void test_read_of_a_file_written_later_is_pruned_with_its_response(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("fix it")
+                    READ("r1", "{\"file_path\":\"src/a.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "replace", "{\"file_path\":\"/w/src/a.c\",\"old_string\":\"0\",\"new_string\":\"1\"}")
+                    RESP("w1", "replace", "ok"));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.read_write_pruned, 1);
+    assert_int_equal(c.read_write_entries_removed, 2);
+    assert_int_equal(c.read_write_entries_replaced, 0);
+    assert_int_equal(ctxc_history_count(&hist), 3);
+    assert_null(strstr(after.buf, "\"r1\""));
+    assert_non_null(strstr(after.buf, "\"w1\""));
+}
+
+static void test_pruning_is_block_level(void **state) {
+    (void)state;
+    t_import(&hist,
+             HUMAN("look")
+             "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"reading\"},"
+             "{\"type\":\"tool_call\",\"id\":\"r1\",\"name\":\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}},"
+             "{\"type\":\"tool_call\",\"id\":\"r2\",\"name\":\"read_line_range\",\"parameters\":{\"file_path\":\"b.c\",\"start\":1,\"end\":9}}]}\n"
+             "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":\"r1\",\"toolName\":\"read_file\",\"result\":\"" BODY "\"},"
+             "{\"type\":\"tool_response\",\"callId\":\"r2\",\"toolName\":\"read_line_range\",\"result\":\"" BODY "\"}]}\n"
+             CALL("w1", "write_file", "{\"file_path\":\"a.c\",\"content\":\"x\"}")
+             RESP("w1", "write_file", "ok"));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.read_write_pruned, 1);
+    assert_int_equal(c.read_write_entries_removed, 0);
+    assert_int_equal(c.read_write_entries_replaced, 2);
+    assert_int_equal(ctxc_history_count(&hist), 5);
+    /* the ai entry keeps its text and the other call, the tool entry the
+     * other response */
+    ctxc_entry_t e;
+    ctxc_history_get(&hist, 1, &e);
+    assert_int_equal(e.block_count, 2);
+    assert_string_equal(t_block_text(&hist, 1, 0), "reading");
+    assert_string_equal(t_block_text(&hist, 1, 1), "r2");
+    ctxc_history_get(&hist, 2, &e);
+    assert_int_equal(e.block_count, 1);
+    assert_null(strstr(after.buf, "\"r1\""));
+}
+
+static void test_every_write_tool_counts(void **state) {
+    (void)state;
+    const char *writers[] = {"write_file", "ast_edit", "replace", "insert_at_line",
+                             "delete_line_range"};
+    for (size_t i = 0; i < 5; i++) {
+        setup(NULL);
+        char text[2048];
+        snprintf(text, sizeof text,
+                 READ("r1", "{\"file_path\":\"a.c\"}") RESP("r1", "read_file", BODY)
+                 "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"w\","
+                 "\"name\":\"%s\",\"parameters\":{\"file_path\":\"a.c\"}}]}\n"
+                 RESP("w", "x", "ok"),
+                 writers[i]);
+        t_import(&hist, text);
+        assert_int_equal(optimize().read_write_pruned, 1);
+    }
+    /* a tool that only looks does not count as a write */
+    setup(NULL);
+    t_import(&hist, READ("r1", "{\"file_path\":\"a.c\"}") RESP("r1", "read_file", BODY)
+                    CALL("g", "search_file_content", "{\"file_path\":\"a.c\"}")
+                    RESP("g", "search_file_content", "x"));
+    assert_int_equal(optimize().read_write_pruned, 0);
+}
+
+static void test_path_keys_are_taken_in_order(void **state) {
+    (void)state;
+    /* file_path wins over path: the read is of a.c */
+    t_import(&hist, READ("r1", "{\"path\":\"x.c\",\"file_path\":\"a.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "write_file", "{\"path\":\"x.c\"}")
+                    RESP("w1", "write_file", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 0);
+    setup(NULL);
+    t_import(&hist, READ("r1", "{\"absolute_path\":\"/w/a.c\",\"path\":\"x.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "write_file", "{\"path\":\"/w/./src/../a.c\"}")
+                    RESP("w1", "write_file", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 1);
+}
+
+static void test_no_case_folding_and_write_before_read(void **state) {
+    (void)state;
+    t_import(&hist, READ("r1", "{\"file_path\":\"README.md\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "write_file", "{\"file_path\":\"readme.md\"}")
+                    RESP("w1", "write_file", "ok")
+                    CALL("w2", "write_file", "{\"file_path\":\"b.c\"}")
+                    RESP("w2", "write_file", "ok")
+                    READ("r2", "{\"file_path\":\"b.c\"}") /* after the write */
+                    RESP("r2", "read_file", BODY));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.read_write_pruned, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_relative_paths_resolve_against_the_workspace(void **state) {
+    (void)state;
+    t_import(&hist, READ("r1", "{\"file_path\":\"/w/lib/../src/a.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "replace", "{\"file_path\":\"src//a.c\"}")
+                    RESP("w1", "replace", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 1);
+    /* another workspace: src/a.c is /elsewhere/src/a.c */
+    setup(NULL);
+    set.density.workspace_root = "/elsewhere";
+    t_import(&hist, READ("r1", "{\"file_path\":\"/w/src/a.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "replace", "{\"file_path\":\"src/a.c\"}")
+                    RESP("w1", "replace", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 0);
+}
+
+static void test_read_many_files_rule(void **state) {
+    (void)state;
+    const char *tail = CALL("w1", "write_file", "{\"file_path\":\"a.c\"}")
+        RESP("w1", "write_file", "ok") CALL("w2", "write_file", "{\"file_path\":\"b.c\"}")
+            RESP("w2", "write_file", "ok");
+    struct {
+        const char *params;
+        size_t pruned;
+    } cases[] = {
+        {"{\"paths\":[\"a.c\",\"/w/b.c\"]}", 1},  /* every path written later */
+        {"{\"paths\":[\"a.c\",\"c.c\"]}", 0},     /* c.c is not */
+        {"{\"paths\":[\"a.c\",\"src/*.c\"]}", 0}, /* a glob */
+        {"{\"paths\":[\"a.c\"],\"include\":[\"*.h\"]}", 0},
+        {"{\"paths\":[]}", 0},
+        {"{\"paths\":\"a.c\"}", 0}, /* malformed */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setup(NULL);
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"m\","
+                 "\"name\":\"read_many_files\",\"parameters\":%s}]}\n%s%s",
+                 cases[i].params, RESP("m", "read_many_files", BODY), tail);
+        t_import(&hist, text);
+        if (optimize().read_write_pruned != cases[i].pruned) {
+            fail_msg("case %zu (%s): expected %zu", i, cases[i].params,
+                     cases[i].pruned);
+        }
+    }
+}
+
+static void test_malformed_parameters_are_skipped(void **state) {
+    (void)state;
+    t_import(&hist, READ("r1", "{\"file_path\":42}") RESP("r1", "read_file", BODY)
+                    READ("r2", "[\"a.c\"]") RESP("r2", "read_file", BODY)
+                    READ("r3", "{}") RESP("r3", "read_file", BODY)
+                    READ("r4", "{\"file_path\":\"\"}") RESP("r4", "read_file", BODY)
+                    CALL("w1", "write_file", "{\"file_path\":null}")
+                    RESP("w1", "write_file", "ok")
+                    CALL("w2", "write_file", "{\"file_path\":\"a.c\"}")
+                    RESP("w2", "write_file", "ok"));
+    ctxc_density_counts_t c = optimize(); /* no error */
+    assert_int_equal(c.read_write_pruned, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_read_write_pruning_can_be_switched_off(void **state) {
+    (void)state;
+    set.density.read_write_pruning = false;
+    t_import(&hist, READ("r1", "{\"file_path\":\"a.c\"}") RESP("r1", "read_file", BODY)
+                    CALL("w1", "write_file", "{\"file_path\":\"a.c\"}")
+                    RESP("w1", "write_file", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+/* ---- @file dedupe -------------------------------------------------------------------------- */
+
+#define INCL(path, body) "--- " path " ---\\n" body "\\n--- End of content ---"
+
+static void test_three_inclusions_keep_only_the_latest(void **state) {
+    (void)state;
+    t_import(&hist,
+             HUMAN("first\\n" INCL("src/log.h", "#define LOG_V1 1 // version one of the header, long enough"))
+             HUMAN("again\\n" INCL("src/log.h", "#define LOG_V2 2 // version two of the header, long enough"))
+             HUMAN("last\\n" INCL("src/log.h", "#define LOG_V3 3 // version three of the header, long enough")));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.file_dedupe_replaced, 2);
+    assert_int_equal(c.file_dedupe_entries, 2);
+    assert_int_equal(ctxc_history_count(&hist), 3); /* replaced, not removed */
+    assert_string_equal(t_block_text(&hist, 0, 0),
+                        "first\n--- src/log.h ---\n[superseded by a later inclusion "
+                        "of this file]\n--- End of content ---");
+    assert_null(strstr(after.buf, "LOG_V1"));
+    assert_null(strstr(after.buf, "LOG_V2"));
+    assert_non_null(strstr(after.buf, "LOG_V3"));
+}
+
+static void test_dedupe_never_grows_a_short_inclusion(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("a\\n" INCL("s.h", "int s;")) HUMAN("b\\n" INCL("s.h", "int t;")));
+    assert_int_equal(optimize().file_dedupe_replaced, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_dedupe_leaves_unpaired_markers_and_other_files(void **state) {
+    (void)state;
+    t_import(&hist,
+             HUMAN("--- src/a.h ---\\nno closing marker here, so this stays as it is")
+             HUMAN("b " INCL("src/b.h", "int b_version_one_of_this_header_file;"))
+             HUMAN("--- src/a.h ---\\nstill no closing marker in this message at all")
+             HUMAN("c " INCL("src/c.h", "int only_one_inclusion_of_this_file;")));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.file_dedupe_replaced, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_dedupe_within_one_message_and_paths_resolved(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("two in one:\\n" INCL("./src/x.h", "int x_old_version_of_the_file; /* longer than the note */")
+                          "\\nand\\n" INCL("/w/src/x.h", "int x_new_version_of_the_file; /* longer than the note */")));
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.file_dedupe_replaced, 1);
+    assert_null(strstr(after.buf, "x_old_version"));
+    assert_non_null(strstr(after.buf, "x_new_version"));
+}
+
+/* ---- recency pruning ------------------------------------------------------------------------ */
+
+static void five_reads_two_shells(void) {
+    t_import(&hist, READ("r1", "{\"file_path\":\"1.c\"}") RESP("r1", "read_file", BODY " one")
+                    READ("r2", "{\"file_path\":\"2.c\"}") RESP("r2", "read_file", BODY " two")
+                    CALL("s1", "run_shell_command", "{\"command\":\"make\"}")
+                    RESP("s1", "run_shell_command", BODY " build")
+                    READ("r3", "{\"file_path\":\"3.c\"}") RESP("r3", "read_file", BODY " three")
+                    READ("r4", "{\"file_path\":\"4.c\"}") RESP("r4", "read_file", BODY " four")
+                    CALL("s2", "run_shell_command", "{\"command\":\"make test\"}")
+                    RESP("s2", "run_shell_command", BODY " test")
+                    READ("r5", "{\"file_path\":\"5.c\"}") RESP("r5", "read_file", "ok"));
+}
+
+static void test_recency_is_off_by_default(void **state) {
+    (void)state;
+    five_reads_two_shells();
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.recency_pruned, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_recency_keeps_the_newest_per_tool(void **state) {
+    (void)state;
+    set.density.recency_pruning = true; /* retention default 3 */
+    five_reads_two_shells();
+    ctxc_density_counts_t c = optimize();
+    assert_int_equal(c.recency_pruned, 2); /* r1, r2; shells untouched */
+    assert_int_equal(c.recency_entries, 2);
+    assert_int_equal(ctxc_history_count(&hist), 14); /* structure kept */
+    assert_string_equal(t_block_text(&hist, 1, 0),
+                        "\"[Result pruned \xe2\x80\x94 re-run tool to retrieve]\"");
+    assert_string_equal(t_block_text(&hist, 3, 0),
+                        "\"[Result pruned \xe2\x80\x94 re-run tool to retrieve]\"");
+    assert_non_null(strstr(after.buf, BODY " three"));
+    assert_non_null(strstr(after.buf, BODY " build"));
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_history_get(&hist, 1, &e);
+    ctxc_entry_block(&e, 0, &b);
+    assert_string_equal(b.u.tool_response.call_id.ptr, "r1");
+    assert_string_equal(b.u.tool_response.tool_name.ptr, "read_file");
+}
+
+static void test_recency_retention_below_one_counts_as_one(void **state) {
+    (void)state;
+    set.density.recency_pruning = true;
+    set.density.recency_retention = 0;
+    five_reads_two_shells();
+    ctxc_density_counts_t c = optimize();
+    /* read_file keeps r5 only (r1-r4 pruned); shells keep s2 (s1 pruned) */
+    assert_int_equal(c.recency_pruned, 5);
+    assert_non_null(strstr(after.buf, BODY " test"));
+    assert_null(strstr(after.buf, BODY " build"));
+}
+
+static void test_recency_never_grows_a_small_result(void **state) {
+    (void)state;
+    set.density.recency_pruning = true;
+    set.density.recency_retention = 1;
+    t_import(&hist, READ("r1", "{\"file_path\":\"1.c\"}") RESP("r1", "read_file", "ok")
+                    READ("r2", "{\"file_path\":\"2.c\"}") RESP("r2", "read_file", "ok"));
+    assert_int_equal(optimize().recency_pruned, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
+/* ---- compress ------------------------------------------------------------------------------------ */
+
+static ctxc_session_t compress(uint64_t limit, int32_t threshold) {
+    ctxc_session_t s;
+    ctxc_error_t err;
+    set.context_limit = limit;
+    set.threshold_ephemeral = threshold;
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    t_dump(&hist, &before);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    if (ctxc_session_compress(&s, &err) != CTXC_OK) {
+        fail_msg("compress failed: %s", err.message);
+    }
+    t_dump(&hist, &after);
+    assert_true(ctxc_history_tokens(&hist) <= tokens);
+    return s;
+}
+
+#define LONG_OUT                                                               \
+    "cc -c sensor.c\\ncc -c control.c\\ncc -c main.c\\nld -o thermo sensor.o "  \
+    "control.o main.o\\nrunning 14 tests... all passed in 0.02 seconds\\n"
+
+static void ten_turns(void) {
+    t_import(&hist, HUMAN("please build and test")
+                    READ("r1", "{\"file_path\":\"src/sensor.c\"}")
+                    RESP("r1", "read_file", LONG_OUT LONG_OUT)
+                    CALL("s1", "run_shell_command", "{\"command\":\"make test\"}")
+                    "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+                    "\"callId\":\"s1\",\"toolName\":\"run_shell_command\",\"result\":\"\","
+                    "\"error\":\"" LONG_OUT "\"}]}\n"
+                    "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"the build "
+                    "failed, fixing\"}]}\n"
+                    CALL("s2", "run_shell_command", "{\"command\":\"make\"}")
+                    RESP("s2", "run_shell_command", LONG_OUT LONG_OUT)
+                    CALL("s3", "run_shell_command", "{\"command\":\"make check\"}")
+                    RESP("s3", "run_shell_command", LONG_OUT LONG_OUT)
+                    HUMAN("thanks"));
+}
+
+static void test_compress_summarises_older_results_and_keeps_the_tail(void **state) {
+    (void)state;
+    ten_turns();
+    /* 11 entries; preserve 0.2 keeps floor(11 x 0.8) = 8.. as the tail */
+    ctxc_session_t s = compress(10, 1000); /* target 6: aim as low as possible */
+    assert_int_equal(ctxc_history_count(&hist), 11);
+    assert_string_equal(t_block_text(&hist, 2, 0),
+                        "\"[summarized] read_file src/sensor.c: ok\"");
+    assert_string_equal(t_block_text(&hist, 4, 0),
+                        "\"[summarized] run_shell_command make test: error\"");
+    assert_string_equal(t_block_text(&hist, 7, 0),
+                        "\"[summarized] run_shell_command make: ok\"");
+    /* the tail (entries 8..10) is verbatim; calls and texts are kept */
+    assert_non_null(strstr(after.buf, "\"make check\""));
+    assert_non_null(strstr(t_block_text(&hist, 9, 0), "running 14 tests"));
+    assert_null(strstr(t_block_text(&hist, 9, 0), "[summarized]"));
+    assert_non_null(strstr(after.buf, "the build failed, fixing"));
+    assert_non_null(strstr(after.buf, "\"name\":\"read_file\""));
+    assert_int_equal(s.last_compress.middle_compressed, 3);
+    assert_int_equal(s.last_compress.bottom_preserved, 3);
+    assert_false(s.last_compress.llm_call_made);
+    /* the summarised error keeps its meaning without the error text */
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_history_get(&hist, 4, &e);
+    ctxc_entry_block(&e, 0, &b);
+    assert_null(b.u.tool_response.error.ptr);
+    assert_string_equal(b.u.tool_response.call_id.ptr, "s1");
+}
+
+static void test_compress_stops_once_below_the_target(void **state) {
+    (void)state;
+    ten_turns();
+    uint64_t total = ctxc_history_tokens(&hist);
+    /* a target just below the total: summarising the first result is enough */
+    uint64_t limit = (total - 1) * 10000 / 6000;
+    ctxc_session_t s = compress(limit, 1000);
+    assert_int_equal(s.last_compress.middle_compressed, 1);
+    assert_non_null(strstr(t_block_text(&hist, 2, 0), "[summarized]"));
+    assert_null(strstr(t_block_text(&hist, 4, 0), "[summarized]"));
+    /* already below: nothing changes */
+    setup(NULL);
+    ten_turns();
+    s = compress(total * 10, 1000);
+    assert_true(s.last_compress.unchanged);
+    assert_string_equal(after.buf, before.buf);
+}
+
+static void test_compress_with_a_larger_preserved_tail(void **state) {
+    (void)state;
+    ten_turns();
+    set.preserve_threshold = 1000; /* keep everything verbatim */
+    ctxc_session_t s = compress(10, 1000);
+    assert_true(s.last_compress.unchanged);
+    assert_string_equal(after.buf, before.buf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_read_of_a_file_written_later_is_pruned_with_its_response, setup),
+        cmocka_unit_test_setup(test_pruning_is_block_level, setup),
+        cmocka_unit_test_setup(test_every_write_tool_counts, setup),
+        cmocka_unit_test_setup(test_path_keys_are_taken_in_order, setup),
+        cmocka_unit_test_setup(test_no_case_folding_and_write_before_read, setup),
+        cmocka_unit_test_setup(test_relative_paths_resolve_against_the_workspace, setup),
+        cmocka_unit_test_setup(test_read_many_files_rule, setup),
+        cmocka_unit_test_setup(test_malformed_parameters_are_skipped, setup),
+        cmocka_unit_test_setup(test_read_write_pruning_can_be_switched_off, setup),
+        cmocka_unit_test_setup(test_three_inclusions_keep_only_the_latest, setup),
+        cmocka_unit_test_setup(test_dedupe_leaves_unpaired_markers_and_other_files, setup),
+        cmocka_unit_test_setup(test_dedupe_never_grows_a_short_inclusion, setup),
+        cmocka_unit_test_setup(test_dedupe_within_one_message_and_paths_resolved, setup),
+        cmocka_unit_test_setup(test_recency_is_off_by_default, setup),
+        cmocka_unit_test_setup(test_recency_keeps_the_newest_per_tool, setup),
+        cmocka_unit_test_setup(test_recency_retention_below_one_counts_as_one, setup),
+        cmocka_unit_test_setup(test_recency_never_grows_a_small_result, setup),
+        cmocka_unit_test_setup(test_compress_summarises_older_results_and_keeps_the_tail, setup),
+        cmocka_unit_test_setup(test_compress_stops_once_below_the_target, setup),
+        cmocka_unit_test_setup(test_compress_with_a_larger_preserved_tail, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#else /* high-density left out of this build */
+
+static void test_left_out(void **state) {
+    (void)state;
+    const ctxc_strategy_t *s;
+    assert_int_equal(ctxc_strategy_find("high-density", &s, NULL),
+                     CTXC_E_UNKNOWN_STRATEGY);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_left_out)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#endif
