@@ -98,7 +98,9 @@ static bool resolve_path(const char *root, const char *p, size_t plen,
         if (rlen + 1 + plen >= sizeof tmp) {
             return false;
         }
-        memcpy(tmp, root, rlen);
+        if (rlen > 0) {
+            memcpy(tmp, root, rlen);
+        }
         n = rlen;
         if (n > 0) {
             tmp[n++] = '/';

@@ -181,6 +181,16 @@ static void test_relative_paths_resolve_against_the_workspace(void **state) {
     assert_int_equal(optimize().read_write_pruned, 0);
 }
 
+static void test_relative_paths_without_a_workspace_root(void **state) {
+    (void)state;
+    set.density.workspace_root = NULL; /* the default */
+    t_import(&hist, READ("r1", "{\"file_path\":\"src/./a.c\"}")
+                    RESP("r1", "read_file", BODY)
+                    CALL("w1", "replace", "{\"file_path\":\"src/a.c\"}")
+                    RESP("w1", "replace", "ok"));
+    assert_int_equal(optimize().read_write_pruned, 1);
+}
+
 static void test_read_many_files_rule(void **state) {
     (void)state;
     const char *tail = CALL("w1", "write_file", "{\"file_path\":\"a.c\"}")
@@ -458,6 +468,7 @@ int main(void) {
         cmocka_unit_test_setup(test_path_keys_are_taken_in_order, setup),
         cmocka_unit_test_setup(test_no_case_folding_and_write_before_read, setup),
         cmocka_unit_test_setup(test_relative_paths_resolve_against_the_workspace, setup),
+        cmocka_unit_test_setup(test_relative_paths_without_a_workspace_root, setup),
         cmocka_unit_test_setup(test_read_many_files_rule, setup),
         cmocka_unit_test_setup(test_malformed_parameters_are_skipped, setup),
         cmocka_unit_test_setup(test_read_write_pruning_can_be_switched_off, setup),
