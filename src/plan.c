@@ -226,22 +226,31 @@ ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
     return CTXC_OK;
 }
 
+#define MARK_KEEP 0xFFFFu
+#define MARK_REMOVE 0xFFFEu
+
 ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
-                                    size_t count, ctxc_error_t *err) {
+                                    size_t count, uint16_t *mark,
+                                    ctxc_error_t *err) {
+    if (count > 0xFFFDu) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "too many entries");
+    }
+    for (size_t i = 0; i < count; i++) {
+        mark[i] = MARK_KEEP;
+    }
     for (size_t i = 0; i < r->n_removals; i++) {
-        if (r->removals[i] >= count) {
+        uint32_t idx = r->removals[i];
+        if (idx >= count) {
             return ctxc__fail(err, CTXC_E_RANGE,
                               "density removal %z: entry %z does not exist "
                               "(%z entries)",
-                              i, (size_t)r->removals[i], count);
+                              i, (size_t)idx, count);
         }
-        for (size_t j = 0; j < i; j++) {
-            if (r->removals[j] == r->removals[i]) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "entry %z is removed twice",
-                                  (size_t)r->removals[i]);
-            }
+        if (mark[idx] != MARK_KEEP) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "entry %z is removed twice", (size_t)idx);
         }
+        mark[idx] = MARK_REMOVE;
     }
     for (size_t i = 0; i < r->n_replacements; i++) {
         const ctxc_plan_op_t *op = &r->replacements[i];
@@ -259,51 +268,36 @@ ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
                               "area",
                               i);
         }
-        for (size_t j = 0; j < i; j++) {
-            if (r->replacements[j].replaces == idx) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "entry %z is replaced twice", (size_t)idx);
-            }
+        if (mark[idx] == MARK_REMOVE) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "entry %z is both removed and replaced",
+                              (size_t)idx);
         }
-        for (size_t j = 0; j < r->n_removals; j++) {
-            if (r->removals[j] == idx) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "entry %z is both removed and replaced",
-                                  (size_t)idx);
-            }
+        if (mark[idx] != MARK_KEEP) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "entry %z is replaced twice", (size_t)idx);
         }
+        mark[idx] = (uint16_t)i;
     }
     return CTXC_OK;
 }
 
-#define MARK_KEEP 0xFFFFu
-#define MARK_REMOVE 0xFFFEu
-
 ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
                                  const ctxc_density_result_t *r,
                                  ctxc_work_t *work, ctxc_error_t *err) {
-    ctxc_status_t st = ctxc_density_validate(r, h->count, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
     if (work->cap < h->count) {
         return ctxc__fail_space(err, h->count - work->cap,
                                 "work area holds %z entries, the history %z",
                                 work->cap, h->count);
     }
-    if (r->n_removals == 0 && r->n_replacements == 0) {
-        return CTXC_OK;
-    }
     /* one mark per entry: keep, remove, or the replacement's number */
     uint16_t *mark = work->aux2;
-    for (size_t i = 0; i < h->count; i++) {
-        mark[i] = MARK_KEEP;
+    ctxc_status_t st = ctxc_density_validate(r, h->count, mark, err);
+    if (st != CTXC_OK) {
+        return st;
     }
-    for (size_t i = 0; i < r->n_removals; i++) {
-        mark[r->removals[i]] = MARK_REMOVE;
-    }
-    for (size_t i = 0; i < r->n_replacements; i++) {
-        mark[r->replacements[i].replaces] = (uint16_t)i;
+    if (r->n_removals == 0 && r->n_replacements == 0) {
+        return CTXC_OK;
     }
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, work);

@@ -277,10 +277,11 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan
                                       ctxc_error_t *err);
 
 /* Validates a density result against a history of `count` entries: every
- * index in range, none listed twice, none both removed and replaced.
+ * index in range, none listed twice, none both removed and replaced. `mark`
+ * (count elements of caller memory) receives one mark per entry; O(count).
  * Errors: CTXC_E_RANGE, CTXC_E_INVALID_ARG. */
 ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r, size_t count,
-                                    ctxc_error_t *err);
+                                    uint16_t *mark, ctxc_error_t *err);
 /* Validates, then applies: replacements first, removals from the highest
  * index down (as one atomic step), tokens recounted. Uses work->ops and
  * work->aux2. On error nothing is applied. */

@@ -392,7 +392,7 @@ static void test_density_apply_replaces_then_removes(void **state) {
     replacement(&r, 3, "DELTA");
     ctxc__density_remove(&r, 4, NULL);
     replacement(&r, 0, "ALPHA");
-    assert_int_equal(ctxc_density_validate(&r, 5, NULL), CTXC_OK);
+    assert_int_equal(ctxc_density_validate(&r, 5, work.aux2, NULL), CTXC_OK);
     assert_int_equal(ctxc_density_apply(&hist, &r, &work, NULL), CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 3);
     assert_string_equal(t_block_text(&hist, 0, 0), "ALPHA");
