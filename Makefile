@@ -4,6 +4,8 @@
 #   make run        build, then run the main job (RUN_CMD)
 #   make test       install test deps if missing, build host + cortex-m4, print
 #                   the cortex-m4 size table, run every test (ctest, last)
+#   make bench      build the host tree, run the strategy benchmark (markdown
+#                   table on stdout; corpus: $CTXC_CORPUS, default ../shared/corpus)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
 #   make clean      remove build/
@@ -28,8 +30,15 @@ CLI       := $(HOST_DIR)/ctxc
 
 # The main job of `make run`. Change it here.
 EXAMPLE := boards/host/examples/coding-session.jsonl
-RUN_OUT := $(HOST_DIR)/coding-session.fmt.jsonl
-RUN_CMD  = $(CLI) stats $(EXAMPLE) && $(CLI) fmt $(EXAMPLE) > $(RUN_OUT) && echo "make run: wrote $(RUN_OUT)"
+# Compresses the example with the LLM-free high-density strategy for a
+# 16000-token context window: the density step, then one-line summaries of
+# older tool results; the before/after table goes to the terminal.
+RUN_OUT := $(HOST_DIR)/coding-session.compressed.jsonl
+RUN_CMD  = $(CLI) compress $(EXAMPLE) --strategy high-density --context-limit 16000 -o $(RUN_OUT) && echo "make run: wrote $(RUN_OUT)"
+
+# The benchmark of `make bench` (test/bench).
+BENCH_TARGET := bench_strategies
+BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 
 # Debian packages.
 BUILD_DEPS := cmake make gcc libc6-dev libjsmn-dev
@@ -68,7 +77,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test cortex-m4 size clean help deps-build deps-cross deps-test
+.PHONY: all run test bench cortex-m4 size clean help deps-build deps-cross deps-test
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -87,6 +96,11 @@ test: deps-test
 	-@$(CMAKE) --build $(CROSS_DIR) --target size ram symbols | $(NO_PROGRESS)
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
+# Not a test: prints times, asserts nothing about them.
+bench: all
+	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
+	$(BENCH)
+
 cortex-m4: deps-cross
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
@@ -100,7 +114,7 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,10s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,12s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 deps-build:
 	$(call install_deps,build,$(BUILD_DEPS))
