@@ -7,14 +7,18 @@
 #include "ctxc/ctxc.h"
 
 CTXC_HISTORY_DEFINE_DEFAULT(ram_history);
+CTXC_WORK_DEFINE_DEFAULT(ram_work);
 static ctxc_import_t ram_import;
 static ctxc_error_t ram_error;
+static ctxc_session_t ram_session;
 
 void *ctxc_ram_probe(unsigned which);
 void *ctxc_ram_probe(unsigned which) {
     switch (which) {
     case 0: return &ram_history;
     case 1: return &ram_import;
+    case 2: return &ram_work;
+    case 3: return &ram_session;
     default: return &ram_error;
     }
 }

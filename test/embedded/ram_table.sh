@@ -29,6 +29,15 @@ total=0
     ram_history) what="ctxc_history_t" ;;
     ram_import) what="ctxc_import_t (JSON token scratch, CTXC_CFG_JSON_MAX_TOKENS x 20)" ;;
     ram_error) what="ctxc_error_t (CTXC_CFG_ERROR_MESSAGE_LEN)" ;;
+    ram_work) what="ctxc_work_t" ;;
+    ram_work_map_) what="work: view map (entries x 2)" ;;
+    ram_work_aux_) what="work: boundary data ((entries + 1) x 2)" ;;
+    ram_work_aux2_) what="work: density marks (entries x 2)" ;;
+    ram_work_rem_) what="work: density removals (entries x 4)" ;;
+    ram_work_ops_) what="work: plan ops ((2 x entries + 2) x 24)" ;;
+    ram_work_dops_) what="work: density replacements (entries x 24)" ;;
+    ram_work_scratch_) what="work: scratch for inserted entries (CTXC_CFG_WORK_SCRATCH_BYTES)" ;;
+    ram_session) what="ctxc_session_t" ;;
     *) what="$name" ;;
     esac
     echo "| $what | \`$name\` | $bytes |"
