@@ -8,13 +8,8 @@
 #include "ctxc/strategy.h"
 #include "ctxc_internal.h"
 
-static bool same(ctxc_str_t a, ctxc_str_t b) {
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-/* Position of the first tool_response with this call id after `from`, or
- * the view's count when there is none (an unpaired call). */
-static size_t response_pos(const ctxc_view_t *v, size_t from, ctxc_str_t id) {
+bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
+                         size_t *pos, size_t *block) {
     for (size_t p = from + 1; p < v->count; p++) {
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
@@ -23,14 +18,16 @@ static size_t response_pos(const ctxc_view_t *v, size_t from, ctxc_str_t id) {
         }
         const uint8_t *cur = NULL;
         ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
             if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
-                same(b.u.tool_response.call_id, id)) {
-                return p;
+                ctxc__str_eq(b.u.tool_response.call_id, id)) {
+                *pos = p;
+                *block = k;
+                return true;
             }
         }
     }
-    return v->count;
+    return false;
 }
 
 ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
@@ -53,8 +50,9 @@ ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
             if (blk.type != CTXC_BLOCK_TOOL_CALL) {
                 continue;
             }
-            size_t p = response_pos(view, a, blk.u.tool_call.id);
-            if (p < n && p + 1 > running) { /* unpaired calls do not count */
+            size_t p, k;
+            if (ctxc__find_response(view, a, blk.u.tool_call.id, &p, &k) &&
+                p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
             }
         }
@@ -94,4 +92,22 @@ size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b,
 size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i) {
     size_t f = ctxc_find_forward_valid_split_point(b, i);
     return f < b->count ? f : ctxc_find_backward_valid_split_point(b, i);
+}
+
+ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
+                                     ctxc_boundary_t *bd, uint64_t *total,
+                                     ctxc_error_t *err) {
+    const ctxc_view_t *v = &ctx->view;
+    ctxc_status_t st =
+        ctxc_boundary_init(bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    *total = 0;
+    for (size_t i = 0; i < v->count; i++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, i, &e);
+        *total += e.tokens;
+    }
+    return CTXC_OK;
 }

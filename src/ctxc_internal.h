@@ -43,6 +43,19 @@ static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
 }
 static inline void ctxc__putc(ctxc__sink_t *s, char c) { ctxc__put(s, &c, 1); }
 
+/* Byte equality of two strings (absent and empty compare equal). */
+static inline bool ctxc__str_eq(ctxc_str_t a, ctxc_str_t b) {
+    if (a.len != b.len) {
+        return false;
+    }
+    for (size_t i = 0; i < a.len; i++) {
+        if (a.ptr[i] != b.ptr[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- UTF-8 ---------------------------------------------------------------- */
 
 /* Decodes one scalar value at s[0..len). Returns the bytes used (1..4) or 0
@@ -231,5 +244,16 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 
 /* target tokens = limit x threshold x 0.6 (threshold in thousandths) */
 uint64_t ctxc__target_tokens(const ctxc_strategy_values_t *v);
+
+/* Common start of a compress(): the boundary data of the context's view in
+ * ctx->work->aux and the sum of the view's cached estimates. */
+ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
+                                     ctxc_boundary_t *bd, uint64_t *total,
+                                     ctxc_error_t *err);
+
+/* First tool_response to `id` after view position `from`: its position and
+ * block index. False when there is none (an unpaired call). */
+bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
+                         size_t *pos, size_t *block);
 
 #endif /* CTXC_INTERNAL_H */

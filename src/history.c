@@ -309,6 +309,30 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
     return CTXC_OK;
 }
 
+/* Validates an entry source and measures its record. */
+static ctxc_status_t measure_record(const ctxc__entry_src_t *src, size_t *size,
+                                    ctxc_error_t *err) {
+    if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
+                          (unsigned)src->speaker);
+    }
+    if (src->block_count == 0 || src->block_count > 65535u) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "an entry needs 1..65535 blocks (got %z)",
+                          src->block_count);
+    }
+    ctxc__sink_t m = {NULL, 0, 0};
+    ctxc_status_t st = emit_record(src, &m, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (m.len > 0x7FFFFFFFu) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE, "entry larger than 2 GiB");
+    }
+    *size = m.len;
+    return CTXC_OK;
+}
+
 static uint8_t flags_of(const ctxc_str_t *meta) {
     static const struct {
         const char *key;
@@ -417,15 +441,6 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err) {
     bool replace = index != SIZE_MAX;
-    if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
-                          (unsigned)src->speaker);
-    }
-    if (src->block_count == 0 || src->block_count > 65535u) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "an entry needs 1..65535 blocks (got %z)",
-                          src->block_count);
-    }
     if (replace && index >= h->count) {
         return ctxc__fail(err, CTXC_E_RANGE,
                           "entry %z does not exist (%z entries)", index,
@@ -437,14 +452,10 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 h->max_entries);
     }
     /* pass 1: validate and measure */
-    ctxc__sink_t m = {NULL, 0, 0};
-    ctxc_status_t st = emit_record(src, &m, err);
+    size_t size;
+    ctxc_status_t st = measure_record(src, &size, err);
     if (st != CTXC_OK) {
         return st;
-    }
-    size_t size = m.len;
-    if (size > 0x7FFFFFFFu) {
-        return ctxc__fail(err, CTXC_E_TOO_LARGE, "entry larger than 2 GiB");
     }
     size_t free_bytes = h->arena_bytes - h->used;
     if (!replace) {
@@ -704,21 +715,11 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
                                       const ctxc__entry_src_t *src,
                                       ctxc_estimate_fn est, void *user,
                                       ctxc_plan_op_t *op, ctxc_error_t *err) {
-    if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
-                          (unsigned)src->speaker);
-    }
-    if (src->block_count == 0 || src->block_count > 65535u) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "an entry needs 1..65535 blocks (got %z)",
-                          src->block_count);
-    }
-    ctxc__sink_t m = {NULL, 0, 0};
-    ctxc_status_t st = emit_record(src, &m, err);
+    size_t size;
+    ctxc_status_t st = measure_record(src, &size, err);
     if (st != CTXC_OK) {
         return st;
     }
-    size_t size = m.len;
     size_t free_bytes = cap - *used;
     if (size > free_bytes) {
         return ctxc__fail_space(err, size - free_bytes,
@@ -868,10 +869,6 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
-static bool str_eq(ctxc_str_t a, ctxc_str_t b) {
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* Whether a block of `type` whose id (call id or response callId) is `id`
  * exists in entries [from, to). */
 static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
@@ -883,7 +880,7 @@ static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
             if (b.type == type &&
-                str_eq(type == CTXC_BLOCK_TOOL_CALL ? b.u.tool_call.id
+                ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL ? b.u.tool_call.id
                                                     : b.u.tool_response.call_id,
                        id)) {
                 return true;

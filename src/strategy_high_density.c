@@ -41,10 +41,6 @@ static bool str_is(ctxc_str_t s, const char *lit) {
     return s.ptr != NULL && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
-static bool str_eq(ctxc_str_t a, ctxc_str_t b) {
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 static bool is_read_tool(ctxc_str_t n) {
     return str_is(n, "read_file") || str_is(n, "read_line_range") ||
            str_is(n, "read_many_files") || str_is(n, "ast_read_file");
@@ -245,29 +241,6 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
     return true;
 }
 
-/* Position and block index of the first response to `id` after p. */
-static bool find_response(const ctxc_view_t *v, size_t p, ctxc_str_t id,
-                          size_t *q_out, size_t *k_out) {
-    for (size_t q = p + 1; q < v->count; q++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, q, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
-                str_eq(b.u.tool_response.call_id, id)) {
-                *q_out = q;
-                *k_out = k;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 /* Position and block of the last call with `id` before q. */
 static bool find_call(const ctxc_view_t *v, size_t q, ctxc_str_t id,
                       size_t *p_out, size_t *k_out, ctxc_block_t *call) {
@@ -280,7 +253,7 @@ static bool find_call(const ctxc_view_t *v, size_t q, ctxc_str_t id,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_CALL && str_eq(b.u.tool_call.id, id)) {
+            if (b.type == CTXC_BLOCK_TOOL_CALL && ctxc__str_eq(b.u.tool_call.id, id)) {
                 *p_out = p;
                 *k_out = k;
                 *call = b;
@@ -300,7 +273,7 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
         return false;
     }
     size_t q, r;
-    if (!find_response(hd->v, p, b->u.tool_call.id, &q, &r) ||
+    if (!ctxc__find_response(hd->v, p, b->u.tool_call.id, &q, &r) ||
         r >= MAX_EDIT_BLOCKS) {
         return false;
     }
@@ -481,7 +454,7 @@ static size_t newer_results(const hd_t *hd, size_t q, size_t k,
         for (size_t j = 0; ctxc_entry_next_block(&e, &cur, &b) && n < enough;
              j++) {
             if ((p == q && j <= k) || b.type != CTXC_BLOCK_TOOL_RESPONSE ||
-                !str_eq(b.u.tool_response.tool_name, tool) ||
+                !ctxc__str_eq(b.u.tool_response.tool_name, tool) ||
                 rw_drops_response(hd, p, j, &b)) {
                 continue;
             }
@@ -782,16 +755,10 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    ctxc_status_t st =
-        ctxc_boundary_init(&bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    uint64_t total;
+    ctxc_status_t st = ctxc__compress_prepare(ctx, &bd, &total, err);
     if (st != CTXC_OK) {
         return st;
-    }
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, i, &e);
-        total += e.tokens;
     }
     uint64_t target = ctxc__target_tokens(&ctx->values);
     uint32_t keep_pm = 1000u - (ctx->values.preserve_threshold > 1000u

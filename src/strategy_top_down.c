@@ -14,16 +14,10 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    ctxc_status_t st =
-        ctxc_boundary_init(&bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    uint64_t total;
+    ctxc_status_t st = ctxc__compress_prepare(ctx, &bd, &total, err);
     if (st != CTXC_OK) {
         return st;
-    }
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, i, &e);
-        total += e.tokens;
     }
     uint64_t target = ctxc__target_tokens(&ctx->values);
 
