@@ -77,7 +77,7 @@ size_t ctxc_find_forward_valid_split_point(const ctxc_boundary_t *b, size_t i) {
 }
 
 size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b,
-                                           size_t i) {
+                                            size_t i) {
     if (i > b->count) {
         i = b->count;
     }

@@ -56,7 +56,7 @@ static inline bool ctxc__str_eq(ctxc_str_t a, ctxc_str_t b) {
     return true;
 }
 
-/* ---- UTF-8 ---------------------------------------------------------------- */
+/* ---- UTF-8 --------------------------------------------------------------- */
 
 /* Decodes one scalar value at s[0..len). Returns the bytes used (1..4) or 0
  * for an invalid sequence (overlong, surrogate, > U+10FFFF, truncated). */
@@ -119,7 +119,7 @@ bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
  * after it. */
 size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos);
 
-/* ---- block layout --------------------------------------------------------- */
+/* ---- block layout -------------------------------------------------------- */
 
 #define CTXC__MAX_FIELDS 5
 
@@ -239,7 +239,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err);
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
-                                ctxc_work_t *work, ctxc_density_result_t *result,
+                                ctxc_work_t *work,
+                                ctxc_density_result_t *result,
                                 ctxc_error_t *err);
 
 /* target tokens = limit x threshold x 0.6 (threshold in thousandths) */

@@ -21,9 +21,9 @@ static bool is_space(uint32_t cp) {
     if (cp < 0x1680u) {
         return false;
     }
-    return cp == 0x1680u || (cp >= 0x2000u && cp <= 0x200Au) ||
-           cp == 0x2028u || cp == 0x2029u || cp == 0x202Fu || cp == 0x205Fu ||
-           cp == 0x3000u || cp == 0xFEFFu;
+    return cp == 0x1680u || (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u ||
+           cp == 0x2029u || cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u ||
+           cp == 0xFEFFu;
 }
 
 static void acc_cp(acc_t *a, uint32_t cp) {

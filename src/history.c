@@ -18,16 +18,20 @@
 
 const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT] = {
     [CTXC_BLOCK_TEXT] = {"text", 1, {{"text", 0, 0}}},
-    [CTXC_BLOCK_TOOL_CALL] = {"tool_call", 3,
-                              {{"id", 0, 0}, {"name", 0, 0}, {"parameters", 0, 1}}},
-    [CTXC_BLOCK_TOOL_RESPONSE] = {"tool_response", 4,
+    [CTXC_BLOCK_TOOL_CALL] =
+        {"tool_call", 3, {{"id", 0, 0}, {"name", 0, 0}, {"parameters", 0, 1}}},
+    [CTXC_BLOCK_TOOL_RESPONSE] = {"tool_response",
+                                  4,
                                   {{"callId", 0, 0},
                                    {"toolName", 0, 0},
                                    {"result", 0, 1},
                                    {"error", 1, 0}}},
-    [CTXC_BLOCK_THINKING] = {"thinking", 2, {{"thought", 0, 0}, {"signature", 1, 0}}},
+    [CTXC_BLOCK_THINKING] = {"thinking",
+                             2,
+                             {{"thought", 0, 0}, {"signature", 1, 0}}},
     [CTXC_BLOCK_CODE] = {"code", 2, {{"code", 0, 0}, {"language", 1, 0}}},
-    [CTXC_BLOCK_MEDIA] = {"media", 5,
+    [CTXC_BLOCK_MEDIA] = {"media",
+                          5,
                           {{"mimeType", 0, 0},
                            {"data", 0, 0},
                            {"encoding", 0, 0},
@@ -45,10 +49,9 @@ static ctxc_str_t *field_ptr(ctxc_block_t *b, unsigned i) {
         return i < 3 ? f[i] : NULL;
     }
     case CTXC_BLOCK_TOOL_RESPONSE: {
-        ctxc_str_t *f[] = {&b->u.tool_response.call_id,
-                           &b->u.tool_response.tool_name,
-                           &b->u.tool_response.result,
-                           &b->u.tool_response.error};
+        ctxc_str_t *f[] = {
+            &b->u.tool_response.call_id, &b->u.tool_response.tool_name,
+            &b->u.tool_response.result, &b->u.tool_response.error};
         return i < 4 ? f[i] : NULL;
     }
     case CTXC_BLOCK_THINKING: {
@@ -97,7 +100,7 @@ const char *ctxc_block_type_name(ctxc_block_type_t type) {
                                                   : "?";
 }
 
-/* ---- raw record access ------------------------------------------------------ */
+/* ---- raw record access --------------------------------------------------- */
 
 static uint32_t rd32(const uint8_t *p) {
     uint32_t v;
@@ -165,7 +168,7 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
     return CTXC_OK;
 }
 
-/* ---- init / clear / get --------------------------------------------------------- */
+/* ---- init / clear / get -------------------------------------------------- */
 
 ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
                                 size_t max_entries, void *arena,
@@ -210,7 +213,7 @@ ctxc_status_t ctxc_history_get(const ctxc_history_t *h, size_t index,
     return CTXC_OK;
 }
 
-/* ---- writing records ---------------------------------------------------------- */
+/* ---- writing records ----------------------------------------------------- */
 
 static ctxc_status_t emit_field(ctxc__sink_t *out, const ctxc__src_t *f,
                                 bool json, ctxc_error_t *err) {
@@ -447,9 +450,8 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                           h->count);
     }
     if (!replace && h->count >= h->max_entries) {
-        return ctxc__fail_space(err, 1,
-                                "history holds its maximum of %z entries",
-                                h->max_entries);
+        return ctxc__fail_space(
+            err, 1, "history holds its maximum of %z entries", h->max_entries);
     }
     /* pass 1: validate and measure */
     size_t size;
@@ -461,8 +463,8 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
     if (!replace) {
         if (size > free_bytes) {
             return ctxc__fail_space(err, size - free_bytes,
-                                    "entry needs %z arena bytes, %z free",
-                                    size, free_bytes);
+                                    "entry needs %z arena bytes, %z free", size,
+                                    free_bytes);
         }
         ctxc__sink_t w = {(char *)h->arena + h->used, size, 0};
         (void)emit_record(src, &w, NULL);
@@ -482,9 +484,9 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
     bool alias = src_aliases(h, src);
     size_t need = alias ? size : (size > old ? size - old : 0);
     if (need > free_bytes) {
-        return ctxc__fail_space(err, need - free_bytes,
-                                "replacement needs %z free arena bytes, %z free",
-                                need, free_bytes);
+        return ctxc__fail_space(
+            err, need - free_bytes,
+            "replacement needs %z free arena bytes, %z free", need, free_bytes);
     }
     size_t peak;
     if (alias) {
@@ -513,7 +515,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
     return CTXC_OK;
 }
 
-/* ---- public append / replace ------------------------------------------------- */
+/* ---- public append / replace --------------------------------------------- */
 
 static ctxc_status_t put_in(ctxc_history_t *h, size_t index,
                             const ctxc_entry_in_t *in, ctxc_error_t *err) {
@@ -542,7 +544,7 @@ ctxc_status_t ctxc_history_replace(ctxc_history_t *h, size_t index,
     return put_in(h, index, in, err);
 }
 
-/* ---- removal ------------------------------------------------------------------------ */
+/* ---- removal ------------------------------------------------------------- */
 
 /* Drops every marked slot and compacts the arena. */
 static void compact_marked(ctxc_history_t *h) {
@@ -578,8 +580,9 @@ ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
         size_t i = indexes[k];
         ctxc_status_t st = CTXC_OK;
         if (i >= h->count) {
-            st = ctxc__fail(err, CTXC_E_RANGE,
-                            "entry %z does not exist (%z entries)", i, h->count);
+            st =
+                ctxc__fail(err, CTXC_E_RANGE,
+                           "entry %z does not exist (%z entries)", i, h->count);
         } else if (h->slots[i].flags & SLOT_MARK) {
             st = ctxc__fail(err, CTXC_E_INVALID_ARG,
                             "entry %z listed twice for removal", i);
@@ -612,7 +615,7 @@ ctxc_status_t ctxc_history_remove_range(ctxc_history_t *h, size_t from,
     return CTXC_OK;
 }
 
-/* ---- usage, tokens ------------------------------------------------------------------ */
+/* ---- usage, tokens ------------------------------------------------------- */
 
 void ctxc_history_usage(const ctxc_history_t *h, ctxc_history_usage_t *out) {
     out->entries_used = h->count;
@@ -650,7 +653,7 @@ void ctxc_history_anchor_tokens(ctxc_history_t *h, uint64_t reported) {
     h->anchor_delta = (int64_t)reported - (int64_t)h->token_sum;
 }
 
-/* ---- views ----------------------------------------------------------------------------- */
+/* ---- views --------------------------------------------------------------- */
 
 bool ctxc_entry_has_content(const ctxc_entry_t *entry) {
     const uint8_t *cur = NULL;
@@ -677,7 +680,8 @@ ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
     }
     size_t n = 0;
     for (size_t i = 0; i < h->count; i++) {
-        if (kind == CTXC_VIEW_CURATED && h->slots[i].speaker == CTXC_SPEAKER_AI) {
+        if (kind == CTXC_VIEW_CURATED &&
+            h->slots[i].speaker == CTXC_SPEAKER_AI) {
             ctxc_entry_t e;
             slot_entry(h, i, &e);
             if (!ctxc_entry_has_content(&e)) {
@@ -708,7 +712,7 @@ ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
     return CTXC_OK;
 }
 
-/* ---- records outside the store (plans, density results) ----------------------- */
+/* ---- records outside the store (plans, density results) ------------------ */
 
 ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
                                       size_t *used,
@@ -731,8 +735,9 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
     uint8_t *rec = scratch + *used;
     ctxc__sink_t w = {(char *)rec, size, 0};
     (void)emit_record(src, &w, NULL);
-    ctxc_slot_t slot = {0, (uint32_t)size, 0, (uint16_t)src->block_count,
-                        (uint8_t)src->speaker, 0};
+    ctxc_slot_t slot = {
+        0, (uint32_t)size, 0, (uint16_t)src->block_count, (uint8_t)src->speaker,
+        0};
     ctxc_entry_t e;
     record_entry(rec, &slot, &e);
     slot.flags = flags_of(&e.metadata);
@@ -753,12 +758,13 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
 
 void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
                     ctxc_entry_t *e) {
-    ctxc_slot_t slot = {op->a, op->b, op->tokens, op->block_count, op->speaker,
-                        op->flags};
+    ctxc_slot_t slot = {op->a,           op->b,       op->tokens,
+                        op->block_count, op->speaker, op->flags};
     record_entry(scratch + op->a, &slot, e);
 }
 
-ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan,
+ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
+                                      const ctxc_plan_t *plan,
                                       ctxc_error_t *err) {
     if (h == NULL || plan == NULL || (plan->count > 0 && plan->ops == NULL)) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL plan or history");
@@ -812,8 +818,8 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan
     /* 2. drop every entry no KEEP covers, compacting what stays */
     size_t k = 0;
     for (size_t i = 0; i < h->count; i++) {
-        while (k < plan->count && (plan->ops[k].kind != CTXC_PLAN_KEEP ||
-                                   plan->ops[k].b <= i)) {
+        while (k < plan->count &&
+               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].b <= i)) {
             k++;
         }
         bool kept = k < plan->count && plan->ops[k].a <= i;
@@ -839,8 +845,8 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan
         } else {
             pos_byte -= op->b;
             memcpy(h->arena + pos_byte, plan->scratch + op->a, op->b);
-            ctxc_slot_t s = {(uint32_t)pos_byte, op->b, op->tokens,
-                             op->block_count, op->speaker, op->flags};
+            ctxc_slot_t s = {(uint32_t)pos_byte, op->b,       op->tokens,
+                             op->block_count,    op->speaker, op->flags};
             h->slots[--pos_slot] = s;
         }
     }
@@ -867,7 +873,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan
     return CTXC_OK;
 }
 
-/* ---- statistics ------------------------------------------------------------------------ */
+/* ---- statistics ---------------------------------------------------------- */
 
 /* Whether a block of `type` whose id (call id or response callId) is `id`
  * exists in entries [from, to). */
@@ -879,10 +885,10 @@ static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type == type &&
-                ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL ? b.u.tool_call.id
-                                                    : b.u.tool_response.call_id,
-                       id)) {
+            if (b.type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
+                                                   ? b.u.tool_call.id
+                                                   : b.u.tool_response.call_id,
+                                               id)) {
                 return true;
             }
         }
@@ -919,7 +925,7 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
     }
 }
 
-/* ---- metadata --------------------------------------------------------------------------- */
+/* ---- metadata ------------------------------------------------------------ */
 
 ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
                                    ctxc_str_t *value) {

@@ -108,7 +108,7 @@ static bool simple_escape(char e, uint32_t *cp) {
     return false;
 }
 
-/* ---- code point iteration -------------------------------------------------- */
+/* ---- code point iteration ------------------------------------------------ */
 
 static int hexval(char c) {
     if (c >= '0' && c <= '9') {
@@ -221,22 +221,38 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
     return 1;
 }
 
-/* ---- escaping --------------------------------------------------------------- */
+/* ---- escaping ------------------------------------------------------------ */
 
 void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
     static const char hex[] = "0123456789abcdef";
     switch (cp) {
-    case '"': ctxc__put(out, "\\\"", 2); return;
-    case '\\': ctxc__put(out, "\\\\", 2); return;
-    case 0x08: ctxc__put(out, "\\b", 2); return;
-    case 0x0C: ctxc__put(out, "\\f", 2); return;
-    case 0x0A: ctxc__put(out, "\\n", 2); return;
-    case 0x0D: ctxc__put(out, "\\r", 2); return;
-    case 0x09: ctxc__put(out, "\\t", 2); return;
-    default: break;
+    case '"':
+        ctxc__put(out, "\\\"", 2);
+        return;
+    case '\\':
+        ctxc__put(out, "\\\\", 2);
+        return;
+    case 0x08:
+        ctxc__put(out, "\\b", 2);
+        return;
+    case 0x0C:
+        ctxc__put(out, "\\f", 2);
+        return;
+    case 0x0A:
+        ctxc__put(out, "\\n", 2);
+        return;
+    case 0x0D:
+        ctxc__put(out, "\\r", 2);
+        return;
+    case 0x09:
+        ctxc__put(out, "\\t", 2);
+        return;
+    default:
+        break;
     }
     if (cp < 0x20u) {
-        char u[6] = {'\\', 'u', '0', '0', hex[(cp >> 4) & 0xFu], hex[cp & 0xFu]};
+        char u[6] = {'\\',          'u', '0', '0', hex[(cp >> 4) & 0xFu],
+                     hex[cp & 0xFu]};
         ctxc__put(out, u, 6);
         return;
     }
@@ -298,7 +314,7 @@ bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
     return at == slen && it.pos == n;
 }
 
-/* ---- canonical JSON ------------------------------------------------------------
+/* ---- canonical JSON ---------------------------------------------------------
  * A reader yields the bytes of the JSON text: directly (RAW) or decoded from a
  * JSON string body (JSTR). */
 
@@ -360,7 +376,9 @@ static int rd_next(reader_t *r) {
     return c;
 }
 
-static bool is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_ws(int c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 static int skip_ws(reader_t *r) {
     int c;
@@ -403,7 +421,8 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                     int h = rd_next(r);
                     int hv = h < 0 ? -1 : hexval((char)h);
                     if (hv < 0) {
-                        return syntax(r, "bad \\u escape (4 hex digits needed)");
+                        return syntax(r,
+                                      "bad \\u escape (4 hex digits needed)");
                     }
                     v = (v << 4) | (uint32_t)hv;
                 }
@@ -463,8 +482,7 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                     return syntax(r, "");
                 }
                 return ctxc__fail(r->err, CTXC_E_UTF8,
-                                  "invalid UTF-8 in string at byte %z",
-                                  r->at);
+                                  "invalid UTF-8 in string at byte %z", r->at);
             }
         }
         ctxc__json_escape_cp(out, cp);
@@ -569,8 +587,9 @@ ctxc_status_t ctxc__json_canon(const char *in, size_t len,
             }
             bool obj = ((is_obj >> (depth - 1)) & 1u) != 0;
             if (c < 0) {
-                return syntax(&r, obj ? "unexpected end of input ('}' missing)"
-                                      : "unexpected end of input (']' missing)");
+                return syntax(&r,
+                              obj ? "unexpected end of input ('}' missing)"
+                                  : "unexpected end of input (']' missing)");
             }
             rd_next(&r);
             if (c == ',') {
@@ -665,7 +684,7 @@ ctxc_status_t ctxc__json_canon(const char *in, size_t len,
     }
 }
 
-/* ---- reading canonical JSON -------------------------------------------------- */
+/* ---- reading canonical JSON ---------------------------------------------- */
 
 size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     size_t depth = 0;
@@ -722,8 +741,9 @@ bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
     size_t i = 1;
     while (i < len && obj[i] == '"') {
         size_t kstart = i + 1;
-        size_t kend = ctxc__json_skip_value(obj, len, i) - 1; /* closing quote */
-        size_t vstart = kend + 2;                             /* after ':' */
+        size_t kend =
+            ctxc__json_skip_value(obj, len, i) - 1; /* closing quote */
+        size_t vstart = kend + 2;                   /* after ':' */
         if (vstart > len) {
             return false;
         }

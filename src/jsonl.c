@@ -16,7 +16,7 @@
 _Static_assert(sizeof(jsmntok_t) == CTXC_JSON_TOKEN_INTS * sizeof(int),
                "ctxc_import_t token storage does not match jsmntok_t");
 
-/* ---- token document helpers ----------------------------------------------------- */
+/* ---- token document helpers ---------------------------------------------- */
 
 typedef struct {
     const char *js;
@@ -33,7 +33,9 @@ static int skip(const doc_t *d, int i) {
     return j;
 }
 
-static const char *tok_p(const doc_t *d, int i) { return d->js + d->t[i].start; }
+static const char *tok_p(const doc_t *d, int i) {
+    return d->js + d->t[i].start;
+}
 static size_t tok_n(const doc_t *d, int i) {
     return (size_t)(d->t[i].end - d->t[i].start);
 }
@@ -67,10 +69,14 @@ static ctxc__src_t string_src(const doc_t *d, int i) {
 
 static const char *type_name(jsmntype_t t) {
     switch (t) {
-    case JSMN_OBJECT: return "an object";
-    case JSMN_ARRAY: return "an array";
-    case JSMN_STRING: return "a string";
-    default: return "a number, boolean or null";
+    case JSMN_OBJECT:
+        return "an object";
+    case JSMN_ARRAY:
+        return "an array";
+    case JSMN_STRING:
+        return "a string";
+    default:
+        return "a number, boolean or null";
     }
 }
 
@@ -141,7 +147,7 @@ static ctxc_status_t want_type(const doc_t *d, int tok, jsmntype_t type,
     return CTXC_OK;
 }
 
-/* ---- IContent ------------------------------------------------------------------------ */
+/* ---- IContent ------------------------------------------------------------ */
 
 typedef struct {
     const doc_t *d;
@@ -153,8 +159,9 @@ typedef struct {
 static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
                               ctxc__block_src_t *out, ctxc_error_t *err) {
     if (d->t[el].type != JSMN_OBJECT) {
-        return ctxc__fail(err, CTXC_E_PARSE, "block %z must be an object, not %s",
-                          i, type_name(d->t[el].type));
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "block %z must be an object, not %s", i,
+                          type_name(d->t[el].type));
     }
     int type_tok = -1;
     int key = el + 1;
@@ -169,8 +176,8 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
         return ctxc__fail(err, CTXC_E_PARSE, "block %z: missing key 'type'", i);
     }
     if (d->t[type_tok].type != JSMN_STRING) {
-        return ctxc__fail(err, CTXC_E_PARSE, "block %z: 'type' must be a string",
-                          i);
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "block %z: 'type' must be a string", i);
     }
     unsigned type = 0;
     while (type < CTXC_BLOCK_TYPE_COUNT &&
@@ -213,10 +220,10 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
             out->f[f] = value_src(d, v);
         } else {
             if (d->t[v].type != JSMN_STRING) {
-                return ctxc__fail(err, CTXC_E_PARSE,
-                                  "block %z (%s): '%s' must be a string, not %s",
-                                  i, desc->name, fd->key,
-                                  type_name(d->t[v].type));
+                return ctxc__fail(
+                    err, CTXC_E_PARSE,
+                    "block %z (%s): '%s' must be a string, not %s", i,
+                    desc->name, fd->key, type_name(d->t[v].type));
             }
             out->f[f] = string_src(d, v);
         }
@@ -247,8 +254,8 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
     }
     if ((st = want_type(d, v[0], JSMN_STRING, "'speaker'", err)) != CTXC_OK ||
         (st = want_type(d, v[1], JSMN_ARRAY, "'blocks'", err)) != CTXC_OK ||
-        (v[2] >= 0 &&
-         (st = want_type(d, v[2], JSMN_OBJECT, "'metadata'", err)) != CTXC_OK)) {
+        (v[2] >= 0 && (st = want_type(d, v[2], JSMN_OBJECT, "'metadata'",
+                                      err)) != CTXC_OK)) {
         return st;
     }
     unsigned sp = 0;
@@ -261,8 +268,9 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
                           tok_p(d, v[0]), tok_n(d, v[0]));
     }
     if (d->t[v[1]].size == 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "'blocks' is empty (an entry "
-                                             "needs at least one block)");
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "'blocks' is empty (an entry "
+                          "needs at least one block)");
     }
     /* validate every block first, for precise messages */
     ic_ctx_t c = {d, v[1], {-1, 0, 0}};
@@ -272,20 +280,19 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
             return st;
         }
     }
-    ctxc__entry_src_t src = {(ctxc_speaker_t)sp, (size_t)d->t[v[1]].size,
-                             ic_block_fn, &c,
-                             v[2] >= 0 ? value_src(d, v[2])
-                                       : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
+    ctxc__entry_src_t src = {
+        (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
+        v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
     return ctxc__history_put(h, SIZE_MAX, &src, err);
 }
 
-/* ---- OpenAI chat messages -------------------------------------------------------------- */
+/* ---- OpenAI chat messages ------------------------------------------------ */
 
 typedef struct {
     const doc_t *d;
-    int content;     /* content token or -1 */
-    int ncontent;    /* text blocks taken from content */
-    int tool_calls;  /* array token or -1 */
+    int content;    /* content token or -1 */
+    int ncontent;   /* text blocks taken from content */
+    int tool_calls; /* array token or -1 */
     child_cache_t cache;
     ctxc__src_t tool_name; /* role tool */
     int tool_call_id;
@@ -379,8 +386,9 @@ static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
         if ((st = ctxc__json_canon(out->f[2].p, out->f[2].n, CTXC__SRC_JSTR,
                                    CTXC_CFG_JSON_MAX_DEPTH, &m, err)) !=
             CTXC_OK) {
-            ctxc__err_prefix(err, "tool_calls[%u].function.arguments is not "
-                                  "valid JSON",
+            ctxc__err_prefix(err,
+                             "tool_calls[%u].function.arguments is not "
+                             "valid JSON",
                              k);
             return st;
         }
@@ -427,8 +435,8 @@ static ctxc__src_t find_call_name(const ctxc_history_t *h, const doc_t *d,
                 ctxc__src_equals(tok_p(d, id_tok), tok_n(d, id_tok),
                                  CTXC__SRC_JSTR, b.u.tool_call.id.ptr,
                                  b.u.tool_call.id.len)) {
-                ctxc__src_t s = {b.u.tool_call.name.ptr,
-                                 b.u.tool_call.name.len, CTXC__SRC_RAW};
+                ctxc__src_t s = {b.u.tool_call.name.ptr, b.u.tool_call.name.len,
+                                 CTXC__SRC_RAW};
                 return s;
             }
         }
@@ -514,11 +522,12 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
             jsmntype_t t = d->t[c.content].type;
             if (t == JSMN_STRING) {
                 /* an empty assistant text next to tool calls is no block */
-                c.ncontent = (tok_n(d, c.content) == 0 && assistant &&
-                              v[CALLS] >= 0 && d->t[v[CALLS]].type == JSMN_ARRAY &&
-                              d->t[v[CALLS]].size > 0)
-                                 ? 0
-                                 : 1;
+                c.ncontent =
+                    (tok_n(d, c.content) == 0 && assistant && v[CALLS] >= 0 &&
+                     d->t[v[CALLS]].type == JSMN_ARRAY &&
+                     d->t[v[CALLS]].size > 0)
+                        ? 0
+                        : 1;
             } else if (t == JSMN_ARRAY) {
                 c.ncontent = d->t[c.content].size;
             } else {
@@ -553,7 +562,7 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     return ctxc__history_put(h, SIZE_MAX, &src, err);
 }
 
-/* ---- import driver -------------------------------------------------------------------- */
+/* ---- import driver ------------------------------------------------------- */
 
 ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
                                 ctxc_format_t format, ctxc_error_t *err) {
@@ -595,8 +604,8 @@ static ctxc_status_t line_fail(ctxc_import_t *imp, ctxc_status_t st,
     return st;
 }
 
-ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line,
-                               size_t len, ctxc_error_t *err) {
+ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
+                               ctxc_error_t *err) {
     if (imp == NULL || !imp->active) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
     }
@@ -609,8 +618,8 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line,
         len--;
     }
     size_t first = 0;
-    while (first < len && (line[first] == ' ' || line[first] == '\t' ||
-                           line[first] == '\r')) {
+    while (first < len &&
+           (line[first] == ' ' || line[first] == '\t' || line[first] == '\r')) {
         first++;
     }
     if (first == len) {
@@ -626,8 +635,8 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line,
                          err);
     }
     if (len > 0x7FFFFFFFu) {
-        return line_fail(imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"),
-                         err);
+        return line_fail(
+            imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"), err);
     }
     /* full validation: syntax, UTF-8, escapes, surrogates, depth */
     ctxc__sink_t m = {NULL, 0, 0};
@@ -710,7 +719,7 @@ ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
     return ctxc_import_end(imp, err);
 }
 
-/* ---- export ------------------------------------------------------------------------------ */
+/* ---- export -------------------------------------------------------------- */
 
 typedef struct {
     ctxc_write_fn fn;

@@ -7,7 +7,7 @@
 #include "ctxc/strategy.h"
 #include "ctxc_internal.h"
 
-/* ---- editing an existing entry into a new one ------------------------------ */
+/* ---- editing an existing entry into a new one ---------------------------- */
 
 /* Advances the cache to the next kept source block; returns false at the
  * end. */
@@ -36,7 +36,8 @@ size_t ctxc__entry_edit_count(ctxc__entry_edit_t *ed) {
 }
 
 ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
-                                     ctxc__block_src_t *out, ctxc_error_t *err) {
+                                     ctxc__block_src_t *out,
+                                     ctxc_error_t *err) {
     ctxc__entry_edit_t *ed = (ctxc__entry_edit_t *)ctx;
     if (i != ed->next_out) { /* restart (the writer makes two passes) */
         ed->cur = NULL;
@@ -61,7 +62,7 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
     return CTXC_OK;
 }
 
-/* ---- plans ----------------------------------------------------------------------- */
+/* ---- plans --------------------------------------------------------------- */
 
 void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work) {
     memset(plan, 0, sizeof *plan);
@@ -92,10 +93,11 @@ ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
     for (size_t k = plan->count; k-- > 0;) {
         if (plan->ops[k].kind == CTXC_PLAN_KEEP) {
             if (plan->ops[k].b > from) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "keep [%z, %z) overlaps or precedes an earlier "
-                                  "kept range",
-                                  from, to);
+                return ctxc__fail(
+                    err, CTXC_E_INVALID_ARG,
+                    "keep [%z, %z) overlaps or precedes an earlier "
+                    "kept range",
+                    from, to);
             }
             break;
         }
@@ -185,7 +187,7 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
     return ctxc__plan_insert_src(plan, &src, estimate, user, replaces, err);
 }
 
-/* ---- density results ---------------------------------------------------------------- */
+/* ---- density results ----------------------------------------------------- */
 
 void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work) {
     memset(r, 0, sizeof *r);

@@ -84,7 +84,8 @@ static ctxc_status_t find_strategy(const ctxc_session_t *s,
     return ctxc_strategy_find(s->settings.strategy, out, err);
 }
 
-static uint16_t threshold_of(const ctxc_session_t *s, const ctxc_strategy_t *st) {
+static uint16_t threshold_of(const ctxc_session_t *s,
+                             const ctxc_strategy_t *st) {
     if (s->settings.threshold_ephemeral != CTXC_UNSET) {
         return clamp_ratio(s->settings.threshold_ephemeral, 0);
     }
@@ -213,7 +214,8 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
     }
     /* 1. settle */
     rep.tokens = ctxc_history_tokens(s->history);
-    rep.threshold_tokens = s->settings.context_limit * threshold_of(s, st) / 1000u;
+    rep.threshold_tokens =
+        s->settings.context_limit * threshold_of(s, st) / 1000u;
     rep.emergency = rep.tokens + pending_tokens > s->settings.context_limit;
     /* 2. density step: when new content arrived, and always in an emergency */
     if (s->density_dirty || rep.emergency) {

@@ -12,7 +12,7 @@ const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
 #define CTXC_STRATEGY_NAME_(id, cfg, name) name,
     CTXC_STRATEGY_LIST(CTXC_STRATEGY_NAME_)
 #undef CTXC_STRATEGY_NAME_
-    NULL};
+        NULL};
 
 /* What each strategy is, by id: requires_llm, trigger, compress, optimize.
  * The LLM strategies are registered now; their compress() arrives with the
@@ -32,7 +32,8 @@ const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
 /* CTXC_CFG_STRATEGY_<NAME> is 0 or 1: an empty slot or the strategy. */
 #define CTXC_CAT_(a, b) a##b
 #define CTXC_CAT(a, b) CTXC_CAT_(a, b)
-#define CTXC_IF_0(...) {0}
+#define CTXC_IF_0(...)                                                         \
+    { 0 }
 #define CTXC_IF_1(...) __VA_ARGS__
 
 static const ctxc_strategy_t table[CTXC_STRATEGY_COUNT] = {
@@ -43,7 +44,8 @@ static const ctxc_strategy_t table[CTXC_STRATEGY_COUNT] = {
 };
 
 const ctxc_strategy_t *ctxc_strategy_get(ctxc_strategy_id_t id) {
-    if ((unsigned)id >= (unsigned)CTXC_STRATEGY_COUNT || table[id].name == NULL) {
+    if ((unsigned)id >= (unsigned)CTXC_STRATEGY_COUNT ||
+        table[id].name == NULL) {
         return NULL;
     }
     return &table[id];

@@ -33,7 +33,8 @@
 #define MARK_RWRESP 0x4u /* tool entry holds a response of a pruned read */
 
 static const char END_MARKER[] = "--- End of content ---";
-static const char DEDUPE_NOTE[] = "[superseded by a later inclusion of this file]";
+static const char DEDUPE_NOTE[] =
+    "[superseded by a later inclusion of this file]";
 static const char POINTER_JSON[] = "\"" CTXC_PRUNED_RESULT_TEXT "\"";
 
 static bool str_is(ctxc_str_t s, const char *lit) {
@@ -52,7 +53,7 @@ static bool is_write_tool(ctxc_str_t n) {
            str_is(n, "delete_line_range");
 }
 
-/* ---- parameters and paths ------------------------------------------------------ */
+/* ---- parameters and paths ------------------------------------------------ */
 
 /* Decodes a canonical JSON string value into buf (NUL-terminated). */
 static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
@@ -253,7 +254,8 @@ static bool find_call(const ctxc_view_t *v, size_t q, ctxc_str_t id,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_CALL && ctxc__str_eq(b.u.tool_call.id, id)) {
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__str_eq(b.u.tool_call.id, id)) {
                 *p_out = p;
                 *k_out = k;
                 *call = b;
@@ -306,7 +308,7 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
            rw_prunes(hd, p, ck, &call, &rq, &rk) && rq == q && rk == k;
 }
 
-/* ---- @file inclusions ------------------------------------------------------------ */
+/* ---- @file inclusions ---------------------------------------------------- */
 
 typedef struct {
     size_t start;      /* first byte of the opening marker line */
@@ -328,7 +330,8 @@ static bool is_open_marker(const char *t, size_t a, size_t b) {
 }
 
 static bool is_close_marker(const char *t, size_t a, size_t b) {
-    return b - a == sizeof END_MARKER - 1 && memcmp(t + a, END_MARKER, b - a) == 0;
+    return b - a == sizeof END_MARKER - 1 &&
+           memcmp(t + a, END_MARKER, b - a) == 0;
 }
 
 /* Next complete inclusion at or after byte `from`. An opening marker with
@@ -405,7 +408,7 @@ static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
     return false;
 }
 
-/* ---- per-entry edits ----------------------------------------------------------------- */
+/* ---- per-entry edits ----------------------------------------------------- */
 
 typedef struct {
     uint64_t drop;    /* blocks removed (read->write) */
@@ -440,8 +443,8 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
 
 /* Newer responses of the same tool (not dropped by read->write) than block
  * k of position q, counted up to `enough`. */
-static size_t newer_results(const hd_t *hd, size_t q, size_t k,
-                            ctxc_str_t tool, size_t enough) {
+static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
+                            size_t enough) {
     size_t n = 0;
     for (size_t p = q; p < hd->v->count && n < enough; p++) {
         ctxc_entry_t e;
@@ -492,9 +495,10 @@ static ctxc_status_t dedupe_text(const hd_t *hd, size_t p, size_t k,
     }
     ctxc__put(&s, t + copied, n - copied);
     if (s.len > s.cap) {
-        return ctxc__fail_space(err, s.len - s.cap,
-                                "work scratch area full while deduplicating "
-                                "file inclusions (CTXC_CFG_WORK_SCRATCH_BYTES)");
+        return ctxc__fail_space(
+            err, s.len - s.cap,
+            "work scratch area full while deduplicating "
+            "file inclusions (CTXC_CFG_WORK_SCRATCH_BYTES)");
     }
     out->ptr = s.buf;
     out->len = s.len;
@@ -517,12 +521,13 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
     size_t temp_start = r->scratch_used;
     size_t dedupe = 0, recency = 0;
     const ctxc_density_config_t *cfg = hd->cfg;
-    uint32_t retention = cfg->recency_retention < 1 ? 1 : cfg->recency_retention;
+    uint32_t retention =
+        cfg->recency_retention < 1 ? 1 : cfg->recency_retention;
 
     const uint8_t *cur = NULL;
     ctxc_block_t b;
-    for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b) && k < MAX_EDIT_BLOCKS;
-         k++) {
+    for (size_t k = 0;
+         ctxc_entry_next_block(&e, &cur, &b) && k < MAX_EDIT_BLOCKS; k++) {
         uint64_t bit = (uint64_t)1u << k;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
             rw_prunes(hd, p, k, &b, NULL, NULL)) {
@@ -536,13 +541,15 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                                      retention) >= retention) {
                 ctxc_block_t after = b;
                 after.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-                if (block_tokens(NULL, NULL, &after) < block_tokens(NULL, NULL, &b)) {
+                if (block_tokens(NULL, NULL, &after) <
+                    block_tokens(NULL, NULL, &b)) {
                     ed.pointer |= bit;
                     recency++;
                 }
             }
         } else if (b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe &&
-                   e.speaker == CTXC_SPEAKER_HUMAN && ed.ntext < MAX_TEXT_EDITS) {
+                   e.speaker == CTXC_SPEAKER_HUMAN &&
+                   ed.ntext < MAX_TEXT_EDITS) {
             size_t replaced;
             ctxc_str_t nt;
             ctxc_status_t st =
@@ -574,7 +581,9 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         }
         return st;
     }
-    ctxc__entry_src_t src = {e.speaker, remaining, ctxc__entry_edit_block,
+    ctxc__entry_src_t src = {e.speaker,
+                             remaining,
+                             ctxc__entry_edit_block,
                              &src_ed,
                              {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
     size_t before = r->n_replacements;
@@ -606,7 +615,8 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
 
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
-                                ctxc_work_t *work, ctxc_density_result_t *result,
+                                ctxc_work_t *work,
+                                ctxc_density_result_t *result,
                                 ctxc_error_t *err) {
     if (work->cap < raw->count) {
         return ctxc__fail_space(err, raw->count - work->cap,
@@ -658,7 +668,7 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     return CTXC_OK;
 }
 
-/* ---- compress: one-line summaries of older tool results ---------------------------- */
+/* ---- compress: one-line summaries of older tool results ------------------ */
 
 /* Appends s to the sink, at most `max` bytes, cut on a UTF-8 boundary. */
 static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
@@ -693,8 +703,9 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
                 resp->u.tool_response.tool_name.len, 48);
     if (call != NULL) {
-        static const char *const keys[] = {"file_path", "absolute_path", "path",
-                                           "command",   "pattern",       "dir_path"};
+        static const char *const keys[] = {"file_path", "absolute_path",
+                                           "path",      "command",
+                                           "pattern",   "dir_path"};
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             ctxc_str_t v;
             char arg[CTXC_CFG_PATH_MAX];
@@ -736,8 +747,8 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
     }
     size_t p, k;
     ctxc_block_t call;
-    bool found = find_call(se->v, se->pos, b->u.tool_response.call_id, &p, &k,
-                           &call);
+    bool found =
+        find_call(se->v, se->pos, b->u.tool_response.call_id, &p, &k, &call);
     ctxc_str_t sum;
     summary_json(b, found ? &call : NULL, se->buf, sizeof se->buf, &sum);
     ctxc_block_t after = *b;
@@ -788,15 +799,17 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         }
         se.pos = p;
         ctxc__entry_edit_t ed = {&e, summarize_edit, &se, NULL, 0, 0};
-        ctxc__entry_src_t src = {e.speaker, e.block_count, ctxc__entry_edit_block,
-                                 &ed,
-                                 {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
+        ctxc__entry_src_t src = {
+            e.speaker,
+            e.block_count,
+            ctxc__entry_edit_block,
+            &ed,
+            {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
         size_t mark = plan->scratch_used;
         ctxc_plan_op_t op;
-        if ((st = ctxc__record_to_scratch(plan->scratch, plan->scratch_cap,
-                                          &plan->scratch_used, &src,
-                                          ctx->estimate, ctx->estimate_user,
-                                          &op, err)) != CTXC_OK) {
+        if ((st = ctxc__record_to_scratch(
+                 plan->scratch, plan->scratch_cap, &plan->scratch_used, &src,
+                 ctx->estimate, ctx->estimate_user, &op, err)) != CTXC_OK) {
             return st;
         }
         if (op.tokens >= e.tokens) { /* nothing to gain: keep it as it is */
@@ -817,7 +830,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         next_keep = index + 1;
         summarized++;
     }
-    if ((st = ctxc_plan_keep(plan, next_keep, v->store_count, err)) != CTXC_OK) {
+    if ((st = ctxc_plan_keep(plan, next_keep, v->store_count, err)) !=
+        CTXC_OK) {
         return st;
     }
     plan->meta.middle_compressed = summarized;

@@ -11,10 +11,12 @@
 #ifndef CTXC_BOARD_HOST_CONFIG_H
 #define CTXC_BOARD_HOST_CONFIG_H
 
-/* Entries per default history: room for the longest transcripts many times over. */
+/* Entries per default history: room for the longest transcripts many times
+ * over. */
 #define CTXC_CFG_HISTORY_MAX_ENTRIES 16384
 
-/* Byte arena per default history: 32 MiB, far above the 1.8 MB largest transcript. */
+/* Byte arena per default history: 32 MiB, far above the 1.8 MB largest
+ * transcript. */
 #define CTXC_CFG_HISTORY_ARENA_BYTES (32u * 1024u * 1024u)
 
 /* JSON tokens per JSONL line: long tool outputs and big tool-call arguments. */

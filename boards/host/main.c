@@ -224,7 +224,6 @@ bool cli_load(const char *path, const char **name_out) {
 
 /* --- Statistics ----------------------------------------------------------- */
 
-
 static int cli_cmd_stats(const char *path, bool per_entry) {
     const char *name;
     ctxc_history_stats_t st;
@@ -237,9 +236,9 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
     ctxc_history_usage(&cli_history, &use);
 
     printf("file: %s\n", name);
-    printf("entries: %zu (human %zu, ai %zu, tool %zu)\n",
-           st.entries, st.per_speaker[CTXC_SPEAKER_HUMAN],
-           st.per_speaker[CTXC_SPEAKER_AI], st.per_speaker[CTXC_SPEAKER_TOOL]);
+    printf("entries: %zu (human %zu, ai %zu, tool %zu)\n", st.entries,
+           st.per_speaker[CTXC_SPEAKER_HUMAN], st.per_speaker[CTXC_SPEAKER_AI],
+           st.per_speaker[CTXC_SPEAKER_TOOL]);
     printf("blocks: text %zu, tool_call %zu, tool_response %zu, thinking %zu, "
            "code %zu, media %zu\n",
            st.per_block_type[CTXC_BLOCK_TEXT],

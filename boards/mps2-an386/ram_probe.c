@@ -15,10 +15,15 @@ static ctxc_session_t ram_session;
 void *ctxc_ram_probe(unsigned which);
 void *ctxc_ram_probe(unsigned which) {
     switch (which) {
-    case 0: return &ram_history;
-    case 1: return &ram_import;
-    case 2: return &ram_work;
-    case 3: return &ram_session;
-    default: return &ram_error;
+    case 0:
+        return &ram_history;
+    case 1:
+        return &ram_import;
+    case 2:
+        return &ram_work;
+    case 3:
+        return &ram_session;
+    default:
+        return &ram_error;
     }
 }

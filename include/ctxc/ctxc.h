@@ -5,12 +5,12 @@
 #define CTXC_H
 
 #include "ctxc/ctxc_config_defaults.h"
-#include "ctxc/status.h"
-#include "ctxc/history.h"
 #include "ctxc/estimate.h"
+#include "ctxc/history.h"
 #include "ctxc/jsonl.h"
-#include "ctxc/strategy.h"
 #include "ctxc/session.h"
+#include "ctxc/status.h"
+#include "ctxc/strategy.h"
 
 #ifdef __cplusplus
 extern "C" {

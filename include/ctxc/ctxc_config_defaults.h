@@ -26,7 +26,8 @@
 #endif
 #endif
 
-/* Generated from project.yml by the build (build/<target>/gen/ctxc_manifest.h). */
+/* Generated from project.yml by the build (build/<target>/gen/ctxc_manifest.h).
+ */
 #include "ctxc_manifest.h"
 
 /* --- History store ------------------------------------------------------ */
@@ -97,7 +98,8 @@
 #define CTXC_CFG_STRATEGY_MIDDLE_OUT CTXC_MANIFEST_STRATEGY_MIDDLE_OUT
 #endif
 #ifndef CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
-#define CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION CTXC_MANIFEST_STRATEGY_TOP_DOWN_TRUNCATION
+#define CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION                                  \
+    CTXC_MANIFEST_STRATEGY_TOP_DOWN_TRUNCATION
 #endif
 #ifndef CTXC_CFG_STRATEGY_ONE_SHOT
 #define CTXC_CFG_STRATEGY_ONE_SHOT CTXC_MANIFEST_STRATEGY_ONE_SHOT
@@ -109,7 +111,8 @@
 /* --- Impossible combinations -------------------------------------------- */
 
 #if CTXC_CFG_HISTORY_MAX_ENTRIES < 2
-#error "CTXC_CFG_HISTORY_MAX_ENTRIES must be at least 2 (a tool call and its response)"
+#error                                                                         \
+    "CTXC_CFG_HISTORY_MAX_ENTRIES must be at least 2 (a tool call and its response)"
 #endif
 #if CTXC_CFG_HISTORY_MAX_ENTRIES > 65535
 #error "CTXC_CFG_HISTORY_MAX_ENTRIES must be at most 65535"
@@ -121,10 +124,12 @@
 #error "CTXC_CFG_HISTORY_ARENA_BYTES must be below 2 GiB"
 #endif
 #if CTXC_CFG_JSON_MAX_DEPTH < 4
-#error "CTXC_CFG_JSON_MAX_DEPTH must be at least 4 (entry, blocks, block, value)"
+#error                                                                         \
+    "CTXC_CFG_JSON_MAX_DEPTH must be at least 4 (entry, blocks, block, value)"
 #endif
 #if CTXC_CFG_JSON_MAX_DEPTH > 64
-#error "CTXC_CFG_JSON_MAX_DEPTH must be at most 64 (the validator tracks nesting in a 64-bit mask)"
+#error                                                                         \
+    "CTXC_CFG_JSON_MAX_DEPTH must be at most 64 (the validator tracks nesting in a 64-bit mask)"
 #endif
 #if CTXC_CFG_JSON_MAX_TOKENS < 16
 #error "CTXC_CFG_JSON_MAX_TOKENS must be at least 16"
@@ -138,7 +143,7 @@
 #if CTXC_CFG_ERROR_MESSAGE_LEN != 0 && CTXC_CFG_ERROR_MESSAGE_LEN < 32
 #error "CTXC_CFG_ERROR_MESSAGE_LEN must be 0 (no text) or at least 32"
 #endif
-#if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION &&  \
+#if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION && \
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY
 #error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
 #endif

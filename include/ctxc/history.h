@@ -109,7 +109,7 @@ typedef struct {
 typedef struct {
     ctxc_speaker_t speaker;
     const ctxc_block_t *blocks;
-    size_t block_count; /* 1 .. 65535 */
+    size_t block_count;  /* 1 .. 65535 */
     ctxc_str_t metadata; /* JSON object text, or absent for no metadata */
 } ctxc_entry_in_t;
 
@@ -129,8 +129,8 @@ typedef struct {
     ctxc_speaker_t speaker;
     uint32_t flags; /* CTXC_ENTRY_* */
     size_t block_count;
-    uint32_t tokens;     /* cached estimate */
-    ctxc_str_t metadata; /* JSON object text or absent */
+    uint32_t tokens;        /* cached estimate */
+    ctxc_str_t metadata;    /* JSON object text or absent */
     const uint8_t *blocks_; /* internal: first block record */
     const uint8_t *end_;    /* internal: end of the entry's record */
 } ctxc_entry_t;
@@ -148,15 +148,15 @@ typedef struct {
     uint8_t *arena;
     size_t arena_bytes;
 
-    size_t count;      /* entries stored */
-    size_t used;       /* arena bytes used */
-    size_t hwm_count;  /* high-water mark of count */
-    size_t hwm_used;   /* high-water mark of used */
+    size_t count;     /* entries stored */
+    size_t used;      /* arena bytes used */
+    size_t hwm_count; /* high-water mark of count */
+    size_t hwm_used;  /* high-water mark of used */
 
     ctxc_estimate_fn estimate;
     void *estimate_user;
-    uint64_t token_sum;    /* sum of the cached entry estimates */
-    int64_t anchor_delta;  /* provider-reported minus estimated, see anchor */
+    uint64_t token_sum;   /* sum of the cached entry estimates */
+    int64_t anchor_delta; /* provider-reported minus estimated, see anchor */
 } ctxc_history_t;
 
 /* Declares static storage for a history called `name` (a ctxc_history_t)
@@ -165,9 +165,18 @@ typedef struct {
 #define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
     static ctxc_slot_t name##_slots_[(max_entries)];                           \
     static uint8_t name##_arena_[(arena_bytes)] __attribute__((aligned(8)));   \
-    static ctxc_history_t name = {name##_slots_, (max_entries), name##_arena_,  \
-                                  (arena_bytes), 0, 0, 0, 0,                    \
-                                  ctxc_estimate_block_default, NULL, 0, 0}
+    static ctxc_history_t name = {name##_slots_,                               \
+                                  (max_entries),                               \
+                                  name##_arena_,                               \
+                                  (arena_bytes),                               \
+                                  0,                                           \
+                                  0,                                           \
+                                  0,                                           \
+                                  0,                                           \
+                                  ctxc_estimate_block_default,                 \
+                                  NULL,                                        \
+                                  0,                                           \
+                                  0}
 
 /* Same, with the CTXC_CFG_HISTORY_* sizes. */
 #define CTXC_HISTORY_DEFINE_DEFAULT(name)                                      \
@@ -291,11 +300,11 @@ size_t ctxc_view_index(const ctxc_view_t *view, size_t pos);
 /* True when the entry has content in the sense of the curated view. */
 bool ctxc_entry_has_content(const ctxc_entry_t *entry);
 
-/* --- Statistics ------------------------------------------------------------ */
+/* --- Statistics ----------------------------------------------------------- */
 
 typedef struct {
     size_t entries;
-    size_t per_speaker[3];                  /* by ctxc_speaker_t */
+    size_t per_speaker[3];                        /* by ctxc_speaker_t */
     size_t per_block_type[CTXC_BLOCK_TYPE_COUNT]; /* by ctxc_block_type_t */
     size_t tool_calls;
     size_t tool_responses;

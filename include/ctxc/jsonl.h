@@ -76,8 +76,8 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
  * CTXC_E_TOO_LARGE (line larger than the arena, or more JSON tokens than
  * CTXC_CFG_JSON_MAX_TOKENS), CTXC_E_NO_SPACE, CTXC_E_INVALID_ARG (no import
  * active). */
-ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line,
-                               size_t len, ctxc_error_t *err);
+ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
+                               ctxc_error_t *err);
 
 /* Ends the import, keeping what was imported. */
 ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err);

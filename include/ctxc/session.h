@@ -32,12 +32,12 @@ extern "C" {
 #define CTXC_UNSET (-1)
 
 typedef struct {
-    const char *strategy;          /* compression.strategy */
-    const char *profile;           /* compression.profile, or NULL */
-    uint64_t context_limit;        /* context-limit (tokens); 0 = unset */
-    int32_t threshold_ephemeral;   /* thousandths or CTXC_UNSET */
-    int32_t threshold_profile;     /* thousandths or CTXC_UNSET */
-    int32_t preserve_threshold;    /* thousandths or CTXC_UNSET (200) */
+    const char *strategy;           /* compression.strategy */
+    const char *profile;            /* compression.profile, or NULL */
+    uint64_t context_limit;         /* context-limit (tokens); 0 = unset */
+    int32_t threshold_ephemeral;    /* thousandths or CTXC_UNSET */
+    int32_t threshold_profile;      /* thousandths or CTXC_UNSET */
+    int32_t preserve_threshold;     /* thousandths or CTXC_UNSET (200) */
     int32_t top_preserve_threshold; /* thousandths or CTXC_UNSET (200) */
     ctxc_density_config_t density;
 } ctxc_settings_t;

@@ -30,7 +30,7 @@ extern "C" {
     X(CTXC_E_IO, "input/output error")                                         \
     X(CTXC_E_UNKNOWN_STRATEGY, "unknown compression strategy")                 \
     X(CTXC_E_UNAVAILABLE, "not available in this build")                       \
-    X(CTXC_E_BUSY, "history is locked by a compression in progress")          \
+    X(CTXC_E_BUSY, "history is locked by a compression in progress")           \
     X(CTXC_E_PROMPT_NOT_FOUND, "prompt not found")                             \
     X(CTXC_E_PROFILE_NOT_FOUND, "profile not found")
 
@@ -38,7 +38,7 @@ typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,
     CTXC_STATUS_LIST(CTXC_STATUS_ENUM_)
 #undef CTXC_STATUS_ENUM_
-    CTXC_STATUS_COUNT_
+        CTXC_STATUS_COUNT_
 } ctxc_status_t;
 
 /* Short, constant description of a status code; never NULL. Unknown values

@@ -39,7 +39,7 @@ typedef enum {
 #define CTXC_STRATEGY_ENUM_(id, cfg, name) CTXC_STRATEGY_##id,
     CTXC_STRATEGY_LIST(CTXC_STRATEGY_ENUM_)
 #undef CTXC_STRATEGY_ENUM_
-    CTXC_STRATEGY_COUNT
+        CTXC_STRATEGY_COUNT
 } ctxc_strategy_id_t;
 
 /* Every strategy name, in list order, NULL-terminated (the allowed values of
@@ -47,13 +47,13 @@ typedef enum {
 extern const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1];
 
 /* Thousandths: CTXC_PERMILLE(0.85) == 850 (compile-time constants only). */
-#define CTXC_PERMILLE(x) ((uint16_t)((x) * 1000.0 + 0.5))
+#define CTXC_PERMILLE(x) ((uint16_t)((x)*1000.0 + 0.5))
 
 /* ---- views -----------------------------------------------------------------
  * ctxc_view_t (history.h) is read-only: strategies get entries through
  * ctxc_view_get() and never see the store. */
 
-/* ---- the compression context ----------------------------------------------- */
+/* ---- the compression context --------------------------------------------- */
 
 typedef enum {
     CTXC_TRIGGER_THRESHOLD = 0,  /* compress when over the threshold */
@@ -79,9 +79,9 @@ typedef struct {
 /* Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
 typedef struct {
-    uint64_t context_limit;        /* tokens */
-    uint16_t threshold;            /* resolved compression threshold */
-    uint16_t preserve_threshold;   /* tail fraction kept */
+    uint64_t context_limit;          /* tokens */
+    uint16_t threshold;              /* resolved compression threshold */
+    uint16_t preserve_threshold;     /* tail fraction kept */
     uint16_t top_preserve_threshold; /* head fraction kept (middle-out) */
     ctxc_density_config_t density;
 } ctxc_strategy_values_t;
@@ -92,23 +92,20 @@ typedef ctxc_status_t (*ctxc_provider_resolver_fn)(void *user,
                                                    const char *profile,
                                                    const void **provider,
                                                    ctxc_error_t *err);
-typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(void *user,
-                                                 const char *provider,
-                                                 const char *model,
-                                                 const char *prompt_id,
-                                                 ctxc_str_t *text,
-                                                 ctxc_error_t *err);
+typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
+    void *user, const char *provider, const char *model, const char *prompt_id,
+    ctxc_str_t *text, ctxc_error_t *err);
 
 /* Caller memory the strategies and the session work in. Declare with
  * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
-    uint16_t *map;  /* view map, cap elements */
-    uint16_t *aux;  /* boundary data, cap + 1 elements */
-    uint16_t *aux2; /* per-entry marks of the density step, cap elements */
+    uint16_t *map;      /* view map, cap elements */
+    uint16_t *aux;      /* boundary data, cap + 1 elements */
+    uint16_t *aux2;     /* per-entry marks of the density step, cap elements */
     uint32_t *removals; /* density removals, cap elements */
     size_t cap;
-    ctxc_plan_op_t *ops; /* plan operations, 2 * cap + 2 elements */
+    ctxc_plan_op_t *ops;  /* plan operations, 2 * cap + 2 elements */
     ctxc_plan_op_t *dops; /* density replacements, cap elements */
     uint8_t *scratch;     /* bytes of inserted entries */
     size_t scratch_cap;
@@ -116,22 +113,22 @@ typedef struct {
 
 /* Immutable input of compress(). Holds no pointer to the history store. */
 typedef struct {
-    ctxc_view_t view;             /* curated view of the history */
-    ctxc_estimate_fn estimate;    /* the history's estimator */
+    ctxc_view_t view;          /* curated view of the history */
+    ctxc_estimate_fn estimate; /* the history's estimator */
     void *estimate_user;
-    uint64_t current_tokens;      /* ctxc_history_tokens() now */
+    uint64_t current_tokens; /* ctxc_history_tokens() now */
     ctxc_strategy_values_t values;
     ctxc_provider_resolver_fn provider_resolver; /* NULL: none */
     void *provider_user;
-    const char *profile;          /* compression.profile, or NULL */
-    ctxc_prompt_resolver_fn prompt_resolver;     /* NULL: none */
+    const char *profile;                     /* compression.profile, or NULL */
+    ctxc_prompt_resolver_fn prompt_resolver; /* NULL: none */
     void *prompt_user;
-    const char *prompt_provider;  /* prompt context */
+    const char *prompt_provider; /* prompt context */
     const char *prompt_model;
-    const char *prompt_id;        /* e.g. "compression/middle-out.md" */
-    const char *todos;            /* optional active todos, or NULL */
-    const char *transcript_path;  /* optional, or NULL */
-    ctxc_work_t *work;            /* working memory (not the store) */
+    const char *prompt_id;       /* e.g. "compression/middle-out.md" */
+    const char *todos;           /* optional active todos, or NULL */
+    const char *transcript_path; /* optional, or NULL */
+    ctxc_work_t *work;           /* working memory (not the store) */
 } ctxc_compress_ctx_t;
 
 /* ---- plans --------------------------------------------------------------- */
@@ -159,13 +156,13 @@ typedef struct {
     size_t compressed_count; /* entries of that view after the plan */
     ctxc_strategy_id_t strategy;
     bool llm_call_made;
-    bool unchanged;          /* the plan keeps the history as it is */
-    size_t top_preserved;    /* middle-out */
-    size_t bottom_preserved; /* middle-out, one-shot, top-down (kept tail),
-                                high-density (tail kept verbatim) */
+    bool unchanged;           /* the plan keeps the history as it is */
+    size_t top_preserved;     /* middle-out */
+    size_t bottom_preserved;  /* middle-out, one-shot, top-down (kept tail),
+                                 high-density (tail kept verbatim) */
     size_t middle_compressed; /* entries removed or summarised */
     uint64_t tokens_before;
-    uint64_t tokens_after;   /* estimate of the planned history */
+    uint64_t tokens_after; /* estimate of the planned history */
 } ctxc_compress_meta_t;
 
 /* The new history as ops over the store. Ops are in order; KEEP ranges are
@@ -178,10 +175,10 @@ typedef struct {
     ctxc_compress_meta_t meta;
 } ctxc_plan_t;
 
-/* ---- density step ---------------------------------------------------------- */
+/* ---- density step -------------------------------------------------------- */
 
 typedef struct {
-    size_t read_write_pruned;   /* read calls dropped with their responses */
+    size_t read_write_pruned; /* read calls dropped with their responses */
     size_t read_write_entries_removed;
     size_t read_write_entries_replaced;
     size_t file_dedupe_replaced; /* inclusions whose content was replaced */
@@ -203,7 +200,8 @@ typedef struct {
 } ctxc_density_result_t;
 
 /* The pointer text that replaces a pruned result (recency pruning). */
-#define CTXC_PRUNED_RESULT_TEXT "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
+#define CTXC_PRUNED_RESULT_TEXT                                                \
+    "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
 
 /* ---- strategies ---------------------------------------------------------- */
 
@@ -255,7 +253,7 @@ size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b, size_t i);
 /* Forward if that is < N, else backward. */
 size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i);
 
-/* ---- plans and density results: building and applying ------------------------- */
+/* ---- plans and density results: building and applying -------------------- */
 
 /* Empty plan over the work area. */
 void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work);
@@ -273,19 +271,22 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
 /* Applies a plan to the history. All checks happen first; on any error the
  * history is unchanged. Errors: CTXC_E_INVALID_ARG (ops out of order or out
  * of range), CTXC_E_NO_SPACE (the new history does not fit; err->needed). */
-ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h, const ctxc_plan_t *plan,
+ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
+                                      const ctxc_plan_t *plan,
                                       ctxc_error_t *err);
 
 /* Validates a density result against a history of `count` entries: every
  * index in range, none listed twice, none both removed and replaced. `mark`
  * (count elements of caller memory) receives one mark per entry; O(count).
  * Errors: CTXC_E_RANGE, CTXC_E_INVALID_ARG. */
-ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r, size_t count,
-                                    uint16_t *mark, ctxc_error_t *err);
+ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
+                                    size_t count, uint16_t *mark,
+                                    ctxc_error_t *err);
 /* Validates, then applies: replacements first, removals from the highest
  * index down (as one atomic step), tokens recounted. Uses work->ops and
  * work->aux2. On error nothing is applied. */
-ctxc_status_t ctxc_density_apply(ctxc_history_t *h, const ctxc_density_result_t *r,
+ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
+                                 const ctxc_density_result_t *r,
                                  ctxc_work_t *work, ctxc_error_t *err);
 
 /* Declares the work area for histories of up to `max_entries` entries and
@@ -297,9 +298,10 @@ ctxc_status_t ctxc_density_apply(ctxc_history_t *h, const ctxc_density_result_t 
     static uint32_t name##_rem_[(max_entries)];                                \
     static ctxc_plan_op_t name##_ops_[2 * (max_entries) + 2];                  \
     static ctxc_plan_op_t name##_dops_[(max_entries)];                         \
-    static uint8_t name##_scratch_[(scratch_bytes)] __attribute__((aligned(8))); \
-    static ctxc_work_t name = {name##_map_,  name##_aux_,  name##_aux2_,       \
-                               name##_rem_,  (max_entries), name##_ops_,       \
+    static uint8_t name##_scratch_[(scratch_bytes)]                            \
+        __attribute__((aligned(8)));                                           \
+    static ctxc_work_t name = {name##_map_,  name##_aux_,     name##_aux2_,    \
+                               name##_rem_,  (max_entries),   name##_ops_,     \
                                name##_dops_, name##_scratch_, (scratch_bytes)}
 
 #define CTXC_WORK_DEFINE_DEFAULT(name)                                         \

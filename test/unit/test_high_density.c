@@ -63,7 +63,7 @@ static ctxc_density_counts_t optimize(void) {
     "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"" text "\"}]}\n"
 #define BODY "int main(void) { return 0; } /* a file body long enough */"
 
-/* ---- read->write pruning ------------------------------------------------------------ */
+/* ---- read->write pruning ------------------------------------------------- */
 
 static void test_read_of_a_file_written_later_is_pruned_with_its_response(void **state) {
     (void)state;
@@ -247,7 +247,7 @@ static void test_read_write_pruning_can_be_switched_off(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
-/* ---- @file dedupe -------------------------------------------------------------------------- */
+/* ---- @file dedupe -------------------------------------------------------- */
 
 #define INCL(path, body) "--- " path " ---\\n" body "\\n--- End of content ---"
 
@@ -298,7 +298,7 @@ static void test_dedupe_within_one_message_and_paths_resolved(void **state) {
     assert_non_null(strstr(after.buf, "x_new_version"));
 }
 
-/* ---- recency pruning ------------------------------------------------------------------------ */
+/* ---- recency pruning ----------------------------------------------------- */
 
 static void five_reads_two_shells(void) {
     t_import(&hist, READ("r1", "{\"file_path\":\"1.c\"}") RESP("r1", "read_file", BODY " one")
@@ -364,7 +364,7 @@ static void test_recency_never_grows_a_small_result(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
-/* ---- compress ------------------------------------------------------------------------------------ */
+/* ---- compress ------------------------------------------------------------ */
 
 static ctxc_session_t compress(uint64_t limit, int32_t threshold) {
     ctxc_session_t s;

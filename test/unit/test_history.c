@@ -13,7 +13,7 @@
 
 #include "ctxc/ctxc.h"
 
-/* ---- helpers ------------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static ctxc_block_t text_block(const char *s) {
     ctxc_block_t b;
@@ -128,7 +128,7 @@ static int setup(void **state) {
     return 0;
 }
 
-/* ---- init ---------------------------------------------------------------------- */
+/* ---- init ---------------------------------------------------------------- */
 
 static void test_init_rejects_bad_arguments(void **state) {
     (void)state;
@@ -149,7 +149,7 @@ static void test_init_rejects_bad_arguments(void **state) {
     assert_int_equal(ctxc_history_count(&h), 0);
 }
 
-/* ---- append / get ---------------------------------------------------------------- */
+/* ---- append / get -------------------------------------------------------- */
 
 static void test_append_and_read_every_block_type(void **state) {
     (void)state;
@@ -264,7 +264,7 @@ static void test_append_rejects_bad_input_and_changes_nothing(void **state) {
     assert_unchanged(&small, &snap_a);
 }
 
-/* ---- exhaustion -------------------------------------------------------------------- */
+/* ---- exhaustion ---------------------------------------------------------- */
 
 static void test_arena_exhaustion_reports_exact_bytes_needed(void **state) {
     (void)state;
@@ -311,7 +311,7 @@ static void test_slot_exhaustion(void **state) {
     assert_unchanged(&small, &snap_a);
 }
 
-/* ---- replace ------------------------------------------------------------------------- */
+/* ---- replace ------------------------------------------------------------- */
 
 static void test_replace_grow_shrink_and_alias(void **state) {
     (void)state;
@@ -390,7 +390,7 @@ static void test_replace_failures_change_nothing(void **state) {
     assert_unchanged(&small, &snap_a);
 }
 
-/* ---- remove ----------------------------------------------------------------------------- */
+/* ---- remove -------------------------------------------------------------- */
 
 static void test_remove_set_compacts_in_place(void **state) {
     (void)state;
@@ -466,7 +466,7 @@ static void test_remove_range_and_clear(void **state) {
     assert_int_equal(ctxc_history_tokens(&small), 0);
 }
 
-/* ---- views ------------------------------------------------------------------------------ */
+/* ---- views --------------------------------------------------------------- */
 
 static void test_curated_view_skips_empty_ai_entries(void **state) {
     (void)state;
@@ -496,7 +496,7 @@ static void test_curated_view_skips_empty_ai_entries(void **state) {
     assert_int_equal(err.needed, 3);
 }
 
-/* ---- tokens ------------------------------------------------------------------------------ */
+/* ---- tokens -------------------------------------------------------------- */
 
 static uint32_t seven_per_block(void *user, const ctxc_block_t *b) {
     (void)b;

@@ -66,7 +66,7 @@ static void assert_fmt(const char *in, const char *expected) {
     assert_string_equal(out2.buf, expected);
 }
 
-/* ---- valid input --------------------------------------------------------------------- */
+/* ---- valid input --------------------------------------------------------- */
 
 static void test_canonical_output(void **state) {
     (void)state;
@@ -134,7 +134,7 @@ static void test_unpaired_calls_and_responses_are_data(void **state) {
     assert_int_equal(ctxc_history_count(&hist), 2);
 }
 
-/* ---- bad input: each class names the line, imports nothing ------------------------- */
+/* ---- bad input: each class names the line, imports nothing --------------- */
 
 static const char *GOOD =
     "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n";
@@ -375,7 +375,7 @@ static void test_import_api_misuse(void **state) {
     assert_int_equal(ctxc_history_count(&hist), 0);
 }
 
-/* ---- OpenAI chat messages ---------------------------------------------------------- */
+/* ---- OpenAI chat messages ------------------------------------------------ */
 
 static void test_openai_messages(void **state) {
     (void)state;
@@ -445,7 +445,7 @@ static void test_openai_bad_input(void **state) {
     assert_non_null(strstr(err.message, "unknown key 'speaker'"));
 }
 
-/* ---- export helpers ------------------------------------------------------------------ */
+/* ---- export helpers ------------------------------------------------------ */
 
 static ctxc_status_t failing_write(void *user, const char *data, size_t len) {
     (void)user;
@@ -474,7 +474,7 @@ static void test_export_buffer_and_errors(void **state) {
     assert_int_equal(ctxc_export(&hist, failing_write, NULL, &err), CTXC_E_IO);
 }
 
-/* ---- robustness: mutated input never crashes, corrupts or half-imports ---------- */
+/* ---- robustness: mutated input never crashes, corrupts or half-imports --- */
 
 static uint32_t rng_state = 2463534242u;
 static uint32_t rng(void) { /* xorshift32, fixed seed: reproducible */

@@ -26,7 +26,7 @@ static int setup(void **state) {
     return 0;
 }
 
-/* ---- names and table ------------------------------------------------------------- */
+/* ---- names and table ----------------------------------------------------- */
 
 static void test_one_list_of_names(void **state) {
     (void)state;
@@ -105,7 +105,7 @@ static void test_unknown_name_is_named_in_the_error(void **state) {
 #endif
 }
 
-/* ---- boundaries ------------------------------------------------------------------------ */
+/* ---- boundaries ---------------------------------------------------------- */
 
 static ctxc_boundary_t boundary_of(const ctxc_history_t *h) {
     static ctxc_view_t view;
@@ -194,7 +194,7 @@ static void test_boundary_memory_too_small(void **state) {
     assert_int_equal(err.needed, 1);
 }
 
-/* ---- plans --------------------------------------------------------------------- */
+/* ---- plans --------------------------------------------------------------- */
 
 static void five_entries(void) {
     const char *t[] = {"alpha", "bravo", "charlie", "delta", "echo"};
@@ -328,7 +328,7 @@ static void test_plan_scratch_exhaustion(void **state) {
     assert_int_equal(plan.scratch_used, 0);
 }
 
-/* ---- density results: validation and application ---------------------------------- */
+/* ---- density results: validation and application ------------------------- */
 
 static void replacement(ctxc_density_result_t *r, size_t index, const char *text) {
     ctxc_block_t b = t_text(text);
