@@ -500,6 +500,10 @@ static ctxc_status_t dedupe_text(const hd_t *hd, size_t p, size_t k,
             "work scratch area full while deduplicating "
             "file inclusions (CTXC_CFG_WORK_SCRATCH_BYTES)");
     }
+    if (ctxc_estimate_text(s.buf, s.len) >= ctxc_estimate_text(t, n)) {
+        *replaced = 0; /* shorter in bytes, not in tokens: leave it */
+        return CTXC_OK;
+    }
     out->ptr = s.buf;
     out->len = s.len;
     r->scratch_used += s.len; /* reclaimed after the record is written */

@@ -276,6 +276,21 @@ static void test_dedupe_never_grows_a_short_inclusion(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
+static void test_dedupe_never_grows_tokens_of_dense_content(void **state) {
+    (void)state;
+    /* a message counted by its many short words: replacing one long word
+     * of content by the eight words of the note would add tokens */
+#define WORDS20 "a b c d e f g h i j k l m n o p q r s t "
+    t_import(&hist,
+             HUMAN(WORDS20 WORDS20 WORDS20 "\\n" INCL("k.b64", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlq"))
+             HUMAN("b\\n" INCL("k.b64", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlr")));
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    ctxc_density_counts_t c = optimize();
+    assert_true(ctxc_history_tokens(&hist) <= tokens);
+    assert_int_equal(c.file_dedupe_replaced, 0);
+    assert_string_equal(after.buf, before.buf);
+}
+
 static void test_dedupe_leaves_unpaired_markers_and_other_files(void **state) {
     (void)state;
     t_import(&hist,
@@ -475,6 +490,7 @@ int main(void) {
         cmocka_unit_test_setup(test_three_inclusions_keep_only_the_latest, setup),
         cmocka_unit_test_setup(test_dedupe_leaves_unpaired_markers_and_other_files, setup),
         cmocka_unit_test_setup(test_dedupe_never_grows_a_short_inclusion, setup),
+        cmocka_unit_test_setup(test_dedupe_never_grows_tokens_of_dense_content, setup),
         cmocka_unit_test_setup(test_dedupe_within_one_message_and_paths_resolved, setup),
         cmocka_unit_test_setup(test_recency_is_off_by_default, setup),
         cmocka_unit_test_setup(test_recency_keeps_the_newest_per_tool, setup),
