@@ -97,7 +97,11 @@ typedef struct {
 /* Call before sending the history with `pending_tokens` more (the new
  * message, tool definitions...). Density step when due (always on the
  * emergency path), then compress when tokens + pending exceed the threshold
- * or the context limit. `report` may be NULL. */
+ * or the context limit. `report` may be NULL.
+ * The two steps are committed one by one: when the compression fails after
+ * a density step succeeded, the error is returned and the history is exactly
+ * as the density step left it (as if ctxc_session_optimize() had been called
+ * alone); when the density step fails, the history is unchanged. */
 ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
                                        uint64_t pending_tokens,
                                        ctxc_send_report_t *report,
