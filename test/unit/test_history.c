@@ -12,39 +12,9 @@
 #include <cmocka.h>
 
 #include "ctxc/ctxc.h"
+#include "support.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static ctxc_block_t text_block(const char *s) {
-    ctxc_block_t b;
-    memset(&b, 0, sizeof b);
-    b.type = CTXC_BLOCK_TEXT;
-    b.u.text.text = ctxc_str(s);
-    return b;
-}
-
-static ctxc_block_t call_block(const char *id, const char *name,
-                               const char *params) {
-    ctxc_block_t b;
-    memset(&b, 0, sizeof b);
-    b.type = CTXC_BLOCK_TOOL_CALL;
-    b.u.tool_call.id = ctxc_str(id);
-    b.u.tool_call.name = ctxc_str(name);
-    b.u.tool_call.parameters = ctxc_str(params);
-    return b;
-}
-
-static ctxc_block_t resp_block(const char *id, const char *name,
-                               const char *result, const char *error) {
-    ctxc_block_t b;
-    memset(&b, 0, sizeof b);
-    b.type = CTXC_BLOCK_TOOL_RESPONSE;
-    b.u.tool_response.call_id = ctxc_str(id);
-    b.u.tool_response.tool_name = ctxc_str(name);
-    b.u.tool_response.result = ctxc_str(result);
-    b.u.tool_response.error = ctxc_str(error);
-    return b;
-}
 
 static ctxc_status_t add(ctxc_history_t *h, ctxc_speaker_t sp,
                          const ctxc_block_t *blocks, size_t n, const char *meta,
@@ -55,7 +25,7 @@ static ctxc_status_t add(ctxc_history_t *h, ctxc_speaker_t sp,
 
 static ctxc_status_t add_text(ctxc_history_t *h, ctxc_speaker_t sp,
                               const char *text) {
-    ctxc_block_t b = text_block(text);
+    ctxc_block_t b = t_text(text);
     return add(h, sp, &b, 1, NULL, NULL);
 }
 
@@ -155,9 +125,9 @@ static void test_append_and_read_every_block_type(void **state) {
     (void)state;
     ctxc_block_t b[6];
     memset(b, 0, sizeof b);
-    b[0] = text_block("hello");
-    b[1] = call_block("c1", "read_file", "{ \"file_path\" : \"a.c\" }");
-    b[2] = resp_block("c1", "read_file", "\"int x;\"", "boom");
+    b[0] = t_text("hello");
+    b[1] = t_call("c1", "read_file", "{ \"file_path\" : \"a.c\" }");
+    b[2] = t_resp("c1", "read_file", "\"int x;\"", "boom");
     b[3].type = CTXC_BLOCK_THINKING;
     b[3].u.thinking.thought = ctxc_str("hmm");
     b[3].u.thinking.signature = ctxc_str("sig");
@@ -210,7 +180,7 @@ static void test_append_and_read_every_block_type(void **state) {
 
 static void test_metadata_flags_and_lookup(void **state) {
     (void)state;
-    ctxc_block_t b = text_block("summary");
+    ctxc_block_t b = t_text("summary");
     assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &b, 1,
                          "{\"isSummary\":true,\"synthetic\":true,\"pinned\":false,"
                          "\"usage\":{\"promptTokens\":10,\"completionTokens\":2}}",
@@ -232,24 +202,24 @@ static void test_append_rejects_bad_input_and_changes_nothing(void **state) {
     snapshot(&small, &snap_a);
     ctxc_error_t err;
 
-    ctxc_block_t missing = call_block("c1", NULL, "{}");
+    ctxc_block_t missing = t_call("c1", NULL, "{}");
     assert_int_equal(add(&small, CTXC_SPEAKER_AI, &missing, 1, NULL, &err),
                      CTXC_E_INVALID_ARG);
     assert_non_null(strstr(err.message, "missing field 'name'"));
     assert_unchanged(&small, &snap_a);
 
-    ctxc_block_t badjson = call_block("c1", "x", "{\"a\":}");
+    ctxc_block_t badjson = t_call("c1", "x", "{\"a\":}");
     assert_int_equal(add(&small, CTXC_SPEAKER_AI, &badjson, 1, NULL, &err),
                      CTXC_E_PARSE);
     assert_non_null(strstr(err.message, "parameters"));
     assert_unchanged(&small, &snap_a);
 
-    ctxc_block_t badutf8 = text_block("caf\xc3");
+    ctxc_block_t badutf8 = t_text("caf\xc3");
     assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &badutf8, 1, NULL, &err),
                      CTXC_E_UTF8);
     assert_unchanged(&small, &snap_a);
 
-    ctxc_block_t ok = text_block("fine");
+    ctxc_block_t ok = t_text("fine");
     assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &ok, 1, "[1]", &err),
                      CTXC_E_PARSE);
     assert_non_null(strstr(err.message, "metadata must be a JSON object"));
@@ -273,7 +243,7 @@ static void test_arena_exhaustion_reports_exact_bytes_needed(void **state) {
     assert_int_equal(add_text(&small, CTXC_SPEAKER_HUMAN, big), CTXC_OK);
     snapshot(&small, &snap_a);
     ctxc_error_t err;
-    ctxc_block_t b = text_block(big);
+    ctxc_block_t b = t_text(big);
     assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &b, 1, NULL, &err),
                      CTXC_E_NO_SPACE);
     assert_int_equal(err.status, CTXC_E_NO_SPACE);
@@ -303,7 +273,7 @@ static void test_slot_exhaustion(void **state) {
     }
     snapshot(&small, &snap_a);
     ctxc_error_t err;
-    ctxc_block_t b = text_block("one too many");
+    ctxc_block_t b = t_text("one too many");
     assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &b, 1, NULL, &err),
                      CTXC_E_NO_SPACE);
     assert_int_equal(err.needed, 1);
@@ -320,7 +290,7 @@ static void test_replace_grow_shrink_and_alias(void **state) {
     add_text(&small, CTXC_SPEAKER_HUMAN, "third");
     size_t used = small.used;
 
-    ctxc_block_t grown = text_block("second, but much longer than before");
+    ctxc_block_t grown = t_text("second, but much longer than before");
     ctxc_entry_in_t in = {CTXC_SPEAKER_AI, &grown, 1, CTXC_STR_ABSENT};
     assert_int_equal(ctxc_history_replace(&small, 1, &in, NULL), CTXC_OK);
     assert_int_equal(small.used, used + strlen(grown.u.text.text.ptr) - 6);
@@ -328,7 +298,7 @@ static void test_replace_grow_shrink_and_alias(void **state) {
     assert_string_equal(entry_text(&small, 1), grown.u.text.text.ptr);
     assert_string_equal(entry_text(&small, 2), "third");
 
-    ctxc_block_t shrunk = text_block("2");
+    ctxc_block_t shrunk = t_text("2");
     in.blocks = &shrunk;
     assert_int_equal(ctxc_history_replace(&small, 1, &in, NULL), CTXC_OK);
     assert_int_equal(small.used, used - 5);
@@ -369,14 +339,14 @@ static void test_replace_failures_change_nothing(void **state) {
     add_text(&small, CTXC_SPEAKER_AI, big);
     snapshot(&small, &snap_a);
     ctxc_error_t err;
-    ctxc_block_t b = text_block(big);
+    ctxc_block_t b = t_text(big);
     ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
     assert_int_equal(ctxc_history_replace(&small, 0, &in, &err), CTXC_E_NO_SPACE);
     assert_true(err.needed > 0);
     assert_unchanged(&small, &snap_a);
     assert_int_equal(ctxc_history_replace(&small, 2, &in, &err), CTXC_E_RANGE);
     assert_unchanged(&small, &snap_a);
-    ctxc_block_t bad = call_block("c", "n", "nope");
+    ctxc_block_t bad = t_call("c", "n", "nope");
     in.blocks = &bad;
     assert_int_equal(ctxc_history_replace(&small, 0, &in, &err), CTXC_E_PARSE);
     assert_unchanged(&small, &snap_a);
@@ -534,12 +504,12 @@ static void test_token_cache_hook_and_anchor(void **state) {
 
 static void test_stats_count_blocks_and_unpaired_tool_calls(void **state) {
     (void)state;
-    ctxc_block_t calls[3] = {call_block("c1", "read_file", "{}"),
-                             call_block("c2", "run", "{}"), text_block("x")};
-    ctxc_block_t resp[2] = {resp_block("c1", "read_file", "\"ok\"", NULL),
-                            resp_block("ghost", "run", "\"\"", "gone")};
-    ctxc_block_t early = resp_block("c3", "glob", "\"\"", NULL);
-    ctxc_block_t late = call_block("c3", "glob", "{}");
+    ctxc_block_t calls[3] = {t_call("c1", "read_file", "{}"),
+                             t_call("c2", "run", "{}"), t_text("x")};
+    ctxc_block_t resp[2] = {t_resp("c1", "read_file", "\"ok\"", NULL),
+                            t_resp("ghost", "run", "\"\"", "gone")};
+    ctxc_block_t early = t_resp("c3", "glob", "\"\"", NULL);
+    ctxc_block_t late = t_call("c3", "glob", "{}");
     add_text(&small, CTXC_SPEAKER_HUMAN, "go");
     add(&small, CTXC_SPEAKER_TOOL, &early, 1, NULL, NULL); /* before its call */
     add(&small, CTXC_SPEAKER_AI, calls, 3, NULL, NULL);
