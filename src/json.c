@@ -95,13 +95,17 @@ bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at) {
     return true;
 }
 
-/* The one-character escapes of JSON (all but \\u). */
+/* The one-character escapes of JSON (all but \\u): the letter after the
+ * backslash and the character it stands for. "/" is read but never
+ * written escaped (JSON.stringify does not). */
+static const char ESC_LETTER[] = "\"\\bfnrt/";
+static const char ESC_CHAR[] = "\"\\\b\f\n\r\t/";
+#define ESC_WRITTEN 7u /* all but "/" */
+
 static bool simple_escape(char e, uint32_t *cp) {
-    static const char from[] = "\"\\/bfnrt";
-    static const char to[] = "\"\\/\b\f\n\r\t";
-    for (size_t i = 0; i < sizeof from - 1; i++) {
-        if (from[i] == e) {
-            *cp = (uint8_t)to[i];
+    for (size_t i = 0; i < sizeof ESC_LETTER - 1; i++) {
+        if (ESC_LETTER[i] == e) {
+            *cp = (uint8_t)ESC_CHAR[i];
             return true;
         }
     }
@@ -225,39 +229,20 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
 
 void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
     static const char hex[] = "0123456789abcdef";
-    switch (cp) {
-    case '"':
-        ctxc__put(out, "\\\"", 2);
-        return;
-    case '\\':
-        ctxc__put(out, "\\\\", 2);
-        return;
-    case 0x08:
-        ctxc__put(out, "\\b", 2);
-        return;
-    case 0x0C:
-        ctxc__put(out, "\\f", 2);
-        return;
-    case 0x0A:
-        ctxc__put(out, "\\n", 2);
-        return;
-    case 0x0D:
-        ctxc__put(out, "\\r", 2);
-        return;
-    case 0x09:
-        ctxc__put(out, "\\t", 2);
-        return;
-    default:
-        break;
-    }
-    if (cp < 0x20u) {
-        char u[6] = {'\\',          'u', '0', '0', hex[(cp >> 4) & 0xFu],
-                     hex[cp & 0xFu]};
-        ctxc__put(out, u, 6);
-        return;
-    }
     char b[4];
-    ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+    if (cp >= 0x20u && cp != '"' && cp != '\\') { /* the common case */
+        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+        return;
+    }
+    for (size_t i = 0; i < ESC_WRITTEN; i++) {
+        if (cp == (uint8_t)ESC_CHAR[i]) {
+            char esc[2] = {'\\', ESC_LETTER[i]};
+            ctxc__put(out, esc, 2);
+            return;
+        }
+    }
+    char u[6] = {'\\', 'u', '0', '0', hex[(cp >> 4) & 0xFu], hex[cp & 0xFu]};
+    ctxc__put(out, u, 6); /* the other controls */
 }
 
 ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
@@ -396,6 +381,21 @@ static ctxc_status_t syntax(reader_t *r, const char *what) {
                       r->at == 0 ? (size_t)1 : r->at, what);
 }
 
+/* Reads four hex digits of a \\u escape. */
+static bool rd_hex4(reader_t *r, uint32_t *v) {
+    uint32_t acc = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = rd_next(r);
+        int hv = h < 0 ? -1 : hexval((char)h);
+        if (hv < 0) {
+            return false;
+        }
+        acc = (acc << 4) | (uint32_t)hv;
+    }
+    *v = acc;
+    return true;
+}
+
 /* Reads a JSON string literal (opening quote already taken). */
 static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
     ctxc__putc(out, '"');
@@ -417,14 +417,8 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
             switch (e) {
             case 'u': {
                 uint32_t v = 0;
-                for (int i = 0; i < 4; i++) {
-                    int h = rd_next(r);
-                    int hv = h < 0 ? -1 : hexval((char)h);
-                    if (hv < 0) {
-                        return syntax(r,
-                                      "bad \\u escape (4 hex digits needed)");
-                    }
-                    v = (v << 4) | (uint32_t)hv;
+                if (!rd_hex4(r, &v)) {
+                    return syntax(r, "bad \\u escape (4 hex digits needed)");
                 }
                 if (v >= 0xDC00u && v <= 0xDFFFu) {
                     if (r->failed) {
@@ -436,13 +430,8 @@ static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
                 }
                 if (v >= 0xD800u && v <= 0xDBFFu) {
                     uint32_t lo = 0;
-                    bool ok = rd_next(r) == '\\' && rd_next(r) == 'u';
-                    for (int i = 0; ok && i < 4; i++) {
-                        int h = rd_next(r);
-                        int hv = h < 0 ? -1 : hexval((char)h);
-                        ok = hv >= 0;
-                        lo = (lo << 4) | (uint32_t)(hv < 0 ? 0 : hv);
-                    }
+                    bool ok = rd_next(r) == '\\' && rd_next(r) == 'u' &&
+                              rd_hex4(r, &lo);
                     if (!ok || lo < 0xDC00u || lo > 0xDFFFu) {
                         if (r->failed) {
                             return syntax(r, "");
