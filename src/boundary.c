@@ -95,8 +95,9 @@ size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i) {
 }
 
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
+                                     ctxc_strategy_id_t id, ctxc_plan_t *plan,
                                      ctxc_boundary_t *bd, uint64_t *total,
-                                     ctxc_error_t *err) {
+                                     uint64_t *target, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     ctxc_status_t st =
         ctxc_boundary_init(bd, v, ctx->work->aux, ctx->work->cap + 1, err);
@@ -109,5 +110,10 @@ ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
         ctxc_view_get(v, i, &e);
         *total += e.tokens;
     }
+    *target =
+        ctxc_target_tokens(ctx->values.context_limit, ctx->values.threshold);
+    plan->meta.strategy = id;
+    plan->meta.original_count = v->count;
+    plan->meta.tokens_before = *total;
     return CTXC_OK;
 }

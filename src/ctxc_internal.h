@@ -243,14 +243,15 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 ctxc_density_result_t *result,
                                 ctxc_error_t *err);
 
-/* target tokens = limit x threshold x 0.6 (threshold in thousandths) */
-uint64_t ctxc__target_tokens(const ctxc_strategy_values_t *v);
 
 /* Common start of a compress(): the boundary data of the context's view in
- * ctx->work->aux and the sum of the view's cached estimates. */
+ * ctx->work->aux, the sum of the view's cached estimates (also recorded as
+ * plan->meta.tokens_before, with the strategy and the original count) and
+ * the target threshold x limit x 0.6. */
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
+                                     ctxc_strategy_id_t id, ctxc_plan_t *plan,
                                      ctxc_boundary_t *bd, uint64_t *total,
-                                     ctxc_error_t *err);
+                                     uint64_t *target, ctxc_error_t *err);
 
 /* First tool_response to `id` after view position `from`: its position and
  * block index. False when there is none (an unpaired call). */

@@ -28,8 +28,8 @@ void ctxc_settings_defaults(ctxc_settings_t *s) {
     s->density.workspace_root = NULL;
 }
 
-uint64_t ctxc__target_tokens(const ctxc_strategy_values_t *v) {
-    return v->context_limit * v->threshold * 6u / 10000u;
+uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
+    return context_limit * threshold * 6u / 10000u;
 }
 
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,

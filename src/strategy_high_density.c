@@ -770,23 +770,20 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    uint64_t total;
-    ctxc_status_t st = ctxc__compress_prepare(ctx, &bd, &total, err);
+    uint64_t total, target;
+    ctxc_status_t st = ctxc__compress_prepare(ctx, CTXC_STRATEGY_HIGH_DENSITY,
+                                              plan, &bd, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
-    uint64_t target = ctxc__target_tokens(&ctx->values);
     uint32_t keep_pm = 1000u - (ctx->values.preserve_threshold > 1000u
                                     ? 1000u
                                     : ctx->values.preserve_threshold);
     size_t split = ctxc_adjust_for_tool_call_boundary(
         &bd, (size_t)(((uint64_t)n * keep_pm) / 1000u));
 
-    plan->meta.strategy = CTXC_STRATEGY_HIGH_DENSITY;
-    plan->meta.original_count = n;
     plan->meta.compressed_count = n;
     plan->meta.bottom_preserved = n - split;
-    plan->meta.tokens_before = total;
 
     sum_edit_t se;
     se.v = v;

@@ -14,12 +14,13 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    uint64_t total;
-    ctxc_status_t st = ctxc__compress_prepare(ctx, &bd, &total, err);
+    uint64_t total, target;
+    ctxc_status_t st =
+        ctxc__compress_prepare(ctx, CTXC_STRATEGY_TOP_DOWN_TRUNCATION, plan,
+                               &bd, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
-    uint64_t target = ctxc__target_tokens(&ctx->values);
 
     /* oldest first until what remains is below the target */
     size_t cut = 0;
@@ -36,9 +37,6 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
         cut = ctxc_find_backward_valid_split_point(&bd, min_keep_cut);
     }
 
-    plan->meta.strategy = CTXC_STRATEGY_TOP_DOWN_TRUNCATION;
-    plan->meta.original_count = n;
-    plan->meta.tokens_before = total;
     if (cut == 0) {
         st = ctxc_plan_keep(plan, 0, v->store_count, err);
         plan->meta.unchanged = true;

@@ -341,7 +341,7 @@ int cli_cmd_compress(int argc, char **argv) {
                 ", context limit %" PRIu64 ", threshold %u.%03u "
                 "(target %" PRIu64 " tokens)",
                 set.context_limit, thr / 1000u, thr % 1000u,
-                set.context_limit * thr * 6u / 10000u);
+                ctxc_target_tokens(set.context_limit, thr));
     }
     fprintf(stderr, "\n%-10s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",

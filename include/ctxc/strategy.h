@@ -221,6 +221,10 @@ typedef struct ctxc_strategy {
                               ctxc_error_t *err);
 } ctxc_strategy_t;
 
+/* The compression target: context_limit x threshold x 0.6 tokens
+ * (threshold in thousandths), rounded down. */
+uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold);
+
 /* Looks a strategy up by name. Errors: CTXC_E_UNKNOWN_STRATEGY (the message
  * names it; also for a known name left out of this build, with a message
  * saying so), CTXC_E_INVALID_ARG (NULL). */
