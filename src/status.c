@@ -46,7 +46,6 @@ const char *ctxc_error_message(const ctxc_error_t *err) {
     return "";
 }
 
-#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
 typedef struct {
     char *buf;
     size_t cap; /* including NUL */
@@ -127,7 +126,14 @@ static void mb_vformat(msgbuf_t *m, const char *fmt, va_list ap) {
         }
     }
 }
-#endif
+void ctxc__vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
+    if (buf == NULL || cap == 0) {
+        return;
+    }
+    msgbuf_t m = {buf, cap, 0};
+    buf[0] = '\0';
+    mb_vformat(&m, fmt, ap);
+}
 
 static void set_error(ctxc_error_t *err, ctxc_status_t st, size_t needed,
                       const char *fmt, va_list ap) {
@@ -138,17 +144,15 @@ static void set_error(ctxc_error_t *err, ctxc_status_t st, size_t needed,
     err->line = 0;
     err->needed = needed;
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
-    msgbuf_t m = {err->message, sizeof err->message, 0};
-    err->message[0] = '\0';
-    mb_vformat(&m, fmt, ap);
+    ctxc__vformat(err->message, sizeof err->message, fmt, ap);
 #else
     (void)fmt;
     (void)ap;
 #endif
 }
 
-ctxc_status_t ctxc__fail(ctxc_error_t *err, ctxc_status_t st, const char *fmt,
-                         ...) {
+ctxc_status_t ctxc_error_set(ctxc_error_t *err, ctxc_status_t st,
+                             const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     set_error(err, st, 0, fmt, ap);

@@ -91,6 +91,14 @@
 #define CTXC_CFG_ERROR_MESSAGE_LEN 160
 #endif
 
+/* --- Port ---------------------------------------------------------------- */
+
+/* CTXC_CFG_LOG_LINE_LEN: bytes of the stack buffer a log line is built in
+ * (ctxc_port_log; longer lines are cut). Default: 128. */
+#ifndef CTXC_CFG_LOG_LINE_LEN
+#define CTXC_CFG_LOG_LINE_LEN 128
+#endif
+
 /* --- Strategies ------------------------------------------------------------
  * CTXC_CFG_STRATEGY_<NAME> (0/1) leaves a strategy out of / in the build.
  * Defaults: project.yml strategies.<name>. */
@@ -139,6 +147,9 @@
 #endif
 #if CTXC_CFG_PATH_MAX < 64
 #error "CTXC_CFG_PATH_MAX must be at least 64"
+#endif
+#if CTXC_CFG_LOG_LINE_LEN < 16
+#error "CTXC_CFG_LOG_LINE_LEN must be at least 16"
 #endif
 #if CTXC_CFG_ERROR_MESSAGE_LEN != 0 && CTXC_CFG_ERROR_MESSAGE_LEN < 32
 #error "CTXC_CFG_ERROR_MESSAGE_LEN must be 0 (no text) or at least 32"

@@ -32,7 +32,9 @@ extern "C" {
     X(CTXC_E_UNAVAILABLE, "not available in this build")                       \
     X(CTXC_E_BUSY, "history is locked by a compression in progress")           \
     X(CTXC_E_PROMPT_NOT_FOUND, "prompt not found")                             \
-    X(CTXC_E_PROFILE_NOT_FOUND, "profile not found")
+    X(CTXC_E_PROFILE_NOT_FOUND, "profile not found")                           \
+    X(CTXC_E_EXISTS, "already exists")                                         \
+    X(CTXC_E_READ_ONLY, "read-only filesystem")
 
 typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,
@@ -65,6 +67,14 @@ typedef struct {
 
 /* The message of `err` ("" when messages are compiled out or err is NULL). */
 const char *ctxc_error_message(const ctxc_error_t *err);
+
+/* Fills err (when not NULL) with status st and a message built from fmt,
+ * and returns st: `return ctxc_error_set(err, CTXC_E_IO, "%s: %s", path,
+ * why);`. For ports and callers; there is no stdio behind it. fmt knows
+ * %s (const char *), %u (unsigned), %z (size_t), %q (const char *, size_t:
+ * quoted, clipped to 40 bytes) and %%. line and needed are set to 0. */
+ctxc_status_t ctxc_error_set(ctxc_error_t *err, ctxc_status_t st,
+                             const char *fmt, ...);
 
 /* Name of the status code as written in the source ("CTXC_E_NO_SPACE"). */
 const char *ctxc_status_name(ctxc_status_t status);

@@ -1,0 +1,236 @@
+/*
+ * ctxc — the port contract: what ctxc needs from the platform.
+ *
+ * The core does no I/O of its own. Everything it needs from the platform
+ * comes through the hooks declared here, filled in by a port:
+ *
+ *   port/posix/     directory filesystem under $CTXC_HOME, POSIX clock,
+ *                   stderr log, pthread mutex (hosts)
+ *   port/romfs/     read-only filesystem over the built-in prompt table
+ *                   (devices without a filesystem)
+ *   port/template/  every hook stubbed, with what a port must do: start a
+ *                   new port by copying it
+ *
+ * Conventions for every hook that returns ctxc_status_t: CTXC_OK on success,
+ * otherwise a CTXC_E_* code, with `err` filled through ctxc_error_set() when
+ * it is not NULL (the message names the path and the reason). Hooks never
+ * receive secret material, except the transport's payload bytes.
+ */
+#ifndef CTXC_PORT_H
+#define CTXC_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- filesystem -------------------------------------------------------------
+ *
+ * Every path is relative to the one root the port owns: components separated
+ * by '/', none empty, none "." or "..", no leading '/', at most
+ * CTXC_CFG_PATH_MAX - 1 bytes. The core checks each path with
+ * ctxc_fs_path_check() before it reaches a hook, so a port may rely on it
+ * (and may check again). "" names the root itself (list only).
+ *
+ * The core builds an atomic write out of the primitives below
+ * (ctxc_fs_write_atomic): create a new temporary file beside the target,
+ * write, sync, close, rename over the target. A port only has to make each
+ * primitive honest: sync() returns after the bytes are on storage, and
+ * rename() replaces the target in one step (POSIX rename(), littlefs
+ * lfs_rename()). A read-only port leaves every write hook NULL. */
+
+typedef enum {
+    CTXC_FS_NONE = 0, /* nothing at that path */
+    CTXC_FS_FILE,
+    CTXC_FS_DIR
+} ctxc_fs_kind_t;
+
+/* Called once per directory entry by list(); `name` is one component (not
+ * "." or ".."), NUL-terminated, valid only during the call. Return false to
+ * stop the listing early (list() then still returns CTXC_OK). */
+typedef bool (*ctxc_fs_entry_fn)(void *user, const char *name,
+                                 ctxc_fs_kind_t kind);
+
+/* An open file of a port (what create() hands back). */
+typedef void *ctxc_fs_file_t;
+
+typedef struct {
+    /* Reads the whole file into buf[0..cap). *len = its size.
+     * CTXC_E_NOT_FOUND: no such file (the core then tries elsewhere, so this
+     *                   code must mean exactly that);
+     * CTXC_E_NO_SPACE:  larger than cap, err->needed = size - cap;
+     * CTXC_E_IO:        anything else (a directory, no permission, a read
+     *                   error), message naming the path and the reason. */
+    ctxc_status_t (*read)(void *ctx, const char *path, char *buf, size_t cap,
+                          size_t *len, ctxc_error_t *err);
+    /* What is at path. Errors: CTXC_E_IO only (a missing path is OK with
+     * CTXC_FS_NONE). */
+    ctxc_status_t (*stat)(void *ctx, const char *path, ctxc_fs_kind_t *kind,
+                          ctxc_error_t *err);
+    /* Calls fn for each entry of directory `dir`, in no particular order.
+     * CTXC_E_NOT_FOUND when there is no such directory, CTXC_E_IO. */
+    ctxc_status_t (*list)(void *ctx, const char *dir, ctxc_fs_entry_fn fn,
+                          void *user, ctxc_error_t *err);
+
+    /* Write side; NULL in a read-only port (the core then answers
+     * CTXC_E_READ_ONLY). */
+
+    /* Creates directory `dir` (one level; its parent exists). A directory
+     * already there is CTXC_OK; a file there is CTXC_E_EXISTS. */
+    ctxc_status_t (*mkdir)(void *ctx, const char *dir, ctxc_error_t *err);
+    /* Creates a new, empty file for writing. It must not exist yet:
+     * CTXC_E_EXISTS if anything is at path (the core then picks another
+     * temporary name, which is what keeps concurrent writers apart). */
+    ctxc_status_t (*create)(void *ctx, const char *path, ctxc_fs_file_t *file,
+                            ctxc_error_t *err);
+    /* Writes all len bytes (a short write is CTXC_E_IO). */
+    ctxc_status_t (*write)(void *ctx, ctxc_fs_file_t file, const void *data,
+                           size_t len, ctxc_error_t *err);
+    /* Returns once everything written is on storage (fsync). */
+    ctxc_status_t (*sync)(void *ctx, ctxc_fs_file_t file, ctxc_error_t *err);
+    /* Releases the file; called exactly once per successful create(), also
+     * after a failed write or sync. */
+    ctxc_status_t (*close)(void *ctx, ctxc_fs_file_t file, ctxc_error_t *err);
+    /* Renames file `from` to `to`, replacing `to` in one step: an observer
+     * (or a power cut) sees the old `to` or the new one, never neither. */
+    ctxc_status_t (*rename)(void *ctx, const char *from, const char *to,
+                            ctxc_error_t *err);
+    /* Removes a file. CTXC_E_NOT_FOUND when there is none. */
+    ctxc_status_t (*remove)(void *ctx, const char *path, ctxc_error_t *err);
+} ctxc_fs_ops_t;
+
+/* A filesystem: its hooks and the port's context for them. */
+typedef struct {
+    const ctxc_fs_ops_t *ops;
+    void *ctx;
+} ctxc_fs_t;
+
+/* Checks a root-relative path (see above). Errors: CTXC_E_INVALID_ARG
+ * naming the problem. */
+ctxc_status_t ctxc_fs_path_check(const char *path, ctxc_error_t *err);
+
+/* ctxc_fs_read / ctxc_fs_stat / ctxc_fs_list: the hooks, after
+ * ctxc_fs_path_check(). A NULL fs reads as empty: CTXC_E_NOT_FOUND /
+ * CTXC_FS_NONE. */
+ctxc_status_t ctxc_fs_read(const ctxc_fs_t *fs, const char *path, char *buf,
+                           size_t cap, size_t *len, ctxc_error_t *err);
+ctxc_status_t ctxc_fs_stat(const ctxc_fs_t *fs, const char *path,
+                           ctxc_fs_kind_t *kind, ctxc_error_t *err);
+ctxc_status_t ctxc_fs_list(const ctxc_fs_t *fs, const char *dir,
+                           ctxc_fs_entry_fn fn, void *user, ctxc_error_t *err);
+
+/* Replaces (or creates) file `path` with data[0..len), atomically: after a
+ * failure or a crash at any step the file holds its old content or the new
+ * one, never a mix. Missing parent directories are created first. The
+ * temporary file is "<path>.tmp<N>" (N = 0..CTXC_FS_TMP_TRIES-1, the first
+ * free one); it is removed again when a step fails. Names containing ".tmp"
+ * followed by digits at the end are therefore the core's; listings made by
+ * the core skip them (ctxc_fs_is_temp_name()).
+ * Errors: CTXC_E_INVALID_ARG (path), CTXC_E_READ_ONLY, CTXC_E_EXISTS (a
+ * directory is at path, or every temporary name is taken), or the hook's
+ * own error with the step named in the message. */
+ctxc_status_t ctxc_fs_write_atomic(const ctxc_fs_t *fs, const char *path,
+                                   const void *data, size_t len,
+                                   ctxc_error_t *err);
+
+#define CTXC_FS_TMP_TRIES 16u
+
+/* Removes a file. Errors: CTXC_E_INVALID_ARG, CTXC_E_READ_ONLY,
+ * CTXC_E_NOT_FOUND, the hook's own error. */
+ctxc_status_t ctxc_fs_remove(const ctxc_fs_t *fs, const char *path,
+                             ctxc_error_t *err);
+
+/* Creates dir and any missing parents. Errors: as ctxc_fs_write_atomic. */
+ctxc_status_t ctxc_fs_mkdirs(const ctxc_fs_t *fs, const char *dir,
+                             ctxc_error_t *err);
+
+/* True for the temporary names of ctxc_fs_write_atomic ("x.json.tmp3"). */
+bool ctxc_fs_is_temp_name(const char *name);
+
+/* ---- clock, log, mutex ----------------------------------------------------- */
+
+/* Milliseconds from any fixed point (monotonic; wraps after 2^64). */
+typedef uint64_t (*ctxc_clock_fn)(void *ctx);
+
+typedef enum {
+    CTXC_LOG_ERROR = 0,
+    CTXC_LOG_WARN,
+    CTXC_LOG_INFO,
+    CTXC_LOG_DEBUG
+} ctxc_log_level_t;
+
+/* One line of text (no trailing newline), valid during the call. The core
+ * never passes secret material (keys, auth headers, payloads) to it. */
+typedef void (*ctxc_log_fn)(void *ctx, ctxc_log_level_t level,
+                            const char *msg);
+
+/* Optional mutex around a shared session (RTOS tasks, threads). lock()
+ * blocks until the mutex is held; it is not taken recursively: do not call
+ * session functions from inside callbacks the session runs. */
+typedef struct {
+    void (*lock)(void *ctx);
+    void (*unlock)(void *ctx);
+    void *ctx;
+} ctxc_mutex_t;
+
+/* ---- transport ---------------------------------------------------------------
+ *
+ * A byte stream to an HTTP(S) server over an opaque context. Implemented by
+ * the ports of the LLM provider layer (POSIX sockets or lwIP, with mbedTLS).
+ * With tls = true the port verifies the server certificate chain and the
+ * host name; there is no insecure mode.
+ *
+ * Return convention of send/recv: > 0 bytes moved, 0 = nothing moved yet,
+ * try again (would block / timeout slice), < 0 = error (the connection is
+ * unusable; close it). recv() answering < 0 after the peer closed cleanly
+ * is CTXC_TRANSPORT_EOF. */
+#define CTXC_TRANSPORT_EOF (-1)
+#define CTXC_TRANSPORT_ERROR (-2)
+
+typedef struct {
+    /* Connects ctx to host:port. Errors: CTXC_E_IO (resolve, connect, TLS
+     * handshake or verification), message naming the host and the step. */
+    ctxc_status_t (*connect)(void *ctx, const char *host, uint16_t port,
+                             bool tls, ctxc_error_t *err);
+    int32_t (*send)(void *ctx, const uint8_t *data, size_t len);
+    int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
+    void (*close)(void *ctx);
+} ctxc_transport_ops_t;
+
+typedef struct {
+    const ctxc_transport_ops_t *ops;
+    void *ctx;
+} ctxc_transport_t;
+
+/* ---- the port: everything in one place ------------------------------------- */
+
+typedef struct {
+    ctxc_fs_t fs;              /* ops NULL: no filesystem */
+    ctxc_clock_fn clock;       /* NULL: time reads as 0 */
+    void *clock_ctx;
+    ctxc_log_fn log;           /* NULL: no logging */
+    void *log_ctx;
+    ctxc_log_level_t log_level; /* lines above this level are not built */
+    ctxc_mutex_t mutex;        /* lock NULL: no locking */
+    ctxc_transport_t transport; /* ops NULL: no network */
+} ctxc_port_t;
+
+/* Milliseconds from port->clock, 0 without one (port may be NULL). */
+uint64_t ctxc_port_now_ms(const ctxc_port_t *port);
+
+/* Logs through port->log when level <= port->log_level. The text is built
+ * with the formatter of ctxc_error_set() into a CTXC_CFG_LOG_LINE_LEN
+ * buffer on the stack (longer lines are cut). port may be NULL. */
+void ctxc_port_log(const ctxc_port_t *port, ctxc_log_level_t level,
+                   const char *fmt, ...);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_PORT_H */
