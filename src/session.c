@@ -54,8 +54,25 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
     return CTXC_OK;
 }
 
-ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
-                               ctxc_error_t *err) {
+void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port) {
+    s->port = port;
+}
+
+static void port_lock(const ctxc_session_t *s) {
+    if (s->port != NULL && s->port->mutex.lock != NULL) {
+        s->port->mutex.lock(s->port->mutex.ctx);
+    }
+}
+
+static void port_unlock(const ctxc_session_t *s) {
+    if (s->port != NULL && s->port->mutex.lock != NULL &&
+        s->port->mutex.unlock != NULL) {
+        s->port->mutex.unlock(s->port->mutex.ctx);
+    }
+}
+
+static ctxc_status_t add_locked(ctxc_session_t *s, const ctxc_entry_in_t *in,
+                                ctxc_error_t *err) {
     if (s->locked) {
         return ctxc__fail(err, CTXC_E_BUSY,
                           "the history is locked by a compression in progress");
@@ -131,7 +148,7 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     return r;
 }
 
-ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err) {
+static ctxc_status_t optimize_locked(ctxc_session_t *s, ctxc_error_t *err) {
     if (s->locked) {
         return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
     }
@@ -174,19 +191,30 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, s->work);
+    uint64_t t0 = ctxc_port_now_ms(s->port);
     s->locked = true;
     r = st->compress(&ctx, &plan, err);
     if (r == CTXC_OK) {
         r = ctxc_history_apply_plan(s->history, &plan, err);
     }
     s->locked = false;
+    s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     if (r == CTXC_OK) {
         s->last_compress = plan.meta;
+        ctxc_port_log(s->port, CTXC_LOG_INFO,
+                      "compressed with %s: %z -> %z entries, %z -> %z tokens",
+                      st->name, plan.meta.original_count,
+                      plan.meta.compressed_count,
+                      (size_t)plan.meta.tokens_before,
+                      (size_t)plan.meta.tokens_after);
+    } else {
+        ctxc_port_log(s->port, CTXC_LOG_WARN, "compression with %s failed: %s",
+                      st->name, ctxc_strerror(r));
     }
     return r;
 }
 
-ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
+static ctxc_status_t compress_locked(ctxc_session_t *s, ctxc_error_t *err) {
     if (s->locked) {
         return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
     }
@@ -195,10 +223,10 @@ ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
     return r == CTXC_OK ? compress_with(s, st, err) : r;
 }
 
-ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
-                                       uint64_t pending_tokens,
-                                       ctxc_send_report_t *report,
-                                       ctxc_error_t *err) {
+static ctxc_status_t before_send_locked(ctxc_session_t *s,
+                                        uint64_t pending_tokens,
+                                        ctxc_send_report_t *report,
+                                        ctxc_error_t *err) {
     ctxc_send_report_t rep;
     memset(&rep, 0, sizeof rep);
     if (s->locked) {
@@ -237,4 +265,38 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
         *report = rep;
     }
     return CTXC_OK;
+}
+
+/* The public entry points: the same, inside the port's mutex. */
+
+ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
+                               ctxc_error_t *err) {
+    port_lock(s);
+    ctxc_status_t r = add_locked(s, in, err);
+    port_unlock(s);
+    return r;
+}
+
+ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err) {
+    port_lock(s);
+    ctxc_status_t r = optimize_locked(s, err);
+    port_unlock(s);
+    return r;
+}
+
+ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
+    port_lock(s);
+    ctxc_status_t r = compress_locked(s, err);
+    port_unlock(s);
+    return r;
+}
+
+ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
+                                       uint64_t pending_tokens,
+                                       ctxc_send_report_t *report,
+                                       ctxc_error_t *err) {
+    port_lock(s);
+    ctxc_status_t r = before_send_locked(s, pending_tokens, report, err);
+    port_unlock(s);
+    return r;
 }

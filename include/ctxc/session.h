@@ -7,7 +7,8 @@
  *   compress()     runs the configured strategy and applies its plan
  *
  * While a compression or a density step runs, the history is locked:
- * add() answers CTXC_E_BUSY (nothing is queued). Errors of a strategy
+ * add() answers CTXC_E_BUSY (nothing is queued) when called from inside it;
+ * with a port mutex (ctxc_session_set_port), other tasks wait instead. Errors of a strategy
  * propagate unchanged, there is no fallback to another strategy, and on any
  * error the history is byte-identical to before.
  *
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "ctxc/history.h"
+#include "ctxc/port.h"
 #include "ctxc/strategy.h"
 
 #ifdef __cplusplus
@@ -56,6 +58,8 @@ typedef struct {
     bool locked;
     ctxc_density_counts_t last_density; /* counts of the last density step */
     ctxc_compress_meta_t last_compress; /* metadata of the last compression */
+    uint64_t last_compress_ms; /* its duration by the port clock (0 without) */
+    const ctxc_port_t *port;   /* NULL: no mutex, clock or log */
 } ctxc_session_t;
 
 /* Errors: CTXC_E_INVALID_ARG (NULL, or a work area smaller than the
@@ -64,6 +68,13 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 const ctxc_settings_t *settings,
                                 ctxc_error_t *err);
+
+/* Gives the session a port (kept by pointer; NULL removes it): with
+ * port->mutex set, add / optimize / compress / before_send each run inside
+ * the mutex, so tasks may share the session; the clock times compressions
+ * (last_compress_ms) and the log gets one line per compression. Call it
+ * before the session is shared. */
+void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port);
 
 /* Appends an entry and marks the density step due.
  * Errors: as ctxc_history_append(), CTXC_E_BUSY while locked. */
