@@ -27,4 +27,7 @@ ctxc_status_t cli_write_file(void *user, const char *data, size_t len);
 /* `ctxc compress ARGS...` (argv after the command). */
 int cli_cmd_compress(int argc, char **argv);
 
+/* `ctxc prompts list|show|install ...` (argv after the command). */
+int cli_cmd_prompts(int argc, char **argv);
+
 #endif /* CTXC_CLI_H */

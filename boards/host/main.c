@@ -4,6 +4,7 @@
  *   ctxc stats FILE|- [--entries]   figures of an imported history
  *   ctxc fmt FILE|-                 canonical IContent JSONL on stdout
  *   ctxc compress FILE ...          see cli_compress.c
+ *   ctxc prompts list|show|install  see cli_prompts.c
  *
  * The file is streamed line by line through one static buffer into
  * ctxc_import_line(); nothing is allocated. The history is declared with
@@ -49,6 +50,11 @@ static const char cli_usage_text[] =
     "                          (N). --workspace defaults to metadata.cwd of\n"
     "                          the first entry. --optimize-only runs only the\n"
     "                          density step.\n"
+    "  prompts list|show NAME|install [--provider P] [--model M]\n"
+    "                          the compression prompts under $CTXC_HOME\n"
+    "                          (default ~/.config/ctxc): the level each one\n"
+    "                          resolves from, the text, or install the\n"
+    "                          built-in ones (see `ctxc prompts --help`)\n"
     "\n"
     "FILE is a JSON Lines file in the IContent interchange format or the\n"
     "OpenAI chat-messages format (one entry per line); - reads stdin.\n"
@@ -340,6 +346,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "compress") == 0) {
         return cli_cmd_compress(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "prompts") == 0) {
+        return cli_cmd_prompts(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "stats") != 0 && strcmp(cmd, "fmt") != 0) {
         fprintf(stderr, "ctxc: unknown command '%s'\n", cmd);

@@ -116,6 +116,19 @@
 #define CTXC_CFG_STRATEGY_HIGH_DENSITY CTXC_MANIFEST_STRATEGY_HIGH_DENSITY
 #endif
 
+/* --- Prompts ---------------------------------------------------------------
+ * CTXC_CFG_PROMPT_<CATEGORY>_<NAME> (0/1): the built-in copy of
+ * prompts/<category>/<name>.md is in the build (1) or left out (0, saves its
+ * flash; the prompt must then come from the filesystem, else resolving it
+ * fails with CTXC_E_PROMPT_NOT_FOUND). Every prompt defaults to 1, except
+ * that the compression prompts follow their strategy's switch. */
+#ifndef CTXC_CFG_PROMPT_COMPRESSION_MIDDLE_OUT
+#define CTXC_CFG_PROMPT_COMPRESSION_MIDDLE_OUT CTXC_CFG_STRATEGY_MIDDLE_OUT
+#endif
+#ifndef CTXC_CFG_PROMPT_COMPRESSION_ONE_SHOT
+#define CTXC_CFG_PROMPT_COMPRESSION_ONE_SHOT CTXC_CFG_STRATEGY_ONE_SHOT
+#endif
+
 /* --- Impossible combinations -------------------------------------------- */
 
 #if CTXC_CFG_HISTORY_MAX_ENTRIES < 2

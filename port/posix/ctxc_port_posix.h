@@ -1,0 +1,69 @@
+/*
+ * ctxc POSIX port — for hosts and simulation builds:
+ *
+ *   filesystem  a directory tree under one root: $CTXC_HOME, else
+ *               $HOME/.config/ctxc (created, mode 0700, on the first write)
+ *   clock       clock_gettime(CLOCK_MONOTONIC)
+ *   log         one line per message on stderr: "ctxc: <level>: <text>"
+ *   mutex       a pthread mutex
+ *
+ *     ctxc_posix_port_t p;
+ *     if (ctxc_posix_port_init(&p, NULL, CTXC_LOG_WARN, &err) != CTXC_OK) ...
+ *     ctxc_session_set_port(&session, &p.port);
+ *     ctxc_prompt_resolve(&p.port.fs, ...);
+ *
+ * Files are created with mode 0600, directories 0700. Paths are joined to
+ * the root after ctxc_fs_path_check(); symbolic links inside the root are
+ * followed (they are the user's own).
+ */
+#ifndef CTXC_PORT_POSIX_H
+#define CTXC_PORT_POSIX_H
+
+#include <pthread.h>
+
+#include "ctxc/port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest root directory path (bytes). */
+#define CTXC_POSIX_ROOT_MAX 1024u
+
+typedef struct {
+    char root[CTXC_POSIX_ROOT_MAX];
+    size_t root_len;
+} ctxc_posix_fs_t;
+
+/* Sets the root: `root` when not NULL, else $CTXC_HOME when set and not
+ * empty, else $HOME/.config/ctxc. Nothing is created yet.
+ * Errors: CTXC_E_INVALID_ARG (no root can be found: neither CTXC_HOME nor
+ * HOME is set; or a relative or too long root). */
+ctxc_status_t ctxc_posix_fs_init(ctxc_posix_fs_t *pfs, const char *root,
+                                 ctxc_error_t *err);
+
+/* The filesystem over pfs (which must outlive it). */
+ctxc_fs_t ctxc_posix_fs(ctxc_posix_fs_t *pfs);
+
+typedef struct {
+    ctxc_port_t port; /* what the library is given */
+    ctxc_posix_fs_t fs;
+    pthread_mutex_t mutex;
+} ctxc_posix_port_t;
+
+/* Fills p->port: the filesystem (root as for ctxc_posix_fs_init), the
+ * clock, the stderr log with lines up to `log_level`, and the mutex. No
+ * transport yet (the LLM provider layer adds it).
+ * Errors: those of ctxc_posix_fs_init, CTXC_E_IO (mutex). */
+ctxc_status_t ctxc_posix_port_init(ctxc_posix_port_t *p, const char *root,
+                                   ctxc_log_level_t log_level,
+                                   ctxc_error_t *err);
+
+/* Releases the mutex of a port made by ctxc_posix_port_init. */
+void ctxc_posix_port_deinit(ctxc_posix_port_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_PORT_POSIX_H */
