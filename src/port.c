@@ -47,8 +47,8 @@ ctxc_status_t ctxc_fs_path_check(const char *path, ctxc_error_t *err) {
         if ((len == 1 && path[start] == '.') ||
             (len == 2 && path[start] == '.' && path[start + 1] == '.')) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "path %q contains a '.' or '..' component",
-                              path, n);
+                              "path %q contains a '.' or '..' component", path,
+                              n);
         }
         start = i + 1;
     }
@@ -70,8 +70,7 @@ static ctxc_status_t need_writable(const ctxc_fs_t *fs, const char *path,
                                    ctxc_error_t *err) {
     if (!fs_present(fs) || !fs_writable(fs)) {
         return ctxc__fail(err, CTXC_E_READ_ONLY,
-                          "cannot write %s: the filesystem is read-only",
-                          path);
+                          "cannot write %s: the filesystem is read-only", path);
     }
     return CTXC_OK;
 }
@@ -191,6 +190,9 @@ static ctxc_status_t write_temp(const ctxc_fs_t *fs, const char *tmp,
     ctxc_fs_file_t file = NULL;
     ctxc_status_t st = o->create(fs->ctx, tmp, &file, err);
     if (st != CTXC_OK) {
+        if (st != CTXC_E_EXISTS) {
+            ctxc__err_prefix(err, "creating %s", tmp);
+        }
         return st;
     }
     const char *step = "writing";
@@ -200,7 +202,8 @@ static ctxc_status_t write_temp(const ctxc_fs_t *fs, const char *tmp,
         st = o->sync(fs->ctx, file, err);
     }
     ctxc_error_t close_err;
-    ctxc_status_t cst = o->close(fs->ctx, file, st == CTXC_OK ? err : &close_err);
+    ctxc_status_t cst =
+        o->close(fs->ctx, file, st == CTXC_OK ? err : &close_err);
     if (st == CTXC_OK && cst != CTXC_OK) {
         step = "closing";
         st = cst;

@@ -155,10 +155,9 @@ ctxc_status_t ctxc_prompt_path(const char *provider, const char *model,
     size_t nm = ctxc_prompt_component(model, mod);
     if ((level <= CTXC_PROMPT_LEVEL_PROVIDER && np == 0) ||
         (level == CTXC_PROMPT_LEVEL_MODEL && nm == 0)) {
-        return ctxc__fail(err, CTXC_E_NOT_FOUND,
-                          "the %s level is skipped: no %s name",
-                          ctxc_prompt_level_name(level),
-                          np == 0 ? "provider" : "model");
+        return ctxc__fail(
+            err, CTXC_E_NOT_FOUND, "the %s level is skipped: no %s name",
+            ctxc_prompt_level_name(level), np == 0 ? "provider" : "model");
     }
     ctxc__sink_t s = {out, cap, 0};
     if (level <= CTXC_PROMPT_LEVEL_PROVIDER) {
@@ -227,11 +226,10 @@ ctxc_status_t ctxc_prompt_resolve(const ctxc_fs_t *fs, const char *provider,
     memcpy(out->path, id, n);
     memcpy(out->path + n, ".md", 4);
     if (b == NULL || b->text == NULL) {
-        return ctxc__fail(err, CTXC_E_PROMPT_NOT_FOUND,
-                          "prompt %s not found: no override file and %s",
-                          out->path,
-                          b == NULL ? "no such built-in prompt"
-                                    : "this build leaves it out");
+        return ctxc__fail(
+            err, CTXC_E_PROMPT_NOT_FOUND,
+            "prompt %s not found: no override file and %s", out->path,
+            b == NULL ? "no such built-in prompt" : "this build leaves it out");
     }
     out->text = b->text;
     out->len = b->len;
@@ -239,11 +237,12 @@ ctxc_status_t ctxc_prompt_resolve(const ctxc_fs_t *fs, const char *provider,
     return CTXC_OK;
 }
 
-/* ---- installer ------------------------------------------------------------ */
+/* ---- installer ------------------------------------------------------------
+ */
 
 #define MANIFEST_HEADER                                                        \
-    "# ctxc prompt manifest: what the installer wrote (FNV-1a 64 of the "     \
-    "content, path).\n# Written by ctxc; do not edit. Delete it to start "    \
+    "# ctxc prompt manifest: what the installer wrote (FNV-1a 64 of the "      \
+    "content, path).\n# Written by ctxc; do not edit. Delete it to start "     \
     "over.\n"
 #define HASH_HEX 16u
 
@@ -369,8 +368,7 @@ ctxc_status_t ctxc_prompts_install(const ctxc_fs_t *fs, char *scratch,
                                    size_t cap, ctxc_prompt_install_fn fn,
                                    void *user, ctxc_error_t *err) {
     if (scratch == NULL || cap < 2u) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "install: no scratch area");
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "install: no scratch area");
     }
     if (fs == NULL || fs->ops == NULL || fs->ops->create == NULL) {
         return ctxc__fail(err, CTXC_E_READ_ONLY,
@@ -381,8 +379,8 @@ ctxc_status_t ctxc_prompts_install(const ctxc_fs_t *fs, char *scratch,
     char *file = scratch + m.cap;
     size_t file_cap = cap - m.cap;
 
-    ctxc_status_t st = ctxc_fs_read(fs, CTXC_PROMPT_MANIFEST, m.buf, m.cap,
-                                    &m.len, err);
+    ctxc_status_t st =
+        ctxc_fs_read(fs, CTXC_PROMPT_MANIFEST, m.buf, m.cap, &m.len, err);
     if (st == CTXC_E_NOT_FOUND) {
         size_t h = sizeof MANIFEST_HEADER - 1u;
         if (h > m.cap) {

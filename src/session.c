@@ -201,12 +201,11 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     if (r == CTXC_OK) {
         s->last_compress = plan.meta;
-        ctxc_port_log(s->port, CTXC_LOG_INFO,
-                      "compressed with %s: %z -> %z entries, %z -> %z tokens",
-                      st->name, plan.meta.original_count,
-                      plan.meta.compressed_count,
-                      (size_t)plan.meta.tokens_before,
-                      (size_t)plan.meta.tokens_after);
+        ctxc_port_log(
+            s->port, CTXC_LOG_INFO,
+            "compressed with %s: %z -> %z entries, %z -> %z tokens", st->name,
+            plan.meta.original_count, plan.meta.compressed_count,
+            (size_t)plan.meta.tokens_before, (size_t)plan.meta.tokens_after);
     } else {
         ctxc_port_log(s->port, CTXC_LOG_WARN, "compression with %s failed: %s",
                       st->name, ctxc_strerror(r));

@@ -62,7 +62,8 @@ static int prompts_install(const ctxc_fs_t *fs, const char *root,
     }
     if (ctxc_prompts_install(fs, prompt_buf, sizeof prompt_buf, on_install,
                              &rep, &err) != CTXC_OK) {
-        fprintf(stderr, "ctxc: prompts install: %s\n", ctxc_error_message(&err));
+        fprintf(stderr, "ctxc: prompts install: %s\n",
+                ctxc_error_message(&err));
         return CLI_EXIT_FAIL;
     }
     if (!verbose && rep.changed > 0) {
@@ -162,7 +163,8 @@ int cli_cmd_prompts(int argc, char **argv) {
         ctxc_prompt_t p;
         if (ctxc_prompt_resolve(&fs, provider, model, id, prompt_buf,
                                 sizeof prompt_buf, &p, &err) != CTXC_OK) {
-            fprintf(stderr, "ctxc: prompts show: %s\n", ctxc_error_message(&err));
+            fprintf(stderr, "ctxc: prompts show: %s\n",
+                    ctxc_error_message(&err));
             return CLI_EXIT_FAIL;
         }
         fprintf(stderr, "ctxc: %s resolves from level %s: ", id,
@@ -190,9 +192,8 @@ int cli_cmd_prompts(int argc, char **argv) {
     for (size_t i = 0; i < ctxc_prompt_builtin_count; i++) {
         const char *id = ctxc_prompt_builtins[i].id;
         ctxc_prompt_t p;
-        ctxc_status_t st = ctxc_prompt_resolve(&fs, provider, model, id,
-                                               prompt_buf, sizeof prompt_buf,
-                                               &p, &err);
+        ctxc_status_t st = ctxc_prompt_resolve(
+            &fs, provider, model, id, prompt_buf, sizeof prompt_buf, &p, &err);
         if (st != CTXC_OK) {
             printf("%-26s %-9s %s\n", id, "error", ctxc_error_message(&err));
             rc = CLI_EXIT_FAIL;

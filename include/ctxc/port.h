@@ -152,7 +152,8 @@ ctxc_status_t ctxc_fs_mkdirs(const ctxc_fs_t *fs, const char *dir,
 /* True for the temporary names of ctxc_fs_write_atomic ("x.json.tmp3"). */
 bool ctxc_fs_is_temp_name(const char *name);
 
-/* ---- clock, log, mutex ----------------------------------------------------- */
+/* ---- clock, log, mutex -----------------------------------------------------
+ */
 
 /* Milliseconds from any fixed point (monotonic; wraps after 2^64). */
 typedef uint64_t (*ctxc_clock_fn)(void *ctx);
@@ -166,8 +167,7 @@ typedef enum {
 
 /* One line of text (no trailing newline), valid during the call. The core
  * never passes secret material (keys, auth headers, payloads) to it. */
-typedef void (*ctxc_log_fn)(void *ctx, ctxc_log_level_t level,
-                            const char *msg);
+typedef void (*ctxc_log_fn)(void *ctx, ctxc_log_level_t level, const char *msg);
 
 /* Optional mutex around a shared session (RTOS tasks, threads). lock()
  * blocks until the mutex is held; it is not taken recursively: do not call
@@ -178,7 +178,8 @@ typedef struct {
     void *ctx;
 } ctxc_mutex_t;
 
-/* ---- transport ---------------------------------------------------------------
+/* ---- transport
+ * ---------------------------------------------------------------
  *
  * A byte stream to an HTTP(S) server over an opaque context. Implemented by
  * the ports of the LLM provider layer (POSIX sockets or lwIP, with mbedTLS).
@@ -207,16 +208,17 @@ typedef struct {
     void *ctx;
 } ctxc_transport_t;
 
-/* ---- the port: everything in one place ------------------------------------- */
+/* ---- the port: everything in one place -------------------------------------
+ */
 
 typedef struct {
-    ctxc_fs_t fs;              /* ops NULL: no filesystem */
-    ctxc_clock_fn clock;       /* NULL: time reads as 0 */
+    ctxc_fs_t fs;        /* ops NULL: no filesystem */
+    ctxc_clock_fn clock; /* NULL: time reads as 0 */
     void *clock_ctx;
-    ctxc_log_fn log;           /* NULL: no logging */
+    ctxc_log_fn log; /* NULL: no logging */
     void *log_ctx;
     ctxc_log_level_t log_level; /* lines above this level are not built */
-    ctxc_mutex_t mutex;        /* lock NULL: no locking */
+    ctxc_mutex_t mutex;         /* lock NULL: no locking */
     ctxc_transport_t transport; /* ops NULL: no network */
 } ctxc_port_t;
 

@@ -49,7 +49,8 @@ extern const size_t ctxc_prompt_builtin_count;
 /* The table entry of id, or NULL when no prompt of that id ships. */
 const ctxc_prompt_builtin_t *ctxc_prompt_builtin(const char *id);
 
-/* ---- names ---------------------------------------------------------------- */
+/* ---- names ----------------------------------------------------------------
+ */
 
 /* Longest provider or model path component (bytes, without the NUL). */
 #define CTXC_PROMPT_COMPONENT_MAX 64u
@@ -87,7 +88,8 @@ ctxc_status_t ctxc_prompt_path(const char *provider, const char *model,
                                const char *id, ctxc_prompt_level_t level,
                                char *out, size_t cap, ctxc_error_t *err);
 
-/* ---- resolving ------------------------------------------------------------ */
+/* ---- resolving ------------------------------------------------------------
+ */
 
 typedef struct {
     const char *text; /* the caller's buffer, or the built-in table */

@@ -8,9 +8,9 @@
  *
  * While a compression or a density step runs, the history is locked:
  * add() answers CTXC_E_BUSY (nothing is queued) when called from inside it;
- * with a port mutex (ctxc_session_set_port), other tasks wait instead. Errors of a strategy
- * propagate unchanged, there is no fallback to another strategy, and on any
- * error the history is byte-identical to before.
+ * with a port mutex (ctxc_session_set_port), other tasks wait instead. Errors
+ * of a strategy propagate unchanged, there is no fallback to another strategy,
+ * and on any error the history is byte-identical to before.
  *
  * Settings: until the settings registry lands, the session takes this plain
  * struct. CTXC_UNSET marks a value that is not set; the threshold resolves

@@ -20,8 +20,11 @@
 
 static ctxc_status_t io_error(ctxc_error_t *err, const char *what,
                               const char *path, int e) {
-    return ctxc_error_set(err, e == ENOENT ? CTXC_E_NOT_FOUND : CTXC_E_IO,
-                          "%s %s: %s", what, path, strerror(e));
+    /* ENOTDIR: a file where a directory of the path should be - the path
+     * does not exist, as stat() says too */
+    return ctxc_error_set(
+        err, e == ENOENT || e == ENOTDIR ? CTXC_E_NOT_FOUND : CTXC_E_IO,
+        "%s %s: %s", what, path, strerror(e));
 }
 
 ctxc_status_t ctxc_posix_fs_init(ctxc_posix_fs_t *pfs, const char *root,
@@ -65,7 +68,8 @@ ctxc_status_t ctxc_posix_fs_init(ctxc_posix_fs_t *pfs, const char *root,
 /* root + "/" + path into out. */
 static ctxc_status_t full_path(const ctxc_posix_fs_t *pfs, const char *path,
                                char out[FULL_MAX], ctxc_error_t *err) {
-    ctxc_status_t st = path[0] == '\0' ? CTXC_OK : ctxc_fs_path_check(path, err);
+    ctxc_status_t st =
+        path[0] == '\0' ? CTXC_OK : ctxc_fs_path_check(path, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -100,8 +104,8 @@ static ctxc_status_t ensure_root(const ctxc_posix_fs_t *pfs,
     return CTXC_OK;
 }
 
-static ctxc_status_t px_read(void *ctx, const char *path, char *buf,
-                             size_t cap, size_t *len, ctxc_error_t *err) {
+static ctxc_status_t px_read(void *ctx, const char *path, char *buf, size_t cap,
+                             size_t *len, ctxc_error_t *err) {
     char full[FULL_MAX];
     ctxc_status_t st = full_path(ctx, path, full, err);
     if (st != CTXC_OK) {
@@ -245,7 +249,9 @@ static ctxc_status_t px_mkdir(void *ctx, const char *dir, ctxc_error_t *err) {
 }
 
 /* An open file: the descriptor, offset by one so that NULL is never valid. */
-static ctxc_fs_file_t fd_handle(int fd) { return (ctxc_fs_file_t)(intptr_t)(fd + 1); }
+static ctxc_fs_file_t fd_handle(int fd) {
+    return (ctxc_fs_file_t)(intptr_t)(fd + 1);
+}
 static int handle_fd(ctxc_fs_file_t f) { return (int)((intptr_t)f - 1); }
 
 static ctxc_status_t px_create(void *ctx, const char *path,
@@ -341,8 +347,7 @@ static ctxc_status_t px_rename(void *ctx, const char *from, const char *to,
     return CTXC_OK;
 }
 
-static ctxc_status_t px_remove(void *ctx, const char *path,
-                               ctxc_error_t *err) {
+static ctxc_status_t px_remove(void *ctx, const char *path, ctxc_error_t *err) {
     char full[FULL_MAX];
     ctxc_status_t st = full_path(ctx, path, full, err);
     if (st != CTXC_OK) {
@@ -364,7 +369,8 @@ ctxc_fs_t ctxc_posix_fs(ctxc_posix_fs_t *pfs) {
     return fs;
 }
 
-/* ---- clock, log, mutex ---------------------------------------------------- */
+/* ---- clock, log, mutex ----------------------------------------------------
+ */
 
 static uint64_t px_clock(void *ctx) {
     (void)ctx;

@@ -45,9 +45,9 @@ static ctxc_status_t romfs_read(void *ctx, const char *path, char *buf,
                                     "%s: no such file in the romfs", path);
     }
     if (b->len > cap) {
-        ctxc_status_t st = ctxc_error_set(
-            err, CTXC_E_NO_SPACE, "%s is %z bytes, the buffer holds %z", path,
-            b->len, cap);
+        ctxc_status_t st = ctxc_error_set(err, CTXC_E_NO_SPACE,
+                                          "%s is %z bytes, the buffer holds %z",
+                                          path, b->len, cap);
         if (err != NULL) {
             err->needed = b->len - cap;
         }
@@ -68,9 +68,8 @@ static ctxc_status_t romfs_stat(void *ctx, const char *path,
     return CTXC_OK;
 }
 
-static ctxc_status_t romfs_list(void *ctx, const char *dir,
-                                ctxc_fs_entry_fn fn, void *user,
-                                ctxc_error_t *err) {
+static ctxc_status_t romfs_list(void *ctx, const char *dir, ctxc_fs_entry_fn fn,
+                                void *user, ctxc_error_t *err) {
     (void)ctx;
     size_t dn = strlen(dir);
     if (dn > 0 && !romfs_dir(dir)) {
@@ -113,9 +112,7 @@ static ctxc_status_t romfs_list(void *ctx, const char *dir,
 }
 
 static const ctxc_fs_ops_t romfs_ops = {
-    .read = romfs_read,
-    .stat = romfs_stat,
-    .list = romfs_list,
+    .read = romfs_read, .stat = romfs_stat, .list = romfs_list,
     /* read-only: every write hook NULL */
 };
 

@@ -11,8 +11,9 @@
     ctxc_error_set((err), CTXC_E_UNAVAILABLE, "port hook %s is not written",   \
                    (what))
 
-/* ---- filesystem --------------------------------------------------------------
- * Paths arrive checked (ctxc_fs_path_check): relative, '/'-separated, no
+/* ---- filesystem
+ * -------------------------------------------------------------- Paths arrive
+ * checked (ctxc_fs_path_check): relative, '/'-separated, no
  * "." or "..". Join them to the root your port owns (a littlefs mount, a
  * FatFS volume, a folder on an SD card). */
 
@@ -29,8 +30,8 @@ static ctxc_status_t tpl_read(void *ctx, const char *path, char *buf,
 
 /* Say what is at path: CTXC_FS_NONE / CTXC_FS_FILE / CTXC_FS_DIR.
  * A missing path is CTXC_OK with CTXC_FS_NONE; only real I/O errors fail. */
-static ctxc_status_t tpl_stat(void *ctx, const char *path,
-                              ctxc_fs_kind_t *kind, ctxc_error_t *err) {
+static ctxc_status_t tpl_stat(void *ctx, const char *path, ctxc_fs_kind_t *kind,
+                              ctxc_error_t *err) {
     (void)ctx, (void)path;
     *kind = CTXC_FS_NONE;
     return TODO(err, "fs.stat");
@@ -63,9 +64,8 @@ static ctxc_status_t tpl_create(void *ctx, const char *path,
 }
 
 /* Write all len bytes; a short write is CTXC_E_IO. */
-static ctxc_status_t tpl_write(void *ctx, ctxc_fs_file_t file,
-                               const void *data, size_t len,
-                               ctxc_error_t *err) {
+static ctxc_status_t tpl_write(void *ctx, ctxc_fs_file_t file, const void *data,
+                               size_t len, ctxc_error_t *err) {
     (void)ctx, (void)file, (void)data, (void)len;
     return TODO(err, "fs.write");
 }
@@ -108,7 +108,8 @@ static const ctxc_fs_ops_t tpl_fs_ops = {
     tpl_write, tpl_sync, tpl_close, tpl_rename, tpl_remove,
 };
 
-/* ---- clock, log, mutex -------------------------------------------------------- */
+/* ---- clock, log, mutex
+ * -------------------------------------------------------- */
 
 /* Milliseconds from any fixed point, monotonic (xTaskGetTickCount() *
  * portTICK_PERIOD_MS, HAL_GetTick(), a free-running timer). */
@@ -130,7 +131,8 @@ static void tpl_lock(void *ctx) { (void)ctx; }
 /* Release it (xSemaphoreGive(m)). */
 static void tpl_unlock(void *ctx) { (void)ctx; }
 
-/* ---- transport (used by the LLM provider layer) -------------------------------- */
+/* ---- transport (used by the LLM provider layer)
+ * -------------------------------- */
 
 /* Resolve host, connect a TCP socket to port, and with tls run the TLS
  * handshake verifying the certificate chain against your CA bundle and
@@ -160,7 +162,10 @@ static int32_t tpl_recv(void *ctx, uint8_t *buf, size_t cap) {
 static void tpl_close_conn(void *ctx) { (void)ctx; }
 
 static const ctxc_transport_ops_t tpl_transport_ops = {
-    tpl_connect, tpl_send, tpl_recv, tpl_close_conn,
+    tpl_connect,
+    tpl_send,
+    tpl_recv,
+    tpl_close_conn,
 };
 
 void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {

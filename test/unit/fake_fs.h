@@ -114,8 +114,8 @@ static inline ctxc_status_t mem_list(void *ctx, const char *dir,
     if (dn > 0) {
         mem_node_t *d = mem_find(m, dir);
         if (d == NULL || !d->dir) {
-            return ctxc_error_set(err, CTXC_E_NOT_FOUND, "%s: no such directory",
-                                  dir);
+            return ctxc_error_set(err, CTXC_E_NOT_FOUND,
+                                  "%s: no such directory", dir);
         }
     }
     for (size_t i = 0; i < MEM_FS_FILES; i++) {
@@ -241,8 +241,8 @@ static inline ctxc_status_t mem_remove(void *ctx, const char *path,
 }
 
 static const ctxc_fs_ops_t mem_fs_ops = {
-    mem_read,  mem_stat,  mem_list,   mem_mkdir, mem_create,
-    mem_write, mem_sync,  mem_close,  mem_rename, mem_remove,
+    mem_read,  mem_stat, mem_list,  mem_mkdir,  mem_create,
+    mem_write, mem_sync, mem_close, mem_rename, mem_remove,
 };
 
 static inline ctxc_fs_t mem_fs(mem_fs_t *m) {
@@ -290,7 +290,8 @@ static inline size_t mem_file_count(mem_fs_t *m) {
     return c;
 }
 
-/* ---- fault injection ------------------------------------------------------ */
+/* ---- fault injection ------------------------------------------------------
+ */
 
 typedef enum {
     FAULT_NONE = 0,
@@ -331,7 +332,8 @@ static inline ctxc_status_t fault_read(void *ctx, const char *path, char *buf,
     return f->inner.ops->read(f->inner.ctx, path, buf, cap, len, err);
 }
 static inline ctxc_status_t fault_stat(void *ctx, const char *path,
-                                       ctxc_fs_kind_t *kind, ctxc_error_t *err) {
+                                       ctxc_fs_kind_t *kind,
+                                       ctxc_error_t *err) {
     fault_fs_t *f = ctx;
     return f->inner.ops->stat(f->inner.ctx, path, kind, err);
 }

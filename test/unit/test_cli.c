@@ -17,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -954,8 +955,189 @@ static void test_compress_errors(void **state) {
     assert_non_null(strstr(r.err, "cannot open"));
 }
 
+
+/* --- prompts ------------------------------------------------------------ */
+
+static char g_home[256];
+
+/* A fresh, empty $CTXC_HOME (a not yet existing folder in a temp dir). */
+static void fresh_home(void) {
+    const char *dir = getenv("TMPDIR");
+    char base[200];
+    snprintf(base, sizeof base, "%s/ctxc_test_home_XXXXXX",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    assert_non_null(mkdtemp(base));
+    snprintf(g_home, sizeof g_home, "%s/home", base);
+    assert_int_equal(setenv("CTXC_HOME", g_home, 1), 0);
+}
+
+static void drop_home(void) {
+    char cmd[300];
+    char *slash = strrchr(g_home, '/');
+    *slash = '\0';
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_home);
+    assert_int_equal(system(cmd), 0);
+    unsetenv("CTXC_HOME");
+}
+
+static void put_home_file(const char *rel, const char *text) {
+    char path[600], cmd[700];
+    snprintf(path, sizeof path, "%s/%s", g_home, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *home_file(const char *rel) {
+    static char text[65536];
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", g_home, rel);
+    size_t n = read_file(path, text, sizeof text - 1);
+    text[n] = '\0';
+    return text;
+}
+
+/* The line of `list` output for prompt id, as "LEVEL SOURCE" with the
+ * column padding squeezed. */
+static const char *list_row(const run_t *r, const char *id) {
+    static char row[1024];
+    char key[128];
+    snprintf(key, sizeof key, "\n%s ", id);
+    const char *p = strstr(r->out, key);
+    assert_non_null(p);
+    p += strlen(key);
+    size_t n = 0;
+    bool space = true;
+    for (; *p != '\n' && *p != '\0' && n + 1 < sizeof row; p++) {
+        if (*p == ' ') {
+            if (!space) {
+                row[n++] = ' ';
+            }
+            space = true;
+        } else {
+            row[n++] = *p;
+            space = false;
+        }
+    }
+    row[n] = '\0';
+    return row;
+}
+
+static void test_prompts_as_a_new_user(void **state) {
+    (void)state;
+    run_t r;
+    char want[700];
+    fresh_home();
+    RUN(&r, "prompts", "install");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "compression/middle-out.md"));
+    assert_non_null(strstr(r.out, "installed"));
+    RUN(&r, "prompts", "list", "--provider", "anthropic", "--model", "claude-x");
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof want, "base %s/compression/middle-out.md", g_home);
+    assert_string_equal(list_row(&r, "compression/middle-out"), want);
+    snprintf(want, sizeof want, "base %s/compression/one-shot.md", g_home);
+    assert_string_equal(list_row(&r, "compression/one-shot"), want);
+
+    /* a file in the provider folder changes the resolution */
+    put_home_file("providers/anthropic/compression/middle-out.md", "mine\n");
+    RUN(&r, "prompts", "list", "--provider", "Anthropic", "--model", "claude-x");
+    snprintf(want, sizeof want,
+             "provider %s/providers/anthropic/compression/middle-out.md", g_home);
+    assert_string_equal(list_row(&r, "compression/middle-out"), want);
+    RUN(&r, "prompts", "show", "middle-out", "--provider", "anthropic");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "mine\n");
+    assert_non_null(strstr(r.err, "level provider"));
+
+    /* a traversal attempt in the model name stays inside the root */
+    put_home_file("providers/anthropic/models/..-..-etc-passwd/compression/"
+                  "one-shot.md",
+                  "inside\n");
+    RUN(&r, "prompts", "list", "--provider", "anthropic", "--model",
+        "../../etc/passwd");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "models/..-..-etc-passwd"));
+    snprintf(want, sizeof want,
+             "model %s/providers/anthropic/models/..-..-etc-passwd/compression/"
+             "one-shot.md",
+             g_home);
+    assert_string_equal(list_row(&r, "compression/one-shot"), want);
+
+    /* show prints the file verbatim; install keeps a user edit */
+    put_home_file("compression/one-shot.md", "edited\r\n");
+    RUN(&r, "prompts", "show", "compression/one-shot.md");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "edited\r\n");
+    RUN(&r, "prompts", "install");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "kept (edited by you)"));
+    assert_string_equal(home_file("compression/one-shot.md"), "edited\r\n");
+    drop_home();
+}
+
+static void test_prompts_first_run_installs(void **state) {
+    (void)state;
+    run_t r;
+    fresh_home();
+    RUN(&r, "prompts", "list");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "installed 2 built-in prompt(s)"));
+    assert_true(strlen(home_file("compression/middle-out.md")) > 100);
+    assert_true(strlen(home_file(".prompts-manifest")) > 0);
+    RUN(&r, "prompts", "list");
+    assert_int_equal(r.err_len, 0);
+    drop_home();
+}
+
+static void test_prompts_errors(void **state) {
+    (void)state;
+    run_t r;
+    fresh_home();
+    RUN(&r, "prompts");
+    assert_usage_error(&r);
+    RUN(&r, "prompts", "remove");
+    assert_usage_error(&r);
+    RUN(&r, "prompts", "show");
+    assert_usage_error(&r);
+    RUN(&r, "prompts", "show", "../../etc/passwd");
+    assert_int_equal(r.status, EXIT_USAGE);
+    RUN(&r, "prompts", "list", "--model");
+    assert_usage_error(&r);
+    RUN(&r, "prompts", "show", "nope");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "compression/nope.md"));
+    assert_non_null(strstr(r.err, "not found"));
+    /* a directory where a prompt file should be: an error naming it, no
+     * silent fallback */
+    put_home_file("providers/p/compression/one-shot.md/x", "");
+    RUN(&r, "prompts", "list", "--provider", "p");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "providers/p/compression/one-shot.md"));
+    assert_non_null(strstr(r.out, "is a directory"));
+    /* a corrupt manifest stops the installer, which writes nothing */
+    put_home_file(".prompts-manifest", "garbage\n");
+    RUN(&r, "prompts", "install");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, ".prompts-manifest:1:"));
+    assert_string_equal(home_file(".prompts-manifest"), "garbage\n");
+    drop_home();
+    /* a relative CTXC_HOME */
+    setenv("CTXC_HOME", "relative/dir", 1);
+    RUN(&r, "prompts", "list");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "absolute"));
+    unsetenv("CTXC_HOME");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prompts_as_a_new_user),
+        cmocka_unit_test(test_prompts_first_run_installs),
+        cmocka_unit_test(test_prompts_errors),
         cmocka_unit_test(test_compress_top_down),
         cmocka_unit_test(test_compress_high_density_to_a_file),
         cmocka_unit_test(test_compress_optimize_only),
