@@ -9,6 +9,7 @@
 #include "ctxc/history.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/session.h"
+#include "ctxc/settings.h"
 #include "ctxc/status.h"
 #include "ctxc/strategy.h"
 

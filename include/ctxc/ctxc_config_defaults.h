@@ -99,6 +99,32 @@
 #define CTXC_CFG_LOG_LINE_LEN 128
 #endif
 
+/* --- Settings and profiles (include/ctxc/settings.h) -------------------- */
+
+/* CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (provider,
+ * model, base-url, auth-key-name, compression.profile), including the
+ * terminating NUL. Each string setting costs this much per layer (two layers
+ * in ctxc_settings_store_t). Longer values are rejected by /set and make a
+ * settings or profile file invalid. Default: 128. */
+#ifndef CTXC_CFG_SETTINGS_VALUE_BYTES
+#define CTXC_CFG_SETTINGS_VALUE_BYTES 128
+#endif
+
+/* CTXC_CFG_SETTINGS_FILE_BYTES: bytes of the buffer in ctxc_settings_store_t
+ * that settings.json and profiles/<name>.json are read into and written
+ * from. A file larger than this is reported as unusable (never
+ * overwritten). The build checks that a file holding every setting at its
+ * longest value fits. Default: 2048. */
+#ifndef CTXC_CFG_SETTINGS_FILE_BYTES
+#define CTXC_CFG_SETTINGS_FILE_BYTES 2048
+#endif
+
+/* CTXC_CFG_SETTINGS_PROFILE_NAME_MAX: longest profile name, in characters
+ * ([A-Za-z0-9._-]; the file is profiles/<name>.json). Default: 32. */
+#ifndef CTXC_CFG_SETTINGS_PROFILE_NAME_MAX
+#define CTXC_CFG_SETTINGS_PROFILE_NAME_MAX 32
+#endif
+
 /* --- Strategies ------------------------------------------------------------
  * CTXC_CFG_STRATEGY_<NAME> (0/1) leaves a strategy out of / in the build.
  * Defaults: project.yml strategies.<name>. */
@@ -166,6 +192,26 @@
 #endif
 #if CTXC_CFG_ERROR_MESSAGE_LEN != 0 && CTXC_CFG_ERROR_MESSAGE_LEN < 32
 #error "CTXC_CFG_ERROR_MESSAGE_LEN must be 0 (no text) or at least 32"
+#endif
+#if CTXC_CFG_SETTINGS_VALUE_BYTES < 32
+#error "CTXC_CFG_SETTINGS_VALUE_BYTES must be at least 32"
+#endif
+#if CTXC_CFG_SETTINGS_VALUE_BYTES > 4096
+#error "CTXC_CFG_SETTINGS_VALUE_BYTES must be at most 4096"
+#endif
+#if CTXC_CFG_SETTINGS_FILE_BYTES < 512
+#error "CTXC_CFG_SETTINGS_FILE_BYTES must be at least 512"
+#endif
+#if CTXC_CFG_SETTINGS_PROFILE_NAME_MAX < 1
+#error "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be at least 1"
+#endif
+#if CTXC_CFG_SETTINGS_PROFILE_NAME_MAX >= CTXC_CFG_SETTINGS_VALUE_BYTES
+#error                                                                         \
+    "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be below CTXC_CFG_SETTINGS_VALUE_BYTES (compression.profile holds a profile name)"
+#endif
+#if CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 21 > CTXC_CFG_PATH_MAX
+#error                                                                         \
+    "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX is too long for CTXC_CFG_PATH_MAX (profiles/<name>.json.tmpNN must fit)"
 #endif
 #if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION && \
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY

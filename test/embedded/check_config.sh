@@ -71,6 +71,10 @@ reject "depth 65" "CTXC_CFG_JSON_MAX_DEPTH must be at most 64" -DCTXC_CFG_JSON_M
 reject "depth 2" "CTXC_CFG_JSON_MAX_DEPTH must be at least 4" -DCTXC_CFG_JSON_MAX_DEPTH=2
 reject "8 JSON tokens" "CTXC_CFG_JSON_MAX_TOKENS must be at least 16" -DCTXC_CFG_JSON_MAX_TOKENS=8
 reject "10-byte messages" "CTXC_CFG_ERROR_MESSAGE_LEN must be 0" -DCTXC_CFG_ERROR_MESSAGE_LEN=10
+reject "tiny settings values" "CTXC_CFG_SETTINGS_VALUE_BYTES must be at least 32" -DCTXC_CFG_SETTINGS_VALUE_BYTES=8
+reject "tiny settings file buffer" "CTXC_CFG_SETTINGS_FILE_BYTES must be at least 512" -DCTXC_CFG_SETTINGS_FILE_BYTES=100
+reject "profile names longer than values" "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be below" -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=200
+reject "profile names longer than paths" "too long for CTXC_CFG_PATH_MAX" -DCTXC_CFG_PATH_MAX=64 -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=60
 reject "no strategy" "at least one CTXC_CFG_STRATEGY" -DCTXC_CFG_STRATEGY_MIDDLE_OUT=0 \
     -DCTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION=0 -DCTXC_CFG_STRATEGY_ONE_SHOT=0 -DCTXC_CFG_STRATEGY_HIGH_DENSITY=0
 

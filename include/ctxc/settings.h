@@ -1,0 +1,448 @@
+/*
+ * ctxc — settings: the registry of setting specs, the layers a value
+ * resolves through, the settings file, named profiles, the /set /settings
+ * /profile commands and their completion.
+ *
+ * Registry: CTXC_SETTINGS_LIST below is the one table of settings (key,
+ * type, allowed values, default, range, check, persist-to-profile, category,
+ * hint, description). A default is written there and nowhere else.
+ *
+ * Resolution of a value (REQ-CS-009, REQ-CS-010):
+ *   ephemeral layer   /set KEY VALUE, or the values of a loaded profile
+ *   persistent layer  the settings file (settings.json at the fs root)
+ *   registry default  the table (some keys have none: see each key)
+ *
+ * Storage, through the port filesystem (include/ctxc/port.h):
+ *   settings.json            the persistent layer
+ *   profiles/<name>.json     one file per profile
+ * Both are flat JSON objects {"key": value}: strings quoted, booleans,
+ * numbers as plain decimals (0.75, 32000). Files are written with
+ * ctxc_fs_write_atomic(), so a reader or a crash never sees a torn file and
+ * concurrent writers never mix their bytes.
+ *
+ * A file is valid only when every key is a registered setting, listed once,
+ * with a value of the right type that passes the setting's checks. Unknown
+ * keys make the file invalid: a typo in a hand-edited file is reported
+ * instead of silently ignored, and keys of a newer version are never dropped
+ * by an older one rewriting the file. An invalid or unreadable file is
+ * reported with its path and the reason, never overwritten or deleted by the
+ * store (changes to the persistent layer are refused while settings.json is
+ * unusable), and the store goes on with the other layers.
+ *
+ * Memory: everything lives in the caller's ctxc_settings_store_t (declare it
+ * as static storage); nothing is allocated. Strings a getter returns point
+ * into the store and stay valid until the next call that changes it. The
+ * store is not locked: use it from one task at a time.
+ *
+ * Stack (Cortex-M4, -Os, default configuration): the getters take under
+ * 200 bytes; load, set, the profile calls and the commands at most about
+ * 1.9 KiB, most of it the path buffers of ctxc_fs_write_atomic() (2 x
+ * CTXC_CFG_PATH_MAX); one value of CTXC_CFG_SETTINGS_VALUE_BYTES is on the
+ * stack while a file is parsed. No recursion.
+ */
+#ifndef CTXC_SETTINGS_H
+#define CTXC_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/ctxc_config_defaults.h"
+#include "ctxc/jsonl.h"
+#include "ctxc/port.h"
+#include "ctxc/status.h"
+#include "ctxc/strategy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the registry -----------------------------------------------------------
+ *
+ * X(ID, "key", TYPE, values, default, min, max, CHECK, persist, category,
+ *   hint, description)
+ *
+ *   TYPE     ENUM (one of `values`), STRING, BOOL (true/false), RATIO (a
+ *            number from 0 to 1, kept in thousandths), INT (an integer)
+ *   values   ENUM: NULL-terminated list of the allowed values; else NULL
+ *   default  the default as the text /set would take, or NULL for none
+ *   min/max  RATIO: thousandths; INT: the inclusive range
+ *   CHECK    what a STRING must look like: NAME (a profile name), KEY_NAME
+ *            (the name of an environment variable or key file, never the
+ *            key itself), URL (http:// or https://), TEXT (printable, no
+ *            spaces); NONE for the other types
+ *   persist  1: stored by /profile save (REQ-CS-007.6)
+ *
+ * compression-threshold has no default: unset, the strategy's
+ * trigger.default_threshold applies (REQ-HD-001.10). context-limit has none
+ * either (the model's window is not something a library can guess). */
+#define CTXC_SETTINGS_LIST(X)                                                  \
+    X(COMPRESSION_STRATEGY, "compression.strategy", ENUM, ctxc_strategy_names, \
+      "middle-out", 0, 0, NONE, 1, "Chat Compression", "strategy",             \
+      "how the history is compressed when it outgrows the threshold")          \
+    X(COMPRESSION_PROFILE, "compression.profile", STRING, NULL, NULL, 0, 0,    \
+      NAME, 1, "Chat Compression", "profile name",                             \
+      "saved profile whose provider and model write the summaries (unset: "    \
+      "the active provider)")                                                  \
+    X(COMPRESSION_THRESHOLD, "compression-threshold", RATIO, NULL, NULL, 0,    \
+      1000, NONE, 1, "Chat Compression", "0-1",                                \
+      "fraction of the context limit at which compression runs (unset: the "   \
+      "strategy's default)")                                                   \
+    X(COMPRESSION_PRESERVE_THRESHOLD, "compression-preserve-threshold", RATIO, \
+      NULL, "0.2", 0, 1000, NONE, 1, "Chat Compression", "0-1",                \
+      "fraction of the history kept verbatim at the end")                      \
+    X(COMPRESSION_TOP_PRESERVE_THRESHOLD,                                      \
+      "compression-top-preserve-threshold", RATIO, NULL, "0.2", 0, 1000, NONE, \
+      1, "Chat Compression", "0-1",                                            \
+      "fraction of the history kept verbatim at the start (middle-out)")       \
+    X(CONTEXT_LIMIT, "context-limit", INT, NULL, NULL, 1, UINT32_MAX, NONE, 1, \
+      "Context", "tokens", "the model's context window, in tokens")            \
+    X(DENSITY_READ_WRITE_PRUNING, "compression.density.readWritePruning",      \
+      BOOL, NULL, "true", 0, 1, NONE, 1, "Density", "true|false",              \
+      "high-density: drop reads of files that are written later")              \
+    X(DENSITY_FILE_DEDUPE, "compression.density.fileDedupe", BOOL, NULL,       \
+      "true", 0, 1, NONE, 1, "Density", "true|false",                          \
+      "high-density: keep only the latest @file inclusion of a path")          \
+    X(DENSITY_RECENCY_PRUNING, "compression.density.recencyPruning", BOOL,     \
+      NULL, "false", 0, 1, NONE, 1, "Density", "true|false",                   \
+      "high-density: keep only the newest results of each tool")               \
+    X(DENSITY_RECENCY_RETENTION, "compression.density.recencyRetention", INT,  \
+      NULL, "3", 1, UINT32_MAX, NONE, 1, "Density", "count",                   \
+      "high-density: results kept per tool by recency pruning")                \
+    X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",     \
+      "provider name", "LLM provider")                                         \
+    X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
+      "model name", "model of the provider")                                   \
+    X(BASE_URL, "base-url", STRING, NULL, NULL, 0, 0, URL, 1, "Provider",      \
+      "URL", "API base URL (http:// or https://)")                             \
+    X(AUTH_KEY_NAME, "auth-key-name", STRING, NULL, NULL, 0, 0, KEY_NAME, 1,   \
+      "Provider", "variable or key file name",                                 \
+      "name of the environment variable or key file holding the API key "      \
+      "(never the key itself)")
+
+typedef enum {
+#define CTXC_SETTING_ENUM_(id, ...) CTXC_SETTING_##id,
+    CTXC_SETTINGS_LIST(CTXC_SETTING_ENUM_)
+#undef CTXC_SETTING_ENUM_
+        CTXC_SETTING_COUNT
+} ctxc_setting_id_t;
+
+typedef enum {
+    CTXC_SETTING_TYPE_ENUM = 0,
+    CTXC_SETTING_TYPE_STRING,
+    CTXC_SETTING_TYPE_BOOL,
+    CTXC_SETTING_TYPE_RATIO,
+    CTXC_SETTING_TYPE_INT
+} ctxc_setting_type_t;
+
+typedef enum {
+    CTXC_SETTING_CHECK_NONE = 0,
+    CTXC_SETTING_CHECK_NAME,     /* a profile name */
+    CTXC_SETTING_CHECK_KEY_NAME, /* [A-Za-z0-9_.-]+ and not a secret */
+    CTXC_SETTING_CHECK_URL,      /* http:// or https:// + TEXT */
+    CTXC_SETTING_CHECK_TEXT      /* printable ASCII, no space, " or \ */
+} ctxc_setting_check_t;
+
+/* Slots of the string settings in a layer (internal numbering). */
+#define CTXC__SLOT_ENUM(id)
+#define CTXC__SLOT_BOOL(id)
+#define CTXC__SLOT_RATIO(id)
+#define CTXC__SLOT_INT(id)
+#define CTXC__SLOT_STRING(id) CTXC__STR_##id,
+enum {
+#define CTXC__SLOT_(id, key, type, ...) CTXC__SLOT_##type(id)
+    CTXC_SETTINGS_LIST(CTXC__SLOT_)
+#undef CTXC__SLOT_
+        CTXC_SETTINGS_STRING_COUNT
+};
+
+typedef struct {
+    const char *key;
+    ctxc_setting_type_t type;
+    const char *const *values; /* ENUM: NULL-terminated; else NULL */
+    const char *default_text;  /* NULL: no default */
+    uint32_t min, max;         /* RATIO: thousandths; INT: inclusive */
+    ctxc_setting_check_t check;
+    bool persist_to_profile;
+    uint8_t str_slot; /* STRING: its slot in a layer; else 0xFF */
+    const char *category;
+    const char *hint;
+    const char *description;
+} ctxc_setting_spec_t;
+
+/* The registry, in CTXC_SETTINGS_LIST order (ctxc_settings_registry[id]). */
+extern const ctxc_setting_spec_t ctxc_settings_registry[CTXC_SETTING_COUNT];
+
+/* The spec of `id`, or NULL when out of range. */
+const ctxc_setting_spec_t *ctxc_setting_spec(ctxc_setting_id_t id);
+
+/* Looks a key up. Errors: CTXC_E_INVALID_ARG "unknown setting 'x'", with
+ * "; did you mean 'y'?" when a registered key is close (edit distance, case
+ * folded, or a unique prefix). */
+ctxc_status_t ctxc_setting_find(const char *key, ctxc_setting_id_t *id,
+                                ctxc_error_t *err);
+
+/* The registered key closest to `typed` (see ctxc_setting_find), or NULL
+ * when none is close. */
+const char *ctxc_setting_suggest(const char *typed);
+
+/* Checks `text` as a value of `id` (what /set accepts). Errors:
+ * CTXC_E_INVALID_ARG naming the key and the allowed values or range. A value
+ * of auth-key-name that looks like a secret is refused without being echoed.
+ */
+ctxc_status_t ctxc_setting_check(ctxc_setting_id_t id, const char *text,
+                                 ctxc_error_t *err);
+
+/* Profile names: 1..CTXC_CFG_SETTINGS_PROFILE_NAME_MAX characters of
+ * [A-Za-z0-9._-], not "." or "..". Errors: CTXC_E_INVALID_ARG. */
+ctxc_status_t ctxc_profile_name_check(const char *name, ctxc_error_t *err);
+
+/* Parses a ratio: "0", "1", "0.75", ".5", "1.000" (at most three decimals
+ * that are not zero; no sign, exponent or spaces) into thousandths.
+ * Errors: CTXC_E_INVALID_ARG (the message says why; it does not name a key).
+ */
+ctxc_status_t ctxc_parse_ratio(const char *text, size_t len, uint16_t *out,
+                               ctxc_error_t *err);
+
+/* ---- the store ----------------------------------------------------------- */
+
+#define CTXC_SETTINGS_FILE "settings.json"
+#define CTXC_PROFILES_DIR "profiles"
+
+/* One layer: which keys are set and their values. */
+typedef struct {
+    uint32_t set;                     /* bit id: key id is set */
+    uint32_t num[CTXC_SETTING_COUNT]; /* ENUM index, BOOL 0/1, RATIO
+                                         thousandths, INT */
+    char str[CTXC_SETTINGS_STRING_COUNT > 0 ? CTXC_SETTINGS_STRING_COUNT : 1]
+            [CTXC_CFG_SETTINGS_VALUE_BYTES];
+} ctxc_settings_layer_t;
+
+/* Caller-owned store: two layers (each 4 + 4 x keys + 5 x
+ * CTXC_CFG_SETTINGS_VALUE_BYTES = 700 bytes by default), the file buffer
+ * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3604 bytes on the
+ * Cortex-M4 board with the defaults. Treat the fields as read-only. */
+typedef struct {
+    ctxc_fs_t fs; /* ops NULL: no filesystem */
+    ctxc_settings_layer_t ephemeral;
+    ctxc_settings_layer_t persistent;
+    uint32_t from_profile; /* ephemeral keys the loaded profile set */
+    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /* loaded, or "" */
+    bool file_bad;           /* settings.json exists but is unusable */
+    ctxc_error_t file_error; /* why (path and reason), when file_bad */
+    char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /* file text (read and write) */
+} ctxc_settings_store_t;
+
+/* Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
+ * persistent layer stays empty, profiles are not found and writes answer
+ * CTXC_E_READ_ONLY). Does not read anything. */
+void ctxc_settings_init(ctxc_settings_store_t *s, const ctxc_fs_t *fs);
+
+/* (Re)reads settings.json into the persistent layer. No file: an empty
+ * layer, CTXC_OK. An unusable file (bad JSON, unknown or repeated key, wrong
+ * type, invalid value, unreadable, larger than CTXC_CFG_SETTINGS_FILE_BYTES)
+ * leaves the persistent layer empty, sets s->file_bad and s->file_error and
+ * returns the error (message "settings.json: <reason>"): CTXC_E_PARSE or
+ * CTXC_E_UTF8 (content), CTXC_E_TOO_LARGE, CTXC_E_IO or the port's own code.
+ * The store stays usable either way. */
+ctxc_status_t ctxc_settings_load(ctxc_settings_store_t *s, ctxc_error_t *err);
+
+/* Ephemeral layer. set: validates, then sets (an invalid key or value
+ * changes nothing; errors as ctxc_setting_find / ctxc_setting_check).
+ * unset: CTXC_OK also when it was not set. */
+ctxc_status_t ctxc_settings_set(ctxc_settings_store_t *s, const char *key,
+                                const char *value, ctxc_error_t *err);
+ctxc_status_t ctxc_settings_unset(ctxc_settings_store_t *s, const char *key,
+                                  ctxc_error_t *err);
+
+/* Persistent layer: re-reads settings.json (so changes made meanwhile by
+ * another writer are kept), applies the change, writes the file atomically,
+ * and only then changes the layer. Errors: those of set/unset; when the file
+ * is unusable the change is refused with its error ("refusing to overwrite
+ * settings.json: ...") and the file is left as it is; write errors of
+ * ctxc_fs_write_atomic() (the old file stays). */
+ctxc_status_t ctxc_settings_persist_set(ctxc_settings_store_t *s,
+                                        const char *key, const char *value,
+                                        ctxc_error_t *err);
+ctxc_status_t ctxc_settings_persist_unset(ctxc_settings_store_t *s,
+                                          const char *key, ctxc_error_t *err);
+
+/* ---- reading values ------------------------------------------------------ */
+
+typedef enum {
+    CTXC_SOURCE_UNSET = 0,  /* no layer holds it and there is no default */
+    CTXC_SOURCE_DEFAULT,    /* the registry default */
+    CTXC_SOURCE_PERSISTENT, /* the settings file */
+    CTXC_SOURCE_EPHEMERAL   /* /set or a loaded profile */
+} ctxc_setting_source_t;
+
+/* "not set", "default", "settings file", "session". */
+const char *ctxc_setting_source_name(ctxc_setting_source_t source);
+
+typedef struct {
+    ctxc_setting_source_t source;
+    uint32_t num;    /* ENUM index, BOOL 0/1, RATIO thousandths, INT */
+    const char *str; /* ENUM: the value's name; STRING: the text; else NULL */
+} ctxc_setting_value_t;
+
+/* The resolved value of `id` and the layer it came from (also returned).
+ * CTXC_SOURCE_UNSET: out->num 0, out->str NULL. */
+ctxc_setting_source_t ctxc_settings_get(const ctxc_settings_store_t *s,
+                                        ctxc_setting_id_t id,
+                                        ctxc_setting_value_t *out);
+
+/* The value of `id` in one layer only (CTXC_SOURCE_PERSISTENT,
+ * CTXC_SOURCE_EPHEMERAL or CTXC_SOURCE_DEFAULT); false when it has none. */
+bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
+                             ctxc_setting_id_t id, ctxc_setting_source_t layer,
+                             ctxc_setting_value_t *out);
+
+/* Writes a value as text, as /set takes it ("0.75", "true", "32000",
+ * "high-density"); NUL-terminated, cut to fit. Returns the full length. */
+size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
+                           char *buf, size_t cap);
+
+/* Typed accessors (REQ-CS-009, REQ-HD-009.5). */
+
+/* compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
+ * the value, where it came from and the strategies of this build, when it
+ * is not set or not compiled in (REQ-CS-009.4). */
+ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
+                                     const ctxc_strategy_t **out,
+                                     ctxc_error_t *err);
+
+/* A RATIO setting in thousandths; false (and *out untouched) when unset. */
+bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                         uint16_t *out);
+
+/* compression-threshold in force: the setting, else the default threshold
+ * of `strategy` (REQ-HD-001.10). */
+uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
+                                 const ctxc_strategy_t *strategy);
+
+/* compression-preserve-threshold / compression-top-preserve-threshold
+ * (thousandths; they have registry defaults). */
+uint16_t ctxc_settings_preserve_threshold(const ctxc_settings_store_t *s);
+uint16_t ctxc_settings_top_preserve_threshold(const ctxc_settings_store_t *s);
+
+/* context-limit in tokens; 0 when unset. */
+uint64_t ctxc_settings_context_limit(const ctxc_settings_store_t *s);
+
+/* A BOOL setting (false when unset without a default). */
+bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id);
+
+/* An INT setting; false (and *out untouched) when unset. */
+bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                       uint32_t *out);
+
+/* A STRING or ENUM setting's text, or NULL when unset. */
+const char *ctxc_settings_string(const ctxc_settings_store_t *s,
+                                 ctxc_setting_id_t id);
+
+/* The four compression.density.* settings into cfg (REQ-HD-009.5);
+ * cfg->workspace_root is not a setting and is left as it is. */
+void ctxc_settings_density(const ctxc_settings_store_t *s,
+                           ctxc_density_config_t *cfg);
+
+/* Every value a strategy reads: context limit, threshold (of `strategy`),
+ * preserve fractions and density settings (out->density.workspace_root is
+ * left as it is). */
+void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
+                                   const ctxc_strategy_t *strategy,
+                                   ctxc_strategy_values_t *out);
+
+/* ---- profiles ------------------------------------------------------------ */
+
+/* Saves every persist-to-profile key that is set (ephemeral, else
+ * persistent; defaults are not stored) as profiles/<name>.json
+ * (REQ-CS-007.6). *count (may be NULL) = the number of keys saved. An
+ * existing valid profile of that name is replaced; an existing unusable one
+ * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
+ * (name), CTXC_E_EXISTS, write errors. */
+ctxc_status_t ctxc_settings_profile_save(ctxc_settings_store_t *s,
+                                         const char *name, size_t *count,
+                                         ctxc_error_t *err);
+
+/* Loads profiles/<name>.json into the ephemeral layer: the keys it holds
+ * are set, the other persist-to-profile keys are unset there (so the
+ * profile's settings are what is in force, over the settings file and the
+ * defaults). The whole file is checked first; on any error the layer is
+ * unchanged. Errors: CTXC_E_INVALID_ARG (name), CTXC_E_PROFILE_NOT_FOUND,
+ * the file's error with its path (as ctxc_settings_load). */
+ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
+                                         const char *name, ctxc_error_t *err);
+
+/* Removes profiles/<name>.json (also an unusable one: this is explicit).
+ * Errors: CTXC_E_INVALID_ARG (name), CTXC_E_PROFILE_NOT_FOUND, the port's. */
+ctxc_status_t ctxc_settings_profile_delete(ctxc_settings_store_t *s,
+                                           const char *name, ctxc_error_t *err);
+
+/* Calls fn for each saved profile name, in byte order (names of files
+ * profiles/<name>.json with a valid name; temporary files skipped). Return
+ * false from fn to stop. No profiles directory: no calls, CTXC_OK. Takes
+ * O(n^2) name comparisons and n + 1 directory listings (no storage). */
+typedef bool (*ctxc_name_fn)(void *user, const char *name);
+ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
+                                         ctxc_name_fn fn, void *user,
+                                         ctxc_error_t *err);
+
+/* The provider the LLM strategies use for the summary call (REQ-CS-006A.1):
+ * when compression.profile is set, the provider, model, base-url and
+ * auth-key-name saved in that profile ("" for those it does not set);
+ * otherwise the values in force in the store. Errors:
+ * CTXC_E_PROFILE_NOT_FOUND naming the profile when it does not exist, the
+ * profile file's error with its path when it is unusable. */
+typedef struct {
+    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /* "" : active */
+    char provider[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    char model[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    char base_url[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    char auth_key_name[CTXC_CFG_SETTINGS_VALUE_BYTES];
+} ctxc_provider_ref_t;
+ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
+                                                 ctxc_provider_ref_t *out,
+                                                 ctxc_error_t *err);
+
+/* ---- commands and completion --------------------------------------------- */
+
+/* Runs one command line (REQ-CS-007, REQ-CS-008):
+ *   /set KEY VALUE | /set unset KEY        ephemeral layer
+ *   /settings                              every setting by category: value
+ *                                          in force, where it comes from,
+ *                                          allowed values or hint
+ *   /settings set KEY VALUE | unset KEY    persistent layer (file saved)
+ *   /profile save|load|delete NAME | list
+ * Human-readable output (lines ending in "\n") goes to `write`. A usage,
+ * key, value or file error writes nothing (a directory listing that fails
+ * half-way through /profile list may leave the names listed so far). Errors:
+ * CTXC_E_NOT_FOUND when the command word is not one of these (so a caller can
+ * run its own commands), CTXC_E_INVALID_ARG for usage errors (the message shows
+ * the usage) and invalid keys or values, the errors of the functions above, or
+ * what `write` returns. */
+ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
+                                    ctxc_write_fn write, void *user,
+                                    ctxc_error_t *err);
+
+/* Completion of the last word of `line` (the cursor at its end): calls fn
+ * with each full candidate word that starts with the partial word, and sets
+ * *word_start (may be NULL) to the offset where that word begins:
+ *   "/"..., "/se"                 /set /settings /profile
+ *   /set | /settings set|unset    keys (/set also "unset")
+ *   /set KEY | /settings set KEY  ENUM values (every registered strategy for
+ *                                 compression.strategy), true/false, saved
+ *                                 profile names for compression.profile
+ *   /settings                     set unset
+ *   /profile                      save load list delete
+ *   /profile load|delete          saved profile names
+ * Return false from fn to stop. Errors: those of listing the profiles. */
+typedef bool (*ctxc_complete_fn)(void *user, const char *candidate);
+ctxc_status_t ctxc_settings_complete(const ctxc_settings_store_t *s,
+                                     const char *line, size_t *word_start,
+                                     ctxc_complete_fn fn, void *user,
+                                     ctxc_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_SETTINGS_H */
