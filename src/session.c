@@ -8,33 +8,13 @@
 #include "ctxc/strategy.h"
 #include "ctxc_internal.h"
 
-#define DEFAULT_PRESERVE CTXC_PERMILLE(0.2)
-#define DEFAULT_TOP_PRESERVE CTXC_PERMILLE(0.2)
-#define DEFAULT_RETENTION 3u
-
-void ctxc_settings_defaults(ctxc_settings_t *s) {
-    memset(s, 0, sizeof *s);
-    s->strategy = ctxc_strategy_names[CTXC_STRATEGY_MIDDLE_OUT];
-    s->profile = NULL;
-    s->context_limit = 0;
-    s->threshold_ephemeral = CTXC_UNSET;
-    s->threshold_profile = CTXC_UNSET;
-    s->preserve_threshold = CTXC_UNSET;
-    s->top_preserve_threshold = CTXC_UNSET;
-    s->density.read_write_pruning = true;
-    s->density.file_dedupe = true;
-    s->density.recency_pruning = false;
-    s->density.recency_retention = DEFAULT_RETENTION;
-    s->density.workspace_root = NULL;
-}
-
 uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
     return context_limit * threshold * 6u / 10000u;
 }
 
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
-                                const ctxc_settings_t *settings,
+                                ctxc_settings_store_t *settings,
                                 ctxc_error_t *err) {
     if (s == NULL || h == NULL || work == NULL || settings == NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
@@ -49,9 +29,13 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
     memset(s, 0, sizeof *s);
     s->history = h;
     s->work = work;
-    s->settings = *settings;
+    s->settings = settings;
     s->density_dirty = h->count > 0;
     return CTXC_OK;
+}
+
+void ctxc_session_set_workspace(ctxc_session_t *s, const char *root) {
+    s->workspace_root = root;
 }
 
 void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port) {
@@ -84,32 +68,15 @@ static ctxc_status_t add_locked(ctxc_session_t *s, const ctxc_entry_in_t *in,
     return st;
 }
 
-static uint16_t clamp_ratio(int32_t v, uint16_t dflt) {
-    if (v == CTXC_UNSET) {
-        return dflt;
-    }
-    return v < 0 ? 0 : v > 1000 ? 1000 : (uint16_t)v;
-}
-
 static ctxc_status_t find_strategy(const ctxc_session_t *s,
                                    const ctxc_strategy_t **out,
                                    ctxc_error_t *err) {
-    if (s->settings.strategy == NULL) {
-        return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
-                          "compression.strategy is not set");
-    }
-    return ctxc_strategy_find(s->settings.strategy, out, err);
+    return ctxc_settings_strategy(s->settings, out, err);
 }
 
 static uint16_t threshold_of(const ctxc_session_t *s,
                              const ctxc_strategy_t *st) {
-    if (s->settings.threshold_ephemeral != CTXC_UNSET) {
-        return clamp_ratio(s->settings.threshold_ephemeral, 0);
-    }
-    if (s->settings.threshold_profile != CTXC_UNSET) {
-        return clamp_ratio(s->settings.threshold_profile, 0);
-    }
-    return st->trigger.default_threshold;
+    return ctxc_settings_threshold(s->settings, st);
 }
 
 ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
@@ -135,9 +102,13 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     if (r != CTXC_OK) {
         return r;
     }
+    ctxc_density_config_t density;
+    memset(&density, 0, sizeof density);
+    ctxc_settings_density(s->settings, &density);
+    density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
     s->locked = true;
-    r = st->optimize(&raw, &s->settings.density, s->work, &result, err);
+    r = st->optimize(&raw, &density, s->work, &result, err);
     if (r == CTXC_OK) {
         r = ctxc_density_apply(s->history, &result, s->work, err);
     }
@@ -159,13 +130,22 @@ static ctxc_status_t optimize_locked(ctxc_session_t *s, ctxc_error_t *err) {
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
+    if (st->requires_llm) {
+        /* the summary call's provider: compression.profile when set */
+        ctxc_provider_ref_t provider;
+        ctxc_status_t pr =
+            ctxc_settings_compression_provider(s->settings, &provider, err);
+        if (pr != CTXC_OK) {
+            return pr;
+        }
+    }
     if (st->compress == NULL) {
         return ctxc__fail(err, CTXC_E_UNAVAILABLE,
                           "strategy '%s' is not available in this build (it "
                           "needs the LLM provider layer)",
                           st->name);
     }
-    if (s->settings.context_limit == 0) {
+    if (ctxc_settings_context_limit(s->settings) == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
     }
     ctxc_compress_ctx_t ctx;
@@ -178,14 +158,10 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx.estimate = s->history->estimate;
     ctx.estimate_user = s->history->estimate_user;
     ctx.current_tokens = ctxc_history_tokens(s->history);
-    ctx.values.context_limit = s->settings.context_limit;
-    ctx.values.threshold = threshold_of(s, st);
-    ctx.values.preserve_threshold =
-        clamp_ratio(s->settings.preserve_threshold, DEFAULT_PRESERVE);
-    ctx.values.top_preserve_threshold =
-        clamp_ratio(s->settings.top_preserve_threshold, DEFAULT_TOP_PRESERVE);
-    ctx.values.density = s->settings.density;
-    ctx.profile = s->settings.profile;
+    ctxc_settings_strategy_values(s->settings, st, &ctx.values);
+    ctx.values.density.workspace_root = s->workspace_root;
+    ctx.profile =
+        ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
     ctx.prompt_id = NULL;
     ctx.work = s->work;
 
@@ -236,14 +212,14 @@ static ctxc_status_t before_send_locked(ctxc_session_t *s,
     if (r != CTXC_OK) {
         return r;
     }
-    if (s->settings.context_limit == 0) {
+    uint64_t limit = ctxc_settings_context_limit(s->settings);
+    if (limit == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
     }
     /* 1. settle */
     rep.tokens = ctxc_history_tokens(s->history);
-    rep.threshold_tokens =
-        s->settings.context_limit * threshold_of(s, st) / 1000u;
-    rep.emergency = rep.tokens + pending_tokens > s->settings.context_limit;
+    rep.threshold_tokens = limit * threshold_of(s, st) / 1000u;
+    rep.emergency = rep.tokens + pending_tokens > limit;
     /* 2. density step: when new content arrived, and always in an emergency */
     if (s->density_dirty || rep.emergency) {
         rep.optimized = st->optimize != NULL;

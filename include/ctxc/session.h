@@ -12,9 +12,11 @@
  * of a strategy propagate unchanged, there is no fallback to another strategy,
  * and on any error the history is byte-identical to before.
  *
- * Settings: until the settings registry lands, the session takes this plain
- * struct. CTXC_UNSET marks a value that is not set; the threshold resolves
- * ephemeral -> profile -> the strategy's trigger.default_threshold.
+ * Settings: the session reads every value through the accessors of the
+ * settings store it was given (include/ctxc/settings.h) each time it needs
+ * one, so /set, a loaded profile or a changed settings file apply to the
+ * next call. The threshold resolves compression-threshold (ephemeral ->
+ * settings file) -> the strategy's trigger.default_threshold.
  */
 #ifndef CTXC_SESSION_H
 #define CTXC_SESSION_H
@@ -25,35 +27,18 @@
 
 #include "ctxc/history.h"
 #include "ctxc/port.h"
+#include "ctxc/settings.h"
 #include "ctxc/strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CTXC_UNSET (-1)
-
-typedef struct {
-    const char *strategy;           /* compression.strategy */
-    const char *profile;            /* compression.profile, or NULL */
-    uint64_t context_limit;         /* context-limit (tokens); 0 = unset */
-    int32_t threshold_ephemeral;    /* thousandths or CTXC_UNSET */
-    int32_t threshold_profile;      /* thousandths or CTXC_UNSET */
-    int32_t preserve_threshold;     /* thousandths or CTXC_UNSET (200) */
-    int32_t top_preserve_threshold; /* thousandths or CTXC_UNSET (200) */
-    ctxc_density_config_t density;
-} ctxc_settings_t;
-
-/* The documented defaults: strategy "middle-out", no context limit, every
- * threshold unset, preserve 0.2 / top-preserve 0.2 when resolved, density:
- * read->write pruning on, file dedupe on, recency pruning off, retention 3,
- * no workspace root. */
-void ctxc_settings_defaults(ctxc_settings_t *s);
-
 typedef struct {
     ctxc_history_t *history;
     ctxc_work_t *work;
-    ctxc_settings_t settings;
+    ctxc_settings_store_t *settings; /* read through its accessors */
+    const char *workspace_root;      /* high-density paths; NULL: none */
     bool density_dirty;
     bool locked;
     ctxc_density_counts_t last_density; /* counts of the last density step */
@@ -62,12 +47,18 @@ typedef struct {
     const ctxc_port_t *port;   /* NULL: no mutex, clock or log */
 } ctxc_session_t;
 
-/* Errors: CTXC_E_INVALID_ARG (NULL, or a work area smaller than the
+/* settings is kept by pointer (it must outlive the session).
+ * Errors: CTXC_E_INVALID_ARG (NULL, or a work area smaller than the
  * history's max_entries). */
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
-                                const ctxc_settings_t *settings,
+                                ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
+
+/* The workspace root that relative paths of tool calls are resolved against
+ * by the density step (kept by pointer; NULL: relative paths are compared
+ * as written). Not a setting: it belongs to the conversation. */
+void ctxc_session_set_workspace(ctxc_session_t *s, const char *root);
 
 /* Gives the session a port (kept by pointer; NULL removes it): with
  * port->mutex set, add / optimize / compress / before_send each run inside
@@ -91,8 +82,10 @@ ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
 /* Runs the configured strategy and applies its plan.
- * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_UNAVAILABLE (an LLM strategy in a
- * build without the provider layer), CTXC_E_INVALID_ARG (no context limit),
+ * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
+ * and compression.profile names a profile that does not exist:
+ * REQ-CS-006A.1), CTXC_E_UNAVAILABLE (an LLM strategy in a build without
+ * the provider layer), CTXC_E_INVALID_ARG (no context limit),
  * CTXC_E_NO_SPACE, CTXC_E_BUSY, or the strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
 
