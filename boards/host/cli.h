@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ctxc/ctxc.h"
+#include "ctxc_port_posix.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
@@ -26,6 +27,19 @@ ctxc_status_t cli_write_file(void *user, const char *data, size_t len);
 
 /* `ctxc compress ARGS...` (argv after the command). */
 int cli_cmd_compress(int argc, char **argv);
+
+/* Opens the settings store over $CTXC_HOME (settings.json: a corrupt file
+ * is reported on stderr and ignored, never rewritten) and loads `profile`
+ * (may be NULL) into the ephemeral layer. False (error printed, prefixed
+ * with `who`) when the profile cannot be loaded. */
+bool cli_settings_open(ctxc_settings_store_t *store, ctxc_posix_fs_t *pfs,
+                       const char *profile, const char *who);
+
+/* metadata.cwd of the first entry (a static copy), or NULL. */
+const char *cli_workspace_from_history(const ctxc_history_t *h);
+
+/* `ctxc repl ...` (argv after the command). */
+int cli_cmd_repl(int argc, char **argv);
 
 /* `ctxc prompts list|show|install ...` (argv after the command). */
 int cli_cmd_prompts(int argc, char **argv);

@@ -1,9 +1,12 @@
 /*
  * ctxc host CLI — `ctxc compress`.
  *
- *   ctxc compress FILE --strategy NAME [--context-limit N] [--threshold X]
- *        [--preserve X] [--top-preserve X] [--workspace DIR]
+ *   ctxc compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]
+ *        [--threshold X] [--preserve X] [--top-preserve X] [--workspace DIR]
  *        [--density KEY=VALUE ...] [--optimize-only] [-o OUT.jsonl]
+ *
+ * Values resolve as everywhere: options (the ephemeral layer, over a
+ * profile loaded with --profile) -> $CTXC_HOME/settings.json -> defaults.
  *
  * Imports FILE, runs the density step (for strategies that have one) and
  * the strategy through a session, writes the compressed history as
@@ -21,124 +24,27 @@
 
 #include "cli.h"
 #include "ctxc/ctxc.h"
+#include "ctxc_port_posix.h"
 
 CTXC_WORK_DEFINE_DEFAULT(cli_work);
 
 static char cli_workspace[4096];
+static ctxc_settings_store_t cli_settings;
+static ctxc_posix_fs_t cli_pfs;
 
 /* Prints "ctxc compress: <before><arg><after>" and the usage line. */
 static int usage3(const char *before, const char *arg, const char *after) {
     fprintf(stderr, "ctxc compress: %s%s%s", before, arg, after);
     fprintf(stderr,
-            "\nusage: ctxc compress FILE --strategy NAME [--context-limit N] "
-            "[--threshold X]\n"
-            "         [--preserve X] [--top-preserve X] [--workspace DIR]\n"
+            "\nusage: ctxc compress FILE [--profile NAME] [--strategy NAME] "
+            "[--context-limit N]\n"
+            "         [--threshold X] [--preserve X] [--top-preserve X] "
+            "[--workspace DIR]\n"
             "         [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n");
     return CLI_EXIT_USAGE;
 }
 
-/* "0.85" -> 850; a fraction in [0, 1] with at most 3 decimals. */
-static bool parse_fraction(const char *s, int32_t *out) {
-    int32_t v = 0;
-    const char *p = s;
-    if (*p == '1' || *p == '0') {
-        v = (*p - '0') * 1000;
-        p++;
-    } else {
-        return false;
-    }
-    if (*p == '.') {
-        p++;
-        int32_t scale = 100;
-        if (*p == '\0') {
-            return false;
-        }
-        while (*p >= '0' && *p <= '9') {
-            if (scale == 0) {
-                return false; /* more than 3 decimals */
-            }
-            v += (*p - '0') * scale;
-            scale /= 10;
-            p++;
-        }
-    }
-    if (*p != '\0' || v > 1000) {
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool parse_u64(const char *s, uint64_t *out) {
-    if (*s < '0' || *s > '9') {
-        return false;
-    }
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0') {
-        return false;
-    }
-    *out = (uint64_t)v;
-    return true;
-}
-
-static bool parse_bool(const char *s, bool *out) {
-    if (strcmp(s, "true") == 0) {
-        *out = true;
-    } else if (strcmp(s, "false") == 0) {
-        *out = false;
-    } else {
-        return false;
-    }
-    return true;
-}
-
-/* --density KEY=VALUE (KEY with or without "compression.density."). */
-static bool parse_density(const char *kv, ctxc_density_config_t *d,
-                          const char **why) {
-    const char *eq = strchr(kv, '=');
-    if (eq == NULL) {
-        *why = "expected KEY=VALUE";
-        return false;
-    }
-    size_t klen = (size_t)(eq - kv);
-    const char *prefix = "compression.density.";
-    if (klen > strlen(prefix) && strncmp(kv, prefix, strlen(prefix)) == 0) {
-        kv += strlen(prefix);
-        klen -= strlen(prefix);
-    }
-    const char *val = eq + 1;
-#define KEY_IS(k) (klen == strlen(k) && strncmp(kv, k, klen) == 0)
-    if (KEY_IS("readWritePruning")) {
-        *why = "readWritePruning takes true or false";
-        return parse_bool(val, &d->read_write_pruning);
-    }
-    if (KEY_IS("fileDedupe")) {
-        *why = "fileDedupe takes true or false";
-        return parse_bool(val, &d->file_dedupe);
-    }
-    if (KEY_IS("recencyPruning")) {
-        *why = "recencyPruning takes true or false";
-        return parse_bool(val, &d->recency_pruning);
-    }
-    if (KEY_IS("recencyRetention")) {
-        uint64_t n;
-        *why = "recencyRetention takes a whole number";
-        if (!parse_u64(val, &n) || n > UINT32_MAX) {
-            return false;
-        }
-        d->recency_retention = (uint32_t)n;
-        return true;
-    }
-#undef KEY_IS
-    *why = "unknown key (readWritePruning, fileDedupe, recencyPruning, "
-           "recencyRetention)";
-    return false;
-}
-
-/* metadata.cwd of the first entry, as the default workspace root. */
-static const char *workspace_from_history(const ctxc_history_t *h) {
+const char *cli_workspace_from_history(const ctxc_history_t *h) {
     ctxc_entry_t e;
     ctxc_str_t v;
     if (ctxc_history_get(h, 0, &e) != CTXC_OK ||
@@ -214,60 +120,81 @@ static bool write_output(const char *out, const ctxc_history_t *h) {
     return true;
 }
 
+/* A command-line option that sets a setting: --option KEY. */
+static const struct {
+    const char *option;
+    const char *key;
+} option_keys[] = {
+    {"--strategy", "compression.strategy"},
+    {"--context-limit", "context-limit"},
+    {"--threshold", "compression-threshold"},
+    {"--preserve", "compression-preserve-threshold"},
+    {"--top-preserve", "compression-top-preserve-threshold"},
+};
+
+/* --density KEY=VALUE: KEY is compression.density.<name> or just <name>. */
+static ctxc_status_t set_density(const char *kv, ctxc_error_t *err) {
+    const char *eq = strchr(kv, '=');
+    if (eq == NULL || eq == kv) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "--density takes KEY=VALUE, not '%s'", kv);
+    }
+    char key[160];
+    const char *prefix = "compression.density.";
+    size_t kn = (size_t)(eq - kv);
+    bool full = kn > strlen(prefix) && strncmp(kv, prefix, strlen(prefix)) == 0;
+    snprintf(key, sizeof key, "%s%.*s", full ? "" : prefix, (int)kn, kv);
+    return ctxc_settings_set(&cli_settings, key, eq + 1, err);
+}
+
 int cli_cmd_compress(int argc, char **argv) {
-    ctxc_settings_t set;
-    ctxc_settings_defaults(&set);
-    set.strategy = NULL;
     const char *file = NULL;
     const char *out = NULL;
+    const char *profile = NULL;
+    const char *workspace = NULL;
     bool optimize_only = false;
-    bool workspace_given = false;
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
 
+    /* the profile first, so that options given with it override it */
+    for (int i = 0; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--profile") == 0) {
+            profile = argv[i + 1];
+        }
+    }
+    if (!cli_settings_open(&cli_settings, &cli_pfs, profile, "ctxc compress")) {
+        return CLI_EXIT_FAIL;
+    }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes =
-            strcmp(a, "--strategy") == 0 || strcmp(a, "--context-limit") == 0 ||
-            strcmp(a, "--threshold") == 0 || strcmp(a, "--preserve") == 0 ||
-            strcmp(a, "--top-preserve") == 0 || strcmp(a, "--workspace") == 0 ||
-            strcmp(a, "--density") == 0 || strcmp(a, "-o") == 0;
+        bool takes = strcmp(a, "--workspace") == 0 ||
+                     strcmp(a, "--density") == 0 || strcmp(a, "-o") == 0 ||
+                     strcmp(a, "--profile") == 0;
+        const char *key = NULL;
+        for (size_t k = 0; k < sizeof option_keys / sizeof option_keys[0];
+             k++) {
+            if (strcmp(a, option_keys[k].option) == 0) {
+                key = option_keys[k].key;
+                takes = true;
+            }
+        }
         if (takes && v == NULL) {
             return usage3("", a, " needs a value");
         }
-        if (strcmp(a, "--strategy") == 0) {
-            set.strategy = v;
-        } else if (strcmp(a, "--context-limit") == 0) {
-            if (!parse_u64(v, &set.context_limit) || set.context_limit == 0) {
-                return usage3(
-                    "--context-limit takes a positive number of tokens, not '",
-                    v, "'");
-            }
-        } else if (strcmp(a, "--threshold") == 0) {
-            if (!parse_fraction(v, &set.threshold_ephemeral)) {
-                return usage3("--threshold takes a fraction from 0 to 1 (e.g. "
-                              "0.85), not '",
-                              v, "'");
-            }
-        } else if (strcmp(a, "--preserve") == 0) {
-            if (!parse_fraction(v, &set.preserve_threshold)) {
-                return usage3("--preserve takes a fraction from 0 to 1, not '",
-                              v, "'");
-            }
-        } else if (strcmp(a, "--top-preserve") == 0) {
-            if (!parse_fraction(v, &set.top_preserve_threshold)) {
-                return usage3(
-                    "--top-preserve takes a fraction from 0 to 1, not '", v,
-                    "'");
-            }
-        } else if (strcmp(a, "--workspace") == 0) {
-            set.density.workspace_root = v;
-            workspace_given = true;
-        } else if (strcmp(a, "--density") == 0) {
-            const char *why = "";
-            if (!parse_density(v, &set.density, &why)) {
-                fprintf(stderr, "ctxc compress: --density %s: %s\n", v, why);
+        if (key != NULL || strcmp(a, "--density") == 0) {
+            ctxc_status_t st =
+                key != NULL ? ctxc_settings_set(&cli_settings, key, v, &err)
+                            : set_density(v, &err);
+            if (st != CTXC_OK) {
+                fprintf(stderr, "ctxc compress: %s %s: %s\n", a, v,
+                        ctxc_error_message(&err));
                 return CLI_EXIT_USAGE;
             }
+        } else if (strcmp(a, "--workspace") == 0) {
+            workspace = v;
+        } else if (strcmp(a, "--profile") == 0) {
+            /* loaded above */
         } else if (strcmp(a, "-o") == 0) {
             out = v;
         } else if (strcmp(a, "--optimize-only") == 0) {
@@ -286,19 +213,15 @@ int cli_cmd_compress(int argc, char **argv) {
     if (file == NULL) {
         return usage3("", "missing FILE", "");
     }
-    if (set.strategy == NULL) {
-        return usage3("", "missing --strategy NAME", "");
-    }
     const ctxc_strategy_t *strategy;
-    ctxc_error_t err;
-    memset(&err, 0, sizeof err);
-    if (ctxc_strategy_find(set.strategy, &strategy, &err) != CTXC_OK) {
+    if (ctxc_settings_strategy(&cli_settings, &strategy, &err) != CTXC_OK) {
         cli_report("ctxc compress", &err);
         return CLI_EXIT_USAGE;
     }
-    if (!optimize_only && set.context_limit == 0) {
-        return usage3("missing --context-limit N (the model's context window "
-                      "in tokens)",
+    uint64_t limit = ctxc_settings_context_limit(&cli_settings);
+    if (!optimize_only && limit == 0) {
+        return usage3("no context limit: give --context-limit N (the model's "
+                      "context window in tokens) or set context-limit",
                       "", "");
     }
 
@@ -307,14 +230,16 @@ int cli_cmd_compress(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
     ctxc_history_t *h = cli_history_get();
-    if (!workspace_given) {
-        set.density.workspace_root = workspace_from_history(h);
+    if (workspace == NULL) {
+        workspace = cli_workspace_from_history(h);
     }
     ctxc_session_t session;
-    if (ctxc_session_init(&session, h, &cli_work, &set, &err) != CTXC_OK) {
+    if (ctxc_session_init(&session, h, &cli_work, &cli_settings, &err) !=
+        CTXC_OK) {
         cli_report("ctxc compress", &err);
         return CLI_EXIT_FAIL;
     }
+    ctxc_session_set_workspace(&session, workspace);
     figures_t before = figures(h);
     double t0 = now_ms();
     if (ctxc_session_optimize(&session, &err) != CTXC_OK) {
@@ -336,12 +261,15 @@ int cli_cmd_compress(int argc, char **argv) {
     uint16_t thr = 0;
     (void)ctxc_session_threshold(&session, &thr, NULL);
     fprintf(stderr, "ctxc compress %s: strategy %s", name, strategy->name);
-    if (set.context_limit > 0) {
+    if (limit > 0) {
         fprintf(stderr,
                 ", context limit %" PRIu64 ", threshold %u.%03u "
                 "(target %" PRIu64 " tokens)",
-                set.context_limit, thr / 1000u, thr % 1000u,
-                ctxc_target_tokens(set.context_limit, thr));
+                limit, thr / 1000u, thr % 1000u,
+                ctxc_target_tokens(limit, thr));
+    }
+    if (cli_settings.profile[0] != '\0') {
+        fprintf(stderr, ", profile %s", cli_settings.profile);
     }
     fprintf(stderr, "\n%-10s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",
@@ -361,7 +289,10 @@ int cli_cmd_compress(int argc, char **argv) {
                 c->read_write_pruned, c->read_write_entries_removed,
                 c->read_write_entries_replaced, c->file_dedupe_replaced,
                 c->file_dedupe_entries, c->recency_pruned, c->recency_entries,
-                set.density.recency_pruning ? "" : " [recency off]");
+                ctxc_settings_bool(&cli_settings,
+                                   CTXC_SETTING_DENSITY_RECENCY_PRUNING)
+                    ? ""
+                    : " [recency off]");
     }
     if (!optimize_only) {
         const ctxc_compress_meta_t *m = &session.last_compress;

@@ -38,8 +38,9 @@ static const char cli_usage_text[] =
     "                          per entry: INDEX SPEAKER TOKENS\n"
     "  fmt FILE                import FILE and write it to stdout as\n"
     "                          canonical IContent JSON Lines\n"
-    "  compress FILE --strategy NAME [--context-limit N] [--threshold X]\n"
-    "           [--preserve X] [--top-preserve X] [--workspace DIR]\n"
+    "  compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]\n"
+    "           [--threshold X]"
+    " [--preserve X] [--top-preserve X] [--workspace DIR]\n"
     "           [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
     "                          run the density step (strategies that have\n"
     "                          one) and the strategy; write the compressed\n"
@@ -50,6 +51,10 @@ static const char cli_usage_text[] =
     "                          (N). --workspace defaults to metadata.cwd of\n"
     "                          the first entry. --optimize-only runs only the\n"
     "                          density step.\n"
+    "  repl [--history FILE] [--profile NAME] [--workspace DIR]\n"
+    "                          interactive session: /set, /settings,\n"
+    "                          /profile, /stats, /compress, /save, /help;\n"
+    "                          Tab completes; reads stdin when not a tty\n"
     "  prompts list|show NAME|install [--provider P] [--model M]\n"
     "                          the compression prompts under $CTXC_HOME\n"
     "                          (default ~/.config/ctxc): the level each one\n"
@@ -346,6 +351,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "compress") == 0) {
         return cli_cmd_compress(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "repl") == 0) {
+        return cli_cmd_repl(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "prompts") == 0) {
         return cli_cmd_prompts(argc - 2, argv + 2);

@@ -231,10 +231,19 @@ static void measure(const char *file, const char *size, op_t op,
                     uint64_t context_limit, unsigned reps, double baseline) {
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
-    ctxc_settings_t set;
-    ctxc_settings_defaults(&set);
-    set.strategy = op == OP_TD_COMPRESS ? "top-down-truncation" : "high-density";
-    set.context_limit = context_limit;
+    /* the settings the session reads (defaults but strategy and limit);
+     * static: the store is large */
+    static ctxc_settings_store_t set;
+    ctxc_settings_init(&set, NULL);
+    char limit_text[24];
+    snprintf(limit_text, sizeof limit_text, "%" PRIu64, context_limit);
+    if (ctxc_settings_set(&set, "compression.strategy",
+                          op == OP_TD_COMPRESS ? "top-down-truncation"
+                                               : "high-density",
+                          &err) != CTXC_OK ||
+        ctxc_settings_set(&set, "context-limit", limit_text, &err) != CTXC_OK) {
+        die("settings", &err);
+    }
 
     row_t *row = new_row(file, size);
     row->operation = op_names[op];

@@ -1,6 +1,7 @@
 /*
  * Helpers shared by the unit suites: building entries, importing JSONL text,
- * exporting a history to memory, and snapshots that prove "unchanged".
+ * exporting a history to memory, snapshots that prove "unchanged", and
+ * setting values in a settings store.
  * Header-only (static functions); include after <cmocka.h>.
  */
 #ifndef CTXC_TEST_SUPPORT_H
@@ -112,6 +113,32 @@ static inline void t_assert_unchanged(const ctxc_history_t *h,
     assert_string_equal(now.content.buf, before->content.buf);
     assert_memory_equal(&now.usage, &before->usage, sizeof now.usage);
     assert_int_equal(now.tokens, before->tokens);
+}
+
+/* Settings of a test session: /set KEY VALUE on the ephemeral layer of `st`
+ * (fails the test on error). t_set_ratio takes thousandths ("0.500"),
+ * t_set_uint an integer. */
+static inline void t_set(ctxc_settings_store_t *st, const char *key,
+                         const char *value) {
+    ctxc_error_t err;
+    if (ctxc_settings_set(st, key, value, &err) != CTXC_OK) {
+        fail_msg("/set %s %s: %s", key, value, err.message);
+    }
+}
+
+static inline void t_set_ratio(ctxc_settings_store_t *st, const char *key,
+                               uint32_t thousandths) {
+    char text[24];
+    snprintf(text, sizeof text, "%u.%03u", thousandths / 1000u,
+             thousandths % 1000u);
+    t_set(st, key, text);
+}
+
+static inline void t_set_uint(ctxc_settings_store_t *st, const char *key,
+                              uint64_t value) {
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)value);
+    t_set(st, key, text);
 }
 
 /* Text of block `k` of entry `i` (any string field that is the block's main

@@ -14,7 +14,7 @@
  *   fmt_input.jsonl      non-canonical input; fmt_expected.jsonl its fmt output
  *   bad_*.jsonl          one rejected line each (line numbers below)
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 
 #include <errno.h>
 #include <stdbool.h>
@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -925,12 +926,14 @@ static void test_compress_errors(void **state) {
     run_t r;
     (void)state;
     example_path(path, sizeof path);
+    /* no --strategy: compression.strategy's default, middle-out */
     RUN(&r, "compress", path, "--context-limit", "100");
-    assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "missing --strategy"));
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "'middle-out' is not available"));
     RUN(&r, "compress", path, "--strategy", "bottom-up", "--context-limit", "100");
     assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "unknown strategy 'bottom-up'"));
+    assert_non_null(strstr(r.err, "invalid value 'bottom-up' (allowed: middle-out, "
+                                  "top-down-truncation, one-shot, high-density)"));
     RUN(&r, "compress", path, "--strategy", "middle-out", "--context-limit", "100");
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "not available in this build"));
@@ -941,11 +944,11 @@ static void test_compress_errors(void **state) {
     RUN(&r, "compress", path, "--strategy", "top-down-truncation",
         "--context-limit", "100", "--threshold", "1.5");
     assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "--threshold takes a fraction"));
+    assert_non_null(strstr(r.err, "compression-threshold: '1.5' is above 1"));
     RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
         "100", "--density", "speed=11");
     assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "unknown key"));
+    assert_non_null(strstr(r.err, "unknown setting 'compression.density.speed'"));
     RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
         "100", "--density", "recencyRetention=many");
     assert_int_equal(r.status, EXIT_USAGE);
@@ -971,13 +974,17 @@ static void fresh_home(void) {
     assert_int_equal(setenv("CTXC_HOME", g_home, 1), 0);
 }
 
+/* Outside fresh_home(): a settings folder that does not exist, so the
+ * user's own settings never reach the tests. */
+#define NO_HOME "/nonexistent-ctxc-test-home/ctxc"
+
 static void drop_home(void) {
     char cmd[300];
     char *slash = strrchr(g_home, '/');
     *slash = '\0';
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_home);
     assert_int_equal(system(cmd), 0);
-    unsetenv("CTXC_HOME");
+    setenv("CTXC_HOME", NO_HOME, 1);
 }
 
 static void put_home_file(const char *rel, const char *text) {
@@ -1130,11 +1137,213 @@ static void test_prompts_errors(void **state) {
     RUN(&r, "prompts", "list");
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "absolute"));
-    unsetenv("CTXC_HOME");
+    setenv("CTXC_HOME", NO_HOME, 1);
+}
+
+/* --- repl ----------------------------------------------------------------- */
+
+/* Starts the CLI with argv on a new pseudo-terminal; returns the master. */
+static int pty_spawn(pid_t *pid, const char *const *args) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    const char *slave = ptsname(m);
+    assert_non_null(slave);
+    char *argv[MAX_ARGS + 2];
+    size_t n = 0;
+    for (; args[n] != NULL; n++) {
+        snprintf(g_argstore[n], sizeof g_argstore[n], "%s", args[n]);
+        argv[n] = g_argstore[n];
+    }
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0) {
+        setsid(); /* the slave becomes the controlling terminal */
+        int s = open(slave, O_RDWR);
+        if (s < 0 || dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup2(s, 2) < 0) {
+            _exit(126);
+        }
+        close(m);
+        setenv("TERM", "vt100", 1);
+        execv(CTXC_CLI_PATH, argv);
+        _exit(127);
+    }
+    return m;
+}
+
+static char g_screen[1 << 16];
+static size_t g_screen_len;
+
+/* Reads from the terminal until `needle` appears after what was already
+ * consumed (or 10 s pass); the text up to it is consumed. */
+static void pty_expect(int m, const char *needle) {
+    for (int waited = 0; waited < 10000;) {
+        g_screen[g_screen_len] = '\0';
+        char *hit = strstr(g_screen, needle);
+        if (hit != NULL) {
+            size_t used = (size_t)(hit - g_screen) + strlen(needle);
+            memmove(g_screen, g_screen + used, g_screen_len - used + 1);
+            g_screen_len -= used;
+            return;
+        }
+        struct pollfd p = {m, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        waited += 100;
+        if (r > 0) {
+            ssize_t got = read(m, g_screen + g_screen_len,
+                               sizeof g_screen - 1 - g_screen_len);
+            if (got <= 0) {
+                break;
+            }
+            /* drop the NUL padding some terminal types ask for */
+            for (ssize_t i = 0; i < got; i++) {
+                if (g_screen[g_screen_len] != '\0') {
+                    g_screen_len++;
+                } else {
+                    memmove(g_screen + g_screen_len, g_screen + g_screen_len + 1,
+                            (size_t)(got - i - 1));
+                }
+            }
+        }
+    }
+    g_screen[g_screen_len] = '\0';
+    fail_msg("the terminal never showed '%s'; it shows:\n%s", needle, g_screen);
+}
+
+static void pty_type(int m, const char *keys) {
+    assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
+}
+
+static void pty_finish(int m, pid_t pid) {
+    pty_type(m, "/quit\r");
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(m);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    g_screen_len = 0;
+}
+
+/* A new user in `ctxc repl` on a terminal: completes the strategy key and
+ * value with Tab, saves a profile, restarts, loads it (completing its name)
+ * and compresses with it (REQ-CS-007.4/.5/.6). */
+static void test_repl_on_a_terminal(void **state) {
+    (void)state;
+    char example[512];
+    snprintf(example, sizeof example, "%s/boards/host/examples/coding-session.jsonl",
+             CTXC_SOURCE_DIR);
+    fresh_home();
+    const char *args[] = {"ctxc", "repl", "--history", example, NULL};
+    pid_t pid;
+    int m = pty_spawn(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set compression.str\t");
+    pty_expect(m, "ategy ");
+    pty_type(m, "\t"); /* every registered strategy */
+    pty_expect(m, "middle-out");
+    pty_expect(m, "top-down-truncation");
+    pty_expect(m, "one-shot");
+    pty_expect(m, "high-density");
+    pty_type(m, "top\t\r");
+    pty_expect(m, "compression.strategy = top-down-truncation (session)");
+    pty_type(m, "/set context-limit 3000\r");
+    pty_expect(m, "context-limit = 3000");
+    pty_type(m, "/profile save cheap\r");
+    pty_expect(m, "profile 'cheap' saved");
+    pty_finish(m, pid);
+
+    m = pty_spawn(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "strategy middle-out"); /* a new session: the default */
+    pty_type(m, "/profile load ch\t");
+    pty_expect(m, "eap ");
+    pty_type(m, "\r");
+    pty_expect(m, "profile 'cheap' loaded");
+    pty_type(m, "/compress\r");
+    pty_expect(m, "compressed with top-down-truncation: 87 -> ");
+    pty_finish(m, pid);
+    drop_home();
+}
+
+/* Scripted: commands on stdin (not a terminal). */
+static void test_repl_scripted(void **state) {
+    (void)state;
+    char script[256], hist[300];
+    static const char text[] =
+        "/set compression.strategy top-down-truncation\n"
+        "/set context-limit 40\n"
+        "hello there, this is the first message of the session\n"
+        "and a second message with a few more words in it\n"
+        "a third one so that something can be dropped\n"
+        "/stats\n"
+        "/compress\n"
+        "/save\n"
+        "/set compresion.strategy x\n"
+        "/set compression.strategy bottom-up\n"
+        "/profile load nosuch\n"
+        "/nope\n";
+    fresh_home();
+    put_home_file("profiles/.keep", "");
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    snprintf(hist, sizeof hist, "%s/history.jsonl", g_home);
+    run_t r;
+    RUN_STDIN(&r, script, "repl", "--history", hist);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "entries 3, tokens "));
+    assert_non_null(strstr(r.out, "compressed with top-down-truncation: 3 -> "));
+    assert_non_null(strstr(r.out, "saved "));
+    assert_non_null(strstr(r.out, "did you mean 'compression.strategy'?"));
+    assert_non_null(strstr(r.out, "allowed: middle-out, top-down-truncation"));
+    assert_non_null(strstr(r.out, "nosuch"));
+    assert_non_null(strstr(r.out, "unknown command /nope"));
+    /* the saved history imports again */
+    RUN(&r, "stats", hist);
+    assert_int_equal(r.status, 0);
+    unlink(script);
+    drop_home();
+}
+
+/* ctxc compress --profile uses the profile's settings (options override). */
+static void test_compress_with_a_profile(void **state) {
+    (void)state;
+    char example[512];
+    snprintf(example, sizeof example, "%s/boards/host/examples/coding-session.jsonl",
+             CTXC_SOURCE_DIR);
+    fresh_home();
+    put_home_file("profiles/cheap.json",
+                  "{\"compression.strategy\": \"top-down-truncation\", "
+                  "\"context-limit\": 4000}\n");
+    run_t r;
+    RUN(&r, "compress", example, "--profile", "cheap");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "strategy top-down-truncation, context limit 4000"));
+    assert_non_null(strstr(r.err, "profile cheap"));
+    RUN(&r, "compress", example, "--profile", "cheap", "--context-limit", "8000");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "context limit 8000"));
+    RUN(&r, "compress", example, "--profile", "nosuch");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "nosuch"));
+    /* a corrupt settings file is reported, left alone, and the rest works */
+    put_home_file("settings.json", "{not json");
+    RUN(&r, "compress", example, "--profile", "cheap");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "settings.json"));
+    assert_string_equal(home_file("settings.json"), "{not json");
+    drop_home();
 }
 
 int main(void) {
+    setenv("CTXC_HOME", NO_HOME, 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repl_on_a_terminal),
+        cmocka_unit_test(test_repl_scripted),
+        cmocka_unit_test(test_compress_with_a_profile),
         cmocka_unit_test(test_prompts_as_a_new_user),
         cmocka_unit_test(test_prompts_first_run_installs),
         cmocka_unit_test(test_prompts_errors),

@@ -20,34 +20,66 @@
 CTXC_HISTORY_DEFINE(hist, 128, 65536);
 CTXC_WORK_DEFINE(work, 128, 32768);
 static t_dump_t before, after;
-static ctxc_settings_t set;
+static ctxc_settings_store_t set;
+static const char *workspace; /* the session's workspace root */
 
 static int setup(void **state) {
     (void)state;
     ctxc_history_clear(&hist);
-    ctxc_settings_defaults(&set);
-    set.strategy = "high-density";
-    set.context_limit = 100000;
-    set.density.workspace_root = "/w";
+    ctxc_settings_init(&set, NULL);
+    t_set(&set, "compression.strategy", "high-density");
+    t_set(&set, "context-limit", "100000");
+    workspace = "/w";
     return 0;
 }
 
-static ctxc_density_counts_t optimize(void) {
-    ctxc_session_t s;
-    ctxc_error_t err;
-    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
-    t_dump(&hist, &before);
-    uint64_t tokens = ctxc_history_tokens(&hist);
-    if (ctxc_session_optimize(&s, &err) != CTXC_OK) {
-        fail_msg("optimize failed: %s", err.message);
-    }
+/* The history's checks after a density step (tokens never grow, pairing). */
+static void after_density(uint64_t tokens) {
     t_dump(&hist, &after);
     assert_true(ctxc_history_tokens(&hist) <= tokens);
     ctxc_history_stats_t st;
     ctxc_history_stats(&hist, &st);
     assert_int_equal(st.unpaired_calls, 0);
     assert_int_equal(st.unpaired_responses, 0);
+}
+
+/* The density step through a session over `set` and `workspace`. */
+static ctxc_density_counts_t optimize(void) {
+    ctxc_session_t s;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    ctxc_session_set_workspace(&s, workspace);
+    t_dump(&hist, &before);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    if (ctxc_session_optimize(&s, &err) != CTXC_OK) {
+        fail_msg("optimize failed: %s", err.message);
+    }
+    after_density(tokens);
     return s.last_density;
+}
+
+/* The strategy's optimize called directly with a density configuration the
+ * settings store cannot hold, then applied. */
+static ctxc_density_counts_t optimize_with(const ctxc_density_config_t *cfg) {
+    const ctxc_strategy_t *hd = NULL;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
+    assert_non_null(hd->optimize);
+    t_dump(&hist, &before);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    ctxc_view_t raw;
+    assert_int_equal(
+        ctxc_view_init(&raw, &hist, CTXC_VIEW_RAW, work.map, work.cap, NULL),
+        CTXC_OK);
+    ctxc_density_result_t result;
+    if (hd->optimize(&raw, cfg, &work, &result, &err) != CTXC_OK) {
+        fail_msg("optimize failed: %s", err.message);
+    }
+    if (ctxc_density_apply(&hist, &result, &work, &err) != CTXC_OK) {
+        fail_msg("apply failed: %s", err.message);
+    }
+    after_density(tokens);
+    return result.counts;
 }
 
 #define READ(id, params)                                                       \
@@ -173,7 +205,7 @@ static void test_relative_paths_resolve_against_the_workspace(void **state) {
     assert_int_equal(optimize().read_write_pruned, 1);
     /* another workspace: src/a.c is /elsewhere/src/a.c */
     setup(NULL);
-    set.density.workspace_root = "/elsewhere";
+    workspace = "/elsewhere";
     t_import(&hist, READ("r1", "{\"file_path\":\"/w/src/a.c\"}")
                     RESP("r1", "read_file", BODY)
                     CALL("w1", "replace", "{\"file_path\":\"src/a.c\"}")
@@ -183,7 +215,7 @@ static void test_relative_paths_resolve_against_the_workspace(void **state) {
 
 static void test_relative_paths_without_a_workspace_root(void **state) {
     (void)state;
-    set.density.workspace_root = NULL; /* the default */
+    workspace = NULL; /* the default */
     t_import(&hist, READ("r1", "{\"file_path\":\"src/./a.c\"}")
                     RESP("r1", "read_file", BODY)
                     CALL("w1", "replace", "{\"file_path\":\"src/a.c\"}")
@@ -239,7 +271,7 @@ static void test_malformed_parameters_are_skipped(void **state) {
 
 static void test_read_write_pruning_can_be_switched_off(void **state) {
     (void)state;
-    set.density.read_write_pruning = false;
+    t_set(&set, "compression.density.readWritePruning", "false");
     t_import(&hist, READ("r1", "{\"file_path\":\"a.c\"}") RESP("r1", "read_file", BODY)
                     CALL("w1", "write_file", "{\"file_path\":\"a.c\"}")
                     RESP("w1", "write_file", "ok"));
@@ -337,7 +369,7 @@ static void test_recency_is_off_by_default(void **state) {
 
 static void test_recency_keeps_the_newest_per_tool(void **state) {
     (void)state;
-    set.density.recency_pruning = true; /* retention default 3 */
+    t_set(&set, "compression.density.recencyPruning", "true"); /* keeps 3 */
     five_reads_two_shells();
     ctxc_density_counts_t c = optimize();
     assert_int_equal(c.recency_pruned, 2); /* r1, r2; shells untouched */
@@ -357,22 +389,53 @@ static void test_recency_keeps_the_newest_per_tool(void **state) {
     assert_string_equal(b.u.tool_response.tool_name.ptr, "read_file");
 }
 
+/* The setting cannot be 0 (the store refuses it and keeps what it had);
+ * the strategy itself still counts a retention below one as one. */
 static void test_recency_retention_below_one_counts_as_one(void **state) {
     (void)state;
-    set.density.recency_pruning = true;
-    set.density.recency_retention = 0;
+    ctxc_error_t err;
+    t_set(&set, "compression.density.recencyRetention", "2");
+    assert_int_equal(ctxc_settings_set(&set,
+                                       "compression.density.recencyRetention",
+                                       "0", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "recencyRetention"));
+    uint32_t kept = 0;
+    assert_true(
+        ctxc_settings_int(&set, CTXC_SETTING_DENSITY_RECENCY_RETENTION, &kept));
+    assert_int_equal(kept, 2); /* unchanged */
+    assert_int_equal(
+        ctxc_settings_get(&set, CTXC_SETTING_DENSITY_RECENCY_RETENTION, NULL),
+        CTXC_SOURCE_EPHEMERAL);
+
+    ctxc_density_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    ctxc_settings_density(&set, &cfg); /* the defaults of the other three */
+    cfg.recency_pruning = true;
+    cfg.recency_retention = 0;
+    cfg.workspace_root = "/w";
     five_reads_two_shells();
-    ctxc_density_counts_t c = optimize();
+    ctxc_density_counts_t c = optimize_with(&cfg);
     /* read_file keeps r5 only (r1-r4 pruned); shells keep s2 (s1 pruned) */
     assert_int_equal(c.recency_pruned, 5);
     assert_non_null(strstr(after.buf, BODY " test"));
     assert_null(strstr(after.buf, BODY " build"));
+    /* the same result as retention 1 (the smallest the store takes) through
+     * a session */
+    static t_dump_t direct;
+    memcpy(&direct, &after, sizeof direct);
+    ctxc_history_clear(&hist);
+    t_set(&set, "compression.density.recencyPruning", "true");
+    t_set(&set, "compression.density.recencyRetention", "1");
+    five_reads_two_shells();
+    assert_int_equal(optimize().recency_pruned, 5);
+    assert_string_equal(after.buf, direct.buf);
 }
 
 static void test_recency_never_grows_a_small_result(void **state) {
     (void)state;
-    set.density.recency_pruning = true;
-    set.density.recency_retention = 1;
+    t_set(&set, "compression.density.recencyPruning", "true");
+    t_set(&set, "compression.density.recencyRetention", "1");
     t_import(&hist, READ("r1", "{\"file_path\":\"1.c\"}") RESP("r1", "read_file", "ok")
                     READ("r2", "{\"file_path\":\"2.c\"}") RESP("r2", "read_file", "ok"));
     assert_int_equal(optimize().recency_pruned, 0);
@@ -381,12 +444,13 @@ static void test_recency_never_grows_a_small_result(void **state) {
 
 /* ---- compress ------------------------------------------------------------ */
 
-static ctxc_session_t compress(uint64_t limit, int32_t threshold) {
+static ctxc_session_t compress(uint64_t limit, uint32_t threshold) {
     ctxc_session_t s;
     ctxc_error_t err;
-    set.context_limit = limit;
-    set.threshold_ephemeral = threshold;
+    t_set_uint(&set, "context-limit", limit);
+    t_set_ratio(&set, "compression-threshold", threshold);
     assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    ctxc_session_set_workspace(&s, workspace);
     t_dump(&hist, &before);
     uint64_t tokens = ctxc_history_tokens(&hist);
     if (ctxc_session_compress(&s, &err) != CTXC_OK) {
@@ -469,7 +533,7 @@ static void test_compress_stops_once_below_the_target(void **state) {
 static void test_compress_with_a_larger_preserved_tail(void **state) {
     (void)state;
     ten_turns();
-    set.preserve_threshold = 1000; /* keep everything verbatim */
+    t_set(&set, "compression-preserve-threshold", "1"); /* all verbatim */
     ctxc_session_t s = compress(10, 1000);
     assert_true(s.last_compress.unchanged);
     assert_string_equal(after.buf, before.buf);

@@ -1100,13 +1100,17 @@ CTXC_HISTORY_DEFINE(small, 64, 32768);
 CTXC_WORK_DEFINE(smallwork, 64, 8192);
 static t_dump_t dump1, dump2;
 
-/* The session settings of this suite (the one place to adapt when the
- * settings registry replaces the plain struct). */
-static void port_settings(ctxc_settings_t *set, const char *strategy,
-                          uint64_t context_limit) {
-    ctxc_settings_defaults(set);
-    set->strategy = strategy;
-    set->context_limit = context_limit;
+/* The session settings of this suite: a store without a filesystem
+ * (static: it is large, and the sessions of the threads below read it
+ * through the pointer they keep). */
+static ctxc_settings_store_t port_set;
+
+static ctxc_settings_store_t *port_settings(const char *strategy,
+                                            uint64_t context_limit) {
+    ctxc_settings_init(&port_set, NULL);
+    t_set(&port_set, "compression.strategy", strategy);
+    t_set_uint(&port_set, "context-limit", context_limit);
+    return &port_set;
 }
 
 typedef struct {
@@ -1178,11 +1182,9 @@ static void session_port_mutex_serialises_adds(void **state) {
     assert_int_equal(ctxc_posix_port_init(&p, root, CTXC_LOG_ERROR, &err),
                      CTXC_OK);
     ctxc_history_clear(&big);
-    ctxc_settings_t set;
-    port_settings(&set, "top-down-truncation", 100000);
+    ctxc_settings_store_t *set = port_settings("top-down-truncation", 100000);
     ctxc_session_t s;
-    assert_int_equal(ctxc_session_init(&s, &big, &bigwork, &set, &err),
-                     CTXC_OK);
+    assert_int_equal(ctxc_session_init(&s, &big, &bigwork, set, &err), CTXC_OK);
     ctxc_session_set_port(&s, &p.port);
 
     enum { N = 4, PER = 250 };
@@ -1257,11 +1259,9 @@ static void session_port_before_send_while_adding(void **state) {
     assert_int_equal(ctxc_posix_port_init(&p, root, CTXC_LOG_ERROR, &err),
                      CTXC_OK);
     ctxc_history_clear(&big);
-    ctxc_settings_t set;
-    port_settings(&set, "top-down-truncation", 300);
+    ctxc_settings_store_t *set = port_settings("top-down-truncation", 300);
     ctxc_session_t s;
-    assert_int_equal(ctxc_session_init(&s, &big, &bigwork, &set, &err),
-                     CTXC_OK);
+    assert_int_equal(ctxc_session_init(&s, &big, &bigwork, set, &err), CTXC_OK);
     ctxc_session_set_port(&s, &p.port);
 
     atomic_int adders_done;
@@ -1365,11 +1365,10 @@ static void session_port_clock_and_log(void **state) {
     fake_log_t logs;
     fake_port(&port, &clk, &logs, CTXC_LOG_INFO);
     twenty_entries();
-    ctxc_settings_t set;
-    port_settings(&set, "top-down-truncation", 200);
+    ctxc_settings_store_t *set = port_settings("top-down-truncation", 200);
     ctxc_session_t s;
     ctxc_error_t err;
-    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, &set, &err),
+    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, set, &err),
                      CTXC_OK);
     ctxc_session_set_port(&s, &port);
     if (ctxc_session_compress(&s, &err) != CTXC_OK) {
@@ -1395,7 +1394,7 @@ static void session_port_clock_and_log(void **state) {
     /* at CTXC_LOG_ERROR no line is logged; the clock still times it */
     fake_port(&port, &clk, &logs, CTXC_LOG_ERROR);
     twenty_entries();
-    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, &set, &err),
+    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, set, &err),
                      CTXC_OK);
     ctxc_session_set_port(&s, &port);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
@@ -1404,7 +1403,7 @@ static void session_port_clock_and_log(void **state) {
 
     /* without a port: no time */
     twenty_entries();
-    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, &set, &err),
+    assert_int_equal(ctxc_session_init(&s, &small, &smallwork, set, &err),
                      CTXC_OK);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
     assert_int_equal(s.last_compress_ms, 0);

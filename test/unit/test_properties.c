@@ -18,8 +18,9 @@
  *     tool result is summarised or its summary would not be smaller), and
  *     no more is dropped or summarised than needed,
  *   - the export of the output imports again and is fmt-stable,
- *   - a failing call (tiny work area, unknown strategy, middle-out in this
- *     build) leaves the store byte-identical.
+ *   - a failing call (tiny work area, middle-out in this build) leaves the
+ *     store byte-identical; a name that is no strategy is refused by the
+ *     settings store and changes nothing.
  * Every failure message names the seed or file, strategy, density setting,
  * limit, threshold and the offending entry or id.
  *
@@ -1055,27 +1056,48 @@ static const char *src_name; /* "seed 17" or a corpus file name */
 static bool big_input;        /* fewer export round trips */
 static size_t reimports_left; /* per input and strategy setting, big inputs */
 
-static void make_settings(ctxc_settings_t *s, const char *strategy,
-                          const dcfg_t *d, uint64_t limit, uint32_t thr) {
-    ctxc_settings_defaults(s);
-    s->strategy = strategy;
-    s->context_limit = limit;
-    s->threshold_ephemeral = (int32_t)thr;
+/* The settings of a run: the store the sessions read (static: the store
+ * is large and a session keeps a pointer to it) and the workspace root. */
+static ctxc_settings_store_t g_set;
+static const char *g_root;
+
+static void setting(const char *key, const char *value) {
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc_settings_set(&g_set, key, value, &err);
+    CHECK(st == CTXC_OK, "/set %s %s: %s", key, value,
+          ctxc_error_message(&err));
+}
+
+static void make_settings(const char *strategy, const dcfg_t *d, uint64_t limit,
+                          uint32_t thr) {
+    char text[32];
+    ctxc_settings_init(&g_set, NULL);
+    g_root = NULL;
+    setting("compression.strategy", strategy);
+    snprintf(text, sizeof text, "%" PRIu64, limit);
+    setting("context-limit", text);
+    snprintf(text, sizeof text, "%u.%03u", thr / 1000u, thr % 1000u);
+    setting("compression-threshold", text);
     if (d != NULL) {
-        s->density.read_write_pruning = d->rw;
-        s->density.file_dedupe = d->dedupe;
-        s->density.recency_pruning = d->recency;
-        s->density.recency_retention = d->retention;
-        s->density.workspace_root = d->root;
+        setting("compression.density.readWritePruning",
+                d->rw ? "true" : "false");
+        setting("compression.density.fileDedupe", d->dedupe ? "true" : "false");
+        setting("compression.density.recencyPruning",
+                d->recency ? "true" : "false");
+        snprintf(text, sizeof text, "%u", (unsigned)d->retention);
+        setting("compression.density.recencyRetention", text);
+        g_root = d->root;
     }
 }
 
-static void session_or_fail(ctxc_session_t *s, ctxc_work_t *w,
-                            const ctxc_settings_t *set) {
+/* A session over hist and `w` with the settings of make_settings(). */
+static void session_or_fail(ctxc_session_t *s, ctxc_work_t *w) {
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
-    ctxc_status_t st = ctxc_session_init(s, &hist, w, set, &err);
+    ctxc_status_t st = ctxc_session_init(s, &hist, w, &g_set, &err);
     CHECK(st == CTXC_OK, "session init: %s", ctxc_error_message(&err));
+    ctxc_session_set_workspace(s, g_root);
 }
 
 static bool is_read_tool(ctxc_str_t n) {
@@ -1218,10 +1240,9 @@ static void run_optimize_reference(const char *strategy, const dcfg_t *d) {
     image_restore(&img_in, &hist);
     uint64_t before = ctxc_history_tokens(&hist);
     size_t n_before = ctxc_history_count(&hist);
-    ctxc_settings_t set;
-    make_settings(&set, strategy, d, 1000, 850);
+    make_settings(strategy, d, 1000, 850);
     ctxc_session_t s;
-    session_or_fail(&s, &work, &set);
+    session_or_fail(&s, &work);
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
     ctxc_status_t st = ctxc_session_optimize(&s, &err);
@@ -1277,10 +1298,9 @@ static void run_cell(const char *strategy, const dcfg_t *d, uint64_t limit,
               src_name, strategy, d ? " " : "", d ? d->name : "", limit, thr,
               target);
     image_restore(&img_in, &hist);
-    ctxc_settings_t set;
-    make_settings(&set, strategy, d, limit, thr);
+    make_settings(strategy, d, limit, thr);
     ctxc_session_t s;
-    session_or_fail(&s, &work, &set);
+    session_or_fail(&s, &work);
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
     ctxc_status_t st = ctxc_session_optimize(&s, &err);
@@ -1337,10 +1357,9 @@ static void run_send(const char *strategy, const dcfg_t *d, uint64_t limit,
     image_restore(&img_in, &hist);
     uint64_t before = ctxc_history_tokens(&hist);
     size_t n_before = ctxc_history_count(&hist);
-    ctxc_settings_t set;
-    make_settings(&set, strategy, d, limit, thr);
+    make_settings(strategy, d, limit, thr);
     ctxc_session_t s;
-    session_or_fail(&s, &work, &set);
+    session_or_fail(&s, &work);
     ctxc_send_report_t rep;
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
@@ -1398,14 +1417,13 @@ static void run_small(const dcfg_t *d, uint64_t limit, uint32_t thr) {
     set_where("%s | high-density %s | limit %" PRIu64 " | threshold %u/1000 | "
               "small work area",
               src_name, d->name, limit, thr);
-    ctxc_settings_t set;
-    make_settings(&set, "high-density", d, limit, thr);
+    make_settings("high-density", d, limit, thr);
     ctxc_session_t s;
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
 
     image_restore(&img_in, &hist);
-    session_or_fail(&s, &small, &set);
+    session_or_fail(&s, &small);
     take_snapshot(&in_text);
     ctxc_status_t st = ctxc_session_optimize(&s, &err);
     if (st != CTXC_OK) {
@@ -1422,7 +1440,7 @@ static void run_small(const dcfg_t *d, uint64_t limit, uint32_t thr) {
     }
     /* compress over the post-optimize state, small work area */
     image_restore(&img_opt, &hist);
-    session_or_fail(&s, &small, &set);
+    session_or_fail(&s, &small);
     take_snapshot(&e1_text);
     st = ctxc_session_compress(&s, &err);
     if (st != CTXC_OK) {
@@ -1437,7 +1455,7 @@ static void run_small(const dcfg_t *d, uint64_t limit, uint32_t thr) {
     }
     /* before_send on the emergency path: density step, then compress */
     image_restore(&img_in, &hist);
-    session_or_fail(&s, &small, &set);
+    session_or_fail(&s, &small);
     take_snapshot(&in_text);
     st = ctxc_session_before_send(&s, limit, NULL, &err);
     if (st != CTXC_OK) {
@@ -1458,34 +1476,61 @@ static void run_small(const dcfg_t *d, uint64_t limit, uint32_t thr) {
     }
 }
 
-/* Unknown strategy and middle-out (no LLM layer in this build): errors, store
- * unchanged. */
+/* Names that are no strategy are refused by the settings store and change
+ * nothing (the strategy in force stays: here middle-out); middle-out (no
+ * LLM layer in this build) fails in the session: errors, store unchanged.
+ * (A session cannot be handed an unknown name any more; a strategy left out
+ * of the build is tested by test_session in the one-strategy builds.) */
 static void run_bad_strategies(void) {
     static const char *const names[] = {"no-such-strategy", "middle-out",
                                         "High-Density", ""};
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+    const ctxc_status_t want = CTXC_E_UNAVAILABLE;
+    const ctxc_status_t want_optimize = CTXC_OK; /* it has no density step */
+#else
+    const ctxc_status_t want = CTXC_E_UNKNOWN_STRATEGY;
+    const ctxc_status_t want_optimize = CTXC_E_UNKNOWN_STRATEGY;
+#endif
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         bool mo = strcmp(names[k], "middle-out") == 0;
-        ctxc_status_t want = mo ? CTXC_E_UNAVAILABLE : CTXC_E_UNKNOWN_STRATEGY;
         set_where("%s | strategy '%s'", src_name, names[k]);
         image_restore(&img_in, &hist);
-        ctxc_settings_t set;
-        make_settings(&set, names[k], &DCFG[0], 1000, 300);
-        ctxc_session_t s;
-        session_or_fail(&s, &work, &set);
-        take_snapshot(&in_text);
+        make_settings("middle-out", &DCFG[0], 1000, 300);
         ctxc_error_t err;
         memset(&err, 0, sizeof err);
-        ctxc_status_t st = ctxc_session_compress(&s, &err);
+        ctxc_status_t st =
+            ctxc_settings_set(&g_set, "compression.strategy", names[k], &err);
+        if (mo) {
+            CHECK(st == CTXC_OK, "/set compression.strategy: %s",
+                  ctxc_error_message(&err));
+        } else {
+            CHECK(st == CTXC_E_INVALID_ARG,
+                  "/set compression.strategy: %s, expected "
+                  "CTXC_E_INVALID_ARG",
+                  ctxc_status_name(st));
+            if (names[k][0] != '\0') {
+                CHECK(strstr(ctxc_error_message(&err), names[k]) != NULL,
+                      "message '%s' does not name the value",
+                      ctxc_error_message(&err));
+            }
+        }
+        const char *in_force =
+            ctxc_settings_string(&g_set, CTXC_SETTING_COMPRESSION_STRATEGY);
+        CHECK(in_force != NULL && strcmp(in_force, "middle-out") == 0,
+              "strategy in force after the refused value: '%s'",
+              in_force != NULL ? in_force : "(unset)");
+        ctxc_session_t s;
+        session_or_fail(&s, &work);
+        take_snapshot(&in_text);
+        st = ctxc_session_compress(&s, &err);
         CHECK(st == want, "compress: %s, expected %s", ctxc_status_name(st),
               ctxc_status_name(want));
-        if (!mo && names[k][0] != '\0') {
-            CHECK(strstr(ctxc_error_message(&err), names[k]) != NULL,
-                  "message '%s' does not name the strategy",
-                  ctxc_error_message(&err));
-        }
+        CHECK(strstr(ctxc_error_message(&err), "middle-out") != NULL,
+              "message '%s' does not name the strategy",
+              ctxc_error_message(&err));
         check_unchanged("compress", false);
         st = ctxc_session_optimize(&s, &err);
-        CHECK(st == (mo ? CTXC_OK : want), "optimize: %s", ctxc_status_name(st));
+        CHECK(st == want_optimize, "optimize: %s", ctxc_status_name(st));
         check_unchanged("optimize", false);
         st = ctxc_session_before_send(&s, 2000, NULL, &err);
         CHECK(st == want, "before_send (emergency): %s", ctxc_status_name(st));
@@ -2344,10 +2389,9 @@ static void test_before_send_failure_is_atomic(void **state) {
               "300/1000 | small work area | before_send pending 1000");
     build_send_reproducer();
     image_save(&img_in, &hist);
-    ctxc_settings_t set;
-    make_settings(&set, "high-density", &DCFG[0], 1000, 300);
+    make_settings("high-density", &DCFG[0], 1000, 300);
     ctxc_session_t s;
-    session_or_fail(&s, &small, &set);
+    session_or_fail(&s, &small);
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
     ctxc_status_t st = ctxc_session_before_send(&s, 1000, NULL, &err);
@@ -2357,7 +2401,7 @@ static void test_before_send_failure_is_atomic(void **state) {
     image_save(&img_opt, &hist);
     CHECK(hist.count < img_in.h.count, "the density step did not run");
     image_restore(&img_in, &hist);
-    session_or_fail(&s, &work, &set);
+    session_or_fail(&s, &work);
     CHECK(ctxc_session_optimize(&s, &err) == CTXC_OK, "optimize: %s",
           ctxc_error_message(&err));
     CHECK(image_equal(&img_opt, &hist, false),
@@ -2400,10 +2444,9 @@ static void test_optimize_never_grows_tokens(void **state) {
     b.u.text.text = CTXC_STR_LIT(t2);
     append_simple(CTXC_SPEAKER_HUMAN, b);
     uint64_t before = ctxc_history_tokens(&hist);
-    ctxc_settings_t set;
-    make_settings(&set, "high-density", &DCFG[0], 1000, 850);
+    make_settings("high-density", &DCFG[0], 1000, 850);
     ctxc_session_t s;
-    session_or_fail(&s, &work, &set);
+    session_or_fail(&s, &work);
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
     assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);

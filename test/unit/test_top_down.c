@@ -27,12 +27,12 @@ static int setup(void **state) {
 }
 
 /* Runs the strategy through a session. */
-static ctxc_session_t run(uint64_t limit, int32_t threshold) {
-    ctxc_settings_t set;
-    ctxc_settings_defaults(&set);
-    set.strategy = "top-down-truncation";
-    set.context_limit = limit;
-    set.threshold_ephemeral = threshold;
+static ctxc_session_t run(uint64_t limit, uint32_t threshold) {
+    static ctxc_settings_store_t set;
+    ctxc_settings_init(&set, NULL);
+    t_set(&set, "compression.strategy", "top-down-truncation");
+    t_set_uint(&set, "context-limit", limit);
+    t_set_ratio(&set, "compression-threshold", threshold);
     ctxc_session_t s;
     ctxc_error_t err;
     assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
