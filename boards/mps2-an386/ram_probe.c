@@ -11,6 +11,7 @@ CTXC_WORK_DEFINE_DEFAULT(ram_work);
 static ctxc_import_t ram_import;
 static ctxc_error_t ram_error;
 static ctxc_session_t ram_session;
+static ctxc_settings_store_t ram_settings;
 
 void *ctxc_ram_probe(unsigned which);
 void *ctxc_ram_probe(unsigned which) {
@@ -23,6 +24,8 @@ void *ctxc_ram_probe(unsigned which) {
         return &ram_work;
     case 3:
         return &ram_session;
+    case 4:
+        return &ram_settings;
     default:
         return &ram_error;
     }

@@ -38,6 +38,7 @@ total=0
     ram_work_dops_) what="work: density replacements (entries x 24)" ;;
     ram_work_scratch_) what="work: scratch for inserted entries (CTXC_CFG_WORK_SCRATCH_BYTES)" ;;
     ram_session) what="ctxc_session_t" ;;
+    ram_settings) what="ctxc_settings_store_t (two layers + settings file buffer)" ;;
     *) what="$name" ;;
     esac
     echo "| $what | \`$name\` | $bytes |"
