@@ -780,15 +780,27 @@ ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
                       avail);
 }
 
-bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
-                         uint16_t *out) {
+/* The resolved number of a setting of type `type`; false when id is not
+ * of that type or nothing resolves. */
+static bool get_number(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                       ctxc_setting_type_t type, uint32_t *out) {
     ctxc_setting_value_t v;
     if ((unsigned)id >= (unsigned)CTXC_SETTING_COUNT ||
-        spec_of(id)->type != CTXC_SETTING_TYPE_RATIO ||
+        spec_of(id)->type != type ||
         ctxc_settings_get(s, id, &v) == CTXC_SOURCE_UNSET) {
         return false;
     }
-    *out = (uint16_t)v.num;
+    *out = v.num;
+    return true;
+}
+
+bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                         uint16_t *out) {
+    uint32_t n = 0;
+    if (!get_number(s, id, CTXC_SETTING_TYPE_RATIO, &n)) {
+        return false;
+    }
+    *out = (uint16_t)n;
     return true;
 }
 
@@ -817,14 +829,7 @@ uint16_t ctxc_settings_top_preserve_threshold(const ctxc_settings_store_t *s) {
 
 bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                        uint32_t *out) {
-    ctxc_setting_value_t v;
-    if ((unsigned)id >= (unsigned)CTXC_SETTING_COUNT ||
-        spec_of(id)->type != CTXC_SETTING_TYPE_INT ||
-        ctxc_settings_get(s, id, &v) == CTXC_SOURCE_UNSET) {
-        return false;
-    }
-    *out = v.num;
-    return true;
+    return get_number(s, id, CTXC_SETTING_TYPE_INT, out);
 }
 
 uint64_t ctxc_settings_context_limit(const ctxc_settings_store_t *s) {
