@@ -1298,6 +1298,17 @@ static ctxc_status_t profile_path(const char *name, char *path,
     return CTXC_OK;
 }
 
+/* The checks every profile command starts with: a store, a valid name;
+ * path = its file. */
+static ctxc_status_t profile_target(const ctxc_settings_store_t *s,
+                                    const char *name, char *path,
+                                    ctxc_error_t *err) {
+    if (s == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "settings store is NULL");
+    }
+    return profile_path(name, path, err);
+}
+
 static uint32_t persist_mask(void) {
     uint32_t m = 0;
     for (size_t i = 0; i < CTXC_SETTING_COUNT; i++) {
@@ -1312,10 +1323,7 @@ ctxc_status_t ctxc_settings_profile_save(ctxc_settings_store_t *s,
                                          const char *name, size_t *count,
                                          ctxc_error_t *err) {
     char path[PROFILE_PATH_MAX];
-    if (s == NULL) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "settings store is NULL");
-    }
-    ctxc_status_t st = profile_path(name, path, err);
+    ctxc_status_t st = profile_target(s, name, path, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -1353,10 +1361,7 @@ static ctxc_status_t profile_not_found(const char *name, const char *path,
 ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
                                          const char *name, ctxc_error_t *err) {
     char path[PROFILE_PATH_MAX];
-    if (s == NULL) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "settings store is NULL");
-    }
-    ctxc_status_t st = profile_path(name, path, err);
+    ctxc_status_t st = profile_target(s, name, path, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -1385,10 +1390,7 @@ ctxc_status_t ctxc_settings_profile_delete(ctxc_settings_store_t *s,
                                            const char *name,
                                            ctxc_error_t *err) {
     char path[PROFILE_PATH_MAX];
-    if (s == NULL) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "settings store is NULL");
-    }
-    ctxc_status_t st = profile_path(name, path, err);
+    ctxc_status_t st = profile_target(s, name, path, err);
     if (st != CTXC_OK) {
         return st;
     }
