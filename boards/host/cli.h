@@ -22,6 +22,12 @@ bool cli_load(const char *path, const char **name_out);
 /* Reports an error as "NAME:LINE: reason" or "NAME: reason". */
 void cli_report(const char *name, const ctxc_error_t *err);
 
+/* Writes h as JSONL to path atomically: path.tmp, flush, fsync, rename over
+ * path (removed again on failure). Errors go to stderr prefixed with
+ * `who`. */
+bool cli_save_history(const ctxc_history_t *h, const char *path,
+                      const char *who);
+
 /* ctxc_write_fn over a FILE *. */
 ctxc_status_t cli_write_file(void *user, const char *data, size_t len);
 

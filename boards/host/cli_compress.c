@@ -97,27 +97,7 @@ static bool write_output(const char *out, const ctxc_history_t *h) {
         }
         return true;
     }
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", out) >= sizeof tmp) {
-        fprintf(stderr, "ctxc compress: %s: path too long\n", out);
-        return false;
-    }
-    FILE *fp = fopen(tmp, "wb");
-    if (fp == NULL) {
-        fprintf(stderr, "ctxc compress: %s: cannot open: %s\n", tmp,
-                strerror(errno));
-        return false;
-    }
-    bool ok = ctxc_export(h, cli_write_file, fp, &err) == CTXC_OK;
-    ok = fflush(fp) == 0 && ok;
-    ok = fclose(fp) == 0 && ok;
-    if (!ok || rename(tmp, out) != 0) {
-        fprintf(stderr, "ctxc compress: %s: write error: %s\n", out,
-                strerror(errno));
-        remove(tmp);
-        return false;
-    }
-    return true;
+    return cli_save_history(h, out, "ctxc compress");
 }
 
 /* A command-line option that sets a setting: --option KEY. */

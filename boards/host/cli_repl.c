@@ -114,22 +114,7 @@ static void repl_save(const char *path) {
         printf("error: /save needs a FILE (no --history given)\n");
         return;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "wb");
-    if (fp == NULL) {
-        printf("error: %s: %s\n", tmp, strerror(errno));
-        return;
-    }
-    ctxc_error_t err;
-    bool ok =
-        ctxc_export(cli_history_get(), cli_write_file, fp, &err) == CTXC_OK;
-    ok = fflush(fp) == 0 && ok;
-    ok = fsync(fileno(fp)) == 0 && ok;
-    ok = fclose(fp) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        printf("error: %s: cannot write: %s\n", path, strerror(errno));
-        remove(tmp);
+    if (!cli_save_history(cli_history_get(), path, "error: /save")) {
         return;
     }
     printf("saved %zu entries to %s\n", ctxc_history_count(cli_history_get()),
@@ -191,8 +176,7 @@ static bool repl_line(char *line) {
         ctxc_error_t err;
         ctxc_status_t st =
             ctxc_settings_command(&repl_settings, p, repl_write, NULL, &err);
-        if (st == CTXC_E_NOT_FOUND && err.status == CTXC_E_NOT_FOUND &&
-            strstr(ctxc_error_message(&err), "command") != NULL) {
+        if (st == CTXC_E_NOT_FOUND) { /* not a settings command word */
             printf("error: unknown command %s (try /help)\n", word);
         } else if (st != CTXC_OK) {
             repl_error("", &err);

@@ -15,6 +15,8 @@
  * Errors go to stderr as "FILE:LINE: reason" (or "FILE: reason" when the
  * error is not tied to a line).
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -22,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ctxc/ctxc.h"
@@ -320,6 +323,32 @@ static int cli_cmd_fmt(const char *path) {
 }
 
 /* --- main ----------------------------------------------------------------- */
+
+bool cli_save_history(const ctxc_history_t *h, const char *path,
+                      const char *who) {
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+        fprintf(stderr, "%s: %s: path too long\n", who, path);
+        return false;
+    }
+    FILE *fp = fopen(tmp, "wb");
+    if (fp == NULL) {
+        fprintf(stderr, "%s: %s: cannot open: %s\n", who, tmp, strerror(errno));
+        return false;
+    }
+    ctxc_error_t err;
+    bool ok = ctxc_export(h, cli_write_file, fp, &err) == CTXC_OK;
+    ok = fflush(fp) == 0 && ok;
+    ok = fsync(fileno(fp)) == 0 && ok;
+    ok = fclose(fp) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        fprintf(stderr, "%s: %s: write error: %s\n", who, path,
+                strerror(errno));
+        remove(tmp);
+        return false;
+    }
+    return true;
+}
 
 static bool cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
