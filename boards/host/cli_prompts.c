@@ -87,11 +87,12 @@ static bool prompt_id_of(const char *name, char *id, size_t cap) {
     return ctxc_prompt_id_check(id, NULL) == CTXC_OK;
 }
 
-static void print_source(const ctxc_posix_fs_t *pfs, const ctxc_prompt_t *p) {
+static void print_source(FILE *f, const ctxc_posix_fs_t *pfs,
+                         const ctxc_prompt_t *p) {
     if (p->level == CTXC_PROMPT_LEVEL_BUILTIN) {
-        printf("(built into ctxc %s)", ctxc_version());
+        fprintf(f, "(built into ctxc %s)", ctxc_version());
     } else {
-        printf("%s/%s", pfs->root, p->path);
+        fprintf(f, "%s/%s", pfs->root, p->path);
     }
 }
 
@@ -170,11 +171,8 @@ int cli_cmd_prompts(int argc, char **argv) {
         fprintf(stderr, "ctxc: %s resolves from level %s: ", id,
                 ctxc_prompt_level_name(p.level));
         fflush(stdout);
-        if (p.level == CTXC_PROMPT_LEVEL_BUILTIN) {
-            fprintf(stderr, "(built into ctxc %s)\n", ctxc_version());
-        } else {
-            fprintf(stderr, "%s/%s\n", pfs.root, p.path);
-        }
+        print_source(stderr, &pfs, &p);
+        fputc('\n', stderr);
         fwrite(p.text, 1, p.len, stdout);
         return ferror(stdout) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
@@ -200,7 +198,7 @@ int cli_cmd_prompts(int argc, char **argv) {
             continue;
         }
         printf("%-26s %-9s ", id, ctxc_prompt_level_name(p.level));
-        print_source(&pfs, &p);
+        print_source(stdout, &pfs, &p);
         putchar('\n');
     }
     return rc;
