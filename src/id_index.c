@@ -1,0 +1,85 @@
+/*
+ * ctxc — tool-call id index over caller memory (see id_index.h).
+ */
+#include "id_index.h"
+
+#include <string.h>
+
+void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
+    uintptr_t a = (uintptr_t)mem;
+    size_t skip = (size_t)((4u - (a & 3u)) & 3u);
+    size_t n = mem != NULL && bytes > skip
+                   ? (bytes - skip) / sizeof(ctxc__id_slot_t)
+                   : 0;
+    size_t cap = 1;
+    while (cap * 2 <= n) {
+        cap *= 2;
+    }
+    ix->slots =
+        cap >= 4 ? (ctxc__id_slot_t *)(void *)((uint8_t *)mem + skip) : NULL;
+    ix->cap = cap >= 4 ? cap : 0;
+    ctxc__ids_clear(ix);
+}
+
+void ctxc__ids_clear(ctxc__id_index_t *ix) {
+    ix->used = 0;
+    for (size_t i = 0; i < ix->cap; i++) {
+        ix->slots[i].call = CTXC__IDS_NONE;
+        ix->slots[i].resp = CTXC__IDS_NONE;
+        ix->slots[i].hash = 0;
+    }
+}
+
+uint32_t ctxc__ids_hash(ctxc_str_t id) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < id.len; i++) {
+        h ^= (uint8_t)id.ptr[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static bool slot_free(const ctxc__id_slot_t *s) {
+    return s->call == CTXC__IDS_NONE && s->resp == CTXC__IDS_NONE;
+}
+
+/* The slot holding `id`, or the free slot where it would go. */
+static ctxc__id_slot_t *probe(const ctxc__id_index_t *ix, ctxc_str_t id,
+                              uint32_t hash, ctxc__id_match_fn match,
+                              void *ctx) {
+    size_t mask = ix->cap - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        ctxc__id_slot_t *s = &ix->slots[i];
+        if (slot_free(s) || (s->hash == hash && match(ctx, s, id))) {
+            return s;
+        }
+    }
+}
+
+ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,
+                                uint32_t hash, ctxc__id_match_fn match,
+                                void *ctx) {
+    if (ix->cap == 0) {
+        return NULL;
+    }
+    ctxc__id_slot_t *s = probe(ix, id, hash, match, ctx);
+    return slot_free(s) ? NULL : s;
+}
+
+ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
+                               uint32_t hash, ctxc__id_match_fn match,
+                               void *ctx) {
+    if (ix->cap == 0) {
+        return NULL;
+    }
+    ctxc__id_slot_t *s = probe(ix, id, hash, match, ctx);
+    if (!slot_free(s)) {
+        return s;
+    }
+    if ((ix->used + 1) * 4 > ix->cap * 3) {
+        return NULL;
+    }
+    ix->used++;
+    s->hash = hash;
+    return s;
+}

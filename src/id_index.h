@@ -1,0 +1,68 @@
+/*
+ * ctxc — tool-call id index (private): call id -> position of its tool_call
+ * and of its tool_response, in an open-addressing table over caller memory.
+ *
+ * The table keeps only a 32-bit hash of each id and the two positions; the
+ * caller's `match` callback compares a candidate with the stored id, so
+ * equal hashes never merge two ids. A table that cannot take another id
+ * reports it (ctxc__ids_add returns NULL): callers then answer the question
+ * another way (a scan), never wrongly.
+ *
+ * Positions are whatever the caller indexes (store indexes, view positions),
+ * 0 .. 65534; CTXC__IDS_NONE marks "no such block".
+ */
+#ifndef CTXC_ID_INDEX_H
+#define CTXC_ID_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/history.h"
+
+#define CTXC__IDS_NONE 0xFFFFu
+
+typedef struct {
+    uint32_t hash;
+    uint16_t call; /* position of the tool_call, or CTXC__IDS_NONE */
+    uint16_t resp; /* position of the tool_response, or CTXC__IDS_NONE */
+} ctxc__id_slot_t;
+
+typedef struct {
+    ctxc__id_slot_t *slots;
+    size_t cap;  /* slots, a power of two (0: no table) */
+    size_t used; /* ids held */
+} ctxc__id_index_t;
+
+/* Whether the id held by `slot` (at its call or response position) equals
+ * `id`. */
+typedef bool (*ctxc__id_match_fn)(void *ctx, const ctxc__id_slot_t *slot,
+                                  ctxc_str_t id);
+
+/* Bytes of one slot, for sizing memory. */
+#define CTXC__ID_SLOT_BYTES 8u
+
+/* Uses the largest power-of-two number of slots that fits `bytes` of `mem`
+ * (aligned to 4). Fewer than 4 slots: no table (every add fails). */
+void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes);
+
+/* Empties the table (keeps its memory). */
+void ctxc__ids_clear(ctxc__id_index_t *ix);
+
+/* Hash of an id (FNV-1a over its bytes). */
+uint32_t ctxc__ids_hash(ctxc_str_t id);
+
+/* The slot of `id`, or NULL when the table does not hold it. */
+ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,
+                                uint32_t hash, ctxc__id_match_fn match,
+                                void *ctx);
+
+/* The slot of `id`, added (both positions CTXC__IDS_NONE) when new; the
+ * caller sets `call` or `resp` of a new slot before the next find or add (a
+ * slot with neither counts as free). NULL when the table is full (3/4 of its
+ * slots hold ids) or has no memory. */
+ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
+                               uint32_t hash, ctxc__id_match_fn match,
+                               void *ctx);
+
+#endif /* CTXC_ID_INDEX_H */
