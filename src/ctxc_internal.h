@@ -215,6 +215,25 @@ size_t ctxc__entry_edit_count(ctxc__entry_edit_t *ed);
 ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
                                      ctxc__block_src_t *out, ctxc_error_t *err);
 
+/* ---- pairing rule of the store (pairing.c) -------------------------------- */
+
+/* Checks that putting `src` at `pos` (appending: pos == count) keeps the
+ * pairing rule: tool_call only in ai entries, tool_response only in tool
+ * entries, each call id used by one call and one response at most, the
+ * response after its call. Errors: CTXC_E_INVALID_ARG naming the block. */
+ctxc_status_t ctxc__pairing_check_put(ctxc_history_t *h, size_t pos,
+                                      bool replace,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_error_t *err);
+/* Checks that a plan keeps both sides of every pair or neither, and that
+ * its inserted entries carry only tool blocks of the entry they replace. */
+ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
+                                       const ctxc_plan_t *plan,
+                                       ctxc_error_t *err);
+/* Index maintenance: after an append / after any other change. */
+void ctxc__pairing_appended(ctxc_history_t *h);
+void ctxc__pairing_stale(ctxc_history_t *h);
+
 /* ---- plans and density results (plan.c) ---------------------------------- */
 
 ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,

@@ -200,6 +200,7 @@ void ctxc_history_clear(ctxc_history_t *h) {
     h->used = 0;
     h->token_sum = 0;
     h->anchor_delta = 0;
+    ctxc__pairing_stale(h);
 }
 
 size_t ctxc_history_count(const ctxc_history_t *h) { return h->count; }
@@ -459,6 +460,11 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
     if (st != CTXC_OK) {
         return st;
     }
+    st = ctxc__pairing_check_put(h, replace ? index : h->count, replace, src,
+                                 err);
+    if (st != CTXC_OK) {
+        return st;
+    }
     size_t free_bytes = h->arena_bytes - h->used;
     if (!replace) {
         if (size > free_bytes) {
@@ -474,6 +480,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
         fill_slot(h, h->count - 1, off, size, src);
         h->token_sum += h->slots[h->count - 1].tokens;
         note_hwm(h, h->used);
+        ctxc__pairing_appended(h);
         return CTXC_OK;
     }
 
@@ -512,6 +519,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
     h->token_sum += s->tokens;
     h->anchor_delta = 0;
     note_hwm(h, peak);
+    ctxc__pairing_stale(h);
     return CTXC_OK;
 }
 
@@ -566,6 +574,7 @@ static void compact_marked(ctxc_history_t *h) {
     h->count = w;
     h->used = wpos;
     h->anchor_delta = 0;
+    ctxc__pairing_stale(h);
 }
 
 ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
@@ -814,6 +823,11 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
                                 "the new history needs %z arena bytes, the "
                                 "arena has %z",
                                 new_used, h->arena_bytes);
+    }
+    /* tool calls and responses stay paired */
+    ctxc_status_t st = ctxc__pairing_check_plan(h, plan, err);
+    if (st != CTXC_OK) {
+        return st;
     }
     /* 2. drop every entry no KEEP covers, compacting what stays */
     size_t k = 0;

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
+void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                      size_t used) {
     uintptr_t a = (uintptr_t)mem;
     size_t skip = (size_t)((4u - (a & 3u)) & 3u);
     size_t n = mem != NULL && bytes > skip
@@ -18,6 +19,11 @@ void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     ix->slots =
         cap >= 4 ? (ctxc__id_slot_t *)(void *)((uint8_t *)mem + skip) : NULL;
     ix->cap = cap >= 4 ? cap : 0;
+    ix->used = used;
+}
+
+void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
+    ctxc__ids_attach(ix, mem, bytes, 0);
     ctxc__ids_clear(ix);
 }
 
@@ -27,6 +33,8 @@ void ctxc__ids_clear(ctxc__id_index_t *ix) {
         ix->slots[i].call = CTXC__IDS_NONE;
         ix->slots[i].resp = CTXC__IDS_NONE;
         ix->slots[i].hash = 0;
+        ix->slots[i].mark = 0;
+        ix->slots[i].pad_ = 0;
     }
 }
 
@@ -81,5 +89,6 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
     }
     ix->used++;
     s->hash = hash;
+    s->mark = 0;
     return s;
 }

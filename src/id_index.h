@@ -26,6 +26,8 @@ typedef struct {
     uint32_t hash;
     uint16_t call; /* position of the tool_call, or CTXC__IDS_NONE */
     uint16_t resp; /* position of the tool_response, or CTXC__IDS_NONE */
+    uint16_t mark; /* free for the caller; 0 when the slot is added */
+    uint16_t pad_;
 } ctxc__id_slot_t;
 
 typedef struct {
@@ -40,11 +42,16 @@ typedef bool (*ctxc__id_match_fn)(void *ctx, const ctxc__id_slot_t *slot,
                                   ctxc_str_t id);
 
 /* Bytes of one slot, for sizing memory. */
-#define CTXC__ID_SLOT_BYTES 8u
+#define CTXC__ID_SLOT_BYTES 12u
 
 /* Uses the largest power-of-two number of slots that fits `bytes` of `mem`
  * (aligned to 4). Fewer than 4 slots: no table (every add fails). */
 void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes);
+
+/* The same table over memory that already holds one with `used` ids (as
+ * ctxc__ids_init and later adds left it): nothing is cleared. */
+void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                      size_t used);
 
 /* Empties the table (keeps its memory). */
 void ctxc__ids_clear(ctxc__id_index_t *ix);

@@ -583,6 +583,7 @@ void ctxc_import_abort(ctxc_import_t *imp) {
         return;
     }
     *imp->history = imp->snapshot; /* slots and bytes below `used` unchanged */
+    ctxc__pairing_stale(imp->history); /* its id index saw the lines */
     imp->active = false;
 }
 

@@ -77,6 +77,11 @@ static const char cli_usage_text[] =
 
 CTXC_HISTORY_DEFINE_DEFAULT(cli_history);
 static ctxc_import_t cli_import;
+/* Tool-call id index of cli_history: pairing checks in O(1) per block for
+ * up to two distinct call ids per entry on average (scans beyond). */
+static uint32_t
+    cli_ids[CTXC_HISTORY_ID_INDEX_BYTES(2u * CTXC_CFG_HISTORY_MAX_ENTRIES) /
+            sizeof(uint32_t)];
 
 ctxc_history_t *cli_history_get(void) { return &cli_history; }
 
@@ -144,6 +149,7 @@ static bool cli_import_stream(FILE *fp, const char *name) {
     bool eof = false;
 
     memset(&err, 0, sizeof err);
+    ctxc_history_set_id_index(&cli_history, cli_ids, sizeof cli_ids);
     if (ctxc_import_begin(&cli_import, &cli_history, CTXC_FORMAT_AUTO, &err) !=
         CTXC_OK) {
         cli_report(name, &err);

@@ -157,6 +157,13 @@ typedef struct {
     void *estimate_user;
     uint64_t token_sum;   /* sum of the cached entry estimates */
     int64_t anchor_delta; /* provider-reported minus estimated, see anchor */
+
+    /* Internal: the optional tool-call id index (ctxc_history_set_id_index),
+     * a cache rebuilt on demand. */
+    void *ids_mem_;
+    size_t ids_bytes_;
+    size_t ids_used_;
+    uint8_t ids_state_;
 } ctxc_history_t;
 
 /* Declares static storage for a history called `name` (a ctxc_history_t)
@@ -176,6 +183,10 @@ typedef struct {
                                   ctxc_estimate_block_default,                 \
                                   NULL,                                        \
                                   0,                                           \
+                                  0,                                           \
+                                  NULL,                                        \
+                                  0,                                           \
+                                  0,                                           \
                                   0}
 
 /* Same, with the CTXC_CFG_HISTORY_* sizes. */
@@ -189,6 +200,18 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
                                 size_t max_entries, void *arena,
                                 size_t arena_bytes, ctxc_error_t *err);
 
+/* Gives the store optional memory for an index of tool-call ids (12 bytes
+ * per slot; CTXC_HISTORY_ID_INDEX_BYTES(n) holds n distinct call ids). The
+ * pairing rule (see ctxc_history_append) then costs O(1) per appended tool
+ * block instead of a scan of the store, and plan checks are linear. The
+ * index is a cache: append keeps it current, other changes rebuild it on
+ * next use; when it is too small, the scans are used. mem == NULL or bytes == 0 removes it.
+ * The memory must stay valid while the store uses it. */
+void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes);
+/* Bytes of id index that hold `ids` distinct call ids (a call and its
+ * response share one) whatever the power-of-two rounding. */
+#define CTXC_HISTORY_ID_INDEX_BYTES(ids) ((size_t)(ids) * 32u)
+
 /* Empties the store (keeps memory, estimator and high-water marks). */
 void ctxc_history_clear(ctxc_history_t *h);
 
@@ -198,10 +221,16 @@ size_t ctxc_history_count(const ctxc_history_t *h);
 /* Appends an entry. Validates speaker, block types, required fields, UTF-8
  * of every string and JSON of parameters/result/metadata (which must be an
  * object); stores JSON in canonical form; computes the token estimate.
- * Errors: CTXC_E_INVALID_ARG (bad speaker/type/missing field, err->message
- * names it), CTXC_E_UTF8, CTXC_E_PARSE (bad JSON), CTXC_E_TOO_DEEP,
- * CTXC_E_NO_SPACE (err->needed = arena bytes missing, or 1 when the slot
- * array is full). */
+ * Keeps the pairing rule of tool calls and responses: a tool_call lives in
+ * an ai entry and a tool_response in a tool entry; a call id is used by one
+ * tool_call and answered by one tool_response at most; a response comes
+ * after its call (a response whose call is not in the store, or a call not
+ * answered yet, is allowed: "unpaired"). Without an id index
+ * (ctxc_history_set_id_index) the check scans the store's tool blocks.
+ * Errors: CTXC_E_INVALID_ARG (bad speaker/type/missing field, a broken
+ * pairing rule; err->message names the block and the other entry), CTXC_E_UTF8,
+ * CTXC_E_PARSE (bad JSON), CTXC_E_TOO_DEEP, CTXC_E_NO_SPACE (err->needed =
+ * arena bytes missing, or 1 when the slot array is full). */
 ctxc_status_t ctxc_history_append(ctxc_history_t *h, const ctxc_entry_in_t *in,
                                   ctxc_error_t *err);
 

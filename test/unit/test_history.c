@@ -123,30 +123,32 @@ static void test_init_rejects_bad_arguments(void **state) {
 
 static void test_append_and_read_every_block_type(void **state) {
     (void)state;
-    ctxc_block_t b[6];
+    ctxc_block_t b[5];
     memset(b, 0, sizeof b);
     b[0] = t_text("hello");
     b[1] = t_call("c1", "read_file", "{ \"file_path\" : \"a.c\" }");
-    b[2] = t_resp("c1", "read_file", "\"int x;\"", "boom");
-    b[3].type = CTXC_BLOCK_THINKING;
-    b[3].u.thinking.thought = ctxc_str("hmm");
-    b[3].u.thinking.signature = ctxc_str("sig");
-    b[4].type = CTXC_BLOCK_CODE;
-    b[4].u.code.code = ctxc_str("x = 1");
-    b[5].type = CTXC_BLOCK_MEDIA;
-    b[5].u.media.mime_type = ctxc_str("image/png");
-    b[5].u.media.data = ctxc_str("AAAA");
-    b[5].u.media.encoding = ctxc_str("base64");
-    b[5].u.media.caption = ctxc_str("a cat");
+    b[2].type = CTXC_BLOCK_THINKING;
+    b[2].u.thinking.thought = ctxc_str("hmm");
+    b[2].u.thinking.signature = ctxc_str("sig");
+    b[3].type = CTXC_BLOCK_CODE;
+    b[3].u.code.code = ctxc_str("x = 1");
+    b[4].type = CTXC_BLOCK_MEDIA;
+    b[4].u.media.mime_type = ctxc_str("image/png");
+    b[4].u.media.data = ctxc_str("AAAA");
+    b[4].u.media.encoding = ctxc_str("base64");
+    b[4].u.media.caption = ctxc_str("a cat");
+    ctxc_block_t r = t_resp("c1", "read_file", "\"int x;\"", "boom");
     ctxc_error_t err;
-    assert_int_equal(add(&small, CTXC_SPEAKER_AI, b, 6,
+    assert_int_equal(add(&small, CTXC_SPEAKER_AI, b, 5,
                          "{\"model\": \"m1\", \"pinned\": true}", &err),
+                     CTXC_OK);
+    assert_int_equal(add(&small, CTXC_SPEAKER_TOOL, &r, 1, NULL, &err),
                      CTXC_OK);
 
     ctxc_entry_t e;
     assert_int_equal(ctxc_history_get(&small, 0, &e), CTXC_OK);
     assert_int_equal(e.speaker, CTXC_SPEAKER_AI);
-    assert_int_equal(e.block_count, 6);
+    assert_int_equal(e.block_count, 5);
     assert_int_equal(e.flags, CTXC_ENTRY_PINNED);
     assert_string_equal(e.metadata.ptr, "{\"model\":\"m1\",\"pinned\":true}");
 
@@ -156,26 +158,32 @@ static void test_append_and_read_every_block_type(void **state) {
     assert_string_equal(out.u.tool_call.id.ptr, "c1");
     assert_string_equal(out.u.tool_call.parameters.ptr, "{\"file_path\":\"a.c\"}");
     assert_int_equal(ctxc_entry_block(&e, 2, &out), CTXC_OK);
-    assert_string_equal(out.u.tool_response.result.ptr, "\"int x;\"");
-    assert_string_equal(out.u.tool_response.error.ptr, "boom");
-    assert_int_equal(ctxc_entry_block(&e, 3, &out), CTXC_OK);
     assert_string_equal(out.u.thinking.signature.ptr, "sig");
-    assert_int_equal(ctxc_entry_block(&e, 4, &out), CTXC_OK);
+    assert_int_equal(ctxc_entry_block(&e, 3, &out), CTXC_OK);
     assert_null(out.u.code.language.ptr); /* absent optional */
-    assert_int_equal(ctxc_entry_block(&e, 5, &out), CTXC_OK);
+    assert_int_equal(ctxc_entry_block(&e, 4, &out), CTXC_OK);
     assert_string_equal(out.u.media.caption.ptr, "a cat");
     assert_null(out.u.media.filename.ptr);
-    assert_int_equal(ctxc_entry_block(&e, 6, &out), CTXC_E_RANGE);
+    assert_int_equal(ctxc_entry_block(&e, 5, &out), CTXC_E_RANGE);
 
-    /* iteration visits the six blocks in order */
+    /* iteration visits the five blocks in order */
     const uint8_t *cur = NULL;
     int n = 0;
     while (ctxc_entry_next_block(&e, &cur, &out)) {
         assert_int_equal(out.type, b[n].type);
         n++;
     }
-    assert_int_equal(n, 6);
-    assert_int_equal(ctxc_history_get(&small, 1, &e), CTXC_E_RANGE);
+    assert_int_equal(n, 5);
+
+    assert_int_equal(ctxc_history_get(&small, 1, &e), CTXC_OK);
+    assert_int_equal(e.speaker, CTXC_SPEAKER_TOOL);
+    assert_null(e.metadata.ptr);
+    assert_int_equal(ctxc_entry_block(&e, 0, &out), CTXC_OK);
+    assert_int_equal(out.type, CTXC_BLOCK_TOOL_RESPONSE);
+    assert_string_equal(out.u.tool_response.call_id.ptr, "c1");
+    assert_string_equal(out.u.tool_response.result.ptr, "\"int x;\"");
+    assert_string_equal(out.u.tool_response.error.ptr, "boom");
+    assert_int_equal(ctxc_history_get(&small, 2, &e), CTXC_E_RANGE);
 }
 
 static void test_metadata_flags_and_lookup(void **state) {
@@ -514,20 +522,22 @@ static void test_stats_count_blocks_and_unpaired_tool_calls(void **state) {
     add(&small, CTXC_SPEAKER_TOOL, &early, 1, NULL, NULL); /* before its call */
     add(&small, CTXC_SPEAKER_AI, calls, 3, NULL, NULL);
     add(&small, CTXC_SPEAKER_TOOL, resp, 2, NULL, NULL);
-    add(&small, CTXC_SPEAKER_AI, &late, 1, NULL, NULL);
+    /* a call after its response breaks the pairing rule: refused */
+    assert_int_equal(add(&small, CTXC_SPEAKER_AI, &late, 1, NULL, NULL),
+                     CTXC_E_INVALID_ARG);
     ctxc_history_stats_t st;
     ctxc_history_stats(&small, &st);
-    assert_int_equal(st.entries, 5);
+    assert_int_equal(st.entries, 4);
     assert_int_equal(st.per_speaker[CTXC_SPEAKER_HUMAN], 1);
-    assert_int_equal(st.per_speaker[CTXC_SPEAKER_AI], 2);
+    assert_int_equal(st.per_speaker[CTXC_SPEAKER_AI], 1);
     assert_int_equal(st.per_speaker[CTXC_SPEAKER_TOOL], 2);
     assert_int_equal(st.per_block_type[CTXC_BLOCK_TEXT], 2);
-    assert_int_equal(st.per_block_type[CTXC_BLOCK_TOOL_CALL], 3);
+    assert_int_equal(st.per_block_type[CTXC_BLOCK_TOOL_CALL], 2);
     assert_int_equal(st.per_block_type[CTXC_BLOCK_TOOL_RESPONSE], 3);
-    assert_int_equal(st.tool_calls, 3);
+    assert_int_equal(st.tool_calls, 2);
     assert_int_equal(st.tool_responses, 3);
-    assert_int_equal(st.unpaired_calls, 2);     /* c2, and c3 (answered before) */
-    assert_int_equal(st.unpaired_responses, 2); /* ghost, and the early c3 */
+    assert_int_equal(st.unpaired_calls, 1);     /* c2 */
+    assert_int_equal(st.unpaired_responses, 2); /* ghost, and the c3 with no call */
     assert_int_equal(st.tokens, ctxc_history_tokens(&small));
 }
 

@@ -3,7 +3,10 @@
  *   - seeded random histories built with ctxc_history_append() (parallel
  *     calls, tool entries not adjacent to their call, unpaired calls, orphan
  *     responses, repeated reads and writes of relative and absolute paths,
- *     long shell outputs, errors, "--- path ---" inclusions, unpaired markers),
+ *     long shell outputs, errors, "--- path ---" inclusions, unpaired markers;
+ *     and attempts the store must refuse: a second response to a call, a
+ *     response in a human or ai entry, a call id used twice, a call after
+ *     its response),
  *   - every *.jsonl file of $CTXC_CORPUS (skipped with a message when absent),
  * for top-down-truncation and high-density (four density settings) over a
  * grid of context limits and thresholds. Each run starts from a fresh import
@@ -121,6 +124,7 @@ static struct {
     size_t bad_strategy_runs, reimports, stats_compared;
     size_t input_bytes;
     size_t in_unpaired_calls, in_unpaired_responses;
+    size_t broken_refused[5]; /* generator shapes the store must refuse */
 } g_stat;
 
 /* ---- text helpers -------------------------------------------------------- */
@@ -2062,6 +2066,10 @@ static void append_tool(rng_t *r, const call_t *calls, const size_t *idx,
     append_entry(CTXC_SPEAKER_TOOL, n, gen_meta(r, false), "tool");
 }
 
+static void gen_broken(rng_t *r, uint32_t seed, unsigned *callno,
+                       const call_t *calls, size_t k, const size_t *ans,
+                       size_t na);
+
 static void gen_ai_turn(rng_t *r, uint32_t seed, unsigned *callno) {
     static const uint32_t kw[5] = {20, 40, 20, 10, 10};
     uint32_t x = rr(r, 100);
@@ -2129,6 +2137,9 @@ static void gen_ai_turn(rng_t *r, uint32_t seed, unsigned *callno) {
         }
     }
     if (na == 0) {
+        if (chance(r, 10)) {
+            gen_broken(r, seed, callno, calls, k, ans, na);
+        }
         return;
     }
     uint32_t mode = rr(r, 100);
@@ -2152,6 +2163,78 @@ static void gen_ai_turn(rng_t *r, uint32_t seed, unsigned *callno) {
             gen_human(r);
         }
         append_tool(r, calls, ans + h, na - h);
+    }
+    if (chance(r, 10)) {
+        gen_broken(r, seed, callno, calls, k, ans, na);
+    }
+}
+
+/* Appends blocks[0..nb) as a `sp` entry, which breaks the pairing rule:
+ * the store must refuse it and stay byte-identical. */
+static void expect_refused(ctxc_speaker_t sp, size_t nb, unsigned shape) {
+    export_hist(&hist, &ta_text);
+    ctxc_entry_in_t in = {sp, blocks, nb, CTXC_STR_ABSENT};
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc_history_append(&hist, &in, &err);
+    export_hist(&hist, &tb_text);
+    CHECK(st == CTXC_E_INVALID_ARG && text_eq(&ta_text, &tb_text),
+          "generator: broken pairing shape %u was not refused (%s) or changed "
+          "the store",
+          shape, ctxc_status_name(st));
+    g_stat.broken_refused[shape]++;
+    pool_used = 0;
+}
+
+/* After a turn with calls: tries one of the shapes the pairing rule
+ * refuses (a second response, a response in a human or ai entry, a call id
+ * used twice, a call after its response). */
+static void gen_broken(rng_t *r, uint32_t seed, unsigned *callno,
+                       const call_t *calls, size_t k, const size_t *ans,
+                       size_t na) {
+    unsigned shape = rr(r, 5);
+    const call_t *c = na > 0 ? &calls[ans[rr(r, (uint32_t)na)]] : &calls[0];
+    switch (shape) {
+    case 0: /* the call answered again (or a first answer, then again) */
+        if (na == 0) {
+            size_t i0 = 0;
+            append_tool(r, c, &i0, 1);
+        }
+        fill_response(r, &blocks[0], c);
+        expect_refused(CTXC_SPEAKER_TOOL, 1, 0);
+        break;
+    case 1: /* results carried in a user turn */
+    case 2: /* or in an ai entry */
+        blocks[0] = (ctxc_block_t){.type = CTXC_BLOCK_TEXT,
+                                   .u.text.text = CTXC_STR_LIT("see below")};
+        fill_response(r, &blocks[1], c);
+        expect_refused(shape == 1 ? CTXC_SPEAKER_HUMAN : CTXC_SPEAKER_AI, 2,
+                       shape);
+        break;
+    case 3: { /* a call id used twice */
+        size_t m = pool_used;
+        pputs(calls[rr(r, (uint32_t)k)].id);
+        blocks[0].type = CTXC_BLOCK_TOOL_CALL;
+        blocks[0].u.tool_call.id = pstr(m);
+        blocks[0].u.tool_call.name = CTXC_STR_LIT("run_shell_command");
+        blocks[0].u.tool_call.parameters = CTXC_STR_LIT("{}");
+        expect_refused(CTXC_SPEAKER_AI, 1, 3);
+        break;
+    }
+    default: { /* a response first, then its call */
+        call_t f = calls[0];
+        snprintf(f.id, sizeof f.id, "early_%u_%u", seed, (*callno)++);
+        size_t i0 = 0;
+        append_tool(r, &f, &i0, 1);
+        size_t m = pool_used;
+        pputs(f.id);
+        blocks[0].type = CTXC_BLOCK_TOOL_CALL;
+        blocks[0].u.tool_call.id = pstr(m);
+        blocks[0].u.tool_call.name = ctxc_str(TOOL_NAMES[f.kind]);
+        blocks[0].u.tool_call.parameters = CTXC_STR_LIT("{}");
+        expect_refused(CTXC_SPEAKER_AI, 1, 4);
+        break;
+    }
     }
 }
 
@@ -2225,6 +2308,12 @@ static void print_stats(const char *what) {
            g_stat.nospace_optimize, g_stat.nospace_compress, g_stat.nospace_send,
            g_stat.small_ok, g_stat.bad_strategy_runs, g_stat.reimports,
            g_stat.stats_compared);
+    printf("[ properties ]   pairing-rule shapes refused by the store: "
+           "second response %zu, response in a human entry %zu, in an ai "
+           "entry %zu, call id used twice %zu, call after its response %zu\n",
+           g_stat.broken_refused[0], g_stat.broken_refused[1],
+           g_stat.broken_refused[2], g_stat.broken_refused[3],
+           g_stat.broken_refused[4]);
     printf("[ properties ]   known-bug violations so far (reported by their own "
            "tests): optimize growth %zu (history) %zu (entry), failed "
            "before_send changed the store %zu\n",
@@ -2249,6 +2338,9 @@ static void test_generated(void **state) {
     print_stats("generated");
     /* the suite must exercise what it claims to */
     assert_true(g_stat.in_unpaired_calls > 0 && g_stat.in_unpaired_responses > 0);
+    for (unsigned i = 0; i < 5; i++) { /* every refused shape was tried */
+        assert_true(g_stat.broken_refused[i] > 0);
+    }
     assert_true(g_stat.td_missed > 0 && g_stat.hd_missed > 0);
     assert_true(g_stat.compress_changed > 0 && g_stat.optimize_changed > 0);
     assert_true(g_stat.nospace_optimize > 0 && g_stat.nospace_compress > 0 &&

@@ -1,0 +1,573 @@
+/*
+ * ctxc — the store's pairing rule for tool calls and tool responses.
+ *
+ * Rule (checked on every append and replace, and on every plan before it is
+ * applied, so no path into the store can break it):
+ *   - a tool_call lives in an ai entry, a tool_response in a tool entry;
+ *   - a call id is used by at most one tool_call and answered by at most one
+ *     tool_response;
+ *   - a tool_response comes after its tool_call (a later entry).
+ * A call with no response, or a response whose call is not in the store, is
+ * allowed ("unpaired"); strategies never create new ones: a plan that keeps
+ * one side of a pair without the other is refused.
+ *
+ * Lookups go through the history's optional id index (a cache, rebuilt when
+ * a change other than an append made it stale); without one, or when it is
+ * too small, they scan the store.
+ */
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc/strategy.h"
+#include "ctxc_internal.h"
+#include "id_index.h"
+
+enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
+
+/* New tool blocks are checked in chunks of this many per store scan. */
+#define CHUNK 8u
+
+/* ---- ids of entry sources ------------------------------------------------ */
+
+static uint32_t src_hash(const ctxc__src_t *f) {
+    if (f->kind == CTXC__SRC_RAW) {
+        ctxc_str_t s = {f->p, f->n};
+        return ctxc__ids_hash(s);
+    }
+    uint32_t h = 2166136261u;
+    ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
+    uint32_t cp;
+    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+        char b[4];
+        size_t k = ctxc__utf8_encode(cp, b);
+        for (size_t i = 0; i < k; i++) {
+            h ^= (uint8_t)b[i];
+            h *= 16777619u;
+        }
+    }
+    return h;
+}
+
+static bool src_eq(const ctxc__src_t *f, ctxc_str_t s) {
+    return ctxc__src_equals(f->p, f->n, f->kind, s.ptr, s.len);
+}
+
+static bool src_eq_src(const ctxc__src_t *a, const ctxc__src_t *b) {
+    if (a->kind == CTXC__SRC_RAW && b->kind == CTXC__SRC_RAW) {
+        return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+    }
+    ctxc__cp_iter_t x = {a->p, a->n, 0, a->kind};
+    ctxc__cp_iter_t y = {b->p, b->n, 0, b->kind};
+    for (;;) {
+        uint32_t c1 = 0, c2 = 0;
+        int r1 = ctxc__cp_next(&x, &c1, NULL);
+        int r2 = ctxc__cp_next(&y, &c2, NULL);
+        if (r1 != r2 || c1 != c2) {
+            return false;
+        }
+        if (r1 <= 0) {
+            return r1 == 0;
+        }
+    }
+}
+
+/* The id of a tool block (call id or response callId); absent otherwise. */
+static ctxc_str_t block_id(const ctxc_block_t *b) {
+    if (b->type == CTXC_BLOCK_TOOL_CALL) {
+        return b->u.tool_call.id;
+    }
+    if (b->type == CTXC_BLOCK_TOOL_RESPONSE) {
+        return b->u.tool_response.call_id;
+    }
+    return CTXC_STR_ABSENT;
+}
+
+static const char *a_speaker(ctxc_speaker_t sp) {
+    static const char *const names[] = {"a human", "an ai", "a tool"};
+    return (unsigned)sp < 3u ? names[sp] : "an unknown";
+}
+
+static bool is_tool_block(ctxc_block_type_t t) {
+    return t == CTXC_BLOCK_TOOL_CALL || t == CTXC_BLOCK_TOOL_RESPONSE;
+}
+
+/* Whether `e` holds a block of `type` whose id equals `id` (or the source
+ * `sid` when that is not NULL). */
+static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
+                      ctxc_str_t id, const ctxc__src_t *sid) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    while (ctxc_entry_next_block(e, &cur, &b)) {
+        if (b.type == type && (sid != NULL ? src_eq(sid, block_id(&b))
+                                           : ctxc__str_eq(block_id(&b), id))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the index cache ----------------------------------------------------- */
+
+typedef struct {
+    const ctxc_history_t *h;
+    const ctxc__src_t *sid; /* the id as a source, or NULL: use `id` */
+} match_ctx_t;
+
+static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const match_ctx_t *m = (const match_ctx_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    size_t pos = call ? slot->call : slot->resp;
+    if (pos >= m->h->count) {
+        return false;
+    }
+    ctxc_entry_t e;
+    ctxc_history_get(m->h, pos, &e);
+    return entry_has(&e, call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
+                     id, m->sid);
+}
+
+
+/* Adds the tool blocks of entry `pos` to the index. False when it is full. */
+static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
+    ctxc_entry_t e;
+    ctxc_history_get(h, pos, &e);
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    match_ctx_t m = {h, NULL};
+    while (ctxc_entry_next_block(&e, &cur, &b)) {
+        if (!is_tool_block(b.type)) {
+            continue;
+        }
+        ctxc_str_t id = block_id(&b);
+        ctxc__id_slot_t *s =
+            ctxc__ids_add(ix, id, ctxc__ids_hash(id), match_store, &m);
+        if (s == NULL) {
+            return false;
+        }
+        if (b.type == CTXC_BLOCK_TOOL_CALL) {
+            s->call = (uint16_t)pos;
+        } else {
+            s->resp = (uint16_t)pos;
+        }
+    }
+    return true;
+}
+
+/* A usable index over the whole store, or NULL (then scan). */
+static ctxc__id_index_t *usable_index(ctxc_history_t *h, ctxc__id_index_t *ix) {
+    if (h->ids_mem_ == NULL || h->ids_state_ == IDS_FULL) {
+        return NULL;
+    }
+    if (h->ids_state_ == IDS_VALID) {
+        ctxc__ids_attach(ix, h->ids_mem_, h->ids_bytes_, h->ids_used_);
+        return ix;
+    }
+    ctxc__ids_init(ix, h->ids_mem_, h->ids_bytes_);
+    for (size_t i = 0; i < h->count; i++) {
+        if (!index_entry(h, ix, i)) {
+            h->ids_state_ = IDS_FULL;
+            return NULL;
+        }
+    }
+    h->ids_used_ = ix->used;
+    h->ids_state_ = IDS_VALID;
+    return ix;
+}
+
+void ctxc__pairing_stale(ctxc_history_t *h) { h->ids_state_ = IDS_STALE; }
+
+void ctxc__pairing_appended(ctxc_history_t *h) {
+    if (h->ids_mem_ == NULL || h->ids_state_ != IDS_VALID) {
+        return;
+    }
+    ctxc__id_index_t ix;
+    ctxc__ids_attach(&ix, h->ids_mem_, h->ids_bytes_, h->ids_used_);
+    if (!index_entry(h, &ix, h->count - 1)) {
+        h->ids_state_ = IDS_FULL;
+        return;
+    }
+    h->ids_used_ = ix.used;
+}
+
+void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes) {
+    h->ids_mem_ = bytes > 0 ? mem : NULL;
+    h->ids_bytes_ = mem != NULL ? bytes : 0;
+    h->ids_used_ = 0;
+    h->ids_state_ = IDS_STALE;
+}
+
+/* ---- checking a new entry ------------------------------------------------ */
+
+typedef struct {
+    ctxc__src_t id;
+    uint32_t hash;
+    uint16_t block; /* block index in the new entry */
+    uint8_t type;   /* ctxc_block_type_t */
+    uint32_t call;  /* store index of a tool_call with this id, or NONE */
+    uint32_t resp;  /* store index of a tool_response, or NONE */
+} new_id_t;
+
+#define NONE UINT32_MAX
+
+/* Fills call/resp of ids[0..n) by one pass over the store (skipping `skip`,
+ * the entry being replaced). */
+static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
+                       size_t n) {
+    for (size_t i = 0; i < h->count; i++) {
+        if (i == skip || h->slots[i].speaker == CTXC_SPEAKER_HUMAN) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_history_get(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (!is_tool_block(b.type)) {
+                continue;
+            }
+            ctxc_str_t id = block_id(&b);
+            uint32_t hash = ctxc__ids_hash(id);
+            for (size_t k = 0; k < n; k++) {
+                if (ids[k].hash == hash && src_eq(&ids[k].id, id)) {
+                    *(b.type == CTXC_BLOCK_TOOL_CALL ? &ids[k].call
+                                                     : &ids[k].resp) =
+                        (uint32_t)i;
+                }
+            }
+        }
+    }
+}
+
+/* Fills call/resp of ids[0..n) from the index. */
+static void lookup_index(const ctxc_history_t *h, const ctxc__id_index_t *ix,
+                         size_t skip, new_id_t *ids, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        match_ctx_t m = {h, &ids[k].id};
+        const ctxc__id_slot_t *s =
+            ctxc__ids_find(ix, CTXC_STR_ABSENT, ids[k].hash, match_store, &m);
+        if (s == NULL) {
+            continue;
+        }
+        if (s->call != CTXC__IDS_NONE && s->call != skip) {
+            ids[k].call = s->call;
+        }
+        if (s->resp != CTXC__IDS_NONE && s->resp != skip) {
+            ids[k].resp = s->resp;
+        }
+    }
+}
+
+static ctxc_status_t dup_in_entry(size_t first, size_t second,
+                                  const new_id_t *d, ctxc_error_t *err) {
+    return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                      "blocks %z and %z: two %ss with call id %q", first,
+                      second, ctxc_block_type_name((ctxc_block_type_t)d->type),
+                      d->id.p, d->id.n);
+}
+
+/* Checks ids[0..n) (the tool blocks from block `from` on) against the
+ * earlier tool blocks of the same entry, each other and the store. */
+static ctxc_status_t check_chunk(ctxc_history_t *h, size_t pos, bool replace,
+                                 const ctxc__entry_src_t *src, size_t from,
+                                 new_id_t *ids, size_t n, ctxc_error_t *err) {
+    for (size_t k = 1; k < n; k++) {
+        for (size_t j = 0; j < k; j++) {
+            if (ids[j].type == ids[k].type && ids[j].hash == ids[k].hash &&
+                src_eq_src(&ids[j].id, &ids[k].id)) {
+                return dup_in_entry(ids[j].block, ids[k].block, &ids[k], err);
+            }
+        }
+    }
+    for (size_t i = 0; i < from; i++) { /* earlier chunks of this entry */
+        ctxc__block_src_t b;
+        memset(&b, 0, sizeof b);
+        ctxc_status_t st = src->block(src->ctx, i, &b, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+        if (!is_tool_block(b.type)) {
+            continue;
+        }
+        uint32_t hash = src_hash(&b.f[0]);
+        for (size_t k = 0; k < n; k++) {
+            if (ids[k].type == b.type && ids[k].hash == hash &&
+                src_eq_src(&ids[k].id, &b.f[0])) {
+                return dup_in_entry(i, ids[k].block, &ids[k], err);
+            }
+        }
+    }
+    ctxc__id_index_t store_ix;
+    ctxc__id_index_t *ix = usable_index(h, &store_ix);
+    size_t skip = replace ? pos : SIZE_MAX;
+    if (ix != NULL) {
+        lookup_index(h, ix, skip, ids, n);
+    } else {
+        scan_store(h, skip, ids, n);
+    }
+    for (size_t k = 0; k < n; k++) {
+        const new_id_t *d = &ids[k];
+        size_t blk = d->block;
+        if (d->type == CTXC_BLOCK_TOOL_CALL) {
+            if (d->call != NONE) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "block %z (tool_call): id %q is already "
+                                  "used by the tool_call in entry %z; call "
+                                  "ids must be unique",
+                                  blk, d->id.p, d->id.n, (size_t)d->call);
+            }
+            if (d->resp != NONE && d->resp < pos) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "block %z (tool_call): id %q was answered "
+                                  "before the call (tool_response in entry "
+                                  "%z); a tool_response must come after its "
+                                  "tool_call",
+                                  blk, d->id.p, d->id.n, (size_t)d->resp);
+            }
+        } else {
+            if (d->resp != NONE) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "block %z (tool_response): call %q already "
+                                  "has a tool_response (entry %z); a call has "
+                                  "one response",
+                                  blk, d->id.p, d->id.n, (size_t)d->resp);
+            }
+            if (d->call != NONE && d->call > pos) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "block %z (tool_response): its tool_call %q "
+                                  "comes later (entry %z); a tool_response "
+                                  "must come after its tool_call",
+                                  blk, d->id.p, d->id.n, (size_t)d->call);
+            }
+        }
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__pairing_check_put(ctxc_history_t *h, size_t pos,
+                                      bool replace,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_error_t *err) {
+    new_id_t ids[CHUNK];
+    size_t n = 0;
+    size_t from = 0; /* first block of the current chunk */
+    ctxc_status_t st;
+    for (size_t i = 0; i < src->block_count; i++) {
+        ctxc__block_src_t b;
+        memset(&b, 0, sizeof b);
+        if ((st = src->block(src->ctx, i, &b, err)) != CTXC_OK) {
+            return st;
+        }
+        if (!is_tool_block(b.type)) {
+            continue;
+        }
+        ctxc_speaker_t home = b.type == CTXC_BLOCK_TOOL_CALL
+                                  ? CTXC_SPEAKER_AI
+                                  : CTXC_SPEAKER_TOOL;
+        if (src->speaker != home) {
+            const char *t = ctxc_block_type_name(b.type);
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "block %z (%s): a %s belongs in %s entry, not "
+                              "in %s entry",
+                              i, t, t, a_speaker(home),
+                              a_speaker(src->speaker));
+        }
+        if (n == 0) {
+            from = i;
+        }
+        new_id_t *d = &ids[n++];
+        d->id = b.f[0];
+        d->hash = src_hash(&b.f[0]);
+        d->block = (uint16_t)i;
+        d->type = (uint8_t)b.type;
+        d->call = NONE;
+        d->resp = NONE;
+        if (n == CHUNK) {
+            st = check_chunk(h, pos, replace, src, from, ids, n, err);
+            if (st != CTXC_OK) {
+                return st;
+            }
+            n = 0;
+        }
+    }
+    return n > 0 ? check_chunk(h, pos, replace, src, from, ids, n, err)
+                 : CTXC_OK;
+}
+
+/* ---- checking a plan ----------------------------------------------------- */
+
+/* Whether old entry `i` survives the plan with its block of `type` and `id`:
+ * inside a KEEP range, or replaced by an INSERT that still holds the block. */
+static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
+                     ctxc_str_t id) {
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_KEEP && op->a <= i && i < op->b) {
+            return true;
+        }
+        if (op->kind == CTXC_PLAN_INSERT && op->replaces == i) {
+            ctxc_entry_t e;
+            ctxc__op_entry(plan->scratch, op, &e);
+            return entry_has(&e, type, id, NULL);
+        }
+    }
+    return false;
+}
+
+static ctxc_status_t split_pair(ctxc_str_t id, size_t call, size_t resp,
+                                bool call_kept, ctxc_error_t *err) {
+    return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                      "the plan keeps the %s of call id %q (entry %z) "
+                      "without its %s (entry %z)",
+                      call_kept ? "tool_call" : "tool_response", id.ptr, id.len,
+                      call_kept ? call : resp,
+                      call_kept ? "tool_response" : "tool_call",
+                      call_kept ? resp : call);
+}
+
+/* Every tool block of an inserted entry must come from the entry it
+ * replaces (same speaker, same block type and id). */
+static ctxc_status_t check_inserts(const ctxc_history_t *h,
+                                   const ctxc_plan_t *plan, ctxc_error_t *err) {
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind != CTXC_PLAN_INSERT) {
+            continue;
+        }
+        ctxc_entry_t e, old;
+        ctxc__op_entry(plan->scratch, op, &e);
+        bool has_old = op->replaces < h->count &&
+                       ctxc_history_get(h, op->replaces, &old) == CTXC_OK;
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (!is_tool_block(b.type)) {
+                continue;
+            }
+            ctxc_str_t id = block_id(&b);
+            if (!has_old || old.speaker != e.speaker ||
+                !entry_has(&old, b.type, id, NULL)) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "plan op %z inserts a %s (call id %q) "
+                                  "that is not in the entry it replaces",
+                                  k, ctxc_block_type_name(b.type), id.ptr,
+                                  id.len);
+            }
+        }
+    }
+    return CTXC_OK;
+}
+
+/* Marks, in the index, the tool blocks of `e` as surviving. */
+static void mark_entry(const ctxc_history_t *h, ctxc__id_index_t *ix,
+                       const ctxc_entry_t *e) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    match_ctx_t m = {h, NULL};
+    while (ctxc_entry_next_block(e, &cur, &b)) {
+        if (!is_tool_block(b.type)) {
+            continue;
+        }
+        ctxc_str_t id = block_id(&b);
+        ctxc__id_slot_t *s =
+            ctxc__ids_find(ix, id, ctxc__ids_hash(id), match_store, &m);
+        if (s != NULL) {
+            s->mark |= b.type == CTXC_BLOCK_TOOL_CALL ? 1u : 2u;
+        }
+    }
+}
+
+static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
+                                         ctxc__id_index_t *ix,
+                                         const ctxc_plan_t *plan,
+                                         ctxc_error_t *err) {
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        ctxc_entry_t e;
+        if (op->kind == CTXC_PLAN_INSERT) {
+            ctxc__op_entry(plan->scratch, op, &e);
+            mark_entry(h, ix, &e);
+            continue;
+        }
+        for (size_t i = op->a; i < op->b; i++) {
+            if (h->slots[i].speaker != CTXC_SPEAKER_HUMAN) {
+                ctxc_history_get(h, i, &e);
+                mark_entry(h, ix, &e);
+            }
+        }
+    }
+    ctxc_status_t st = CTXC_OK;
+    for (size_t i = 0; i < ix->cap; i++) {
+        ctxc__id_slot_t *s = &ix->slots[i];
+        uint16_t mark = s->mark;
+        s->mark = 0;
+        if (st != CTXC_OK || s->call == CTXC__IDS_NONE ||
+            s->resp == CTXC__IDS_NONE || mark == 0 || mark == 3) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_history_get(h, s->call, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        ctxc_str_t id = CTXC_STR_ABSENT;
+        match_ctx_t m = {h, NULL};
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            ctxc_str_t x = block_id(&b);
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__ids_find(ix, x, ctxc__ids_hash(x), match_store, &m) ==
+                    s) {
+                id = x;
+            }
+        }
+        st = split_pair(id, s->call, s->resp, mark == 1, err);
+    }
+    return st;
+}
+
+/* Without an index: for each call, its response by a forward scan. */
+static ctxc_status_t check_pairs_scan(const ctxc_history_t *h,
+                                      const ctxc_plan_t *plan,
+                                      ctxc_error_t *err) {
+    for (size_t c = 0; c < h->count; c++) {
+        if (h->slots[c].speaker != CTXC_SPEAKER_AI) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_history_get(h, c, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type != CTXC_BLOCK_TOOL_CALL) {
+                continue;
+            }
+            ctxc_str_t id = block_id(&b);
+            for (size_t r = c + 1; r < h->count; r++) {
+                ctxc_entry_t t;
+                if (h->slots[r].speaker != CTXC_SPEAKER_TOOL ||
+                    (ctxc_history_get(h, r, &t),
+                     !entry_has(&t, CTXC_BLOCK_TOOL_RESPONSE, id, NULL))) {
+                    continue;
+                }
+                bool kc = survives(plan, c, CTXC_BLOCK_TOOL_CALL, id);
+                bool kr = survives(plan, r, CTXC_BLOCK_TOOL_RESPONSE, id);
+                if (kc != kr) {
+                    return split_pair(id, c, r, kc, err);
+                }
+                break;
+            }
+        }
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
+                                       const ctxc_plan_t *plan,
+                                       ctxc_error_t *err) {
+    ctxc_status_t st = check_inserts(h, plan, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    ctxc__id_index_t store_ix;
+    ctxc__id_index_t *ix = usable_index(h, &store_ix);
+    return ix != NULL ? check_pairs_indexed(h, ix, plan, err)
+                      : check_pairs_scan(h, plan, err);
+}
