@@ -297,9 +297,10 @@ typedef struct {
     op_id_t op;
     const char *text; /* the JSONL text of the input */
     size_t len;
-    long tokens;         /* tokenise: tokens seen */
-    ctxc_session_t s;    /* density step and compress */
-    char *argv[10];      /* process: the command line */
+    long tokens;            /* tokenise: tokens seen */
+    ctxc_session_t s;       /* density step and compress */
+    char arg_text[8][4096]; /* process: the command line */
+    char *argv[9];
     char err_path[4096]; /* process: its stderr */
     int status;          /* process: exit status */
     long rss_kib;        /* process: peak RSS of the last run */
@@ -424,6 +425,16 @@ static void run_session(void *ctx) {
 static void after_session(void *ctx) { note_history_after(ctx); }
 
 /* a child process */
+static void set_command(job_t *j, const char *const words[]) {
+    size_t i = 0;
+    for (; words[i] != NULL && i < sizeof j->arg_text / sizeof j->arg_text[0];
+         i++) {
+        snprintf(j->arg_text[i], sizeof j->arg_text[i], "%s", words[i]);
+        j->argv[i] = j->arg_text[i];
+    }
+    j->argv[i] = NULL;
+}
+
 static void run_process(void *ctx) {
     job_t *j = ctx;
     j->status = bench_spawn(j->argv, j->err_path, &j->rss_kib);
@@ -524,14 +535,12 @@ static void bench_input(size_t file, int size, const char *path,
         case OP_PROC_FMT:
         case OP_PROC_COMPRESS: {
             static const char *const cmd[] = {"stats", "fmt", "compress"};
-            char *argv[] = {(char *)R.cli,  (char *)cmd[op - OP_PROC_STATS],
-                            (char *)path,   "--strategy",
-                            "high-density", "--context-limit",
-                            limit_text,     NULL};
-            if (op != OP_PROC_COMPRESS) {
-                argv[3] = NULL;
-            }
-            memcpy(j.argv, argv, sizeof argv);
+            const char *const words[] = {
+                R.cli,          cmd[op - OP_PROC_STATS],
+                path,           op == OP_PROC_COMPRESS ? "--strategy" : NULL,
+                "high-density", "--context-limit",
+                limit_text,     NULL};
+            set_command(&j, words);
             snprintf(j.err_path, sizeof j.err_path, "%s/child.err", R.work_dir);
             time_median(&timed_process, &j, proc_reps, row);
             break;
