@@ -78,6 +78,8 @@ typedef struct {
     char names[BENCH_MAX_FILES][BENCH_NAME_LEN];
     row_t rows[BENCH_MAX_FILES][SIZE_COUNT][OP_COUNT];
     double total_s; /* wall time of the whole benchmark */
+    long cores;     /* online CPUs */
+    double load[2]; /* 1-minute load average at the start and the end */
 } bench_results_t;
 
 /* --- Tokenise-only baseline (bench_tokenise.c) -------------------------------
@@ -102,6 +104,13 @@ extern const bench_tokeniser_t bench_tokeniser;
  * it could not be started or did not exit normally) and its peak RSS in
  * KiB (getrusage of the child through wait4) in *rss_kib. */
 int bench_spawn(char *const argv[], const char *err_path, long *rss_kib);
+
+/* The 1-minute load average (-1 when unknown): other work on the machine
+ * makes the times unreliable, so the summary shows it. */
+double bench_load(void);
+
+/* Online CPUs (-1 when unknown). */
+long bench_cores(void);
 
 /* --- Reports (bench_report.c) ------------------------------------------------
  */

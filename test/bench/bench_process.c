@@ -9,11 +9,13 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -56,3 +58,10 @@ int bench_spawn(char *const argv[], const char *err_path, long *rss_kib) {
     *rss_kib = ru.ru_maxrss; /* KiB on Linux */
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+double bench_load(void) {
+    double load[1];
+    return getloadavg(load, 1) == 1 ? load[0] : -1.0;
+}
+
+long bench_cores(void) { return sysconf(_SC_NPROCESSORS_ONLN); }

@@ -17,7 +17,7 @@ static const char *const size_names[SIZE_COUNT] = {"1x", "10x"};
  * operation). Also the worst per-file ratio and the numerator's bytes. */
 typedef struct {
     double num_s, den_s, bytes, worst;
-    size_t files;
+    size_t files, worst_file;
 } agg_t;
 
 static agg_t aggregate(const bench_results_t *r, op_id_t op_a, int size_a,
@@ -36,6 +36,7 @@ static agg_t aggregate(const bench_results_t *r, op_id_t op_a, int size_a,
         double q = x->median_s / y->median_s;
         if (q > a.worst) {
             a.worst = q;
+            a.worst_file = f;
         }
         a.files++;
     }
@@ -153,9 +154,14 @@ void bench_summary(FILE *out, const bench_results_t *r) {
     } else {
         fprintf(out, "Corpus: %s, %zu files.\n", r->corpus, r->n_files);
     }
-    fprintf(out, "Input: %.1f MB (1x) / %.1f MB (10x). Bench time %.0f s.\n",
+    fprintf(out,
+            "Input: %.1f MB (1x) / %.1f MB (10x). Bench time %.0f s; %ld "
+            "CPUs, load average %.1f at the start, %.1f at the end%s.\n",
             total_bytes(r, SIZE_1X) / 1e6, total_bytes(r, SIZE_10X) / 1e6,
-            r->total_s);
+            r->total_s, r->cores, r->load[0], r->load[1],
+            r->load[0] > (double)r->cores || r->load[1] > (double)r->cores
+                ? " (busy machine: times are noisy)"
+                : "");
     fprintf(out, "Totals over the corpus of per-file medians; [worst file]; "
                  "verdicts on the totals (ratio targets at 1x and 10x).\n\n");
 
@@ -266,6 +272,38 @@ static void print_row(FILE *out, const bench_results_t *r, size_t f, int size,
             cmp[1], cmp[2], arena, rss, x->reps);
 }
 
+/* "3.10 (name)" or "-" */
+static void worst_text(char *cell, size_t cap, const bench_results_t *r,
+                       const agg_t *a) {
+    if (a->files == 0) {
+        snprintf(cell, cap, "-");
+    } else {
+        snprintf(cell, cap, "%.2f (%s)", a->worst, r->names[a->worst_file]);
+    }
+}
+
+/* Which file is the worst one of each bracket of the summary. */
+static void worst_files(FILE *out, const bench_results_t *r) {
+    fprintf(out, "## Worst files\n\n"
+                 "| operation | ratio 1x | ratio 10x | 10x/1x time |\n"
+                 "|---|---|---|---|\n");
+    for (op_id_t op = 0; op < OP_COUNT; op++) {
+        const op_info_t *o = &bench_ops[op];
+        char l[64], w1[160] = "-", w10[160] = "-", wg[160];
+        if (o->baseline != op) {
+            agg_t x1 = aggregate(r, op, SIZE_1X, o->baseline, SIZE_1X);
+            agg_t x10 = aggregate(r, op, SIZE_10X, o->baseline, SIZE_10X);
+            worst_text(w1, sizeof w1, r, &x1);
+            worst_text(w10, sizeof w10, r, &x10);
+        }
+        agg_t gr = aggregate(r, op, SIZE_10X, op, SIZE_1X);
+        worst_text(wg, sizeof wg, r, &gr);
+        fprintf(out, "| %s | %s | %s | %s |\n", op_label(op, l, sizeof l), w1,
+                w10, wg);
+    }
+    fputc('\n', out);
+}
+
 void bench_table(FILE *out, const bench_results_t *r) {
     fprintf(out,
             "## Notes\n\n"
@@ -302,6 +340,7 @@ void bench_table(FILE *out, const bench_results_t *r) {
             BENCH_COPIES, r->work_dir, r->reps[SIZE_1X], r->reps[SIZE_10X],
             r->tokeniser, r->cli, r->proc_reps[SIZE_1X],
             r->proc_reps[SIZE_10X]);
+    worst_files(out, r);
     fprintf(out, "## All rows\n\n"
                  "| file | size | operation | entries | tokens | bytes | "
                  "median ms | MB/s | × memcpy | × tokenise | × import | peak "

@@ -637,6 +637,8 @@ int main(void) {
     R.work_dir = CTXC_BENCH_BUILD_DIR "/bench";
     R.report = CTXC_BENCH_BUILD_DIR "/bench.md";
     R.tokeniser = bench_tokeniser.name;
+    R.cores = bench_cores();
+    R.load[0] = bench_load();
     R.reps[SIZE_1X] = REPS_1X;
     R.reps[SIZE_10X] = REPS_10X;
     R.proc_reps[SIZE_1X] = PROC_REPS_1X;
@@ -669,6 +671,7 @@ int main(void) {
         bench_file(R.corpus, i);
     }
     R.total_s = now_s() - t_start;
+    R.load[1] = bench_load();
 
     FILE *md = fopen(R.report, "w");
     if (md == NULL) {
