@@ -30,7 +30,7 @@
  * Every measurement goes through time_median(): an untimed preparation (the
  * history restored from a pristine copy, an empty history, ...), the timed
  * run, an untimed look at the result; the median over the runs is kept.
- * Runs: 7 (1x) / 3 (10x) in process, 5 / 3 for the child processes.
+ * Runs: 7 (1x) / 5 (10x) in process, 5 / 3 for the child processes.
  *
  * Output: the one-screen summary on stdout; the summary, the notes and the
  * full table in <build>/bench.md.
@@ -61,7 +61,7 @@
 #define ARENA_BYTES (24u * 1024u * 1024u)
 #define SCRATCH_BYTES (8u * 1024u * 1024u)
 #define REPS_1X 7
-#define REPS_10X 3
+#define REPS_10X 5
 #define PROC_REPS_1X 5
 #define PROC_REPS_10X 3
 #define MAX_REPS 7
