@@ -677,8 +677,9 @@ int main(void) {
     if (md == NULL) {
         fail(R.report, strerror(errno));
     }
+    fputs("# ctxc benchmark\n\n```text\n", md);
     bench_summary(md, &R);
-    fputc('\n', md);
+    fputs("```\n\n", md);
     bench_table(md, &R);
     if (fclose(md) != 0) {
         fail(R.report, "cannot write");
