@@ -4,8 +4,8 @@
 #   make run        build, then run the main job (RUN_CMD)
 #   make test       install test deps if missing, build host + cortex-m4, print
 #                   the cortex-m4 size table, run every test (ctest, last)
-#   make bench      build the host tree, run the strategy benchmark (markdown
-#                   table on stdout; corpus: $CTXC_CORPUS, default ../shared/corpus)
+#   make bench      build the host tree, run the benchmark (summary on stdout,
+#                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
 #   make clean      remove build/
@@ -44,6 +44,8 @@ BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 BUILD_DEPS := cmake make gcc libc6-dev libjsmn-dev libedit-dev
 CROSS_DEPS := cmake make libjsmn-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 TEST_DEPS  := $(BUILD_DEPS) libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+# jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c).
+BENCH_DEPS := libjsmn-dev
 
 # $(call install_deps,<what>,<packages>): install the missing packages (one
 # apt-get run, only when something is missing), then print one line.
@@ -77,7 +79,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench cortex-m4 size clean help deps-build deps-cross deps-test
+.PHONY: all run test bench cortex-m4 size clean help deps-build deps-cross deps-test deps-bench
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -97,7 +99,7 @@ test: deps-test
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 # Not a test: prints times, asserts nothing about them.
-bench: all
+bench: all deps-bench
 	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
 	$(BENCH)
 
@@ -124,3 +126,6 @@ deps-cross:
 
 deps-test:
 	$(call install_deps,test,$(TEST_DEPS))
+
+deps-bench:
+	$(call install_deps,bench,$(BENCH_DEPS))
