@@ -98,6 +98,9 @@ CTXC_HISTORY_DEFINE(pristine, MAX_ENTRIES, ARENA_BYTES);
  * and the target of the import runs). */
 CTXC_HISTORY_DEFINE(work_hist, MAX_ENTRIES, ARENA_BYTES);
 CTXC_WORK_DEFINE(work, MAX_ENTRIES, SCRATCH_BYTES);
+/* Tool-call id indexes of the two histories (as the CLI has one). */
+#define IDS_WORDS (CTXC_HISTORY_ID_INDEX_BYTES(2u * MAX_ENTRIES) / 4u)
+static uint32_t pristine_ids[IDS_WORDS], work_ids[IDS_WORDS];
 static ctxc_import_t importer;
 static ctxc_settings_store_t settings; /* large: static */
 
@@ -181,6 +184,8 @@ static void restore(ctxc_history_t *dst, const ctxc_history_t *src) {
     dst->anchor_delta = src->anchor_delta;
     dst->hwm_count = src->count; /* the high-water marks restart here */
     dst->hwm_used = src->used;
+    /* the id index described the old content: rebuilt on next use */
+    ctxc_history_set_id_index(dst, work_ids, sizeof work_ids);
 }
 
 static void reset_hwm(ctxc_history_t *h) {
@@ -644,6 +649,8 @@ int main(void) {
     R.proc_reps[SIZE_1X] = PROC_REPS_1X;
     R.proc_reps[SIZE_10X] = PROC_REPS_10X;
     make_dir(R.work_dir);
+    ctxc_history_set_id_index(&pristine, pristine_ids, sizeof pristine_ids);
+    ctxc_history_set_id_index(&work_hist, work_ids, sizeof work_ids);
     /* the CLI children read no user settings */
     snprintf(home, sizeof home, "%s/home", R.work_dir);
     make_dir(home);
