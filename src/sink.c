@@ -3,17 +3,11 @@
  */
 #include "sink.h"
 
-/* One copy for the whole library: a static inline function is emitted once
- * per object file at -Os. */
+#ifdef __OPTIMIZE_SIZE__
 void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
-    if (s->buf != NULL && s->len < s->cap) {
-        size_t k = s->cap - s->len < n ? s->cap - s->len : n;
-        for (size_t i = 0; i < k; i++) {
-            s->buf[s->len + i] = p[i];
-        }
-    }
-    s->len += n;
+    ctxc__sink_put_(s, p, n);
 }
+#endif
 
 void ctxc__put_uint(ctxc__sink_t *s, uint64_t v) {
     char tmp[20]; /* UINT64_MAX has 20 digits */

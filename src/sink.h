@@ -41,8 +41,28 @@ typedef struct {
     size_t len; /* bytes put so far (may exceed cap) */
 } ctxc__sink_t;
 
-/* Puts p[0..n): stores what fits, counts all of it. */
+/* The body of ctxc__put() (use ctxc__put()). */
+static inline void ctxc__sink_put_(ctxc__sink_t *s, const char *p, size_t n) {
+    if (s->buf != NULL && s->len < s->cap) {
+        size_t k = s->cap - s->len < n ? s->cap - s->len : n;
+        for (size_t i = 0; i < k; i++) {
+            s->buf[s->len + i] = p[i];
+        }
+    }
+    s->len += n;
+}
+
+/* Puts p[0..n): stores what fits, counts all of it. Built for size (-Os:
+ * the Cortex-M build), it is one function in sink.c rather than a copy in
+ * every object file; otherwise it is inlined (the JSON codec puts most
+ * code points through it). */
+#ifdef __OPTIMIZE_SIZE__
 void ctxc__put(ctxc__sink_t *s, const char *p, size_t n);
+#else
+static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
+    ctxc__sink_put_(s, p, n);
+}
+#endif
 
 /* Puts one byte (inline: the JSON codec puts most bytes one at a time). */
 static inline void ctxc__putc(ctxc__sink_t *s, char c) {
@@ -61,7 +81,7 @@ static inline void ctxc__puts(ctxc__sink_t *s, const char *str) {
 void ctxc__put_uint(ctxc__sink_t *s, uint64_t v);
 
 /* Writes a NUL after what buf holds (at min(len, cap): the caller leaves a
- * byte for it after cap) and returns buf. */
+ * byte for it after cap; buf must not be NULL) and returns buf. */
 static inline char *ctxc__sink_cstr(ctxc__sink_t *s) {
     s->buf[s->len < s->cap ? s->len : s->cap] = '\0';
     return s->buf;
