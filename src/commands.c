@@ -1,10 +1,13 @@
 /*
  * ctxc — the /set, /settings and /profile commands and their completion
  * (see include/ctxc/settings.h). Output goes through the caller's write
- * function; nothing here does I/O of its own.
+ * function, collected in a stream (sink.h); nothing here does I/O of its
+ * own. The strategy named in the notes comes from ctxc_settings_strategy()
+ * (ctxc/session.h).
  */
 #include <string.h>
 
+#include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "ctxc_internal.h"
 
@@ -63,30 +66,19 @@ static bool wcopy(char *dst, size_t cap, word_t w) {
     return true;
 }
 
-/* ---- output -------------------------------------------------------------- */
+/* ---- output: a stream (sink.h) in front of the caller's write function -- */
 
-typedef struct {
-    ctxc_write_fn write;
-    void *user;
-    ctxc_status_t st;
-} out_t;
+#define OUT_BYTES 128u /* text collected before a call of write */
 
-static void out_n(out_t *o, const char *p, size_t n) {
-    if (o->st == CTXC_OK && n > 0) {
-        o->st = o->write(o->user, p, n);
-    }
-}
+typedef ctxc__stream_t out_t;
 
-static void out_s(out_t *o, const char *s) { out_n(o, s, strlen(s)); }
+static void out_s(out_t *o, const char *s) { ctxc__stream_puts(o, s); }
 
 static void out_uint(out_t *o, size_t v) {
     char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v != 0u && n < sizeof tmp);
-    out_n(o, tmp + sizeof tmp - n, n);
+    ctxc__sink_t n = {tmp, sizeof tmp, 0};
+    ctxc__put_uint(&n, v);
+    ctxc__stream_put(o, tmp, n.len);
 }
 
 static void out_value(out_t *o, ctxc_setting_id_t id,
@@ -94,13 +86,6 @@ static void out_value(out_t *o, ctxc_setting_id_t id,
     char text[CTXC_CFG_SETTINGS_VALUE_BYTES + 16];
     (void)ctxc_setting_format(id, v, text, sizeof text);
     out_s(o, text);
-}
-
-static ctxc_status_t out_done(const out_t *o, ctxc_error_t *err) {
-    if (o->st != CTXC_OK) {
-        return ctxc__fail(err, o->st, "writing the command output failed");
-    }
-    return CTXC_OK;
 }
 
 /* ---- arguments ----------------------------------------------------------- */
@@ -264,7 +249,7 @@ static void note_after_set(out_t *o, ctxc_settings_store_t *s,
         ctxc__put(&p, CTXC_PROFILES_DIR "/", sizeof CTXC_PROFILES_DIR);
         ctxc__put(&p, name, strlen(name));
         ctxc__put(&p, ".json", 5);
-        path[p.len < sizeof path ? p.len : sizeof path - 1u] = '\0';
+        (void)ctxc__sink_cstr(&p);
         ctxc_fs_kind_t kind = CTXC_FS_NONE;
         if (ctxc_fs_stat(&s->fs, path, &kind, NULL) == CTXC_OK &&
             kind != CTXC_FS_FILE) {
@@ -295,7 +280,7 @@ static ctxc_status_t cmd_set(ctxc_settings_store_t *s, const word_t *w,
         out_s(o, " unset; now ");
         out_resolved(o, s, id);
         out_s(o, "\n");
-        return out_done(o, err);
+        return CTXC_OK;
     }
     if (nw < 2 || nw > 3) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, USAGE_SET);
@@ -313,7 +298,7 @@ static ctxc_status_t cmd_set(ctxc_settings_store_t *s, const word_t *w,
     out_resolved(o, s, id);
     out_s(o, "\n");
     note_after_set(o, s, id);
-    return out_done(o, err);
+    return CTXC_OK;
 }
 
 static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
@@ -324,7 +309,7 @@ static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
     ctxc_status_t st;
     if (nw == 1) {
         show_settings(o, s);
-        return out_done(o, err);
+        return CTXC_OK;
     }
     bool set = weq(w[1], "set");
     if (!((set && nw == 4) || (weq(w[1], "unset") && nw == 3))) {
@@ -352,7 +337,7 @@ static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
             out_s(o, " to use the saved one)\n");
         }
         note_after_set(o, s, id);
-        return out_done(o, err);
+        return CTXC_OK;
     }
     if ((st = ctxc_settings_persist_unset(s, key, err)) != CTXC_OK) {
         return st;
@@ -361,7 +346,7 @@ static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
     out_s(o, " is not in " CTXC_SETTINGS_FILE "; now ");
     out_resolved(o, s, id);
     out_s(o, "\n");
-    return out_done(o, err);
+    return CTXC_OK;
 }
 
 typedef struct {
@@ -405,7 +390,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
             out_s(o, "  (none; /profile save NAME saves the settings in "
                      "force)\n");
         }
-        return out_done(o, err);
+        return CTXC_OK;
     }
     bool save = nw >= 2 && weq(w[1], "save");
     bool load = nw >= 2 && weq(w[1], "load");
@@ -439,7 +424,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
             out_s(o, "note: " CTXC_SETTINGS_FILE " is unusable; its values "
                      "are not in the profile\n");
         }
-        return out_done(o, err);
+        return CTXC_OK;
     }
     if (load) {
         if ((st = ctxc_settings_profile_load(s, name, err)) != CTXC_OK) {
@@ -462,7 +447,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
                 out_s(o, "\n");
             }
         }
-        return out_done(o, err);
+        return CTXC_OK;
     }
     if ((st = ctxc_settings_profile_delete(s, name, err)) != CTXC_OK) {
         return st;
@@ -470,7 +455,27 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
     out_s(o, "profile '");
     out_s(o, name);
     out_s(o, "' deleted\n");
-    return out_done(o, err);
+    return CTXC_OK;
+}
+
+/* Runs the command of words w[0..nw) (w[0] starts with '/'); its output
+ * goes to o. */
+static ctxc_status_t run_command(ctxc_settings_store_t *s, const word_t *w,
+                                 size_t nw, out_t *o, ctxc_error_t *err) {
+    /* nw may exceed MAX_WORDS: every command then answers with its usage */
+    if (weq(w[0], "/set")) {
+        return cmd_set(s, w, nw, o, err);
+    }
+    if (weq(w[0], "/settings")) {
+        return cmd_settings(s, w, nw, o, err);
+    }
+    if (weq(w[0], "/profile")) {
+        return cmd_profile(s, w, nw, o, err);
+    }
+    return ctxc__fail(err, CTXC_E_NOT_FOUND,
+                      "unknown command %q (settings commands: /set, "
+                      "/settings, /profile)",
+                      w[0].p, w[0].n);
 }
 
 ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
@@ -486,21 +491,14 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
                           "not a command (commands start with /: /set, "
                           "/settings, /profile)");
     }
-    out_t o = {write, user, CTXC_OK};
-    /* nw may exceed MAX_WORDS: every command then answers with its usage */
-    if (weq(w[0], "/set")) {
-        return cmd_set(s, w, nw, &o, err);
+    char buf[OUT_BYTES];
+    out_t o;
+    ctxc__stream_init(&o, buf, sizeof buf, write, user);
+    ctxc_status_t st = run_command(s, w, nw, &o, err);
+    if (ctxc__stream_flush(&o) != CTXC_OK && st == CTXC_OK) {
+        return ctxc__fail(err, o.st, "writing the command output failed");
     }
-    if (weq(w[0], "/settings")) {
-        return cmd_settings(s, w, nw, &o, err);
-    }
-    if (weq(w[0], "/profile")) {
-        return cmd_profile(s, w, nw, &o, err);
-    }
-    return ctxc__fail(err, CTXC_E_NOT_FOUND,
-                      "unknown command %q (settings commands: /set, "
-                      "/settings, /profile)",
-                      w[0].p, w[0].n);
+    return st;
 }
 
 /* ---- completion ---------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include "ctxc/history.h"
 #include "ctxc/status.h"
 #include "ctxc/strategy.h"
+#include "sink.h"
 
 /* ---- errors -------------------------------------------------------------
  * Mini formatter (no stdio in the library): %s (const char *), %u (unsigned),
@@ -26,23 +27,7 @@ ctxc_status_t ctxc__fail_space(ctxc_error_t *err, size_t needed,
 /* Prefixes the current message with "<prefix>: " (for context). */
 void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...);
 
-/* ---- output sink: writes while room is left, always counts ---------------
- * With buf == NULL it only measures. Overflow is len > cap. */
-typedef struct {
-    char *buf;
-    size_t cap;
-    size_t len;
-} ctxc__sink_t;
-
-static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
-    if (s->buf != NULL && s->len <= s->cap && n <= s->cap - s->len) {
-        for (size_t i = 0; i < n; i++) {
-            s->buf[s->len + i] = p[i];
-        }
-    }
-    s->len += n;
-}
-static inline void ctxc__putc(ctxc__sink_t *s, char c) { ctxc__put(s, &c, 1); }
+/* ---- output sink: ctxc__sink_t, ctxc__put(), ctxc__putc() ... (sink.h) --- */
 
 /* Byte equality of two strings (absent and empty compare equal). */
 static inline bool ctxc__str_eq(ctxc_str_t a, ctxc_str_t b) {

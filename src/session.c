@@ -12,6 +12,89 @@ uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
     return context_limit * threshold * 6u / 10000u;
 }
 
+/* ---- the settings as the strategies read them ---------------------------- */
+
+#define STRATEGY_NAME_FITS_(id, cfg, name)                                     \
+    _Static_assert(sizeof(name) - 1u <= CTXC_SETTINGS_ENUM_VALUE_MAX,          \
+                   "strategy name too long for compression.strategy");
+CTXC_STRATEGY_LIST(STRATEGY_NAME_FITS_)
+#undef STRATEGY_NAME_FITS_
+
+/* The names of the compiled-in strategies, ", "-separated. */
+static void compiled_in(char *buf, size_t cap) {
+    ctxc__sink_t o = {buf, cap - 1u, 0};
+    for (size_t i = 0; i < CTXC_STRATEGY_COUNT; i++) {
+        const ctxc_strategy_t *st = ctxc_strategy_get((ctxc_strategy_id_t)i);
+        if (st != NULL) {
+            ctxc__puts(&o, o.len > 0 ? ", " : "");
+            ctxc__puts(&o, st->name);
+        }
+    }
+    (void)ctxc__sink_cstr(&o);
+}
+
+ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
+                                     const ctxc_strategy_t **out,
+                                     ctxc_error_t *err) {
+    if (s == NULL || out == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "strategy: NULL argument");
+    }
+    ctxc_setting_value_t v;
+    char avail[96];
+    ctxc_setting_source_t src =
+        ctxc_settings_get(s, CTXC_SETTING_COMPRESSION_STRATEGY, &v);
+    if (src != CTXC_SOURCE_UNSET &&
+        ctxc_strategy_find(v.str, out, NULL) == CTXC_OK) {
+        return CTXC_OK;
+    }
+    compiled_in(avail, sizeof avail);
+    if (src == CTXC_SOURCE_UNSET) {
+        return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
+                          "compression.strategy is not set (strategies of "
+                          "this build: %s)",
+                          avail);
+    }
+    return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
+                      "compression.strategy %q (%s) is not a strategy of "
+                      "this build (available: %s)",
+                      v.str, strlen(v.str), ctxc_setting_source_name(src),
+                      avail);
+}
+
+uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
+                                 const ctxc_strategy_t *strategy) {
+    uint16_t v = 0;
+    if (ctxc_settings_ratio(s, CTXC_SETTING_COMPRESSION_THRESHOLD, &v)) {
+        return v;
+    }
+    return strategy != NULL ? strategy->trigger.default_threshold : 0;
+}
+
+void ctxc_settings_density(const ctxc_settings_store_t *s,
+                           ctxc_density_config_t *cfg) {
+    uint32_t retention = 1;
+    cfg->read_write_pruning =
+        ctxc_settings_bool(s, CTXC_SETTING_DENSITY_READ_WRITE_PRUNING);
+    cfg->file_dedupe = ctxc_settings_bool(s, CTXC_SETTING_DENSITY_FILE_DEDUPE);
+    cfg->recency_pruning =
+        ctxc_settings_bool(s, CTXC_SETTING_DENSITY_RECENCY_PRUNING);
+    (void)ctxc_settings_int(s, CTXC_SETTING_DENSITY_RECENCY_RETENTION,
+                            &retention);
+    cfg->recency_retention = retention;
+}
+
+void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
+                                   const ctxc_strategy_t *strategy,
+                                   ctxc_strategy_values_t *out) {
+    out->context_limit = ctxc_settings_context_limit(s);
+    out->threshold = ctxc_settings_threshold(s, strategy);
+    out->preserve_threshold = ctxc_settings_preserve_threshold(s);
+    out->top_preserve_threshold = ctxc_settings_top_preserve_threshold(s);
+    ctxc_settings_density(s, &out->density);
+}
+
+/* ---- the session --------------------------------------------------------- */
+
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,

@@ -46,36 +46,11 @@ const char *ctxc_error_message(const ctxc_error_t *err) {
     return "";
 }
 
-typedef struct {
-    char *buf;
-    size_t cap; /* including NUL */
-    size_t len;
-} msgbuf_t;
-
-static void mb_put(msgbuf_t *m, const char *s, size_t n) {
-    for (size_t i = 0; i < n && m->len + 1 < m->cap; i++) {
-        m->buf[m->len++] = s[i];
-    }
-    m->buf[m->len] = '\0';
-}
-
-static void mb_uint(msgbuf_t *m, uint64_t v) {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + (v % 10u));
-        v /= 10u;
-    } while (v != 0u);
-    while (n > 0) {
-        n--;
-        mb_put(m, &tmp[n], 1);
-    }
-}
-
-static void mb_vformat(msgbuf_t *m, const char *fmt, va_list ap) {
+/* The formatter of ctxc__fail() and friends (see ctxc_internal.h). */
+static void vformat(ctxc__sink_t *m, const char *fmt, va_list ap) {
     for (const char *f = fmt; *f != '\0'; f++) {
         if (*f != '%' || f[1] == '\0') {
-            mb_put(m, f, 1);
+            ctxc__putc(m, *f);
             continue;
         }
         f++;
@@ -85,19 +60,19 @@ static void mb_vformat(msgbuf_t *m, const char *fmt, va_list ap) {
             if (s == NULL) {
                 s = "(null)";
             }
-            mb_put(m, s, strlen(s));
+            ctxc__puts(m, s);
             break;
         }
         case 'u':
-            mb_uint(m, va_arg(ap, unsigned));
+            ctxc__put_uint(m, va_arg(ap, unsigned));
             break;
         case 'z':
-            mb_uint(m, va_arg(ap, size_t));
+            ctxc__put_uint(m, va_arg(ap, size_t));
             break;
         case 'q': {
             const char *s = va_arg(ap, const char *);
             size_t n = va_arg(ap, size_t);
-            mb_put(m, "'", 1);
+            ctxc__putc(m, '\'');
             if (s != NULL) {
                 size_t take = n > 40u ? 40u : n;
                 /* do not cut a UTF-8 sequence in half */
@@ -108,31 +83,32 @@ static void mb_vformat(msgbuf_t *m, const char *fmt, va_list ap) {
                 for (size_t i = 0; i < take; i++) {
                     unsigned char c = (unsigned char)s[i];
                     char ch = (c < 0x20u || c == 0x7Fu) ? '?' : (char)c;
-                    mb_put(m, &ch, 1);
+                    ctxc__putc(m, ch);
                 }
                 if (take < n) {
-                    mb_put(m, "...", 3);
+                    ctxc__put(m, "...", 3);
                 }
             }
-            mb_put(m, "'", 1);
+            ctxc__putc(m, '\'');
             break;
         }
         case '%':
-            mb_put(m, "%", 1);
+            ctxc__putc(m, '%');
             break;
         default:
-            mb_put(m, f - 1, 2);
+            ctxc__put(m, f - 1, 2);
             break;
         }
     }
 }
+
 void ctxc__vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
     if (buf == NULL || cap == 0) {
         return;
     }
-    msgbuf_t m = {buf, cap, 0};
-    buf[0] = '\0';
-    mb_vformat(&m, fmt, ap);
+    ctxc__sink_t m = {buf, cap - 1u, 0};
+    vformat(&m, fmt, ap);
+    (void)ctxc__sink_cstr(&m);
 }
 
 static void set_error(ctxc_error_t *err, ctxc_status_t st, size_t needed,
@@ -176,14 +152,14 @@ void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...) {
     }
     char old[CTXC_CFG_ERROR_MESSAGE_LEN];
     memcpy(old, err->message, sizeof old);
-    msgbuf_t m = {err->message, sizeof err->message, 0};
-    err->message[0] = '\0';
+    ctxc__sink_t m = {err->message, sizeof err->message - 1u, 0};
     va_list ap;
     va_start(ap, fmt);
-    mb_vformat(&m, fmt, ap);
+    vformat(&m, fmt, ap);
     va_end(ap);
-    mb_put(&m, ": ", 2);
-    mb_put(&m, old, strlen(old));
+    ctxc__put(&m, ": ", 2);
+    ctxc__puts(&m, old);
+    (void)ctxc__sink_cstr(&m);
 #else
     (void)err;
     (void)fmt;

@@ -34,6 +34,36 @@
 extern "C" {
 #endif
 
+/* ---- the settings as the strategies read them ---------------------------
+ * The accessors of the settings store (ctxc/settings.h) that need the
+ * strategy table (REQ-CS-009, REQ-HD-001.10, REQ-HD-009.5). */
+
+/* compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
+ * the value, where it came from and the strategies of this build, when it
+ * is not set or not compiled in (REQ-CS-009.4). */
+ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
+                                     const ctxc_strategy_t **out,
+                                     ctxc_error_t *err);
+
+/* compression-threshold in force: the setting, else the default threshold
+ * of `strategy` (REQ-HD-001.10). */
+uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
+                                 const ctxc_strategy_t *strategy);
+
+/* The four compression.density.* settings into cfg (REQ-HD-009.5);
+ * cfg->workspace_root is not a setting and is left as it is. */
+void ctxc_settings_density(const ctxc_settings_store_t *s,
+                           ctxc_density_config_t *cfg);
+
+/* Every value a strategy reads: context limit, threshold (of `strategy`),
+ * preserve fractions and density settings (out->density.workspace_root is
+ * left as it is). */
+void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
+                                   const ctxc_strategy_t *strategy,
+                                   ctxc_strategy_values_t *out);
+
+/* ---- the session --------------------------------------------------------- */
+
 typedef struct {
     ctxc_history_t *history;
     ctxc_work_t *work;

@@ -51,7 +51,6 @@
 #include "ctxc/jsonl.h"
 #include "ctxc/port.h"
 #include "ctxc/status.h"
-#include "ctxc/strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,7 +74,18 @@ extern "C" {
  *
  * compression-threshold has no default: unset, the strategy's
  * trigger.default_threshold applies (REQ-HD-001.10). context-limit has none
- * either (the model's window is not something a library can guess). */
+ * either (the model's window is not something a library can guess).
+ *
+ * The values of compression.strategy are the strategy names of
+ * ctxc/strategy.h (every strategy, compiled in or not). The settings need
+ * nothing else of the strategies: the accessors that look a strategy up or
+ * fill the strategies' values are in ctxc/session.h. */
+extern const char *const ctxc_strategy_names[];
+
+/* The longest value of an ENUM setting in bytes (the size bound of the
+ * settings file counts with it; src/session.c checks the strategy names). */
+#define CTXC_SETTINGS_ENUM_VALUE_MAX 29u
+
 #define CTXC_SETTINGS_LIST(X)                                                  \
     X(COMPRESSION_STRATEGY, "compression.strategy", ENUM, ctxc_strategy_names, \
       "middle-out", 0, 0, NONE, 1, "Chat Compression", "strategy",             \
@@ -302,23 +312,12 @@ bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
 size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
                            char *buf, size_t cap);
 
-/* Typed accessors (REQ-CS-009, REQ-HD-009.5). */
-
-/* compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
- * the value, where it came from and the strategies of this build, when it
- * is not set or not compiled in (REQ-CS-009.4). */
-ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
-                                     const ctxc_strategy_t **out,
-                                     ctxc_error_t *err);
+/* Typed accessors (REQ-CS-009); those that need a strategy are in
+ * ctxc/session.h. */
 
 /* A RATIO setting in thousandths; false (and *out untouched) when unset. */
 bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                          uint16_t *out);
-
-/* compression-threshold in force: the setting, else the default threshold
- * of `strategy` (REQ-HD-001.10). */
-uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
-                                 const ctxc_strategy_t *strategy);
 
 /* compression-preserve-threshold / compression-top-preserve-threshold
  * (thousandths; they have registry defaults). */
@@ -338,18 +337,6 @@ bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
 /* A STRING or ENUM setting's text, or NULL when unset. */
 const char *ctxc_settings_string(const ctxc_settings_store_t *s,
                                  ctxc_setting_id_t id);
-
-/* The four compression.density.* settings into cfg (REQ-HD-009.5);
- * cfg->workspace_root is not a setting and is left as it is. */
-void ctxc_settings_density(const ctxc_settings_store_t *s,
-                           ctxc_density_config_t *cfg);
-
-/* Every value a strategy reads: context limit, threshold (of `strategy`),
- * preserve fractions and density settings (out->density.workspace_root is
- * left as it is). */
-void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
-                                   const ctxc_strategy_t *strategy,
-                                   ctxc_strategy_values_t *out);
 
 /* ---- profiles ------------------------------------------------------------ */
 

@@ -378,6 +378,14 @@ static void test_output_errors_propagate(void **state) {
         ctxc_settings_command(&st, "/settings", failing_write, NULL, &err),
         CTXC_E_IO);
     assert_contains(err.message, "writing the command output failed");
+    /* also when the whole output is one short line (written at the end);
+     * the change itself is made */
+    memset(&err, 0, sizeof err);
+    assert_int_equal(ctxc_settings_command(&st, "/set context-limit 1000",
+                                           failing_write, NULL, &err),
+                     CTXC_E_IO);
+    assert_contains(err.message, "writing the command output failed");
+    assert_string_equal(val("context-limit"), "1000");
 }
 
 /* ---- completion ---------------------------------------------------------- */

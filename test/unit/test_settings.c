@@ -15,6 +15,13 @@
 
 #include <cmocka.h>
 
+/* settings.h stands on its own and does not bring in the strategies: the
+ * accessors that need a strategy are declared in session.h (issue 10). */
+#include "ctxc/settings.h"
+#ifdef CTXC_STRATEGY_H
+#error "ctxc/settings.h includes ctxc/strategy.h"
+#endif
+
 #include "ctxc/ctxc.h"
 #include "fake_fs.h"
 #include "support.h"
