@@ -241,7 +241,8 @@ bool cli_stdout_ok(const char *who) {
     if (flushed && !ferror(stdout)) {
         return true;
     }
+    /* a write failed earlier (its errno is gone): say what is known */
     fprintf(stderr, "%s: stdout: write error: %s\n", who,
-            strerror(e != 0 ? e : EIO));
+            !flushed && e != 0 ? strerror(e) : "some output was lost");
     return false;
 }
