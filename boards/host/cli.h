@@ -22,11 +22,19 @@ bool cli_load(const char *path, const char **name_out);
 /* Reports an error as "NAME:LINE: reason" or "NAME: reason". */
 void cli_report(const char *name, const ctxc_error_t *err);
 
-/* Writes h as JSONL to path atomically: path.tmp, flush, fsync, rename over
- * path (removed again on failure). Errors go to stderr prefixed with
- * `who`. */
+/* Writes h as JSONL to path (see cli_output.c): "-" is stdout; a missing
+ * or regular file is replaced atomically (a unique temporary file in its
+ * directory, created exclusively, the old mode kept or 0600, fsync, rename,
+ * directory fsync; the temporary file removed on failure); a FIFO or a
+ * character device is written as a stream; a symbolic link is followed to
+ * one of these; anything else is refused. Errors go to stderr as
+ * "WHO: PATH: reason". */
 bool cli_save_history(const ctxc_history_t *h, const char *path,
                       const char *who);
+
+/* Flushes stdout and checks it for a write error: false (and
+ * "WHO: stdout: write error: reason" on stderr) when output was lost. */
+bool cli_stdout_ok(const char *who);
 
 /* ctxc_write_fn over a FILE *. */
 ctxc_status_t cli_write_file(void *user, const char *data, size_t len);

@@ -10,7 +10,8 @@
  *
  * Imports FILE, runs the density step (for strategies that have one) and
  * the strategy through a session, writes the compressed history as
- * canonical JSONL (stdout, or OUT written to OUT.tmp and renamed), and
+ * canonical JSONL (stdout, or OUT through cli_save_history: a file is
+ * replaced atomically, a FIFO or device is written to, "-" is stdout), and
  * prints a before/after table to stderr.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -85,19 +86,9 @@ static figures_t figures(const ctxc_history_t *h) {
     return f;
 }
 
+/* The history to OUT ("-" or no -o: stdout); see cli_save_history. */
 static bool write_output(const char *out, const ctxc_history_t *h) {
-    ctxc_error_t err;
-    memset(&err, 0, sizeof err);
-    if (out == NULL) {
-        if (ctxc_export(h, cli_write_file, stdout, &err) != CTXC_OK ||
-            fflush(stdout) != 0) {
-            fprintf(stderr, "ctxc compress: stdout: write error: %s\n",
-                    strerror(errno));
-            return false;
-        }
-        return true;
-    }
-    return cli_save_history(h, out, "ctxc compress");
+    return cli_save_history(h, out != NULL ? out : "-", "ctxc compress");
 }
 
 /* A command-line option that sets a setting: --option KEY. */

@@ -99,8 +99,12 @@ static void print_source(FILE *f, const ctxc_posix_fs_t *pfs,
 int cli_cmd_prompts(int argc, char **argv) {
     if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
         strcmp(argv[0], "-h") == 0) {
-        fputs(prompts_usage, argc < 1 ? stderr : stdout);
-        return argc < 1 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+        if (argc < 1) {
+            fputs(prompts_usage, stderr);
+            return CLI_EXIT_USAGE;
+        }
+        fputs(prompts_usage, stdout);
+        return cli_stdout_ok("ctxc: prompts") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
     const char *sub = argv[0];
     const char *provider = NULL;
@@ -140,7 +144,8 @@ int cli_cmd_prompts(int argc, char **argv) {
     }
     ctxc_fs_t fs = ctxc_posix_fs(&pfs);
     if (is_install) {
-        return prompts_install(&fs, pfs.root, true);
+        int rc = prompts_install(&fs, pfs.root, true);
+        return cli_stdout_ok("ctxc: prompts install") ? rc : CLI_EXIT_FAIL;
     }
     /* first run: no manifest yet */
     ctxc_fs_kind_t kind;
@@ -174,7 +179,8 @@ int cli_cmd_prompts(int argc, char **argv) {
         print_source(stderr, &pfs, &p);
         fputc('\n', stderr);
         fwrite(p.text, 1, p.len, stdout);
-        return ferror(stdout) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+        return cli_stdout_ok("ctxc: prompts show") ? CLI_EXIT_OK
+                                                   : CLI_EXIT_FAIL;
     }
 
     char comp[CTXC_PROMPT_COMPONENT_MAX + 1];
@@ -201,5 +207,5 @@ int cli_cmd_prompts(int argc, char **argv) {
         print_source(stdout, &pfs, &p);
         putchar('\n');
     }
-    return rc;
+    return cli_stdout_ok("ctxc: prompts list") ? rc : CLI_EXIT_FAIL;
 }

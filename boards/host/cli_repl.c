@@ -8,7 +8,9 @@
  * edited with libedit (history, Tab completes commands, setting keys,
  * values and profile names); otherwise commands are read from stdin one per
  * line, so the REPL can be scripted. A line that is not a command is added
- * to the history as a human message.
+ * to the history as a human message. A line is taken whole or not at all:
+ * one longer than REPL_LINE_MAX bytes, or with a NUL byte, is an error and
+ * nothing of it is added or run.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -105,7 +107,7 @@ static void repl_compress(void) {
            ctxc_history_tokens(h));
 }
 
-/* Writes the history to path.tmp, then renames it over path. */
+/* Writes the history to path (or the --history file): cli_save_history. */
 static void repl_save(const char *path) {
     if (path == NULL) {
         path = repl_history_file;
@@ -276,6 +278,26 @@ static const char *repl_prompt(EditLine *el) {
 /* ---- main loop
  * ----------------------------------------------------------------- */
 
+/* Longest line taken (bytes before its "\n"); both loops use repl_buf. */
+#define REPL_LINE_MAX 65535u
+static char repl_buf[REPL_LINE_MAX + 1u];
+
+/* A whole line of len bytes is about to run: false (and an error, nothing
+ * added or run) when it is too long or holds a NUL byte - a line is never
+ * cut into pieces, which could run the rest as a command. */
+static bool repl_line_ok(size_t len, bool nul) {
+    if (len > REPL_LINE_MAX) {
+        printf("error: line longer than %u bytes; ignored (nothing added or "
+               "run)\n",
+               REPL_LINE_MAX);
+    } else if (nul) {
+        printf("error: line contains a NUL byte; ignored (nothing added or "
+               "run)\n");
+    }
+    fflush(stdout);
+    return len <= REPL_LINE_MAX && !nul;
+}
+
 static int repl_loop_editline(void) {
     EditLine *el = el_init("ctxc", stdin, stdout, stderr);
     History *hist = history_init();
@@ -298,12 +320,19 @@ static int repl_loop_editline(void) {
             putchar('\n');
             break;
         }
-        char line[8192];
-        snprintf(line, sizeof line, "%s", got);
-        if (line[0] != '\n') {
-            history(hist, &ev, H_ENTER, line);
+        size_t len = (size_t)count;
+        if (got[len - 1] == '\n') {
+            len--;
         }
-        if (!repl_line(line)) {
+        if (!repl_line_ok(len, memchr(got, '\0', len) != NULL)) {
+            continue;
+        }
+        memcpy(repl_buf, got, len);
+        repl_buf[len] = '\0';
+        if (len > 0) {
+            history(hist, &ev, H_ENTER, repl_buf);
+        }
+        if (!repl_line(repl_buf)) {
             break;
         }
     }
@@ -313,9 +342,32 @@ static int repl_loop_editline(void) {
 }
 
 static int repl_loop_stdin(void) {
-    static char line[65536];
-    while (fgets(line, sizeof line, stdin) != NULL) {
-        if (!repl_line(line)) {
+    for (;;) {
+        size_t len = 0; /* REPL_LINE_MAX + 1: too long */
+        bool nul = false;
+        int c;
+        while ((c = getc(stdin)) != EOF && c != '\n') {
+            nul = nul || c == '\0';
+            if (len < REPL_LINE_MAX) {
+                repl_buf[len] = (char)c;
+            }
+            len += len <= REPL_LINE_MAX ? 1u : 0u;
+        }
+        if (c == EOF && ferror(stdin)) {
+            fprintf(stderr, "ctxc repl: stdin: read error: %s\n",
+                    strerror(errno));
+            return CLI_EXIT_FAIL;
+        }
+        if (c == EOF && len == 0) {
+            break;
+        }
+        if (repl_line_ok(len, nul)) {
+            repl_buf[len] = '\0';
+            if (!repl_line(repl_buf)) {
+                break;
+            }
+        }
+        if (c == EOF) {
             break;
         }
     }
@@ -383,5 +435,6 @@ int cli_cmd_repl(int argc, char **argv) {
                "completes\n",
                ctxc_version(), ctxc_history_count(h));
     }
-    return tty ? repl_loop_editline() : repl_loop_stdin();
+    int rc = tty ? repl_loop_editline() : repl_loop_stdin();
+    return cli_stdout_ok("ctxc repl") ? rc : CLI_EXIT_FAIL;
 }

@@ -287,11 +287,7 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
         }
     }
 
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "ctxc: stdout: write error: %s\n", strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 /* --- fmt ------------------------------------------------------------------ */
@@ -321,40 +317,10 @@ static int cli_cmd_fmt(const char *path) {
         }
         return CLI_EXIT_FAIL;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "ctxc: stdout: write error: %s\n", strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 /* --- main ----------------------------------------------------------------- */
-
-bool cli_save_history(const ctxc_history_t *h, const char *path,
-                      const char *who) {
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-        fprintf(stderr, "%s: %s: path too long\n", who, path);
-        return false;
-    }
-    FILE *fp = fopen(tmp, "wb");
-    if (fp == NULL) {
-        fprintf(stderr, "%s: %s: cannot open: %s\n", who, tmp, strerror(errno));
-        return false;
-    }
-    ctxc_error_t err;
-    bool ok = ctxc_export(h, cli_write_file, fp, &err) == CTXC_OK;
-    ok = fflush(fp) == 0 && ok;
-    ok = fsync(fileno(fp)) == 0 && ok;
-    ok = fclose(fp) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        fprintf(stderr, "%s: %s: write error: %s\n", who, path,
-                strerror(errno));
-        remove(tmp);
-        return false;
-    }
-    return true;
-}
 
 static bool cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
@@ -372,7 +338,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(cli_usage_text, stdout);
-            return CLI_EXIT_OK;
+            return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         }
     }
     cmd = argv[1];
@@ -382,7 +348,7 @@ int main(int argc, char **argv) {
             return CLI_EXIT_USAGE;
         }
         printf("ctxc %s\n", ctxc_version());
-        return CLI_EXIT_OK;
+        return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
     if (strcmp(cmd, "compress") == 0) {
         return cli_cmd_compress(argc - 2, argv + 2);

@@ -111,7 +111,9 @@ static ctxc_status_t px_read(void *ctx, const char *path, char *buf, size_t cap,
     if (st != CTXC_OK) {
         return st;
     }
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+     * below); it changes nothing for a regular file */
+    int fd = open(full, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         return io_error(err, "cannot read", full, errno);
     }
@@ -121,6 +123,12 @@ static ctxc_status_t px_read(void *ctx, const char *path, char *buf, size_t cap,
     } else if (S_ISDIR(sb.st_mode)) {
         st = ctxc_error_set(err, CTXC_E_IO, "cannot read %s: is a directory",
                             full);
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = ctxc_error_set(err, CTXC_E_IO,
+                            "cannot read %s: not a regular file (%s)", full,
+                            S_ISFIFO(sb.st_mode)   ? "a FIFO"
+                            : S_ISSOCK(sb.st_mode) ? "a socket"
+                                                   : "a device");
     } else if ((uintmax_t)sb.st_size > cap) {
         st = ctxc_error_set(err, CTXC_E_NO_SPACE,
                             "%s is %z bytes, the buffer holds %z", full,
@@ -321,7 +329,8 @@ static void sync_parent(char *full) {
         return;
     }
     *slash = '\0';
-    int fd = open(full[0] != '\0' ? full : "/", O_RDONLY | O_CLOEXEC);
+    int fd =
+        open(full[0] != '\0' ? full : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     *slash = '/';
     if (fd >= 0) {
         (void)fsync(fd);

@@ -14,7 +14,9 @@
  *
  * Files are created with mode 0600, directories 0700. Paths are joined to
  * the root after ctxc_fs_path_check(); symbolic links inside the root are
- * followed (they are the user's own).
+ * followed (they are the user's own). Only regular files are read: a FIFO,
+ * a device or a socket at a path is refused (CTXC_E_IO, naming the path)
+ * without waiting on it.
  */
 #ifndef CTXC_PORT_POSIX_H
 #define CTXC_PORT_POSIX_H

@@ -16,20 +16,24 @@
  */
 #define _XOPEN_SOURCE 700
 
+#include <dirent.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -76,6 +80,17 @@ typedef struct {
     char *err;
     size_t err_len;
 } run_t;
+
+/* How the next runs are set up (each test resets what it changes):
+ * g_stdout_path   stdout opened on this file instead of captured
+ * g_child_dir     the directory the CLI runs in
+ * g_fsize_limit   RLIMIT_FSIZE of the CLI (0: none), SIGXFSZ ignored
+ * A CLI that runs longer than CHILD_TIMEOUT_S seconds (a hang) is killed
+ * by SIGALRM and the run fails. */
+static const char *g_stdout_path;
+static const char *g_child_dir;
+static rlim_t g_fsize_limit;
+#define CHILD_TIMEOUT_S 30u
 
 static char g_out[OUT_CAP + 1];
 static char g_err[ERR_CAP + 1];
@@ -147,10 +162,23 @@ static void run_into(run_t *r, char *out, const char *stdin_path, ...) {
     if (pid == 0) {
         int in_fd =
             open(stdin_path != NULL ? stdin_path : "/dev/null", O_RDONLY);
-        if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 ||
-            dup2(err_fd, 2) < 0) {
+        int to_fd =
+            g_stdout_path != NULL ? open(g_stdout_path, O_WRONLY) : out_fd;
+        if (in_fd < 0 || to_fd < 0 || dup2(in_fd, 0) < 0 ||
+            dup2(to_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
             _exit(126);
         }
+        if (g_child_dir != NULL && chdir(g_child_dir) != 0) {
+            _exit(126);
+        }
+        if (g_fsize_limit != 0) {
+            struct rlimit rl = {g_fsize_limit, g_fsize_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) {
+                _exit(126);
+            }
+        }
+        alarm(CHILD_TIMEOUT_S); /* kept across execv */
         execv(CTXC_CLI_PATH, argv);
         _exit(127);
     }
@@ -1186,9 +1214,14 @@ static void pty_expect(int m, const char *needle) {
             g_screen_len -= used;
             return;
         }
+        if (g_screen_len > sizeof g_screen / 2) {
+            /* a long echo: keep only its tail (longer than any needle) */
+            memmove(g_screen, g_screen + g_screen_len - 1024, 1024);
+            g_screen_len = 1024;
+        }
         struct pollfd p = {m, POLLIN, 0};
         int r = poll(&p, 1, 100);
-        waited += 100;
+        waited += r > 0 ? 0 : 100; /* 10 s of silence, not 100 reads */
         if (r > 0) {
             ssize_t got = read(m, g_screen + g_screen_len,
                                sizeof g_screen - 1 - g_screen_len);
@@ -1334,8 +1367,491 @@ static void test_compress_with_a_profile(void **state) {
     drop_home();
 }
 
+/* --- Where -o OUT and /save FILE write ----------------------------------- */
+
+static char g_dir[256]; /* fresh_dir(): an empty temp directory */
+
+static void fresh_dir(void) {
+    const char *t = getenv("TMPDIR");
+    snprintf(g_dir, sizeof g_dir, "%s/ctxc_test_out_XXXXXX",
+             t != NULL && t[0] != '\0' ? t : "/tmp");
+    assert_non_null(mkdtemp(g_dir));
+}
+
+static void drop_dir(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* g_dir/rel (four buffers in turn, so a call can take several). */
+static const char *in_dir(const char *rel) {
+    static char buf[4][512];
+    static unsigned next;
+    char *p = buf[next++ % 4u];
+    snprintf(p, sizeof buf[0], "%s/%s", g_dir, rel);
+    return p;
+}
+
+static void write_text(const char *path, const char *text, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+static void assert_file_is(const char *path, const char *want, size_t len) {
+    static char got[65536];
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    if (!S_ISREG(sb.st_mode)) {
+        fail_msg("%s is no longer a regular file", path);
+    }
+    size_t n = read_file(path, got, sizeof got - 1);
+    assert_bytes_equal(got, n, want, len);
+}
+
+static unsigned mode_bits(const char *path) {
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+static mode_t lstat_type(const char *path) {
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    return sb.st_mode & S_IFMT;
+}
+
+static void assert_link_to(const char *path, const char *target) {
+    char got[512];
+    ssize_t n = readlink(path, got, sizeof got - 1);
+    if (n < 0) {
+        fail_msg("%s is no longer a symbolic link", path);
+    }
+    got[n] = '\0';
+    assert_string_equal(got, target);
+}
+
+/* Names in a directory (without . and ..). */
+static size_t dir_count(const char *dir) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static char g_want[65536]; /* the canonical JSONL of cli_small.jsonl */
+static size_t g_want_len;
+static char g_small[4096];
+
+/* g_small, and g_want from `ctxc fmt`. */
+static void want_small(void) {
+    run_t r;
+    data_path(g_small, sizeof g_small, "cli_small.jsonl");
+    run_into(&r, g_out2, NULL, "fmt", g_small, (const char *)NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(r.out_len < sizeof g_want);
+    memcpy(g_want, r.out, r.out_len);
+    g_want_len = r.out_len;
+}
+
+/* `ctxc compress SRC` with a limit that keeps every entry (so the output
+ * is the canonical JSONL), to `-o out`. */
+#define COMPRESS_TO(r, src, out)                                               \
+    RUN((r), "compress", (src), "--strategy", "top-down-truncation",           \
+        "--context-limit", "100000", "-o", (out))
+
+static void assert_ok(const run_t *r) {
+    if (r->status != 0) {
+        fail_msg("exit %d, stderr: %s", r->status, r->err);
+    }
+}
+
+/* A symbolic link or a file planted at the old fixed temp name OUT.tmp is
+ * neither followed nor destroyed; OUT becomes a regular file. */
+static void test_output_planted_temp_is_left_alone(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    write_text(in_dir("victim"), "secret\n", 7);
+    assert_int_equal(symlink("victim", in_dir("out.jsonl.tmp")), 0);
+    write_text(in_dir("out2.jsonl.tmp"), "my notes\n", 9);
+    COMPRESS_TO(&r, g_small, in_dir("out.jsonl"));
+    assert_ok(&r);
+    assert_file_is(in_dir("victim"), "secret\n", 7);
+    assert_link_to(in_dir("out.jsonl.tmp"), "victim");
+    assert_file_is(in_dir("out.jsonl"), g_want, g_want_len);
+    COMPRESS_TO(&r, g_small, in_dir("out2.jsonl"));
+    assert_ok(&r);
+    assert_file_is(in_dir("out2.jsonl.tmp"), "my notes\n", 9);
+    assert_file_is(in_dir("out2.jsonl"), g_want, g_want_len);
+    assert_int_equal(dir_count(g_dir), 5); /* no temporary file left */
+    drop_dir();
+}
+
+/* /save goes through the same writer. */
+static void test_repl_save_planted_temp_is_left_alone(void **state) {
+    (void)state;
+    char script[256], text[700];
+    run_t r;
+    fresh_dir();
+    want_small();
+    write_text(in_dir("victim"), "secret\n", 7);
+    assert_int_equal(symlink("victim", in_dir("saved.jsonl.tmp")), 0);
+    snprintf(text, sizeof text, "/save %s\n", in_dir("saved.jsonl"));
+    write_temp(script, sizeof script, text, strlen(text));
+    RUN_STDIN(&r, script, "repl", "--history", g_small);
+    unlink(script);
+    assert_ok(&r);
+    assert_non_null(strstr(r.out, "saved 8 entries"));
+    assert_file_is(in_dir("victim"), "secret\n", 7);
+    assert_link_to(in_dir("saved.jsonl.tmp"), "victim");
+    assert_file_is(in_dir("saved.jsonl"), g_want, g_want_len);
+    assert_int_equal(mode_bits(in_dir("saved.jsonl")), 0600u);
+    drop_dir();
+}
+
+/* A new OUT is 0600; a replaced OUT keeps its mode (also when it is the
+ * input itself). */
+static void test_output_mode(void **state) {
+    (void)state;
+    run_t r;
+    mode_t old_mask = umask(022);
+    fresh_dir();
+    want_small();
+    COMPRESS_TO(&r, g_small, in_dir("new.jsonl"));
+    assert_ok(&r);
+    assert_int_equal(mode_bits(in_dir("new.jsonl")), 0600u);
+    write_text(in_dir("self.jsonl"), g_want, g_want_len);
+    assert_int_equal(chmod(in_dir("self.jsonl"), 0600), 0);
+    COMPRESS_TO(&r, in_dir("self.jsonl"), in_dir("self.jsonl"));
+    assert_ok(&r);
+    assert_int_equal(mode_bits(in_dir("self.jsonl")), 0600u);
+    assert_file_is(in_dir("self.jsonl"), g_want, g_want_len);
+    write_text(in_dir("shared.jsonl"), "old\n", 4);
+    assert_int_equal(chmod(in_dir("shared.jsonl"), 0640), 0);
+    COMPRESS_TO(&r, g_small, in_dir("shared.jsonl"));
+    assert_ok(&r);
+    assert_int_equal(mode_bits(in_dir("shared.jsonl")), 0640u);
+    assert_int_equal(dir_count(g_dir), 3);
+    drop_dir();
+    umask(old_mask);
+}
+
+/* A failed write leaves OUT as it was and no temporary file behind. */
+static void test_output_failure_leaves_no_trace(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    write_text(in_dir("out.jsonl"), "old\n", 4);
+    g_fsize_limit = 300; /* the history is 1313 bytes */
+    COMPRESS_TO(&r, g_small, in_dir("out.jsonl"));
+    g_fsize_limit = 0;
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "out.jsonl: write error"));
+    assert_file_is(in_dir("out.jsonl"), "old\n", 4);
+    assert_int_equal(dir_count(g_dir), 1);
+    drop_dir();
+}
+
+/* Reads what is waiting in a non-blocking FIFO. */
+static size_t drain(int fd, char *buf, size_t cap) {
+    size_t n = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got <= 0) {
+            break;
+        }
+        n += (size_t)got;
+    }
+    return n;
+}
+
+/* -o onto a FIFO (or a link to one) writes into it: the reader gets the
+ * history and the FIFO stays. */
+static void test_output_to_a_fifo(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    assert_int_equal(mkfifo(in_dir("pipe"), 0600), 0);
+    assert_int_equal(symlink("pipe", in_dir("link")), 0);
+    int rd = open(in_dir("pipe"), O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    COMPRESS_TO(&r, g_small, in_dir("pipe"));
+    assert_ok(&r);
+    size_t n = drain(rd, g_file, OUT_CAP);
+    assert_bytes_equal(g_file, n, g_want, g_want_len);
+    assert_int_equal(lstat_type(in_dir("pipe")), S_IFIFO);
+    COMPRESS_TO(&r, g_small, in_dir("link"));
+    assert_ok(&r);
+    n = drain(rd, g_file, OUT_CAP);
+    assert_bytes_equal(g_file, n, g_want, g_want_len);
+    assert_link_to(in_dir("link"), "pipe");
+    assert_int_equal(lstat_type(in_dir("pipe")), S_IFIFO);
+    close(rd);
+    assert_int_equal(dir_count(g_dir), 2);
+    drop_dir();
+}
+
+/* -o -, and a link to the descriptor of stdout, write to stdout. */
+static void test_output_to_stdout(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    assert_int_equal(symlink("/proc/self/fd/1", in_dir("to-stdout")), 0);
+    COMPRESS_TO(&r, g_small, in_dir("to-stdout"));
+    assert_ok(&r);
+    assert_bytes_equal(r.out, r.out_len, g_want, g_want_len);
+    assert_link_to(in_dir("to-stdout"), "/proc/self/fd/1");
+    g_child_dir = g_dir;
+    COMPRESS_TO(&r, g_small, "-");
+    g_child_dir = NULL;
+    assert_ok(&r);
+    assert_bytes_equal(r.out, r.out_len, g_want, g_want_len);
+    assert_int_equal(dir_count(g_dir), 1); /* no file named "-" */
+    drop_dir();
+}
+
+/* A character device stays one (as root: a copy of /dev/null made with
+ * mknod; skipped when mknod is not allowed). */
+static void test_output_to_a_device(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    if (mknod(in_dir("null"), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        COMPRESS_TO(&r, g_small, in_dir("null"));
+        assert_ok(&r);
+        assert_int_equal(lstat_type(in_dir("null")), S_IFCHR);
+        assert_int_equal(dir_count(g_dir), 1);
+    }
+    drop_dir();
+}
+
+/* A link to a regular file: the file is replaced (mode kept) in its own
+ * directory and the link stays; a dangling link or a directory is
+ * refused. */
+static void test_output_through_a_link(void **state) {
+    (void)state;
+    run_t r;
+    fresh_dir();
+    want_small();
+    assert_int_equal(mkdir(in_dir("sub"), 0700), 0);
+    write_text(in_dir("sub/real.jsonl"), "old\n", 4);
+    assert_int_equal(chmod(in_dir("sub/real.jsonl"), 0640), 0);
+    assert_int_equal(symlink("sub/real.jsonl", in_dir("l.jsonl")), 0);
+    COMPRESS_TO(&r, g_small, in_dir("l.jsonl"));
+    assert_ok(&r);
+    assert_link_to(in_dir("l.jsonl"), "sub/real.jsonl");
+    assert_file_is(in_dir("sub/real.jsonl"), g_want, g_want_len);
+    assert_int_equal(mode_bits(in_dir("sub/real.jsonl")), 0640u);
+    assert_int_equal(dir_count(in_dir("sub")), 1);
+
+    assert_int_equal(symlink("nowhere/x.jsonl", in_dir("d.jsonl")), 0);
+    COMPRESS_TO(&r, g_small, in_dir("d.jsonl"));
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "d.jsonl: a symbolic link to a file that "
+                                  "cannot be reached"));
+    assert_link_to(in_dir("d.jsonl"), "nowhere/x.jsonl");
+
+    COMPRESS_TO(&r, g_small, in_dir("sub"));
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "is a directory"));
+    assert_int_equal(dir_count(g_dir), 3);
+    assert_int_equal(dir_count(in_dir("sub")), 1);
+    drop_dir();
+}
+
+/* --- A FIFO in the settings folder ------------------------------------- */
+
+static void test_fifo_in_the_settings_folder(void **state) {
+    (void)state;
+    char path[600], script[256];
+    run_t r;
+    want_small();
+    fresh_home();
+    put_home_file("profiles/.keep", "");
+    snprintf(path, sizeof path, "%s/settings.json", g_home);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof path, "%s/profiles/p.json", g_home);
+    assert_int_equal(mkfifo(path, 0600), 0);
+
+    RUN(&r, "compress", g_small, "--strategy", "top-down-truncation",
+        "--context-limit", "100000");
+    assert_ok(&r);
+    assert_non_null(
+        strstr(r.err, "settings.json: not a regular file (a FIFO)"));
+    assert_bytes_equal(r.out, r.out_len, g_want, g_want_len);
+
+    RUN(&r, "compress", g_small, "--profile", "p");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "profiles/p.json: not a regular file"));
+
+    static const char text[] = "/profile load p\n/stats\n";
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    RUN_STDIN(&r, script, "repl");
+    unlink(script);
+    assert_ok(&r);
+    assert_non_null(strstr(r.out, "profiles/p.json: not a regular file"));
+    assert_non_null(strstr(r.out, "entries 0"));
+    drop_home();
+}
+
+/* --- REPL lines ---------------------------------------------------------- */
+
+static size_t count_of(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL;
+         p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/* A line over 65535 bytes is one error and nothing of it runs (not even a
+ * command in its tail); a NUL byte is an error; 65535 bytes is one entry. */
+static void test_repl_long_lines(void **state) {
+    (void)state;
+    static char text[300000];
+    char script[256];
+    size_t n = 0;
+    memset(text + n, 'a', 65535);
+    n += 65535;
+    n += (size_t)sprintf(text + n, "/set context-limit 999\n");
+    memset(text + n, 'b', 70000);
+    n += 70000;
+    text[n++] = '\n';
+    memcpy(text + n, "hello\0world\n", 12);
+    n += 12;
+    memset(text + n, 'c', 65535);
+    n += 65535;
+    n += (size_t)sprintf(text + n, "\n/stats\n");
+    write_temp(script, sizeof script, text, n);
+    run_t r;
+    RUN_STDIN(&r, script, "repl");
+    unlink(script);
+    assert_ok(&r);
+    assert_int_equal(count_of(r.out, "error: line longer than 65535 bytes"), 2);
+    assert_int_equal(count_of(r.out, "error: line contains a NUL byte"), 1);
+    assert_null(strstr(r.out, "999"));
+    /* only the c line: one word, 65535 code units -> 16384 tokens */
+    assert_non_null(strstr(r.out, "entries 1, tokens 16384\n"));
+    assert_non_null(strstr(r.out, "context-limit not set"));
+}
+
+/* Types n copies of c into the terminal, reading (and dropping) the echo
+ * as it comes so that neither side blocks. */
+static void pty_type_many(int m, char c, size_t n) {
+    static char chunk[256];
+    static char sink[4096];
+    memset(chunk, c, sizeof chunk);
+    while (n > 0) {
+        size_t k = n < sizeof chunk ? n : sizeof chunk;
+        struct pollfd p[1] = {{m, POLLIN | POLLOUT, 0}};
+        assert_true(poll(p, 1, 10000) > 0);
+        if (p[0].revents & POLLIN) {
+            assert_true(read(m, sink, sizeof sink) > 0);
+        }
+        if (p[0].revents & POLLOUT) {
+            ssize_t w = write(m, chunk, k);
+            assert_true(w > 0);
+            n -= (size_t)w;
+        }
+    }
+}
+
+/* Waits until the line editor reads the keyboard itself (a completion
+ * comes back), then empties the line: what is typed next goes to it, not
+ * to the terminal's own line buffer. */
+static void pty_sync_editor(int m) {
+    pty_type(m, "/sta\t");
+    pty_expect(m, "ts ");
+    pty_type(m, "\x01\x0b"); /* ^A ^K: start of line, kill to the end */
+}
+
+/* On a terminal too a line is one entry, never cut, and a line over
+ * 65535 bytes is one error with nothing of it run. */
+static void test_repl_terminal_long_line(void **state) {
+    (void)state;
+    const char *args[] = {"ctxc", "repl", NULL};
+    pid_t pid;
+    int m = pty_spawn(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_sync_editor(m);
+    pty_type_many(m, 'a', 9000);
+    pty_type(m, "\r");
+    pty_expect(m, "ctxc> ");
+    pty_sync_editor(m);
+    pty_type_many(m, 'b', 65535);
+    pty_type(m, "/set context-limit 999\r");
+    pty_expect(m, "error: line longer than 65535 bytes");
+    pty_type(m, "/stats\r");
+    /* only the first line: one word, 9000 code units -> 2250 tokens */
+    pty_expect(m, "entries 1, tokens 2250");
+    pty_expect(m, "context-limit not set");
+    pty_finish(m, pid);
+}
+
+/* --- Output errors ------------------------------------------------------- */
+
+static void assert_write_error(const run_t *r, const char *what) {
+    if (r->status != 1 || strstr(r->err, "stdout: write error") == NULL) {
+        fail_msg("%s onto /dev/full: want exit 1 and a write error; got exit "
+                 "%d, stderr: %s",
+                 what, r->status, r->err);
+    }
+}
+
+/* Every command whose stdout is /dev/full says so and exits 1. */
+static void test_output_errors_are_reported(void **state) {
+    (void)state;
+    char script[256];
+    run_t r;
+    want_small();
+    fresh_home();
+    g_stdout_path = "/dev/full";
+    RUN(&r, "--help");
+    assert_write_error(&r, "--help");
+    RUN(&r, "--version");
+    assert_write_error(&r, "--version");
+    RUN(&r, "stats", g_small);
+    assert_write_error(&r, "stats");
+    RUN(&r, "fmt", g_small);
+    assert_write_error(&r, "fmt");
+    RUN(&r, "compress", g_small, "--strategy", "top-down-truncation",
+        "--context-limit", "100000");
+    assert_write_error(&r, "compress");
+    RUN(&r, "prompts", "show", "middle-out");
+    assert_write_error(&r, "prompts show");
+    RUN(&r, "prompts", "list");
+    assert_write_error(&r, "prompts list");
+    RUN(&r, "prompts", "install");
+    assert_write_error(&r, "prompts install");
+    RUN(&r, "prompts", "--help");
+    assert_write_error(&r, "prompts --help");
+    static const char text[] = "/stats\n";
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    RUN_STDIN(&r, script, "repl");
+    unlink(script);
+    assert_write_error(&r, "repl");
+    g_stdout_path = NULL;
+    drop_home();
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
+    if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
+        cmocka_set_test_filter(getenv("CTXC_TEST_FILTER"));
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repl_on_a_terminal),
         cmocka_unit_test(test_repl_scripted),
@@ -1366,6 +1882,18 @@ int main(void) {
         cmocka_unit_test(test_line_longer_than_arena),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_example_session),
+        cmocka_unit_test(test_output_planted_temp_is_left_alone),
+        cmocka_unit_test(test_repl_save_planted_temp_is_left_alone),
+        cmocka_unit_test(test_output_mode),
+        cmocka_unit_test(test_output_failure_leaves_no_trace),
+        cmocka_unit_test(test_output_to_a_fifo),
+        cmocka_unit_test(test_output_to_stdout),
+        cmocka_unit_test(test_output_to_a_device),
+        cmocka_unit_test(test_output_through_a_link),
+        cmocka_unit_test(test_fifo_in_the_settings_folder),
+        cmocka_unit_test(test_repl_long_lines),
+        cmocka_unit_test(test_repl_terminal_long_line),
+        cmocka_unit_test(test_output_errors_are_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,8 @@
  *   - stale temporary names of crashed writers
  *   - concurrent writers and a reader on the POSIX fs: never a torn file
  *   - POSIX fs specifics: root selection, root creation and modes, read /
- *     stat / list / remove errors (symlink loop = an unreadable file)
+ *     stat / list / remove errors (symlink loop = an unreadable file), a
+ *     FIFO or device refused by read without waiting
  *   - a session with a port: the mutex serialises add / before_send from
  *     several threads; the clock times compressions; the log line
  *   - ctxc_port_log / ctxc_port_now_ms edge cases
@@ -1003,6 +1004,47 @@ static void posix_read_errors(void **state) {
     assert_int_equal(ctxc_fs_stat(&fs, "loop", &kind, &err), CTXC_E_IO);
 }
 
+/* A FIFO, a device (through a link) or a socket is refused at once with
+ * the path in the message; the read never waits on a FIFO without a
+ * writer. (SIGALRM ends the suite, a failure, if it ever waits.) */
+static void posix_read_refuses_non_regular_files(void **state) {
+    (void)state;
+    ctxc_fs_t fs = fresh_posix();
+    ctxc_error_t err;
+    char buf[64];
+    size_t len = 0;
+    char path[2048];
+    assert_int_equal(ctxc_fs_mkdirs(&fs, "profiles", &err), CTXC_OK);
+
+    snprintf(path, sizeof path, "%s/settings.json", g_px.root);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(
+        ctxc_fs_read(&fs, "settings.json", buf, sizeof buf, &len, &err),
+        CTXC_E_IO);
+    alarm(0);
+    assert_has(ctxc_error_message(&err), path);
+    assert_has(ctxc_error_message(&err), "not a regular file (a FIFO)");
+
+    snprintf(path, sizeof path, "%s/profiles/p.json", g_px.root);
+    assert_int_equal(symlink("/dev/null", path), 0);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(
+        ctxc_fs_read(&fs, "profiles/p.json", buf, sizeof buf, &len, &err),
+        CTXC_E_IO);
+    assert_has(ctxc_error_message(&err), "profiles/p.json");
+    assert_has(ctxc_error_message(&err), "not a regular file (a device)");
+
+    /* a link to a regular file is still read (the user's own) */
+    assert_int_equal(
+        ctxc_fs_write_atomic(&fs, "real.json", OLD, strlen(OLD), &err),
+        CTXC_OK);
+    snprintf(path, sizeof path, "%s/link.json", g_px.root);
+    assert_int_equal(symlink("real.json", path), 0);
+    assert_string_equal(read_text(&fs, "link.json", NULL), OLD);
+}
+
 static void posix_stat_kinds(void **state) {
     (void)state;
     ctxc_fs_t fs = fresh_posix();
@@ -1499,6 +1541,7 @@ int main(void) {
         cmocka_unit_test(posix_init_relative_root_is_invalid),
         cmocka_unit_test(posix_root_created_0700_on_first_write),
         cmocka_unit_test(posix_read_errors),
+        cmocka_unit_test(posix_read_refuses_non_regular_files),
         cmocka_unit_test(posix_stat_kinds),
         cmocka_unit_test(posix_list_entries),
         cmocka_unit_test(posix_remove),
