@@ -91,6 +91,18 @@ static bool is_tool_block(ctxc_block_type_t t) {
     return t == CTXC_BLOCK_TOOL_CALL || t == CTXC_BLOCK_TOOL_RESPONSE;
 }
 
+/* Like ctxc_entry_next_block, over the tool_call and tool_response blocks
+ * only. */
+static bool next_tool_block(const ctxc_entry_t *e, const uint8_t **cur,
+                            ctxc_block_t *b) {
+    while (ctxc_entry_next_block(e, cur, b)) {
+        if (is_tool_block(b->type)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Whether `e` holds a block of `type` whose id equals `id` (or the source
  * `sid` when that is not NULL). */
 static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
@@ -126,7 +138,6 @@ static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
                      id, m->sid);
 }
 
-
 /* Adds the tool blocks of entry `pos` to the index. False when it is full. */
 static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
     ctxc_entry_t e;
@@ -134,10 +145,7 @@ static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     match_ctx_t m = {h, NULL};
-    while (ctxc_entry_next_block(&e, &cur, &b)) {
-        if (!is_tool_block(b.type)) {
-            continue;
-        }
+    while (next_tool_block(&e, &cur, &b)) {
         ctxc_str_t id = block_id(&b);
         ctxc__id_slot_t *s =
             ctxc__ids_add(ix, id, ctxc__ids_hash(id), match_store, &m);
@@ -221,10 +229,7 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
         ctxc_history_get(h, i, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (!is_tool_block(b.type)) {
-                continue;
-            }
+        while (next_tool_block(&e, &cur, &b)) {
             ctxc_str_t id = block_id(&b);
             uint32_t hash = ctxc__ids_hash(id);
             for (size_t k = 0; k < n; k++) {
@@ -439,10 +444,7 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
                        ctxc_history_get(h, op->replaces, &old) == CTXC_OK;
         const uint8_t *cur = NULL;
         ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (!is_tool_block(b.type)) {
-                continue;
-            }
+        while (next_tool_block(&e, &cur, &b)) {
             ctxc_str_t id = block_id(&b);
             if (!has_old || old.speaker != e.speaker ||
                 !entry_has(&old, b.type, id, NULL)) {
@@ -463,10 +465,7 @@ static void mark_entry(const ctxc_history_t *h, ctxc__id_index_t *ix,
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     match_ctx_t m = {h, NULL};
-    while (ctxc_entry_next_block(e, &cur, &b)) {
-        if (!is_tool_block(b.type)) {
-            continue;
-        }
+    while (next_tool_block(e, &cur, &b)) {
         ctxc_str_t id = block_id(&b);
         ctxc__id_slot_t *s =
             ctxc__ids_find(ix, id, ctxc__ids_hash(id), match_store, &m);
