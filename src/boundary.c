@@ -30,18 +30,95 @@ bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
     return false;
 }
 
-ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
-                                 uint16_t *mem, size_t mem_cap,
-                                 ctxc_error_t *err) {
-    size_t n = view->count;
-    if (mem_cap < n + 1) {
-        return ctxc__fail_space(err, n + 1 - mem_cap,
-                                "boundary data needs %z elements, has %z",
-                                n + 1, mem_cap);
+/* ---- the call id index of a view ---------------------------------------- */
+
+size_t ctxc__view_blocks(const ctxc_view_t *v) {
+    size_t n = 0;
+    for (size_t p = 0; p < v->count; p++) {
+        n += v->slots_[ctxc_view_index(v, p)].block_count;
     }
+    return n;
+}
+
+/* The id at the slot's call (or, without one, response) position. */
+static bool pairs_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const ctxc__pairs_t *pr = (const ctxc__pairs_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_view_get(pr->v, call ? slot->call : slot->resp, &e);
+    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
+        CTXC_OK) {
+        return false;
+    }
+    return ctxc__str_eq(call ? b.u.tool_call.id : b.u.tool_response.call_id,
+                        id);
+}
+
+ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
+    if (!pr->ok) {
+        return NULL;
+    }
+    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), pairs_match,
+                          (void *)(uintptr_t)pr);
+}
+
+/* Indexes one tool_call or tool_response; false when the view is not
+ * regular or the table is full. */
+static bool pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
+                      size_t k, const ctxc_block_t *b) {
+    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
+    if (k >= CTXC__IDS_NONE ||
+        e->speaker != (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+        return false;
+    }
+    ctxc_str_t id = call ? b->u.tool_call.id : b->u.tool_response.call_id;
+    ctxc__id_slot_t *s =
+        ctxc__ids_add(&pr->ix, id, ctxc__ids_hash(id), pairs_match, pr);
+    if (s == NULL || (call ? s->call : s->resp) != CTXC__IDS_NONE) {
+        return false;
+    }
+    if (call) {
+        s->call = (uint16_t)p;
+        s->call_block = (uint16_t)k;
+    } else {
+        s->resp = (uint16_t)p;
+        s->resp_block = (uint16_t)k;
+    }
+    return true;
+}
+
+void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    pr->v = v;
+    pr->ok = false;
+    ctxc__ids_init_for(&pr->ix, mem, bytes, ctxc__view_blocks(v));
+    if (pr->ix.cap == 0 || v->count >= CTXC__IDS_NONE) {
+        return;
+    }
+    for (size_t p = 0; p < v->count; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !pairs_add(pr, &e, p, k, &b)) {
+                return;
+            }
+        }
+    }
+    pr->ok = true;
+}
+
+/* ---- boundaries ---------------------------------------------------------- */
+
+/* The boundary data by scans: for each call, the first response after it. */
+static void limits_by_scan(const ctxc_view_t *view, uint16_t *mem) {
     uint16_t running = 0; /* 1 + the furthest response of calls so far */
     mem[0] = 0;
-    for (size_t a = 0; a < n; a++) {
+    for (size_t a = 0; a < view->count; a++) {
         ctxc_entry_t e;
         ctxc_view_get(view, a, &e);
         const uint8_t *cur = NULL;
@@ -58,52 +135,114 @@ ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
         }
         mem[a + 1] = running;
     }
-    b->limit = mem;
-    b->count = n;
+}
+
+/* The same from the call id index: a regular view's calls are all in ai
+ * entries and their response is the indexed one when it lies after them. */
+static void limits_by_index(const ctxc__pairs_t *pr, uint16_t *mem) {
+    const ctxc_view_t *view = pr->v;
+    uint16_t running = 0;
+    mem[0] = 0;
+    for (size_t a = 0; a < view->count; a++) {
+        ctxc_entry_t e;
+        ctxc_view_get(view, a, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t blk;
+        while (e.speaker == CTXC_SPEAKER_AI &&
+               ctxc_entry_next_block(&e, &cur, &blk)) {
+            if (blk.type != CTXC_BLOCK_TOOL_CALL) {
+                continue;
+            }
+            const ctxc__id_slot_t *s = ctxc__pairs_find(pr, blk.u.tool_call.id);
+            if (s != NULL && s->resp != CTXC__IDS_NONE && s->resp > a &&
+                s->resp + 1u > running) {
+                running = (uint16_t)(s->resp + 1u);
+            }
+        }
+        mem[a + 1] = running;
+    }
+}
+
+static ctxc_status_t boundary_room(const ctxc_view_t *view, size_t mem_cap,
+                                   ctxc_error_t *err) {
+    size_t n = view->count;
+    if (mem_cap < n + 1) {
+        return ctxc__fail_space(err, n + 1 - mem_cap,
+                                "boundary data needs %z elements, has %z",
+                                n + 1, mem_cap);
+    }
     return CTXC_OK;
 }
 
-bool ctxc_split_is_valid(const ctxc_boundary_t *b, size_t i) {
+static void boundary_fill(ctxc_boundary_t *b, const ctxc__pairs_t *pr,
+                          uint16_t *mem) {
+    if (pr->ok) {
+        limits_by_index(pr, mem);
+    } else {
+        limits_by_scan(pr->v, mem);
+    }
+    b->limit = mem;
+    b->count = pr->v->count;
+}
+
+ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
+                                 uint16_t *mem, size_t mem_cap, void *index,
+                                 size_t index_bytes, ctxc_error_t *err) {
+    ctxc_status_t st = boundary_room(view, mem_cap, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    ctxc__pairs_t pr;
+    ctxc__pairs_build(&pr, view, index, index_bytes);
+    boundary_fill(b, &pr, mem);
+    return CTXC_OK;
+}
+
+bool ctxc_boundary_is_valid(const ctxc_boundary_t *b, size_t i) {
     return i <= b->count && b->limit[i] <= i;
 }
 
-size_t ctxc_find_forward_valid_split_point(const ctxc_boundary_t *b, size_t i) {
+size_t ctxc_boundary_forward(const ctxc_boundary_t *b, size_t i) {
     for (size_t j = i; j < b->count; j++) {
-        if (ctxc_split_is_valid(b, j)) {
+        if (ctxc_boundary_is_valid(b, j)) {
             return j;
         }
     }
     return b->count;
 }
 
-size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b,
-                                            size_t i) {
+size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i) {
     if (i > b->count) {
         i = b->count;
     }
     for (size_t j = i; j > 0; j--) {
-        if (ctxc_split_is_valid(b, j)) {
+        if (ctxc_boundary_is_valid(b, j)) {
             return j;
         }
     }
     return 0;
 }
 
-size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i) {
-    size_t f = ctxc_find_forward_valid_split_point(b, i);
-    return f < b->count ? f : ctxc_find_backward_valid_split_point(b, i);
+size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i) {
+    size_t f = ctxc_boundary_forward(b, i);
+    return f < b->count ? f : ctxc_boundary_backward(b, i);
 }
 
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
                                      ctxc_strategy_id_t id, ctxc_plan_t *plan,
-                                     ctxc_boundary_t *bd, uint64_t *total,
-                                     uint64_t *target, ctxc_error_t *err) {
+                                     ctxc_boundary_t *bd, ctxc__pairs_t *pairs,
+                                     uint64_t *total, uint64_t *target,
+                                     ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
-    ctxc_status_t st =
-        ctxc_boundary_init(bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    const ctxc_work_t *w = ctx->work;
+    ctxc_status_t st = boundary_room(v, w->cap + 1, err);
     if (st != CTXC_OK) {
         return st;
     }
+    ctxc__pairs_build(
+        pairs, v, w->index,
+        w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
+    boundary_fill(bd, pairs, w->boundary);
     *total = 0;
     for (size_t i = 0; i < v->count; i++) {
         ctxc_entry_t e;

@@ -12,6 +12,7 @@
 #include "ctxc/history.h"
 #include "ctxc/status.h"
 #include "ctxc/strategy.h"
+#include "id_index.h"
 
 /* ---- errors -------------------------------------------------------------
  * Mini formatter (no stdio in the library): %s (const char *), %u (unsigned),
@@ -244,18 +245,42 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 ctxc_density_result_t *result,
                                 ctxc_error_t *err);
 
+/* ---- tool-call pairing of a view (boundary.c) ----------------------------
+ * A call id index over a view: for each id the position and block of its
+ * tool_call and of its tool_response. `ok` when the view is regular (every
+ * tool_call in an ai entry, every tool_response in a tool entry, no id with
+ * two calls or two responses) and the index holds every id: then "the first
+ * tool_response after the call" and "the last tool_call before the
+ * response" are the indexed ones when they lie on the right side. Otherwise
+ * callers scan (the same answers, slower). */
+typedef struct {
+    const ctxc_view_t *v;
+    ctxc__id_index_t ix;
+    bool ok;
+} ctxc__pairs_t;
 
-/* Common start of a compress(): the boundary data of the context's view in
- * ctx->work->aux, the sum of the view's cached estimates (also recorded as
- * plan->meta.tokens_before, with the strategy and the original count) and
- * the target threshold x limit x 0.6. */
+/* Builds the index over `mem` (bytes; may be NULL). */
+void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes);
+/* The slot of `id` (pr->ok only), or NULL. */
+ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id);
+/* Sum of the block counts of a view's entries (an upper bound of its keys). */
+size_t ctxc__view_blocks(const ctxc_view_t *v);
+
+/* Common start of a compress(): the call id index of the context's view in
+ * the first table of ctx->work->index, the boundary data in
+ * ctx->work->boundary, the sum of the view's cached estimates (also
+ * recorded as plan->meta.tokens_before, with the strategy and the original
+ * count) and the target threshold x limit x 0.6. */
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
                                      ctxc_strategy_id_t id, ctxc_plan_t *plan,
-                                     ctxc_boundary_t *bd, uint64_t *total,
-                                     uint64_t *target, ctxc_error_t *err);
+                                     ctxc_boundary_t *bd, ctxc__pairs_t *pairs,
+                                     uint64_t *total, uint64_t *target,
+                                     ctxc_error_t *err);
 
-/* First tool_response to `id` after view position `from`: its position and
- * block index. False when there is none (an unpaired call). */
+/* First tool_response to `id` in a tool entry after view position `from`:
+ * its position and block index. False when there is none (an unpaired
+ * call). A scan. */
 bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
                          size_t *pos, size_t *block);
 

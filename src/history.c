@@ -748,8 +748,8 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
     op->speaker = slot.speaker;
     op->flags = slot.flags;
     op->block_count = slot.block_count;
-    op->a = (uint32_t)*used;
-    op->b = (uint32_t)size;
+    op->offset = (uint32_t)*used;
+    op->size = (uint32_t)size;
     op->tokens = ctxc__estimate_with(est, user, &e);
     op->replaces = UINT32_MAX;
     *used += size;
@@ -758,9 +758,9 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
 
 void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
                     ctxc_entry_t *e) {
-    ctxc_slot_t slot = {op->a,           op->b,       op->tokens,
+    ctxc_slot_t slot = {op->offset,      op->size,    op->tokens,
                         op->block_count, op->speaker, op->flags};
-    record_entry(scratch + op->a, &slot, e);
+    record_entry(scratch + op->offset, &slot, e);
 }
 
 ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
@@ -776,27 +776,29 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
         if (op->kind == CTXC_PLAN_KEEP) {
-            if (op->a < next || op->a > op->b || op->b > h->count) {
+            if (op->from < next || op->from > op->to || op->to > h->count) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z keeps [%z, %z): out of order or "
                                   "beyond the %z entries",
-                                  k, (size_t)op->a, (size_t)op->b, h->count);
+                                  k, (size_t)op->from, (size_t)op->to,
+                                  h->count);
             }
-            next = op->b;
-            new_count += op->b - op->a;
-            for (size_t i = op->a; i < op->b; i++) {
+            next = op->to;
+            new_count += op->to - op->from;
+            for (size_t i = op->from; i < op->to; i++) {
                 new_used += h->slots[i].size;
             }
         } else if (op->kind == CTXC_PLAN_INSERT) {
-            if (plan->scratch == NULL || op->a > plan->scratch_used ||
-                op->b > plan->scratch_used - op->a || op->b < REC_HEADER) {
+            if (plan->scratch == NULL || op->offset > plan->scratch_used ||
+                op->size > plan->scratch_used - op->offset ||
+                op->size < REC_HEADER) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z inserts bytes outside the plan's "
                                   "scratch area",
                                   k);
             }
             new_count++;
-            new_used += op->b;
+            new_used += op->size;
         } else {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "plan op %z has unknown kind %u", k,
@@ -819,10 +821,10 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     size_t k = 0;
     for (size_t i = 0; i < h->count; i++) {
         while (k < plan->count &&
-               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].b <= i)) {
+               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].to <= i)) {
             k++;
         }
-        bool kept = k < plan->count && plan->ops[k].a <= i;
+        bool kept = k < plan->count && plan->ops[k].from <= i;
         if (!kept) {
             h->slots[i].flags |= SLOT_MARK;
         }
@@ -835,7 +837,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t j = plan->count; j-- > 0;) {
         const ctxc_plan_op_t *op = &plan->ops[j];
         if (op->kind == CTXC_PLAN_KEEP) {
-            for (size_t n = op->b - op->a; n > 0; n--) {
+            for (size_t n = op->to - op->from; n > 0; n--) {
                 ctxc_slot_t s = h->slots[--kept_left];
                 pos_byte -= s.size;
                 memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
@@ -843,9 +845,9 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
                 h->slots[--pos_slot] = s;
             }
         } else {
-            pos_byte -= op->b;
-            memcpy(h->arena + pos_byte, plan->scratch + op->a, op->b);
-            ctxc_slot_t s = {(uint32_t)pos_byte, op->b,       op->tokens,
+            pos_byte -= op->size;
+            memcpy(h->arena + pos_byte, plan->scratch + op->offset, op->size);
+            ctxc_slot_t s = {(uint32_t)pos_byte, op->size,    op->tokens,
                              op->block_count,    op->speaker, op->flags};
             h->slots[--pos_slot] = s;
         }
@@ -857,7 +859,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t j = 0; j < plan->count; j++) {
         const ctxc_plan_op_t *op = &plan->ops[j];
         if (op->kind == CTXC_PLAN_KEEP) {
-            at += op->b - op->a;
+            at += op->to - op->from;
             continue;
         }
         ctxc_entry_t e;
@@ -896,10 +898,67 @@ static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
     return false;
 }
 
-void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
+/* The id at a stats slot: its first call, or its last response. */
+static bool stats_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const ctxc_history_t *h = (const ctxc_history_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    slot_entry(h, call ? slot->call : slot->resp, &e);
+    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
+        CTXC_OK) {
+        return false;
+    }
+    return ctxc__str_eq(call ? b.u.tool_call.id : b.u.tool_response.call_id,
+                        id);
+}
+
+/* Indexes every id: its first tool_call (call) and its last tool_response
+ * (resp), by entry. False when the table cannot hold them. */
+static bool stats_index(const ctxc_history_t *h, ctxc__id_index_t *ix) {
+    if (ix->cap == 0 || h->count >= CTXC__IDS_NONE) {
+        return false;
+    }
+    for (size_t i = 0; i < h->count; i++) {
+        ctxc_entry_t e;
+        slot_entry(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            bool call = b.type == CTXC_BLOCK_TOOL_CALL;
+            if (!call && b.type != CTXC_BLOCK_TOOL_RESPONSE) {
+                continue;
+            }
+            ctxc_str_t id = call ? b.u.tool_call.id : b.u.tool_response.call_id;
+            ctxc__id_slot_t *s = ctxc__ids_add(
+                ix, id, ctxc__ids_hash(id), stats_match, (void *)(uintptr_t)h);
+            if (s == NULL || k >= CTXC__IDS_NONE) {
+                return false;
+            }
+            if (call && s->call == CTXC__IDS_NONE) {
+                s->call = (uint16_t)i;
+                s->call_block = (uint16_t)k;
+            } else if (!call) {
+                s->resp = (uint16_t)i;
+                s->resp_block = (uint16_t)k;
+            }
+        }
+    }
+    return true;
+}
+
+void ctxc_history_stats_indexed(const ctxc_history_t *h, void *index,
+                                size_t index_bytes, ctxc_history_stats_t *out) {
     memset(out, 0, sizeof *out);
     out->entries = h->count;
     out->tokens = ctxc_history_tokens(h);
+    size_t blocks = 0;
+    for (size_t i = 0; i < h->count; i++) {
+        blocks += h->slots[i].block_count;
+    }
+    ctxc__id_index_t ix;
+    ctxc__ids_init_for(&ix, index, index != NULL ? index_bytes : 0, blocks);
+    bool indexed = stats_index(h, &ix);
     for (size_t i = 0; i < h->count; i++) {
         ctxc_entry_t e;
         slot_entry(h, i, &e);
@@ -910,19 +969,36 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
             out->per_block_type[b.type]++;
             if (b.type == CTXC_BLOCK_TOOL_CALL) {
                 out->tool_calls++;
-                if (!find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
-                             b.u.tool_call.id)) {
+                ctxc_str_t id = b.u.tool_call.id;
+                const ctxc__id_slot_t *s =
+                    indexed ? ctxc__ids_find(&ix, id, ctxc__ids_hash(id),
+                                             stats_match, (void *)(uintptr_t)h)
+                            : NULL;
+                if (indexed
+                        ? s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= i
+                        : !find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
+                                   id)) {
                     out->unpaired_calls++;
                 }
             } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
                 out->tool_responses++;
-                if (!find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL,
-                             b.u.tool_response.call_id)) {
+                ctxc_str_t id = b.u.tool_response.call_id;
+                const ctxc__id_slot_t *s =
+                    indexed ? ctxc__ids_find(&ix, id, ctxc__ids_hash(id),
+                                             stats_match, (void *)(uintptr_t)h)
+                            : NULL;
+                if (indexed
+                        ? s == NULL || s->call == CTXC__IDS_NONE || s->call >= i
+                        : !find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL, id)) {
                     out->unpaired_responses++;
                 }
             }
         }
     }
+}
+
+void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
+    ctxc_history_stats_indexed(h, NULL, 0, out);
 }
 
 /* ---- metadata ------------------------------------------------------------ */

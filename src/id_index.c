@@ -21,11 +21,30 @@ void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     ctxc__ids_clear(ix);
 }
 
+void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                        size_t ids) {
+    size_t most = bytes / sizeof(ctxc__id_slot_t);
+    size_t want = 16;
+    while (want < most && want / 4 * 3 < ids) {
+        want *= 2;
+    }
+    if (want >= most) {
+        ctxc__ids_init(ix, mem, bytes); /* all there is */
+        return;
+    }
+    /* room for `want` slots after the alignment skip */
+    ctxc__ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
+}
+
 void ctxc__ids_clear(ctxc__id_index_t *ix) {
     ix->used = 0;
     for (size_t i = 0; i < ix->cap; i++) {
         ix->slots[i].call = CTXC__IDS_NONE;
         ix->slots[i].resp = CTXC__IDS_NONE;
+        ix->slots[i].call_block = 0;
+        ix->slots[i].resp_block = 0;
+        ix->slots[i].flags = 0;
+        ix->slots[i].count = 0;
         ix->slots[i].hash = 0;
     }
 }

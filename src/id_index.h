@@ -24,8 +24,12 @@
 
 typedef struct {
     uint32_t hash;
-    uint16_t call; /* position of the tool_call, or CTXC__IDS_NONE */
-    uint16_t resp; /* position of the tool_response, or CTXC__IDS_NONE */
+    uint16_t call;       /* position of the tool_call, or CTXC__IDS_NONE */
+    uint16_t resp;       /* position of the tool_response, or CTXC__IDS_NONE */
+    uint16_t call_block; /* block index of the tool_call at `call` */
+    uint16_t resp_block; /* block index of the tool_response at `resp` */
+    uint16_t flags;      /* the caller's (0 in a new slot) */
+    uint16_t count;      /* the caller's (0 in a new slot) */
 } ctxc__id_slot_t;
 
 typedef struct {
@@ -39,12 +43,20 @@ typedef struct {
 typedef bool (*ctxc__id_match_fn)(void *ctx, const ctxc__id_slot_t *slot,
                                   ctxc_str_t id);
 
-/* Bytes of one slot, for sizing memory. */
-#define CTXC__ID_SLOT_BYTES 8u
+/* Bytes of one slot, for sizing memory (CTXC_WORK_INDEX_SLOT_BYTES in
+ * strategy.h and CTXC_STATS_INDEX_SLOT_BYTES in history.h say the same). */
+#define CTXC__ID_SLOT_BYTES 16u
 
 /* Uses the largest power-of-two number of slots that fits `bytes` of `mem`
  * (aligned to 4). Fewer than 4 slots: no table (every add fails). */
 void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes);
+
+/* Like ctxc__ids_init, but uses only as many slots as `ids` ids need (the
+ * smallest power of two whose 3/4 holds them, at least 16), when the memory
+ * has them: clearing a table costs its size, so a step over a short history
+ * does not pay for a large work area. */
+void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                        size_t ids);
 
 /* Empties the table (keeps its memory). */
 void ctxc__ids_clear(ctxc__id_index_t *ix);

@@ -246,7 +246,10 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
     if (!cli_load(path, &name)) {
         return CLI_EXIT_FAIL;
     }
-    ctxc_history_stats(&cli_history, &st);
+    /* the id index that makes the pairing counts linear in the history */
+    static uint32_t
+        index[CTXC_STATS_INDEX_BYTES(CTXC_CFG_HISTORY_MAX_ENTRIES) / 4u];
+    ctxc_history_stats_indexed(&cli_history, index, sizeof index, &st);
     ctxc_history_usage(&cli_history, &use);
 
     printf("file: %s\n", name);

@@ -313,9 +313,31 @@ typedef struct {
     uint64_t tokens;           /* ctxc_history_tokens() */
 } ctxc_history_stats_t;
 
-/* Counts entries, blocks and tool-call pairing. O(calls x blocks), no
- * memory beyond `out`. */
+/* Counts entries, blocks and tool-call pairing. No memory beyond `out`:
+ * O(calls x blocks). ctxc_history_stats_indexed() is the linear form. */
 void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
+
+/* Bytes of one slot of the id index ctxc_history_stats_indexed() uses. */
+#define CTXC_STATS_INDEX_SLOT_BYTES 16u
+/* Index bytes that make stats linear for any history of up to
+ * `max_entries` entries with up to 1.5 tool ids per entry (2 slots per
+ * entry, rounded up to a power of two, plus alignment). */
+#define CTXC_STATS_INDEX_BYTES(max_entries)                                    \
+    (CTXC_STATS_INDEX_SLOT_BYTES * (((size_t)(max_entries)*2u - 1u) |          \
+                                    (((size_t)(max_entries)*2u - 1u) >> 1) |   \
+                                    (((size_t)(max_entries)*2u - 1u) >> 2) |   \
+                                    (((size_t)(max_entries)*2u - 1u) >> 4) |   \
+                                    (((size_t)(max_entries)*2u - 1u) >> 8) |   \
+                                    (((size_t)(max_entries)*2u - 1u) >> 16)) + \
+     CTXC_STATS_INDEX_SLOT_BYTES + 4u)
+
+/* The same counts, using `index` (index_bytes bytes of caller memory,
+ * CTXC_STATS_INDEX_SLOT_BYTES per slot, e.g. CTXC_STATS_INDEX_BYTES()) for
+ * a call id index: O(blocks) when it holds every id (up to 3/4 of its
+ * slots), otherwise (or with index NULL) the scans of ctxc_history_stats().
+ * The results are the same either way. */
+void ctxc_history_stats_indexed(const ctxc_history_t *h, void *index,
+                                size_t index_bytes, ctxc_history_stats_t *out);
 
 /* --- Metadata ------------------------------------------------------------ */
 

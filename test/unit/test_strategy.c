@@ -107,21 +107,30 @@ static void test_unknown_name_is_named_in_the_error(void **state) {
 
 /* ---- boundaries ---------------------------------------------------------- */
 
+/* The boundary data of the curated view, computed with the call id index
+ * and without it (the scans): both must agree. */
 static ctxc_boundary_t boundary_of(const ctxc_history_t *h) {
     static ctxc_view_t view;
-    static uint16_t mem[65];
-    ctxc_boundary_t b;
+    static uint16_t mem[65], scanned[65];
+    ctxc_boundary_t b, by_scan;
     assert_int_equal(ctxc_view_init(&view, h, CTXC_VIEW_CURATED, work.map,
                                     work.cap, NULL),
                      CTXC_OK);
-    assert_int_equal(ctxc_boundary_init(&b, &view, mem, 65, NULL), CTXC_OK);
+    assert_int_equal(ctxc_boundary_init(&b, &view, mem, 65, work.index,
+                                        work.index_slots * CTXC_WORK_INDEX_SLOT_BYTES,
+                                        NULL),
+                     CTXC_OK);
+    assert_int_equal(ctxc_boundary_init(&by_scan, &view, scanned, 65, NULL, 0, NULL),
+                     CTXC_OK);
+    assert_int_equal(by_scan.count, b.count);
+    assert_memory_equal(mem, scanned, (b.count + 1) * sizeof mem[0]);
     return b;
 }
 
 static void valid_splits(const ctxc_boundary_t *b, const char *expected) {
     char got[80] = "";
     for (size_t i = 0; i <= b->count; i++) {
-        if (ctxc_split_is_valid(b, i)) {
+        if (ctxc_boundary_is_valid(b, i)) {
             size_t n = strlen(got);
             snprintf(got + n, sizeof got - n, "%s%zu", n ? "," : "", i);
         }
@@ -143,13 +152,13 @@ static void test_worked_example_of_the_design(void **state) {
     t_add(&hist, CTXC_SPEAKER_TOOL, &r2, 1);
     ctxc_boundary_t b = boundary_of(&hist);
     valid_splits(&b, "0,1,2,5");
-    assert_int_equal(ctxc_find_forward_valid_split_point(&b, 3), 5);
-    assert_int_equal(ctxc_find_forward_valid_split_point(&b, 2), 2);
-    assert_int_equal(ctxc_find_backward_valid_split_point(&b, 4), 2);
-    assert_int_equal(ctxc_find_backward_valid_split_point(&b, 9), 5);
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 3), 2); /* fwd = N */
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 1), 1);
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 5), 5);
+    assert_int_equal(ctxc_boundary_forward(&b, 3), 5);
+    assert_int_equal(ctxc_boundary_forward(&b, 2), 2);
+    assert_int_equal(ctxc_boundary_backward(&b, 4), 2);
+    assert_int_equal(ctxc_boundary_backward(&b, 9), 5);
+    assert_int_equal(ctxc_boundary_adjust(&b, 3), 2); /* fwd = N */
+    assert_int_equal(ctxc_boundary_adjust(&b, 1), 1);
+    assert_int_equal(ctxc_boundary_adjust(&b, 5), 5);
 }
 
 static void test_parallel_calls_in_one_tool_entry_and_non_adjacent(void **state) {
@@ -190,8 +199,70 @@ static void test_boundary_memory_too_small(void **state) {
     ctxc_boundary_t b;
     ctxc_error_t err;
     ctxc_view_init(&v, &hist, CTXC_VIEW_RAW, work.map, work.cap, NULL);
-    assert_int_equal(ctxc_boundary_init(&b, &v, mem, 2, &err), CTXC_E_NO_SPACE);
+    assert_int_equal(ctxc_boundary_init(&b, &v, mem, 2, NULL, 0, &err),
+                     CTXC_E_NO_SPACE);
     assert_int_equal(err.needed, 1);
+}
+
+static void test_irregular_pairing_splits_as_the_scans_do(void **state) {
+    (void)state;
+    /* duplicate ids, a response before its call, a call in a human entry:
+     * boundary_of() checks the index against the scans */
+    ctxc_block_t d = t_call("d", "run", "{}");
+    ctxc_block_t rd = t_resp("d", "run", "\"\"", NULL);
+    ctxc_block_t e = t_call("early", "run", "{}");
+    ctxc_block_t re = t_resp("early", "run", "\"\"", NULL);
+    t_add(&hist, CTXC_SPEAKER_AI, &d, 1);    /* 0 */
+    t_add(&hist, CTXC_SPEAKER_AI, &d, 1);    /* 1: the same id again */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &rd, 1); /* 2: answers both */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &re, 1); /* 3: before its call */
+    t_add(&hist, CTXC_SPEAKER_HUMAN, &e, 1); /* 4: a call in a human entry */
+    t_add_text(&hist, CTXC_SPEAKER_AI, "x"); /* 5 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &re, 1); /* 6 */
+    ctxc_boundary_t b = boundary_of(&hist);
+    valid_splits(&b, "0,3,4,7");
+}
+
+/* ---- pairing counts (ctxc_history_stats) with and without an index ------- */
+
+static void assert_stats_agree(const ctxc_history_t *h, size_t calls,
+                               size_t responses, size_t unpaired_calls,
+                               size_t unpaired_responses) {
+    static uint32_t big[CTXC_STATS_INDEX_BYTES(64) / 4u];
+    static uint32_t tiny[16]; /* 4 slots: 3 ids */
+    ctxc_history_stats_t plain, with_big, with_tiny;
+    ctxc_history_stats(h, &plain);
+    ctxc_history_stats_indexed(h, big, sizeof big, &with_big);
+    ctxc_history_stats_indexed(h, tiny, sizeof tiny, &with_tiny);
+    assert_int_equal(plain.tool_calls, calls);
+    assert_int_equal(plain.tool_responses, responses);
+    assert_int_equal(plain.unpaired_calls, unpaired_calls);
+    assert_int_equal(plain.unpaired_responses, unpaired_responses);
+    assert_memory_equal(&with_big, &plain, sizeof plain);
+    assert_memory_equal(&with_tiny, &plain, sizeof plain);
+}
+
+static void test_stats_pairing_with_and_without_an_index(void **state) {
+    (void)state;
+    ctxc_block_t calls[2] = {t_call("c1", "glob", "{}"), t_call("c2", "glob", "{}")};
+    ctxc_block_t both[2] = {t_resp("c1", "glob", "\"\"", NULL),
+                            t_resp("c2", "glob", "\"\"", NULL)};
+    ctxc_block_t lost = t_call("gone", "run", "{}");
+    ctxc_block_t ghost = t_resp("ghost", "run", "\"\"", NULL);
+    ctxc_block_t early = t_resp("late", "run", "\"\"", NULL);
+    ctxc_block_t late = t_call("late", "run", "{}");
+    t_add(&hist, CTXC_SPEAKER_AI, calls, 2);
+    t_add(&hist, CTXC_SPEAKER_TOOL, both, 2);
+    assert_stats_agree(&hist, 2, 2, 0, 0);
+    t_add(&hist, CTXC_SPEAKER_AI, &lost, 1);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &ghost, 1);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &early, 1); /* before its call */
+    t_add(&hist, CTXC_SPEAKER_AI, &late, 1);
+    /* more ids than the tiny index holds: it takes the scans */
+    assert_stats_agree(&hist, 4, 4, 2, 2);
+    t_add(&hist, CTXC_SPEAKER_AI, calls, 2); /* c1, c2 called again */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &early, 1);
+    assert_stats_agree(&hist, 6, 5, 3, 2); /* the new c1, c2 are unanswered */
 }
 
 /* ---- plans --------------------------------------------------------------- */
@@ -261,12 +332,12 @@ static void test_bad_plans_change_nothing(void **state) {
     ctxc_plan_t plan;
     ctxc_error_t err;
     ctxc_plan_init(&plan, &work);
-    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_KEEP, .a = 3, .b = 9};
+    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_KEEP, .from = 3, .to = 9};
     plan.count = 1;
     assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
                      CTXC_E_INVALID_ARG);
     t_assert_unchanged(&hist, &snap);
-    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_INSERT, .a = 0, .b = 999};
+    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_INSERT, .offset = 0, .size = 999};
     assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
                      CTXC_E_INVALID_ARG);
     t_assert_unchanged(&hist, &snap);
@@ -392,7 +463,7 @@ static void test_density_apply_replaces_then_removes(void **state) {
     replacement(&r, 3, "DELTA");
     ctxc__density_remove(&r, 4, NULL);
     replacement(&r, 0, "ALPHA");
-    assert_int_equal(ctxc_density_validate(&r, 5, work.aux2, NULL), CTXC_OK);
+    assert_int_equal(ctxc_density_validate(&r, 5, work.marks, NULL), CTXC_OK);
     assert_int_equal(ctxc_density_apply(&hist, &r, &work, NULL), CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 3);
     assert_string_equal(t_block_text(&hist, 0, 0), "ALPHA");
@@ -412,6 +483,8 @@ int main(void) {
         cmocka_unit_test_setup(test_parallel_calls_in_one_tool_entry_and_non_adjacent, setup),
         cmocka_unit_test_setup(test_unpaired_input_does_not_block_splits, setup),
         cmocka_unit_test_setup(test_boundary_memory_too_small, setup),
+        cmocka_unit_test_setup(test_irregular_pairing_splits_as_the_scans_do, setup),
+        cmocka_unit_test_setup(test_stats_pairing_with_and_without_an_index, setup),
         cmocka_unit_test_setup(test_plan_keeps_inserts_and_drops, setup),
         cmocka_unit_test_setup(test_plan_keep_merges_and_rejects_disorder, setup),
         cmocka_unit_test_setup(test_bad_plans_change_nothing, setup),
