@@ -63,10 +63,8 @@ ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
                           (void *)(uintptr_t)pr);
 }
 
-/* Indexes one tool_call or tool_response; false when the view is not
- * regular or the table is full. */
-static bool pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                      size_t k, const ctxc_block_t *b) {
+bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
+                     size_t k, const ctxc_block_t *b) {
     bool call = b->type == CTXC_BLOCK_TOOL_CALL;
     if (k >= CTXC__IDS_NONE ||
         e->speaker != (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
@@ -88,12 +86,17 @@ static bool pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
     return true;
 }
 
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
     pr->v = v;
     pr->ok = false;
     ctxc__ids_init_for(&pr->ix, mem, bytes, ctxc__view_blocks(v));
-    if (pr->ix.cap == 0 || v->count >= CTXC__IDS_NONE) {
+    return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
+}
+
+void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    if (!ctxc__pairs_begin(pr, v, mem, bytes)) {
         return;
     }
     for (size_t p = 0; p < v->count; p++) {
@@ -104,7 +107,7 @@ void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
             if ((b.type == CTXC_BLOCK_TOOL_CALL ||
                  b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
-                !pairs_add(pr, &e, p, k, &b)) {
+                !ctxc__pairs_add(pr, &e, p, k, &b)) {
                 return;
             }
         }

@@ -262,6 +262,13 @@ typedef struct {
 /* Builds the index over `mem` (bytes; may be NULL). */
 void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
+/* The same in steps, for a caller that walks the view anyway: begin (false:
+ * no table), add every tool_call and tool_response block in view order
+ * (false: not regular or full), then set pr->ok when every add succeeded. */
+bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes);
+bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
+                     size_t k, const ctxc_block_t *b);
 /* The slot of `id` (pr->ok only), or NULL. */
 ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id);
 /* Sum of the block counts of a view's entries (an upper bound of its keys). */

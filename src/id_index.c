@@ -50,11 +50,25 @@ void ctxc__ids_clear(ctxc__id_index_t *ix) {
 }
 
 uint32_t ctxc__ids_hash(ctxc_str_t id) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < id.len; i++) {
-        h ^= (uint8_t)id.ptr[i];
-        h *= 16777619u;
+    /* four bytes a step (FNV prime, xor-shift), then a final mix */
+    const uint8_t *p = (const uint8_t *)id.ptr;
+    size_t n = id.len;
+    uint32_t h = 2166136261u ^ (uint32_t)n;
+    while (n >= 4) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        h = (h ^ w) * 16777619u;
+        h ^= h >> 15;
+        p += 4;
+        n -= 4;
     }
+    while (n > 0) {
+        h = (h ^ *p++) * 16777619u;
+        n--;
+    }
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
     return h;
 }
 

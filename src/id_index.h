@@ -61,7 +61,7 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
 /* Empties the table (keeps its memory). */
 void ctxc__ids_clear(ctxc__id_index_t *ix);
 
-/* Hash of an id (FNV-1a over its bytes). */
+/* Hash of an id (FNV-style over its bytes, four at a time). */
 uint32_t ctxc__ids_hash(ctxc_str_t id);
 
 /* The slot of `id`, or NULL when the table does not hold it. */

@@ -60,6 +60,16 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     if (v.len < 2 || v.ptr[0] != '"') {
         return false;
     }
+    if (memchr(v.ptr + 1, '\\', v.len - 2) == NULL) {
+        /* no escape: the stored (valid UTF-8) body is the decoded text */
+        if (v.len - 2 > cap - 1) {
+            return false;
+        }
+        memcpy(buf, v.ptr + 1, v.len - 2);
+        buf[v.len - 2] = '\0';
+        *len = v.len - 2;
+        return true;
+    }
     ctxc__sink_t s = {buf, cap - 1, 0};
     if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR, NULL) !=
             CTXC_OK ||
@@ -159,11 +169,15 @@ static bool resolve_path(const char *root, const char *p, size_t plen,
     return o > 0;
 }
 
-/* Kinds of keys in the key table (the low 2 bits of their hash). */
+/* Kinds of keys in the key table (the top 2 bits of their hash). */
 #define KEY_PATH 0u     /* written path: the latest write call */
 #define KEY_INCL 1u     /* resolved @file path: inclusions still to come */
 #define KEY_INCL_RAW 2u /* @file path that does not resolve, as written */
 #define KEY_TOOL 3u     /* tool name: counts of its results (recency) */
+
+/* Flag of a KEY_PATH slot: the path's bytes are in hd->pool at the slot's
+ * offset (resp: high half, resp_block: low half), `count` bytes. */
+#define KEY_BYTES 0x1u
 
 /* Flags of a call id's slot in the pairs index. */
 #define ID_PRUNED 0x1u /* read call pruned with its response (read->write) */
@@ -178,6 +192,11 @@ typedef struct {
      * of the step (written paths, @file paths, tool names). */
     const ctxc__pairs_t *pairs;
     ctxc__id_index_t *keys;
+    /* Resolved written paths, kept in the work scratch until the edits
+     * start writing there (NULL then): KEY_PATH slots with KEY_BYTES
+     * compare against them instead of decoding the write call again. */
+    char *pool;
+    size_t pool_cap, pool_used;
 } hd_t;
 
 /* Resolved path of a read/write call's parameters, into out. */
@@ -418,7 +437,7 @@ static bool same_include_path(const hd_t *hd, const char *a, size_t alen,
 
 static uint32_t key_hash(unsigned kind, const char *key, size_t len) {
     ctxc_str_t k = {key, len};
-    return (ctxc__ids_hash(k) & ~3u) | kind;
+    return (ctxc__ids_hash(k) & 0x3FFFFFFFu) | ((uint32_t)kind << 30);
 }
 
 /* Byte offset of an inclusion kept in a slot (resp: high half). */
@@ -435,9 +454,13 @@ static bool key_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t key) {
     if (ctxc_entry_block(&e, slot->call_block, &b) != CTXC_OK) {
         return false;
     }
-    unsigned kind = slot->hash & 3u;
+    unsigned kind = slot->hash >> 30;
     char buf[CTXC_CFG_PATH_MAX];
     size_t len;
+    if (kind == KEY_PATH && (slot->flags & KEY_BYTES) && hd->pool != NULL) {
+        return slot->count == key.len &&
+               memcmp(hd->pool + slot_offset(slot), key.ptr, key.len) == 0;
+    }
     if (kind == KEY_PATH) {
         return call_path(hd, b.u.tool_call.parameters, buf, &len) &&
                len == key.len && memcmp(buf, key.ptr, len) == 0;
@@ -829,7 +852,9 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
 /* Pass 0: marks the entries with write calls, and puts the latest write of
  * each path, the @file inclusions of each path and the tool names into the
  * key table. False when the table is full. */
-static bool index_keys(const hd_t *hd) {
+typedef enum { INDEX_OK, INDEX_IRREGULAR, INDEX_KEYS_FULL } index_result_t;
+
+static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     const ctxc_density_config_t *cfg = hd->cfg;
     for (size_t p = 0; p < hd->v->count; p++) {
         ctxc_entry_t e;
@@ -837,6 +862,11 @@ static bool index_keys(const hd_t *hd) {
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !ctxc__pairs_add(pairs, &e, p, k, &b)) {
+                return INDEX_IRREGULAR; /* or its table is full */
+            }
             if (e.speaker == CTXC_SPEAKER_AI &&
                 b.type == CTXC_BLOCK_TOOL_CALL && cfg->read_write_pruning &&
                 is_write_tool(b.u.tool_call.name)) {
@@ -847,7 +877,17 @@ static bool index_keys(const hd_t *hd) {
                     ctxc__id_slot_t *s =
                         key_add(hd, KEY_PATH, path, plen, p, k);
                     if (s == NULL) {
-                        return false;
+                        return INDEX_KEYS_FULL;
+                    }
+                    if ((s->flags & KEY_BYTES) == 0 && hd->pool != NULL &&
+                        plen <= hd->pool_cap - hd->pool_used &&
+                        (uint64_t)hd->pool_used + plen <= 0xFFFFFFFFu) {
+                        memcpy(hd->pool + hd->pool_used, path, plen);
+                        s->resp = (uint16_t)(hd->pool_used >> 16);
+                        s->resp_block = (uint16_t)(hd->pool_used & 0xFFFFu);
+                        s->count = (uint16_t)plen;
+                        s->flags |= KEY_BYTES;
+                        hd->pool_used += plen;
                     }
                     s->call = (uint16_t)p; /* the latest write */
                     s->call_block = (uint16_t)k;
@@ -855,19 +895,20 @@ static bool index_keys(const hd_t *hd) {
             } else if (e.speaker == CTXC_SPEAKER_HUMAN &&
                        b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe) {
                 if (!incl_walk(hd, p, k, b.u.text.text, false)) {
-                    return false;
+                    return INDEX_KEYS_FULL;
                 }
             } else if (e.speaker == CTXC_SPEAKER_TOOL &&
                        b.type == CTXC_BLOCK_TOOL_RESPONSE &&
                        cfg->recency_pruning) {
                 ctxc_str_t name = b.u.tool_response.tool_name;
                 if (key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
-                    return false;
+                    return INDEX_KEYS_FULL;
                 }
             }
         }
     }
-    return true;
+    pairs->ok = true;
+    return INDEX_OK;
 }
 
 /* Sets up the indexed path over the work area's index: false (marks
@@ -881,10 +922,6 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
         return false;
     }
     size_t bytes = w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES;
-    ctxc__pairs_build(pairs, hd->v, w->index, bytes);
-    if (!pairs->ok) {
-        return false;
-    }
     uint8_t *mem = (uint8_t *)w->index + bytes;
     hd->keys = keys;
     size_t want = ctxc__view_blocks(hd->v);
@@ -899,12 +936,23 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
         for (size_t p = 0; p < hd->v->count; p++) {
             hd->mark[p] = 0;
         }
-        if (index_keys(hd)) {
+        hd->pool = (char *)w->scratch;
+        hd->pool_cap = w->scratch != NULL ? w->scratch_cap : 0;
+        hd->pool_used = 0;
+        if (!ctxc__pairs_begin(pairs, hd->v, w->index, bytes)) {
+            break;
+        }
+        index_result_t r = index_keys(hd, pairs);
+        if (r == INDEX_OK) {
             hd->pairs = pairs;
             return true;
         }
+        if (r == INDEX_IRREGULAR) {
+            break;
+        }
     }
     hd->keys = NULL;
+    hd->pool = NULL;
     for (size_t p = 0; p < hd->v->count; p++) {
         hd->mark[p] = 0;
     }
@@ -973,11 +1021,14 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL};
+    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0};
     ctxc__pairs_t pairs;
     ctxc__id_index_t keys;
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
+    for (size_t p = 0; p < raw->count; p++) {
+        hd.mark[p] = 0;
+    }
     bool indexed = index_prepare(&hd, &pairs, &keys);
     if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
@@ -1016,6 +1067,7 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
             }
         }
     }
+    hd.pool = NULL; /* the edits write into the scratch from here on */
     if (indexed && config->recency_pruning) {
         recency_pass(&hd, retention);
     }
