@@ -81,14 +81,74 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     return true;
 }
 
+/* The position after the canonical JSON string starting at js[pos] (its
+ * closing quote is the first '"' after an even run of backslashes), or len.
+ * A long string is crossed with memchr, not byte by byte. */
+static size_t skip_string(const char *js, size_t len, size_t pos) {
+    size_t i = pos + 1;
+    while (i < len) {
+        const char *q = memchr(js + i, '"', len - i);
+        if (q == NULL) {
+            return len;
+        }
+        size_t at = (size_t)(q - js);
+        size_t bs = 0;
+        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return at + 1;
+        }
+        i = at + 1;
+    }
+    return len;
+}
+
+/* Finds the top-level keys[0..n) of a canonical JSON object in one pass:
+ * values[i] is the value of the first member named keys[i] (ptr NULL when
+ * there is none), as ctxc__json_find_key() would find each. */
+static void find_keys(ctxc_str_t obj, const char *const *keys, size_t n,
+                      ctxc_str_t *values) {
+    for (size_t k = 0; k < n; k++) {
+        values[k] = CTXC_STR_ABSENT;
+    }
+    const char *o = obj.ptr;
+    size_t len = obj.len;
+    if (o == NULL || len < 2 || o[0] != '{') {
+        return;
+    }
+    size_t i = 1;
+    while (i < len && o[i] == '"') {
+        size_t kstart = i + 1;
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
+        size_t vstart = kend + 2;                           /* after ':' */
+        if (vstart > len) {
+            return;
+        }
+        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
+                                       : ctxc__json_skip_value(o, len, vstart);
+        for (size_t k = 0; k < n; k++) {
+            size_t klen = strlen(keys[k]);
+            if (values[k].ptr == NULL && kend - kstart >= klen &&
+                ctxc__src_equals(o + kstart, kend - kstart, CTXC__SRC_JSTR,
+                                 keys[k], klen)) {
+                values[k].ptr = o + vstart;
+                values[k].len = vend - vstart;
+            }
+        }
+        i = vend + 1; /* skip ',' */
+    }
+}
+
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
+    ctxc_str_t v[3];
+    find_keys(params, keys, 3, v);
     for (size_t k = 0; k < 3; k++) {
-        ctxc_str_t v;
-        if (ctxc__json_find_key(params.ptr, params.len, keys[k], &v)) {
-            return json_string(v, buf, cap, len) && *len > 0;
+        if (v[k].ptr != NULL) {
+            return json_string(v[k], buf, cap, len) && *len > 0;
         }
     }
     return false;
@@ -1122,14 +1182,13 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         static const char *const keys[] = {"file_path", "absolute_path",
                                            "path",      "command",
                                            "pattern",   "dir_path"};
+        ctxc_str_t v[sizeof keys / sizeof keys[0]];
+        find_keys(call->u.tool_call.parameters, keys,
+                  sizeof keys / sizeof keys[0], v);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            ctxc_str_t v;
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
-            if (ctxc__json_find_key(call->u.tool_call.parameters.ptr,
-                                    call->u.tool_call.parameters.len, keys[k],
-                                    &v) &&
-                json_string(v, arg, sizeof arg, &alen)) {
+            if (v[k].ptr != NULL && json_string(v[k], arg, sizeof arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;
