@@ -90,6 +90,9 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
     pr->v = v;
     pr->ok = false;
+    pr->built = true;
+    pr->mem = mem;
+    pr->bytes = bytes;
     ctxc__ids_init_for(&pr->ix, mem, bytes, ctxc__view_blocks(v));
     return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
 }
@@ -115,10 +118,137 @@ void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     pr->ok = true;
 }
 
+void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                      size_t bytes) {
+    pr->v = v;
+    pr->ok = false;
+    pr->built = false;
+    pr->mem = mem;
+    pr->bytes = bytes;
+}
+
+/* Builds a lazy index on its first use; whether it answers (regular and
+ * complete). */
+static bool pairs_ready(ctxc__pairs_t *pr) {
+    if (!pr->built) {
+        pr->built = true;
+        ctxc__pairs_build(pr, pr->v, pr->mem, pr->bytes);
+    }
+    return pr->ok;
+}
+
+/* Entries scanned next to a call or response before the index is asked. */
+#define PAIR_WINDOW 8u
+
+/* Block index of the first tool_response to `id` in entry e, if any. */
+static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+            ctxc__str_eq(b.u.tool_response.call_id, id)) {
+            *block = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
+                          size_t *pos, size_t *block) {
+    const ctxc_view_t *v = pr->v;
+    size_t end =
+        v->count - from - 1 > PAIR_WINDOW ? from + 1 + PAIR_WINDOW : v->count;
+    for (size_t p = from + 1; p < end; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_TOOL && response_in(&e, id, block)) {
+            *pos = p;
+            return true;
+        }
+    }
+    if (end == v->count) {
+        return false; /* the window reached the end */
+    }
+    if (pairs_ready(pr)) { /* the only response, when it lies after `from` */
+        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
+        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= from) {
+            return false;
+        }
+        *pos = s->resp;
+        *block = s->resp_block;
+        return true;
+    }
+    return ctxc__find_response(v, end - 1, id, pos, block);
+}
+
+static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
+                    ctxc_block_t *call);
+
+bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
+                     size_t *pos, size_t *block, ctxc_block_t *call) {
+    for (size_t p = before; p-- > 0;) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
+            *pos = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Block index of the first tool_call `id` in entry e, if any. */
+static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
+                    ctxc_block_t *call) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (b.type == CTXC_BLOCK_TOOL_CALL &&
+            ctxc__str_eq(b.u.tool_call.id, id)) {
+            *block = k;
+            *call = b;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
+                      size_t *pos, size_t *block, ctxc_block_t *call) {
+    const ctxc_view_t *v = pr->v;
+    size_t start = before > PAIR_WINDOW ? before - PAIR_WINDOW : 0;
+    for (size_t p = before; p-- > start;) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
+            *pos = p;
+            return true;
+        }
+    }
+    if (start == 0) {
+        return false; /* the window reached the start */
+    }
+    if (pairs_ready(pr)) { /* the only call, when it lies before `before` */
+        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
+        ctxc_entry_t e;
+        if (s == NULL || s->call == CTXC__IDS_NONE || s->call >= before) {
+            return false;
+        }
+        ctxc_view_get(v, s->call, &e);
+        *pos = s->call;
+        *block = s->call_block;
+        return ctxc_entry_block(&e, s->call_block, call) == CTXC_OK;
+    }
+    return ctxc__find_call(v, start, id, pos, block, call);
+}
+
 /* ---- boundaries ---------------------------------------------------------- */
 
-/* The boundary data by scans: for each call, the first response after it. */
-static void limits_by_scan(const ctxc_view_t *view, uint16_t *mem) {
+/* The boundary data: for each call, the first response after it (near
+ * it, else through the index, else by a scan). */
+static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
+    const ctxc_view_t *view = pr->v;
     uint16_t running = 0; /* 1 + the furthest response of calls so far */
     mem[0] = 0;
     for (size_t a = 0; a < view->count; a++) {
@@ -131,35 +261,9 @@ static void limits_by_scan(const ctxc_view_t *view, uint16_t *mem) {
                 continue;
             }
             size_t p, k;
-            if (ctxc__find_response(view, a, blk.u.tool_call.id, &p, &k) &&
+            if (ctxc__pairs_response(pr, a, blk.u.tool_call.id, &p, &k) &&
                 p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
-            }
-        }
-        mem[a + 1] = running;
-    }
-}
-
-/* The same from the call id index: a regular view's calls are all in ai
- * entries and their response is the indexed one when it lies after them. */
-static void limits_by_index(const ctxc__pairs_t *pr, uint16_t *mem) {
-    const ctxc_view_t *view = pr->v;
-    uint16_t running = 0;
-    mem[0] = 0;
-    for (size_t a = 0; a < view->count; a++) {
-        ctxc_entry_t e;
-        ctxc_view_get(view, a, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t blk;
-        while (e.speaker == CTXC_SPEAKER_AI &&
-               ctxc_entry_next_block(&e, &cur, &blk)) {
-            if (blk.type != CTXC_BLOCK_TOOL_CALL) {
-                continue;
-            }
-            const ctxc__id_slot_t *s = ctxc__pairs_find(pr, blk.u.tool_call.id);
-            if (s != NULL && s->resp != CTXC__IDS_NONE && s->resp > a &&
-                s->resp + 1u > running) {
-                running = (uint16_t)(s->resp + 1u);
             }
         }
         mem[a + 1] = running;
@@ -177,13 +281,9 @@ static ctxc_status_t boundary_room(const ctxc_view_t *view, size_t mem_cap,
     return CTXC_OK;
 }
 
-static void boundary_fill(ctxc_boundary_t *b, const ctxc__pairs_t *pr,
+static void boundary_fill(ctxc_boundary_t *b, ctxc__pairs_t *pr,
                           uint16_t *mem) {
-    if (pr->ok) {
-        limits_by_index(pr, mem);
-    } else {
-        limits_by_scan(pr->v, mem);
-    }
+    limits_fill(pr, mem);
     b->limit = mem;
     b->count = pr->v->count;
 }
@@ -196,7 +296,7 @@ ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
         return st;
     }
     ctxc__pairs_t pr;
-    ctxc__pairs_build(&pr, view, index, index_bytes);
+    ctxc__pairs_lazy(&pr, view, index, index_bytes);
     boundary_fill(b, &pr, mem);
     return CTXC_OK;
 }
@@ -242,7 +342,7 @@ ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
     if (st != CTXC_OK) {
         return st;
     }
-    ctxc__pairs_build(
+    ctxc__pairs_lazy(
         pairs, v, w->index,
         w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
     boundary_fill(bd, pairs, w->boundary);

@@ -257,6 +257,9 @@ typedef struct {
     const ctxc_view_t *v;
     ctxc__id_index_t ix;
     bool ok;
+    bool built; /* lazy: built on the first lookup that needs it */
+    void *mem;
+    size_t bytes;
 } ctxc__pairs_t;
 
 /* Builds the index over `mem` (bytes; may be NULL). */
@@ -269,6 +272,22 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
 bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
                      size_t k, const ctxc_block_t *b);
+/* An index over `mem` built only when a lookup below needs it. */
+void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                      size_t bytes);
+/* The first tool_response to `id` in a tool entry after view position
+ * `from` (as ctxc__find_response): a few entries are scanned, then the
+ * (lazy) index answers, or a scan when it cannot. */
+bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
+                          size_t *pos, size_t *block);
+/* The last tool_call with `id` in an ai entry before view position
+ * `before` (its first such block), the same way. */
+bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
+                      size_t *pos, size_t *block, ctxc_block_t *call);
+/* The same by a scan of [0, before). */
+bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
+                     size_t *pos, size_t *block, ctxc_block_t *call);
+
 /* The slot of `id` (pr->ok only), or NULL. */
 ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id);
 /* Sum of the block counts of a view's entries (an upper bound of its keys). */

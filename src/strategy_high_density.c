@@ -342,30 +342,6 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
     return true;
 }
 
-/* Position and block of the last call with `id` before q. */
-static bool find_call(const ctxc_view_t *v, size_t q, ctxc_str_t id,
-                      size_t *p_out, size_t *k_out, ctxc_block_t *call) {
-    for (size_t p = q; p-- > 0;) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_AI) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                ctxc__str_eq(b.u.tool_call.id, id)) {
-                *p_out = p;
-                *k_out = k;
-                *call = b;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 /* The read->write rule for call block k of position p. A pruned call must
  * have a response that can be dropped with it. */
 static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
@@ -419,7 +395,8 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
     }
     size_t p, ck, rq, rk;
     ctxc_block_t call;
-    return find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck, &call) &&
+    return ctxc__find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck,
+                           &call) &&
            (hd->mark[p] & MARK_RWCALL) != 0 &&
            rw_prunes(hd, p, ck, &call, &rq, &rk) && rq == q && rk == k;
 }
@@ -1208,7 +1185,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
 
 typedef struct {
     const ctxc_view_t *v;
-    const ctxc__pairs_t *pairs; /* ok: calls found through the index */
+    ctxc__pairs_t *pairs; /* finds the calls */
     size_t pos;
     ctxc_estimate_fn estimate;
     void *estimate_user;
@@ -1224,18 +1201,9 @@ typedef struct {
 
 /* The tool_call a response of position pos answers: the last one with its
  * id before pos. */
-static bool call_of(const sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
-    if (se->pairs->ok) {
-        const ctxc__id_slot_t *s = ctxc__pairs_find(se->pairs, id);
-        ctxc_entry_t e;
-        if (s == NULL || s->call == CTXC__IDS_NONE || s->call >= se->pos) {
-            return false;
-        }
-        ctxc_view_get(se->v, s->call, &e);
-        return ctxc_entry_block(&e, s->call_block, call) == CTXC_OK;
-    }
+static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
     size_t p, k;
-    return find_call(se->v, se->pos, id, &p, &k, call);
+    return ctxc__pairs_call(se->pairs, se->pos, id, &p, &k, call);
 }
 
 /* The summarised form of response block b (into se->buf). */

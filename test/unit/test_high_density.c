@@ -666,12 +666,24 @@ static void test_compress_stops_once_below_the_target(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
+/* Results far from their calls (found through the call id index). */
+static void far_history(void) {
+    t_import(&hist, HUMAN("go") READ("r1", "{\"file_path\":\"src/far.c\"}")
+                    CALL("s1", "run_shell_command", "{\"command\":\"make all\"}")
+                    HUMAN("1") HUMAN("2") HUMAN("3") HUMAN("4") HUMAN("5") HUMAN("6")
+                    HUMAN("7") HUMAN("8") HUMAN("9") HUMAN("10")
+                    RESP("s1", "run_shell_command", LONG_OUT LONG_OUT)
+                    RESP("r1", "read_file", LONG_OUT LONG_OUT)
+                    HUMAN("11") HUMAN("12") HUMAN("13") HUMAN("14"));
+}
+
 /* compress with the call id index and without it (the scans): the same
  * plan, for the summaries and the tool-call boundary of the tail. */
 static void test_compress_without_room_for_the_index_gives_the_same_result(void **state) {
     (void)state;
     static t_dump_t indexed;
-    void (*makers[])(void) = {ten_turns, rich_history, irregular_history};
+    void (*makers[])(void) = {ten_turns, rich_history, irregular_history,
+                              far_history};
     for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
         for (int tiny = 0; tiny < 2; tiny++) {
             ctxc_work_t small = work;
@@ -690,6 +702,10 @@ static void test_compress_without_room_for_the_index_gives_the_same_result(void 
             }
             t_dump(&hist, &after);
             assert_string_not_equal(after.buf, before.buf);
+            if (makers[m] == far_history) { /* the calls were found */
+                assert_non_null(strstr(after.buf, "[summarized] read_file src/far.c: ok"));
+                assert_non_null(strstr(after.buf, "[summarized] run_shell_command make all: ok"));
+            }
             if (!tiny) {
                 memcpy(&indexed, &after, sizeof indexed);
             } else {

@@ -204,6 +204,28 @@ static void test_boundary_memory_too_small(void **state) {
     assert_int_equal(err.needed, 1);
 }
 
+/* Responses further than a few entries from their calls (the boundary looks
+ * them up in the call id index): the same splits as the scans. */
+static void test_far_responses_split_as_the_scans_do(void **state) {
+    (void)state;
+    ctxc_block_t c1 = t_call("slow", "run", "{}");
+    ctxc_block_t c2 = t_call("fast", "run", "{}");
+    ctxc_block_t lost = t_call("lost", "run", "{}");
+    ctxc_block_t r1 = t_resp("slow", "run", "\"\"", NULL);
+    ctxc_block_t r2 = t_resp("fast", "run", "\"\"", NULL);
+    t_add(&hist, CTXC_SPEAKER_AI, &c1, 1);          /* 0 */
+    t_add(&hist, CTXC_SPEAKER_AI, &lost, 1);        /* 1: never answered */
+    for (int i = 0; i < 12; i++) {                  /* 2 .. 13 */
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, "wait");
+    }
+    t_add(&hist, CTXC_SPEAKER_AI, &c2, 1);          /* 14 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r2, 1);        /* 15 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r1, 1);        /* 16: 16 entries later */
+    t_add_text(&hist, CTXC_SPEAKER_AI, "done");     /* 17 */
+    ctxc_boundary_t b = boundary_of(&hist);
+    valid_splits(&b, "0,17,18");
+}
+
 static void test_irregular_pairing_splits_as_the_scans_do(void **state) {
     (void)state;
     /* duplicate ids, a response before its call, a call in a human entry:
@@ -483,6 +505,7 @@ int main(void) {
         cmocka_unit_test_setup(test_parallel_calls_in_one_tool_entry_and_non_adjacent, setup),
         cmocka_unit_test_setup(test_unpaired_input_does_not_block_splits, setup),
         cmocka_unit_test_setup(test_boundary_memory_too_small, setup),
+        cmocka_unit_test_setup(test_far_responses_split_as_the_scans_do, setup),
         cmocka_unit_test_setup(test_irregular_pairing_splits_as_the_scans_do, setup),
         cmocka_unit_test_setup(test_stats_pairing_with_and_without_an_index, setup),
         cmocka_unit_test_setup(test_plan_keeps_inserts_and_drops, setup),
