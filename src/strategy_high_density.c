@@ -127,11 +127,16 @@ static void find_keys(ctxc_str_t obj, const char *const *keys, size_t n,
         }
         size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
                                        : ctxc__json_skip_value(o, len, vstart);
+        size_t rawlen = kend - kstart;
+        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
         for (size_t k = 0; k < n; k++) {
             size_t klen = strlen(keys[k]);
-            if (values[k].ptr == NULL && kend - kstart >= klen &&
-                ctxc__src_equals(o + kstart, kend - kstart, CTXC__SRC_JSTR,
-                                 keys[k], klen)) {
+            if (values[k].ptr == NULL &&
+                (plain
+                     ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                     : rawlen >= klen &&
+                           ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                            keys[k], klen))) {
                 values[k].ptr = o + vstart;
                 values[k].len = vend - vstart;
             }
