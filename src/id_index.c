@@ -5,6 +5,14 @@
 
 #include <string.h>
 
+#include "ctxc/strategy.h"
+
+_Static_assert(sizeof(ctxc__id_slot_t) == CTXC__ID_SLOT_BYTES,
+               "CTXC__ID_SLOT_BYTES is the size of a slot");
+_Static_assert(CTXC__ID_SLOT_BYTES == CTXC_WORK_INDEX_SLOT_BYTES &&
+                   CTXC__ID_SLOT_BYTES == CTXC_STATS_INDEX_SLOT_BYTES,
+               "the public sizing macros use the slot size");
+
 void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     uintptr_t a = (uintptr_t)mem;
     size_t skip = (size_t)((4u - (a & 3u)) & 3u);
