@@ -132,7 +132,10 @@ typedef struct {
 /* Bytes of one slot of the work area's index. */
 #define CTXC_WORK_INDEX_SLOT_BYTES 16u
 
-/* Immutable input of compress(). Holds no pointer to the history store. */
+/* Immutable input of compress(). Holds no pointer to the history store.
+ * The cached estimates of the view's entries (ctxc_entry_t.tokens) are the
+ * sums of their blocks' estimates by `estimate` (the history's estimator),
+ * as the store keeps them; strategies rely on that. */
 typedef struct {
     ctxc_view_t view;          /* curated view of the history */
     ctxc_estimate_fn estimate; /* the history's estimator */
