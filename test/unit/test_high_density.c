@@ -532,6 +532,21 @@ static void assert_index_sizes_agree(void (*make)(void),
     }
 }
 
+/* More @file paths than a small key table holds, few tool ids. */
+static void many_inclusions(void) {
+#define INC2(n) INCL("src/f" n ".h", "int version_of_file_" n "; /* long enough */")
+    t_import(&hist,
+             HUMAN("a\\n" INC2("1") "\\n" INC2("2") "\\n" INC2("3") "\\n" INC2("4") "\\n"
+                   INC2("5") "\\n" INC2("6") "\\n" INC2("7") "\\n" INC2("8"))
+             READ("r1", "{\"file_path\":\"src/f1.h\"}") RESP("r1", "read_file", BODY)
+             HUMAN("b\\n" INC2("9") "\\n" INC2("10") "\\n" INC2("11") "\\n" INC2("12") "\\n"
+                   INC2("13") "\\n" INC2("14") "\\n" INC2("1") "\\n" INC2("5"))
+             CALL("w1", "write_file", "{\"file_path\":\"src/f1.h\",\"content\":\"x\"}")
+             RESP("w1", "write_file", "ok")
+             HUMAN("c\\n" INC2("2") "\\n" INC2("9") "\\n" INC2("14")));
+#undef INC2
+}
+
 static void test_density_step_without_room_for_the_index_gives_the_same_result(void **state) {
     (void)state;
     ctxc_density_config_t cfg;
@@ -548,6 +563,8 @@ static void test_density_step_without_room_for_the_index_gives_the_same_result(v
     cfg.read_write_pruning = false;
     assert_index_sizes_agree(rich_history, &cfg, true);
     assert_index_sizes_agree(five_reads_two_shells, &cfg, true);
+    cfg.read_write_pruning = true;
+    assert_index_sizes_agree(many_inclusions, &cfg, true);
 }
 
 /* Duplicate call ids, a response before its call, a call outside an ai
