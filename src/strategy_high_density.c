@@ -31,6 +31,10 @@
 #define MARK_WRITE 0x1u  /* ai entry holds a write call */
 #define MARK_RWCALL 0x2u /* ai entry holds a pruned read call */
 #define MARK_RWRESP 0x4u /* tool entry holds a response of a pruned read */
+/* marks of the indexed path only (entries the later passes need to see) */
+#define MARK_READ 0x8u    /* ai entry holds a read call */
+#define MARK_INCL 0x10u   /* human entry holds an @file inclusion */
+#define MARK_RECENT 0x20u /* tool entry holds a result marked ID_RECENT */
 
 static const char END_MARKER[] = "--- End of content ---";
 static const char DEDUPE_NOTE[] =
@@ -592,8 +596,8 @@ static bool incl_consume(const hd_t *hd, const char *t, const incl_t *in) {
     return --s->count > 0;
 }
 
-/* Counts the inclusions of a human text block (pass 0) or takes them off
- * (pass 3, `consume`). */
+/* Counts the inclusions of a human text block (pass 0, marking the entry
+ * MARK_INCL) or takes them off (pass 3, `consume`). */
 static bool incl_walk(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
                       bool consume) {
     size_t at = 0;
@@ -603,6 +607,8 @@ static bool incl_walk(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
             (void)incl_consume(hd, text.ptr, &in);
         } else if (!incl_count(hd, p, k, text.ptr, &in)) {
             return false;
+        } else {
+            hd->mark[p] |= MARK_INCL;
         }
         at = in.end;
     }
@@ -910,8 +916,13 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
                 return INDEX_IRREGULAR; /* or its table is full */
             }
             if (e.speaker == CTXC_SPEAKER_AI &&
-                b.type == CTXC_BLOCK_TOOL_CALL && cfg->read_write_pruning &&
-                is_write_tool(b.u.tool_call.name)) {
+                b.type == CTXC_BLOCK_TOOL_CALL &&
+                is_read_tool(b.u.tool_call.name)) {
+                hd->mark[p] |= MARK_READ;
+            } else if (e.speaker == CTXC_SPEAKER_AI &&
+                       b.type == CTXC_BLOCK_TOOL_CALL &&
+                       cfg->read_write_pruning &&
+                       is_write_tool(b.u.tool_call.name)) {
                 hd->mark[p] |= MARK_WRITE;
                 char path[CTXC_CFG_PATH_MAX];
                 size_t plen;
@@ -1041,6 +1052,7 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
                         (uint32_t)t->flags + t->count - t->resp_block;
                     if (newer >= retention) {
                         id->flags |= ID_RECENT;
+                        hd->mark[p] |= MARK_RECENT;
                     }
                 } else {
                     t->flags = add_sat(t->flags, t->count);
@@ -1050,6 +1062,15 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
             }
         }
     }
+}
+
+/* On the indexed path (a regular view: calls only in ai entries, results
+ * only in tool entries), whether entry p can have an edit: a pruned read,
+ * a dropped or recency-pruned result, an @file inclusion. */
+static bool may_edit(const hd_t *hd, size_t p) {
+    uint16_t m = hd->mark[p];
+    return (m & (MARK_RWCALL | MARK_RWRESP | MARK_RECENT)) != 0 ||
+           ((m & MARK_INCL) != 0 && hd->cfg->file_dedupe);
 }
 
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
@@ -1089,6 +1110,9 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     }
     if (config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
+            if (indexed && (hd.mark[p] & MARK_READ) == 0) {
+                continue; /* no read call to prune */
+            }
             ctxc_entry_t e;
             ctxc_view_get(raw, p, &e);
             const uint8_t *cur = NULL;
@@ -1114,6 +1138,9 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
         recency_pass(&hd, retention);
     }
     for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && !may_edit(&hd, p)) {
+            continue;
+        }
         ctxc_status_t st = edit_entry(&hd, p, result, err);
         if (st != CTXC_OK) {
             return st;
