@@ -30,18 +30,228 @@ bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
     return false;
 }
 
-ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
-                                 uint16_t *mem, size_t mem_cap,
-                                 ctxc_error_t *err) {
-    size_t n = view->count;
-    if (mem_cap < n + 1) {
-        return ctxc__fail_space(err, n + 1 - mem_cap,
-                                "boundary data needs %z elements, has %z",
-                                n + 1, mem_cap);
+/* ---- the call id index of a view ---------------------------------------- */
+
+size_t ctxc__view_blocks(const ctxc_view_t *v) {
+    size_t n = 0;
+    for (size_t p = 0; p < v->count; p++) {
+        n += v->slots_[ctxc_view_index(v, p)].block_count;
     }
+    return n;
+}
+
+/* The id at the slot's call (or, without one, response) position. */
+static bool pairs_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const ctxc__pairs_t *pr = (const ctxc__pairs_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_view_get(pr->v, call ? slot->call : slot->resp, &e);
+    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
+        CTXC_OK) {
+        return false;
+    }
+    return ctxc__str_eq(call ? b.u.tool_call.id : b.u.tool_response.call_id,
+                        id);
+}
+
+ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
+    if (!pr->ok) {
+        return NULL;
+    }
+    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), pairs_match,
+                          (void *)(uintptr_t)pr);
+}
+
+bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
+                     size_t k, const ctxc_block_t *b) {
+    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
+    if (k >= CTXC__IDS_NONE ||
+        e->speaker != (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+        return false;
+    }
+    ctxc_str_t id = call ? b->u.tool_call.id : b->u.tool_response.call_id;
+    ctxc__id_slot_t *s =
+        ctxc__ids_add(&pr->ix, id, ctxc__ids_hash(id), pairs_match, pr);
+    if (s == NULL || (call ? s->call : s->resp) != CTXC__IDS_NONE) {
+        return false;
+    }
+    if (call) {
+        s->call = (uint16_t)p;
+        s->call_block = (uint16_t)k;
+    } else {
+        s->resp = (uint16_t)p;
+        s->resp_block = (uint16_t)k;
+    }
+    return true;
+}
+
+bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    pr->v = v;
+    pr->ok = false;
+    pr->built = true;
+    pr->mem = mem;
+    pr->bytes = bytes;
+    ctxc__ids_init_for(&pr->ix, mem, bytes, ctxc__view_blocks(v));
+    return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
+}
+
+void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    if (!ctxc__pairs_begin(pr, v, mem, bytes)) {
+        return;
+    }
+    for (size_t p = 0; p < v->count; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !ctxc__pairs_add(pr, &e, p, k, &b)) {
+                return;
+            }
+        }
+    }
+    pr->ok = true;
+}
+
+void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                      size_t bytes) {
+    pr->v = v;
+    pr->ok = false;
+    pr->built = false;
+    pr->mem = mem;
+    pr->bytes = bytes;
+}
+
+/* Builds a lazy index on its first use; whether it answers (regular and
+ * complete). */
+static bool pairs_ready(ctxc__pairs_t *pr) {
+    if (!pr->built) {
+        pr->built = true;
+        ctxc__pairs_build(pr, pr->v, pr->mem, pr->bytes);
+    }
+    return pr->ok;
+}
+
+/* Entries scanned next to a call or response before the index is asked. */
+#define PAIR_WINDOW 8u
+
+/* Block index of the first tool_response to `id` in entry e, if any. */
+static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+            ctxc__str_eq(b.u.tool_response.call_id, id)) {
+            *block = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
+                          size_t *pos, size_t *block) {
+    const ctxc_view_t *v = pr->v;
+    size_t end =
+        v->count - from - 1 > PAIR_WINDOW ? from + 1 + PAIR_WINDOW : v->count;
+    for (size_t p = from + 1; p < end; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_TOOL && response_in(&e, id, block)) {
+            *pos = p;
+            return true;
+        }
+    }
+    if (end == v->count) {
+        return false; /* the window reached the end */
+    }
+    if (pairs_ready(pr)) { /* the only response, when it lies after `from` */
+        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
+        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= from) {
+            return false;
+        }
+        *pos = s->resp;
+        *block = s->resp_block;
+        return true;
+    }
+    return ctxc__find_response(v, end - 1, id, pos, block);
+}
+
+static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
+                    ctxc_block_t *call);
+
+bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
+                     size_t *pos, size_t *block, ctxc_block_t *call) {
+    for (size_t p = before; p-- > 0;) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
+            *pos = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Block index of the first tool_call `id` in entry e, if any. */
+static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
+                    ctxc_block_t *call) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (b.type == CTXC_BLOCK_TOOL_CALL &&
+            ctxc__str_eq(b.u.tool_call.id, id)) {
+            *block = k;
+            *call = b;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
+                      size_t *pos, size_t *block, ctxc_block_t *call) {
+    const ctxc_view_t *v = pr->v;
+    size_t start = before > PAIR_WINDOW ? before - PAIR_WINDOW : 0;
+    for (size_t p = before; p-- > start;) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
+            *pos = p;
+            return true;
+        }
+    }
+    if (start == 0) {
+        return false; /* the window reached the start */
+    }
+    if (pairs_ready(pr)) { /* the only call, when it lies before `before` */
+        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
+        ctxc_entry_t e;
+        if (s == NULL || s->call == CTXC__IDS_NONE || s->call >= before) {
+            return false;
+        }
+        ctxc_view_get(v, s->call, &e);
+        *pos = s->call;
+        *block = s->call_block;
+        return ctxc_entry_block(&e, s->call_block, call) == CTXC_OK;
+    }
+    return ctxc__find_call(v, start, id, pos, block, call);
+}
+
+/* ---- boundaries ---------------------------------------------------------- */
+
+/* The boundary data: for each call, the first response after it (near
+ * it, else through the index, else by a scan). */
+static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
+    const ctxc_view_t *view = pr->v;
     uint16_t running = 0; /* 1 + the furthest response of calls so far */
     mem[0] = 0;
-    for (size_t a = 0; a < n; a++) {
+    for (size_t a = 0; a < view->count; a++) {
         ctxc_entry_t e;
         ctxc_view_get(view, a, &e);
         const uint8_t *cur = NULL;
@@ -51,59 +261,91 @@ ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
                 continue;
             }
             size_t p, k;
-            if (ctxc__find_response(view, a, blk.u.tool_call.id, &p, &k) &&
+            if (ctxc__pairs_response(pr, a, blk.u.tool_call.id, &p, &k) &&
                 p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
             }
         }
         mem[a + 1] = running;
     }
-    b->limit = mem;
-    b->count = n;
+}
+
+static ctxc_status_t boundary_room(const ctxc_view_t *view, size_t mem_cap,
+                                   ctxc_error_t *err) {
+    size_t n = view->count;
+    if (mem_cap < n + 1) {
+        return ctxc__fail_space(err, n + 1 - mem_cap,
+                                "boundary data needs %z elements, has %z",
+                                n + 1, mem_cap);
+    }
     return CTXC_OK;
 }
 
-bool ctxc_split_is_valid(const ctxc_boundary_t *b, size_t i) {
+static void boundary_fill(ctxc_boundary_t *b, ctxc__pairs_t *pr,
+                          uint16_t *mem) {
+    limits_fill(pr, mem);
+    b->limit = mem;
+    b->count = pr->v->count;
+}
+
+ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
+                                 uint16_t *mem, size_t mem_cap, void *index,
+                                 size_t index_bytes, ctxc_error_t *err) {
+    ctxc_status_t st = boundary_room(view, mem_cap, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    ctxc__pairs_t pr;
+    ctxc__pairs_lazy(&pr, view, index, index_bytes);
+    boundary_fill(b, &pr, mem);
+    return CTXC_OK;
+}
+
+bool ctxc_boundary_is_valid(const ctxc_boundary_t *b, size_t i) {
     return i <= b->count && b->limit[i] <= i;
 }
 
-size_t ctxc_find_forward_valid_split_point(const ctxc_boundary_t *b, size_t i) {
+size_t ctxc_boundary_forward(const ctxc_boundary_t *b, size_t i) {
     for (size_t j = i; j < b->count; j++) {
-        if (ctxc_split_is_valid(b, j)) {
+        if (ctxc_boundary_is_valid(b, j)) {
             return j;
         }
     }
     return b->count;
 }
 
-size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b,
-                                            size_t i) {
+size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i) {
     if (i > b->count) {
         i = b->count;
     }
     for (size_t j = i; j > 0; j--) {
-        if (ctxc_split_is_valid(b, j)) {
+        if (ctxc_boundary_is_valid(b, j)) {
             return j;
         }
     }
     return 0;
 }
 
-size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i) {
-    size_t f = ctxc_find_forward_valid_split_point(b, i);
-    return f < b->count ? f : ctxc_find_backward_valid_split_point(b, i);
+size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i) {
+    size_t f = ctxc_boundary_forward(b, i);
+    return f < b->count ? f : ctxc_boundary_backward(b, i);
 }
 
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
                                      ctxc_strategy_id_t id, ctxc_plan_t *plan,
-                                     ctxc_boundary_t *bd, uint64_t *total,
-                                     uint64_t *target, ctxc_error_t *err) {
+                                     ctxc_boundary_t *bd, ctxc__pairs_t *pairs,
+                                     uint64_t *total, uint64_t *target,
+                                     ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
-    ctxc_status_t st =
-        ctxc_boundary_init(bd, v, ctx->work->aux, ctx->work->cap + 1, err);
+    const ctxc_work_t *w = ctx->work;
+    ctxc_status_t st = boundary_room(v, w->cap + 1, err);
     if (st != CTXC_OK) {
         return st;
     }
+    ctxc__pairs_lazy(
+        pairs, v, w->index,
+        w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
+    boundary_fill(bd, pairs, w->boundary);
     *total = 0;
     for (size_t i = 0; i < v->count; i++) {
         ctxc_entry_t e;

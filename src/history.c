@@ -757,8 +757,8 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
     op->speaker = slot.speaker;
     op->flags = slot.flags;
     op->block_count = slot.block_count;
-    op->a = (uint32_t)*used;
-    op->b = (uint32_t)size;
+    op->offset = (uint32_t)*used;
+    op->size = (uint32_t)size;
     op->tokens = ctxc__estimate_with(est, user, &e);
     op->replaces = UINT32_MAX;
     *used += size;
@@ -767,9 +767,9 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
 
 void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
                     ctxc_entry_t *e) {
-    ctxc_slot_t slot = {op->a,           op->b,       op->tokens,
+    ctxc_slot_t slot = {op->offset,      op->size,    op->tokens,
                         op->block_count, op->speaker, op->flags};
-    record_entry(scratch + op->a, &slot, e);
+    record_entry(scratch + op->offset, &slot, e);
 }
 
 ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
@@ -785,27 +785,29 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
         if (op->kind == CTXC_PLAN_KEEP) {
-            if (op->a < next || op->a > op->b || op->b > h->count) {
+            if (op->from < next || op->from > op->to || op->to > h->count) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z keeps [%z, %z): out of order or "
                                   "beyond the %z entries",
-                                  k, (size_t)op->a, (size_t)op->b, h->count);
+                                  k, (size_t)op->from, (size_t)op->to,
+                                  h->count);
             }
-            next = op->b;
-            new_count += op->b - op->a;
-            for (size_t i = op->a; i < op->b; i++) {
+            next = op->to;
+            new_count += op->to - op->from;
+            for (size_t i = op->from; i < op->to; i++) {
                 new_used += h->slots[i].size;
             }
         } else if (op->kind == CTXC_PLAN_INSERT) {
-            if (plan->scratch == NULL || op->a > plan->scratch_used ||
-                op->b > plan->scratch_used - op->a || op->b < REC_HEADER) {
+            if (plan->scratch == NULL || op->offset > plan->scratch_used ||
+                op->size > plan->scratch_used - op->offset ||
+                op->size < REC_HEADER) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z inserts bytes outside the plan's "
                                   "scratch area",
                                   k);
             }
             new_count++;
-            new_used += op->b;
+            new_used += op->size;
         } else {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "plan op %z has unknown kind %u", k,
@@ -833,10 +835,10 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     size_t k = 0;
     for (size_t i = 0; i < h->count; i++) {
         while (k < plan->count &&
-               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].b <= i)) {
+               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].to <= i)) {
             k++;
         }
-        bool kept = k < plan->count && plan->ops[k].a <= i;
+        bool kept = k < plan->count && plan->ops[k].from <= i;
         if (!kept) {
             h->slots[i].flags |= SLOT_MARK;
         }
@@ -849,7 +851,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t j = plan->count; j-- > 0;) {
         const ctxc_plan_op_t *op = &plan->ops[j];
         if (op->kind == CTXC_PLAN_KEEP) {
-            for (size_t n = op->b - op->a; n > 0; n--) {
+            for (size_t n = op->to - op->from; n > 0; n--) {
                 ctxc_slot_t s = h->slots[--kept_left];
                 pos_byte -= s.size;
                 memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
@@ -857,9 +859,9 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
                 h->slots[--pos_slot] = s;
             }
         } else {
-            pos_byte -= op->b;
-            memcpy(h->arena + pos_byte, plan->scratch + op->a, op->b);
-            ctxc_slot_t s = {(uint32_t)pos_byte, op->b,       op->tokens,
+            pos_byte -= op->size;
+            memcpy(h->arena + pos_byte, plan->scratch + op->offset, op->size);
+            ctxc_slot_t s = {(uint32_t)pos_byte, op->size,    op->tokens,
                              op->block_count,    op->speaker, op->flags};
             h->slots[--pos_slot] = s;
         }
@@ -871,7 +873,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     for (size_t j = 0; j < plan->count; j++) {
         const ctxc_plan_op_t *op = &plan->ops[j];
         if (op->kind == CTXC_PLAN_KEEP) {
-            at += op->b - op->a;
+            at += op->to - op->from;
             continue;
         }
         ctxc_entry_t e;
@@ -914,6 +916,9 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
     memset(out, 0, sizeof *out);
     out->entries = h->count;
     out->tokens = ctxc_history_tokens(h);
+    /* with the store's id index, each id is counted once there */
+    bool indexed = ctxc__pairing_unpaired(h, &out->unpaired_calls,
+                                          &out->unpaired_responses);
     for (size_t i = 0; i < h->count; i++) {
         ctxc_entry_t e;
         slot_entry(h, i, &e);
@@ -924,14 +929,15 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
             out->per_block_type[b.type]++;
             if (b.type == CTXC_BLOCK_TOOL_CALL) {
                 out->tool_calls++;
-                if (!find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
+                if (!indexed &&
+                    !find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
                              b.u.tool_call.id)) {
                     out->unpaired_calls++;
                 }
             } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
                 out->tool_responses++;
-                if (!find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL,
-                             b.u.tool_response.call_id)) {
+                if (!indexed && !find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL,
+                                         b.u.tool_response.call_id)) {
                     out->unpaired_responses++;
                 }
             }

@@ -5,6 +5,17 @@
 
 #include <string.h>
 
+#include "ctxc/strategy.h"
+
+_Static_assert(sizeof(ctxc__id_slot_t) == CTXC__ID_SLOT_BYTES,
+               "CTXC__ID_SLOT_BYTES is the size of a slot");
+_Static_assert(CTXC__ID_SLOT_BYTES == CTXC_WORK_INDEX_SLOT_BYTES,
+               "the public sizing macros use the slot size");
+/* 3 slots per id: the largest power of two below is at least 1.5 per id,
+ * more than the 4/3 a table at its 3/4 load needs */
+_Static_assert(CTXC_HISTORY_ID_INDEX_BYTES(1) == 3u * CTXC__ID_SLOT_BYTES,
+               "CTXC_HISTORY_ID_INDEX_BYTES gives every id 3 slots");
+
 void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
                       size_t used) {
     uintptr_t a = (uintptr_t)mem;
@@ -19,7 +30,7 @@ void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
     ix->slots =
         cap >= 4 ? (ctxc__id_slot_t *)(void *)((uint8_t *)mem + skip) : NULL;
     ix->cap = cap >= 4 ? cap : 0;
-    ix->used = used;
+    ix->used = ix->cap > 0 ? used : 0;
 }
 
 void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
@@ -27,24 +38,89 @@ void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     ctxc__ids_clear(ix);
 }
 
+void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                        size_t ids) {
+    size_t most = bytes / sizeof(ctxc__id_slot_t);
+    size_t want = 16;
+    while (want < most && want / 4 * 3 < ids) {
+        want *= 2;
+    }
+    if (want >= most) {
+        ctxc__ids_init(ix, mem, bytes); /* all there is */
+        return;
+    }
+    /* room for `want` slots after the alignment skip */
+    ctxc__ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
+}
+
 void ctxc__ids_clear(ctxc__id_index_t *ix) {
     ix->used = 0;
     for (size_t i = 0; i < ix->cap; i++) {
         ix->slots[i].call = CTXC__IDS_NONE;
         ix->slots[i].resp = CTXC__IDS_NONE;
+        ix->slots[i].call_block = 0;
+        ix->slots[i].resp_block = 0;
+        ix->slots[i].flags = 0;
+        ix->slots[i].count = 0;
         ix->slots[i].hash = 0;
-        ix->slots[i].mark = 0;
-        ix->slots[i].pad_ = 0;
     }
 }
 
-uint32_t ctxc__ids_hash(ctxc_str_t id) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < id.len; i++) {
-        h ^= (uint8_t)id.ptr[i];
-        h *= 16777619u;
+/* Four bytes a step (FNV prime, xor-shift), then a final mix; the length
+ * is mixed in first. Streamed so that an id can be hashed while it is
+ * decoded (its bytes arrive in pieces). */
+static uint32_t mix_word(uint32_t h, uint32_t w) {
+    h = (h ^ w) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs, size_t len) {
+    hs->h = 2166136261u ^ (uint32_t)len;
+    memset(hs->tail, 0, sizeof hs->tail);
+    hs->ntail = 0;
+}
+
+void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n) {
+    const uint8_t *p = (const uint8_t *)data;
+    while (hs->ntail > 0 && hs->ntail < 4 && n > 0) {
+        hs->tail[hs->ntail++] = *p++;
+        n--;
     }
+    if (hs->ntail == 4) {
+        uint32_t w;
+        memcpy(&w, hs->tail, 4);
+        hs->h = mix_word(hs->h, w);
+        hs->ntail = 0;
+    }
+    while (n >= 4) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        hs->h = mix_word(hs->h, w);
+        p += 4;
+        n -= 4;
+    }
+    while (n > 0) {
+        hs->tail[hs->ntail++] = *p++;
+        n--;
+    }
+}
+
+uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs) {
+    uint32_t h = hs->h;
+    for (unsigned i = 0; i < hs->ntail; i++) {
+        h = (h ^ hs->tail[i]) * 16777619u;
+    }
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
     return h;
+}
+
+uint32_t ctxc__ids_hash(ctxc_str_t id) {
+    ctxc__ids_hasher_t hs;
+    ctxc__ids_hash_start(&hs, id.len);
+    ctxc__ids_hash_feed(&hs, id.ptr, id.len);
+    return ctxc__ids_hash_end(&hs);
 }
 
 static bool slot_free(const ctxc__id_slot_t *s) {
@@ -89,6 +165,5 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
     }
     ix->used++;
     s->hash = hash;
-    s->mark = 0;
     return s;
 }

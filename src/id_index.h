@@ -24,10 +24,12 @@
 
 typedef struct {
     uint32_t hash;
-    uint16_t call; /* position of the tool_call, or CTXC__IDS_NONE */
-    uint16_t resp; /* position of the tool_response, or CTXC__IDS_NONE */
-    uint16_t mark; /* free for the caller; 0 when the slot is added */
-    uint16_t pad_;
+    uint16_t call;       /* position of the tool_call, or CTXC__IDS_NONE */
+    uint16_t resp;       /* position of the tool_response, or CTXC__IDS_NONE */
+    uint16_t call_block; /* block index of the tool_call at `call` */
+    uint16_t resp_block; /* block index of the tool_response at `resp` */
+    uint16_t flags;      /* the caller's (0 in a new slot) */
+    uint16_t count;      /* the caller's (0 in a new slot) */
 } ctxc__id_slot_t;
 
 typedef struct {
@@ -41,12 +43,21 @@ typedef struct {
 typedef bool (*ctxc__id_match_fn)(void *ctx, const ctxc__id_slot_t *slot,
                                   ctxc_str_t id);
 
-/* Bytes of one slot, for sizing memory. */
-#define CTXC__ID_SLOT_BYTES 12u
+/* Bytes of one slot, for sizing memory (CTXC_WORK_INDEX_SLOT_BYTES in
+ * strategy.h says the same; CTXC_HISTORY_ID_INDEX_BYTES in history.h gives
+ * an id three). */
+#define CTXC__ID_SLOT_BYTES 16u
 
 /* Uses the largest power-of-two number of slots that fits `bytes` of `mem`
  * (aligned to 4). Fewer than 4 slots: no table (every add fails). */
 void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes);
+
+/* Like ctxc__ids_init, but uses only as many slots as `ids` ids need (the
+ * smallest power of two whose 3/4 holds them, at least 16), when the memory
+ * has them: clearing a table costs its size, so a step over a short history
+ * does not pay for a large work area. */
+void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
+                        size_t ids);
 
 /* The same table over memory that already holds one with `used` ids (as
  * ctxc__ids_init and later adds left it): nothing is cleared. */
@@ -56,8 +67,20 @@ void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
 /* Empties the table (keeps its memory). */
 void ctxc__ids_clear(ctxc__id_index_t *ix);
 
-/* Hash of an id (FNV-1a over its bytes). */
+/* Hash of an id (FNV-style over its bytes, four at a time). */
 uint32_t ctxc__ids_hash(ctxc_str_t id);
+
+/* The hash of an id whose bytes arrive in pieces (e.g. while a JSON string
+ * is decoded): start with its total length, feed the pieces, end. Equal to
+ * ctxc__ids_hash of the whole. */
+typedef struct {
+    uint32_t h;
+    uint8_t tail[4];
+    unsigned ntail;
+} ctxc__ids_hasher_t;
+void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs, size_t len);
+void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n);
+uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs);
 
 /* The slot of `id`, or NULL when the table does not hold it. */
 ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,

@@ -29,23 +29,32 @@ enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
 
 /* ---- ids of entry sources ------------------------------------------------ */
 
+/* ctxc__ids_hash of the decoded id (two passes: its length, then its
+ * bytes). */
 static uint32_t src_hash(const ctxc__src_t *f) {
     if (f->kind == CTXC__SRC_RAW) {
         ctxc_str_t s = {f->p, f->n};
         return ctxc__ids_hash(s);
     }
-    uint32_t h = 2166136261u;
-    ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
-    uint32_t cp;
-    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-        char b[4];
-        size_t k = ctxc__utf8_encode(cp, b);
-        for (size_t i = 0; i < k; i++) {
-            h ^= (uint8_t)b[i];
-            h *= 16777619u;
+    size_t len = 0;
+    for (int pass = 0;; pass++) {
+        ctxc__ids_hasher_t hs;
+        ctxc__ids_hash_start(&hs, len);
+        ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
+        uint32_t cp;
+        while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+            char b[4];
+            size_t k = ctxc__utf8_encode(cp, b);
+            if (pass == 0) {
+                len += k;
+            } else {
+                ctxc__ids_hash_feed(&hs, b, k);
+            }
+        }
+        if (pass == 1) {
+            return ctxc__ids_hash_end(&hs);
         }
     }
-    return h;
 }
 
 static bool src_eq(const ctxc__src_t *f, ctxc_str_t s) {
@@ -195,6 +204,23 @@ void ctxc__pairing_appended(ctxc_history_t *h) {
         return;
     }
     h->ids_used_ = ix.used;
+}
+
+bool ctxc__pairing_unpaired(const ctxc_history_t *ch, size_t *calls,
+                            size_t *responses) {
+    /* the index is a cache: building it does not change the history */
+    ctxc_history_t *h = (ctxc_history_t *)(uintptr_t)ch;
+    ctxc__id_index_t store_ix;
+    const ctxc__id_index_t *ix = usable_index(h, &store_ix);
+    if (ix == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < ix->cap; i++) {
+        const ctxc__id_slot_t *s = &ix->slots[i];
+        *calls += s->call != CTXC__IDS_NONE && s->resp == CTXC__IDS_NONE;
+        *responses += s->resp != CTXC__IDS_NONE && s->call == CTXC__IDS_NONE;
+    }
+    return true;
 }
 
 void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes) {
@@ -406,7 +432,7 @@ static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
                      ctxc_str_t id) {
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP && op->a <= i && i < op->b) {
+        if (op->kind == CTXC_PLAN_KEEP && op->from <= i && i < op->to) {
             return true;
         }
         if (op->kind == CTXC_PLAN_INSERT && op->replaces == i) {
@@ -470,7 +496,7 @@ static void mark_entry(const ctxc_history_t *h, ctxc__id_index_t *ix,
         ctxc__id_slot_t *s =
             ctxc__ids_find(ix, id, ctxc__ids_hash(id), match_store, &m);
         if (s != NULL) {
-            s->mark |= b.type == CTXC_BLOCK_TOOL_CALL ? 1u : 2u;
+            s->flags |= b.type == CTXC_BLOCK_TOOL_CALL ? 1u : 2u;
         }
     }
 }
@@ -487,7 +513,7 @@ static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
             mark_entry(h, ix, &e);
             continue;
         }
-        for (size_t i = op->a; i < op->b; i++) {
+        for (size_t i = op->from; i < op->to; i++) {
             if (h->slots[i].speaker != CTXC_SPEAKER_HUMAN) {
                 ctxc_history_get(h, i, &e);
                 mark_entry(h, ix, &e);
@@ -497,8 +523,8 @@ static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
     ctxc_status_t st = CTXC_OK;
     for (size_t i = 0; i < ix->cap; i++) {
         ctxc__id_slot_t *s = &ix->slots[i];
-        uint16_t mark = s->mark;
-        s->mark = 0;
+        uint16_t mark = s->flags;
+        s->flags = 0;
         if (st != CTXC_OK || s->call == CTXC__IDS_NONE ||
             s->resp == CTXC__IDS_NONE || mark == 0 || mark == 3) {
             continue;

@@ -92,7 +92,7 @@ ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
     /* increasing over every earlier KEEP */
     for (size_t k = plan->count; k-- > 0;) {
         if (plan->ops[k].kind == CTXC_PLAN_KEEP) {
-            if (plan->ops[k].b > from) {
+            if (plan->ops[k].to > from) {
                 return ctxc__fail(
                     err, CTXC_E_INVALID_ARG,
                     "keep [%z, %z) overlaps or precedes an earlier "
@@ -104,8 +104,8 @@ ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
     }
     if (plan->count > 0) {
         ctxc_plan_op_t *last = &plan->ops[plan->count - 1];
-        if (last->kind == CTXC_PLAN_KEEP && last->b == from) {
-            last->b = (uint32_t)to;
+        if (last->kind == CTXC_PLAN_KEEP && last->to == from) {
+            last->to = (uint32_t)to;
             return CTXC_OK;
         }
     }
@@ -116,8 +116,8 @@ ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
     ctxc_plan_op_t *op = &plan->ops[plan->count++];
     memset(op, 0, sizeof *op);
     op->kind = CTXC_PLAN_KEEP;
-    op->a = (uint32_t)from;
-    op->b = (uint32_t)to;
+    op->from = (uint32_t)from;
+    op->to = (uint32_t)to;
     return CTXC_OK;
 }
 
@@ -193,7 +193,7 @@ void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work) {
     memset(r, 0, sizeof *r);
     r->removals = work->removals;
     r->cap_removals = work->cap;
-    r->replacements = work->dops;
+    r->replacements = work->replacements;
     r->cap_replacements = work->cap;
     r->scratch = work->scratch;
     r->scratch_cap = work->scratch_cap;
@@ -263,8 +263,8 @@ ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
                               "(%z entries)",
                               i, (size_t)idx, count);
         }
-        if (r->scratch == NULL || op->a > r->scratch_used ||
-            op->b > r->scratch_used - op->a) {
+        if (r->scratch == NULL || op->offset > r->scratch_used ||
+            op->size > r->scratch_used - op->offset) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "density replacement %z lies outside its scratch "
                               "area",
@@ -293,7 +293,7 @@ ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
                                 work->cap, h->count);
     }
     /* one mark per entry: keep, remove, or the replacement's number */
-    uint16_t *mark = work->aux2;
+    uint16_t *mark = work->marks;
     ctxc_status_t st = ctxc_density_validate(r, h->count, mark, err);
     if (st != CTXC_OK) {
         return st;

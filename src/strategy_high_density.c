@@ -27,10 +27,14 @@
 #define MAX_EDIT_BLOCKS 64u /* blocks per entry the density step can edit */
 #define MAX_TEXT_EDITS 8u   /* text blocks per entry the dedupe can rewrite */
 
-/* per-entry marks in work->aux2 */
+/* per-entry marks in work->marks */
 #define MARK_WRITE 0x1u  /* ai entry holds a write call */
 #define MARK_RWCALL 0x2u /* ai entry holds a pruned read call */
 #define MARK_RWRESP 0x4u /* tool entry holds a response of a pruned read */
+/* marks of the indexed path only (entries the later passes need to see) */
+#define MARK_READ 0x8u    /* ai entry holds a read call */
+#define MARK_INCL 0x10u   /* human entry holds an @file inclusion */
+#define MARK_RECENT 0x20u /* tool entry holds a result marked ID_RECENT */
 
 static const char END_MARKER[] = "--- End of content ---";
 static const char DEDUPE_NOTE[] =
@@ -60,6 +64,16 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     if (v.len < 2 || v.ptr[0] != '"') {
         return false;
     }
+    if (memchr(v.ptr + 1, '\\', v.len - 2) == NULL) {
+        /* no escape: the stored (valid UTF-8) body is the decoded text */
+        if (v.len - 2 > cap - 1) {
+            return false;
+        }
+        memcpy(buf, v.ptr + 1, v.len - 2);
+        buf[v.len - 2] = '\0';
+        *len = v.len - 2;
+        return true;
+    }
     ctxc__sink_t s = {buf, cap - 1, 0};
     if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR, NULL) !=
             CTXC_OK ||
@@ -71,14 +85,79 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     return true;
 }
 
+/* The position after the canonical JSON string starting at js[pos] (its
+ * closing quote is the first '"' after an even run of backslashes), or len.
+ * A long string is crossed with memchr, not byte by byte. */
+static size_t skip_string(const char *js, size_t len, size_t pos) {
+    size_t i = pos + 1;
+    while (i < len) {
+        const char *q = memchr(js + i, '"', len - i);
+        if (q == NULL) {
+            return len;
+        }
+        size_t at = (size_t)(q - js);
+        size_t bs = 0;
+        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return at + 1;
+        }
+        i = at + 1;
+    }
+    return len;
+}
+
+/* Finds the top-level keys[0..n) of a canonical JSON object in one pass:
+ * values[i] is the value of the first member named keys[i] (ptr NULL when
+ * there is none), as ctxc__json_find_key() would find each. */
+static void find_keys(ctxc_str_t obj, const char *const *keys, size_t n,
+                      ctxc_str_t *values) {
+    for (size_t k = 0; k < n; k++) {
+        values[k] = CTXC_STR_ABSENT;
+    }
+    const char *o = obj.ptr;
+    size_t len = obj.len;
+    if (o == NULL || len < 2 || o[0] != '{') {
+        return;
+    }
+    size_t i = 1;
+    while (i < len && o[i] == '"') {
+        size_t kstart = i + 1;
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
+        size_t vstart = kend + 2;                           /* after ':' */
+        if (vstart > len) {
+            return;
+        }
+        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
+                                       : ctxc__json_skip_value(o, len, vstart);
+        size_t rawlen = kend - kstart;
+        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
+        for (size_t k = 0; k < n; k++) {
+            size_t klen = strlen(keys[k]);
+            if (values[k].ptr == NULL &&
+                (plain
+                     ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                     : rawlen >= klen &&
+                           ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                            keys[k], klen))) {
+                values[k].ptr = o + vstart;
+                values[k].len = vend - vstart;
+            }
+        }
+        i = vend + 1; /* skip ',' */
+    }
+}
+
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
+    ctxc_str_t v[3];
+    find_keys(params, keys, 3, v);
     for (size_t k = 0; k < 3; k++) {
-        ctxc_str_t v;
-        if (ctxc__json_find_key(params.ptr, params.len, keys[k], &v)) {
-            return json_string(v, buf, cap, len) && *len > 0;
+        if (v[k].ptr != NULL) {
+            return json_string(v[k], buf, cap, len) && *len > 0;
         }
     }
     return false;
@@ -159,11 +238,34 @@ static bool resolve_path(const char *root, const char *p, size_t plen,
     return o > 0;
 }
 
+/* Kinds of keys in the key table (the top 2 bits of their hash). */
+#define KEY_PATH 0u     /* written path: the latest write call */
+#define KEY_INCL 1u     /* resolved @file path: inclusions still to come */
+#define KEY_INCL_RAW 2u /* @file path that does not resolve, as written */
+#define KEY_TOOL 3u     /* tool name: counts of its results (recency) */
+
+/* Flag of a KEY_PATH slot: the path's bytes are in hd->pool at the slot's
+ * offset (resp: high half, resp_block: low half), `count` bytes. */
+#define KEY_BYTES 0x1u
+
+/* Flags of a call id's slot in the pairs index. */
+#define ID_PRUNED 0x1u /* read call pruned with its response (read->write) */
+#define ID_RECENT 0x2u /* response has `retention` newer ones (recency) */
+
 typedef struct {
     const ctxc_view_t *v;
     const ctxc_density_config_t *cfg;
     ctxc_work_t *work;
     uint16_t *mark;
+    /* The indexed path (both NULL: the scans): call id pairs, and the keys
+     * of the step (written paths, @file paths, tool names). */
+    const ctxc__pairs_t *pairs;
+    ctxc__id_index_t *keys;
+    /* Resolved written paths, kept in the work scratch until the edits
+     * start writing there (NULL then): KEY_PATH slots with KEY_BYTES
+     * compare against them instead of decoding the write call again. */
+    char *pool;
+    size_t pool_cap, pool_used;
 } hd_t;
 
 /* Resolved path of a read/write call's parameters, into out. */
@@ -178,9 +280,16 @@ static bool call_path(const hd_t *hd, ctxc_str_t params, char *out,
                         CTXC_CFG_PATH_MAX, outlen);
 }
 
+static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
+                                       const char *key, size_t len);
+
 /* Is `path` written by a write call in an entry after position p? */
 static bool written_after(const hd_t *hd, size_t p, const char *path,
                           size_t plen) {
+    if (hd->keys != NULL) {
+        const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
+        return s != NULL && s->call > p;
+    }
     char wpath[CTXC_CFG_PATH_MAX];
     for (size_t q = p + 1; q < hd->v->count; q++) {
         if ((hd->mark[q] & MARK_WRITE) == 0) {
@@ -242,30 +351,6 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
     return true;
 }
 
-/* Position and block of the last call with `id` before q. */
-static bool find_call(const ctxc_view_t *v, size_t q, ctxc_str_t id,
-                      size_t *p_out, size_t *k_out, ctxc_block_t *call) {
-    for (size_t p = q; p-- > 0;) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_AI) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                ctxc__str_eq(b.u.tool_call.id, id)) {
-                *p_out = p;
-                *k_out = k;
-                *call = b;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 /* The read->write rule for call block k of position p. A pruned call must
  * have a response that can be dropped with it. */
 static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
@@ -275,8 +360,18 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
         return false;
     }
     size_t q, r;
-    if (!ctxc__find_response(hd->v, p, b->u.tool_call.id, &q, &r) ||
-        r >= MAX_EDIT_BLOCKS) {
+    if (hd->pairs != NULL) {
+        const ctxc__id_slot_t *s =
+            ctxc__pairs_find(hd->pairs, b->u.tool_call.id);
+        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= p) {
+            return false;
+        }
+        q = s->resp;
+        r = s->resp_block;
+    } else if (!ctxc__find_response(hd->v, p, b->u.tool_call.id, &q, &r)) {
+        return false;
+    }
+    if (r >= MAX_EDIT_BLOCKS) {
         return false;
     }
     bool pruned;
@@ -301,9 +396,16 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
     if ((hd->mark[q] & MARK_RWRESP) == 0) {
         return false;
     }
+    if (hd->pairs != NULL) { /* a pruned call's response is its only one */
+        const ctxc__id_slot_t *s =
+            ctxc__pairs_find(hd->pairs, b->u.tool_response.call_id);
+        return s != NULL && (s->flags & ID_PRUNED) != 0 && s->resp == q &&
+               s->resp_block == k;
+    }
     size_t p, ck, rq, rk;
     ctxc_block_t call;
-    return find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck, &call) &&
+    return ctxc__find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck,
+                           &call) &&
            (hd->mark[p] & MARK_RWCALL) != 0 &&
            rw_prunes(hd, p, ck, &call, &rq, &rk) && rq == q && rk == k;
 }
@@ -375,6 +477,142 @@ static bool same_include_path(const hd_t *hd, const char *a, size_t alen,
         return alen == blen && memcmp(a, b, alen) == 0;
     }
     return la == lb && memcmp(ra, rb, la) == 0;
+}
+
+/* ---- the key table of the indexed path ---------------------------------- */
+
+static uint32_t key_hash(unsigned kind, const char *key, size_t len) {
+    ctxc_str_t k = {key, len};
+    return (ctxc__ids_hash(k) & 0x3FFFFFFFu) | ((uint32_t)kind << 30);
+}
+
+/* Byte offset of an inclusion kept in a slot (resp: high half). */
+static size_t slot_offset(const ctxc__id_slot_t *s) {
+    return ((size_t)s->resp << 16) | s->resp_block;
+}
+
+/* Whether the key held by `slot` (re-read where it was seen) is `key`. */
+static bool key_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t key) {
+    const hd_t *hd = (const hd_t *)ctx;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_view_get(hd->v, slot->call, &e);
+    if (ctxc_entry_block(&e, slot->call_block, &b) != CTXC_OK) {
+        return false;
+    }
+    unsigned kind = slot->hash >> 30;
+    char buf[CTXC_CFG_PATH_MAX];
+    size_t len;
+    if (kind == KEY_PATH && (slot->flags & KEY_BYTES) && hd->pool != NULL) {
+        return slot->count == key.len &&
+               memcmp(hd->pool + slot_offset(slot), key.ptr, key.len) == 0;
+    }
+    if (kind == KEY_PATH) {
+        return call_path(hd, b.u.tool_call.parameters, buf, &len) &&
+               len == key.len && memcmp(buf, key.ptr, len) == 0;
+    }
+    if (kind == KEY_TOOL) {
+        return ctxc__str_eq(b.u.tool_response.tool_name, key);
+    }
+    const char *t = b.u.text.text.ptr;
+    size_t at = slot_offset(slot);
+    size_t end = line_end(t, b.u.text.text.len, at);
+    const char *raw = t + at + 4;
+    size_t rawlen = end - at - 8;
+    if (kind == KEY_INCL_RAW) {
+        return rawlen == key.len && memcmp(raw, key.ptr, rawlen) == 0;
+    }
+    return resolve_path(hd->cfg->workspace_root, raw, rawlen, buf, sizeof buf,
+                        &len) &&
+           len == key.len && memcmp(buf, key.ptr, len) == 0;
+}
+
+static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
+                                       const char *key, size_t len) {
+    ctxc_str_t k = {key, len};
+    return ctxc__ids_find(hd->keys, k, key_hash(kind, key, len), key_match,
+                          (void *)(uintptr_t)hd);
+}
+
+/* The slot of a key, added (seen at p, block k) when new; NULL when the
+ * table is full. */
+static ctxc__id_slot_t *key_add(const hd_t *hd, unsigned kind, const char *key,
+                                size_t len, size_t p, size_t k) {
+    ctxc_str_t ks = {key, len};
+    ctxc__id_slot_t *s = ctxc__ids_add(hd->keys, ks, key_hash(kind, key, len),
+                                       key_match, (void *)(uintptr_t)hd);
+    if (s != NULL && s->call == CTXC__IDS_NONE) {
+        s->call = (uint16_t)p;
+        s->call_block = (uint16_t)k;
+    }
+    return s;
+}
+
+/* The key of an inclusion: its resolved path, or the path as written when
+ * it does not resolve (compared as written, like same_include_path). */
+static unsigned incl_key(const hd_t *hd, const char *t, const incl_t *in,
+                         char *buf, const char **key, size_t *len) {
+    if (resolve_path(hd->cfg->workspace_root, t + in->path, in->plen, buf,
+                     CTXC_CFG_PATH_MAX, len)) {
+        *key = buf;
+        return KEY_INCL;
+    }
+    *key = t + in->path;
+    *len = in->plen;
+    return KEY_INCL_RAW;
+}
+
+/* Counts one more inclusion of its path (pass 0); false when the table is
+ * full. */
+static bool incl_count(const hd_t *hd, size_t p, size_t k, const char *t,
+                       const incl_t *in) {
+    char buf[CTXC_CFG_PATH_MAX];
+    const char *key;
+    size_t len;
+    unsigned kind = incl_key(hd, t, in, buf, &key, &len);
+    ctxc__id_slot_t *s = key_add(hd, kind, key, len, p, k);
+    if (s == NULL || s->count == 0xFFFFu || in->start > 0xFFFFFFFFu) {
+        return false;
+    }
+    if (s->count++ == 0) { /* where it was first seen, to compare keys */
+        s->resp = (uint16_t)(in->start >> 16);
+        s->resp_block = (uint16_t)(in->start & 0xFFFFu);
+    }
+    return true;
+}
+
+/* Takes one inclusion off its path's count (pass 3, in the same order):
+ * whether the path is included again later. */
+static bool incl_consume(const hd_t *hd, const char *t, const incl_t *in) {
+    char buf[CTXC_CFG_PATH_MAX];
+    const char *key;
+    size_t len;
+    unsigned kind = incl_key(hd, t, in, buf, &key, &len);
+    ctxc__id_slot_t *s =
+        (ctxc__id_slot_t *)(uintptr_t)key_find(hd, kind, key, len);
+    if (s == NULL || s->count == 0) {
+        return false; /* cannot happen: pass 0 counted it */
+    }
+    return --s->count > 0;
+}
+
+/* Counts the inclusions of a human text block (pass 0, marking the entry
+ * MARK_INCL) or takes them off (pass 3, `consume`). */
+static bool incl_walk(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
+                      bool consume) {
+    size_t at = 0;
+    incl_t in;
+    while (next_inclusion(text.ptr, text.len, at, &in)) {
+        if (consume) {
+            (void)incl_consume(hd, text.ptr, &in);
+        } else if (!incl_count(hd, p, k, text.ptr, &in)) {
+            return false;
+        } else {
+            hd->mark[p] |= MARK_INCL;
+        }
+        at = in.end;
+    }
+    return true;
 }
 
 /* Is inclusion `in` of text block k at position p included again later? */
@@ -481,8 +719,10 @@ static ctxc_status_t dedupe_text(const hd_t *hd, size_t p, size_t k,
     incl_t in;
     *replaced = 0;
     while (next_inclusion(t, n, at, &in)) {
+        /* the indexed path takes every inclusion off its count, in order */
+        bool later = hd->keys != NULL && incl_consume(hd, t, &in);
         if (in.blen > sizeof DEDUPE_NOTE - 1 &&
-            included_later(hd, p, k, t, &in)) {
+            (hd->keys != NULL ? later : included_later(hd, p, k, t, &in))) {
             ctxc__put(&s, t + copied, in.body - copied);
             ctxc__put(&s, DEDUPE_NOTE, sizeof DEDUPE_NOTE - 1);
             copied = in.body + in.blen;
@@ -515,6 +755,31 @@ static uint32_t block_tokens(ctxc_estimate_fn fn, void *user,
     return fn != NULL ? fn(user, b) : ctxc_estimate_block_default(NULL, b);
 }
 
+/* Is read call block k of position p pruned (read->write)? */
+static bool call_pruned(const hd_t *hd, size_t p, size_t k,
+                        const ctxc_block_t *b) {
+    if (hd->pairs != NULL) { /* decided once, in the pruning pass */
+        const ctxc__id_slot_t *s =
+            ctxc__pairs_find(hd->pairs, b->u.tool_call.id);
+        return s != NULL && (s->flags & ID_PRUNED) != 0 && s->call == p &&
+               s->call_block == k;
+    }
+    return rw_prunes(hd, p, k, b, NULL, NULL);
+}
+
+/* Has response block k of position q `retention` newer results of its tool
+ * (recency)? */
+static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
+                           const ctxc_block_t *b, uint32_t retention) {
+    if (hd->pairs != NULL) { /* decided once, in the recency pass */
+        const ctxc__id_slot_t *s =
+            ctxc__pairs_find(hd->pairs, b->u.tool_response.call_id);
+        return s != NULL && (s->flags & ID_RECENT) != 0;
+    }
+    return newer_results(hd, q, k, b->u.tool_response.tool_name, retention) >=
+           retention;
+}
+
 /* Decides and records the edits of position p. */
 static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                                 ctxc_density_result_t *r, ctxc_error_t *err) {
@@ -530,19 +795,18 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
 
     const uint8_t *cur = NULL;
     ctxc_block_t b;
-    for (size_t k = 0;
-         ctxc_entry_next_block(&e, &cur, &b) && k < MAX_EDIT_BLOCKS; k++) {
+    size_t k = 0;
+    for (; k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b); k++) {
         uint64_t bit = (uint64_t)1u << k;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
-            rw_prunes(hd, p, k, &b, NULL, NULL)) {
+            call_pruned(hd, p, k, &b)) {
             ed.drop |= bit;
         } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
             if (rw_drops_response(hd, p, k, &b)) {
                 ed.drop |= bit;
             } else if (cfg->recency_pruning &&
                        !str_is(b.u.tool_response.result, POINTER_JSON) &&
-                       newer_results(hd, p, k, b.u.tool_response.tool_name,
-                                     retention) >= retention) {
+                       recency_prunes(hd, p, k, &b, retention)) {
                 ctxc_block_t after = b;
                 after.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
                 if (block_tokens(NULL, NULL, &after) <
@@ -552,8 +816,13 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                 }
             }
         } else if (b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe &&
-                   e.speaker == CTXC_SPEAKER_HUMAN &&
-                   ed.ntext < MAX_TEXT_EDITS) {
+                   e.speaker == CTXC_SPEAKER_HUMAN) {
+            if (ed.ntext >= MAX_TEXT_EDITS) {
+                if (hd->keys != NULL) { /* keep the counts in step */
+                    (void)incl_walk(hd, p, k, b.u.text.text, true);
+                }
+                continue;
+            }
             size_t replaced;
             ctxc_str_t nt;
             ctxc_status_t st =
@@ -569,6 +838,15 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                 dedupe += replaced;
             }
         }
+    }
+    /* blocks past the editable ones: their inclusions still count */
+    while (hd->keys != NULL && cfg->file_dedupe &&
+           e.speaker == CTXC_SPEAKER_HUMAN &&
+           ctxc_entry_next_block(&e, &cur, &b)) {
+        if (b.type == CTXC_BLOCK_TEXT) {
+            (void)incl_walk(hd, p, k, b.u.text.text, true);
+        }
+        k++;
     }
     if (ed.drop == 0 && ed.pointer == 0 && ed.retext == 0) {
         return CTXC_OK;
@@ -598,10 +876,10 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
     }
     /* slide the record over the temporary texts it was built from */
     ctxc_plan_op_t *op = &r->replacements[before];
-    if (op->a > temp_start) {
-        memmove(r->scratch + temp_start, r->scratch + op->a, op->b);
-        op->a = (uint32_t)temp_start;
-        r->scratch_used = temp_start + op->b;
+    if (op->offset > temp_start) {
+        memmove(r->scratch + temp_start, r->scratch + op->offset, op->size);
+        op->offset = (uint32_t)temp_start;
+        r->scratch_used = temp_start + op->size;
     }
     if (ed.drop) {
         r->counts.read_write_entries_replaced++;
@@ -617,6 +895,184 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
     return CTXC_OK;
 }
 
+/* ---- the indexed path: passes over the whole view ------------------------ */
+
+/* Pass 0: marks the entries with write calls, and puts the latest write of
+ * each path, the @file inclusions of each path and the tool names into the
+ * key table. False when the table is full. */
+typedef enum { INDEX_OK, INDEX_IRREGULAR, INDEX_KEYS_FULL } index_result_t;
+
+static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
+    const ctxc_density_config_t *cfg = hd->cfg;
+    for (size_t p = 0; p < hd->v->count; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !ctxc__pairs_add(pairs, &e, p, k, &b)) {
+                return INDEX_IRREGULAR; /* or its table is full */
+            }
+            if (e.speaker == CTXC_SPEAKER_AI &&
+                b.type == CTXC_BLOCK_TOOL_CALL &&
+                is_read_tool(b.u.tool_call.name)) {
+                hd->mark[p] |= MARK_READ;
+            } else if (e.speaker == CTXC_SPEAKER_AI &&
+                       b.type == CTXC_BLOCK_TOOL_CALL &&
+                       cfg->read_write_pruning &&
+                       is_write_tool(b.u.tool_call.name)) {
+                hd->mark[p] |= MARK_WRITE;
+                char path[CTXC_CFG_PATH_MAX];
+                size_t plen;
+                if (call_path(hd, b.u.tool_call.parameters, path, &plen)) {
+                    ctxc__id_slot_t *s =
+                        key_add(hd, KEY_PATH, path, plen, p, k);
+                    if (s == NULL) {
+                        return INDEX_KEYS_FULL;
+                    }
+                    if ((s->flags & KEY_BYTES) == 0 && hd->pool != NULL &&
+                        plen <= hd->pool_cap - hd->pool_used &&
+                        (uint64_t)hd->pool_used + plen <= 0xFFFFFFFFu) {
+                        memcpy(hd->pool + hd->pool_used, path, plen);
+                        s->resp = (uint16_t)(hd->pool_used >> 16);
+                        s->resp_block = (uint16_t)(hd->pool_used & 0xFFFFu);
+                        s->count = (uint16_t)plen;
+                        s->flags |= KEY_BYTES;
+                        hd->pool_used += plen;
+                    }
+                    s->call = (uint16_t)p; /* the latest write */
+                    s->call_block = (uint16_t)k;
+                }
+            } else if (e.speaker == CTXC_SPEAKER_HUMAN &&
+                       b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe) {
+                if (!incl_walk(hd, p, k, b.u.text.text, false)) {
+                    return INDEX_KEYS_FULL;
+                }
+            } else if (e.speaker == CTXC_SPEAKER_TOOL &&
+                       b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+                       cfg->recency_pruning) {
+                ctxc_str_t name = b.u.tool_response.tool_name;
+                if (key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
+                    return INDEX_KEYS_FULL;
+                }
+            }
+        }
+    }
+    pairs->ok = true;
+    return INDEX_OK;
+}
+
+/* Sets up the indexed path over the work area's index: false (marks
+ * cleared) when the history is not regular or a table is too small. */
+static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
+                          ctxc__id_index_t *keys) {
+    const ctxc_work_t *w = hd->work;
+    const ctxc_density_config_t *cfg = hd->cfg;
+    if (w->index == NULL || w->index_slots == 0 ||
+        (cfg->recency_pruning && cfg->recency_retention > 0xFFFFu)) {
+        return false;
+    }
+    size_t bytes = w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES;
+    uint8_t *mem = (uint8_t *)w->index + bytes;
+    hd->keys = keys;
+    size_t want = ctxc__view_blocks(hd->v);
+    size_t first_cap = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        /* first a table for one key per block, then all the memory */
+        ctxc__ids_init_for(keys, mem, bytes, attempt == 0 ? want : SIZE_MAX);
+        if (attempt == 1 && keys->cap <= first_cap) {
+            break; /* no larger table to try */
+        }
+        first_cap = keys->cap;
+        for (size_t p = 0; p < hd->v->count; p++) {
+            hd->mark[p] = 0;
+        }
+        hd->pool = (char *)w->scratch;
+        hd->pool_cap = w->scratch != NULL ? w->scratch_cap : 0;
+        hd->pool_used = 0;
+        if (!ctxc__pairs_begin(pairs, hd->v, w->index, bytes)) {
+            break;
+        }
+        index_result_t r = index_keys(hd, pairs);
+        if (r == INDEX_OK) {
+            hd->pairs = pairs;
+            return true;
+        }
+        if (r == INDEX_IRREGULAR) {
+            break;
+        }
+    }
+    hd->keys = NULL;
+    hd->pool = NULL;
+    for (size_t p = 0; p < hd->v->count; p++) {
+        hd->mark[p] = 0;
+    }
+    return false;
+}
+
+static uint16_t add_sat(uint32_t a, uint32_t b) {
+    uint32_t s = a + b;
+    return (uint16_t)(s > 0xFFFFu ? 0xFFFFu : s);
+}
+
+/* The recency pass, newest entry first: per tool name, the results after
+ * the current entry (flags), in it (count) and seen so far in it
+ * (resp_block); a result with `retention` newer ones that stay is marked
+ * ID_RECENT. Results dropped by read->write do not count. */
+static void recency_pass(const hd_t *hd, uint32_t retention) {
+    for (size_t p = hd->v->count; p-- > 0;) {
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
+        if (e.speaker != CTXC_SPEAKER_TOOL) {
+            continue;
+        }
+        for (int step = 0; step < 3; step++) {
+            const uint8_t *cur = NULL;
+            ctxc_block_t b;
+            while (ctxc_entry_next_block(&e, &cur, &b)) {
+                if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
+                    continue;
+                }
+                ctxc_str_t name = b.u.tool_response.tool_name;
+                ctxc__id_slot_t *t = (ctxc__id_slot_t *)(uintptr_t)key_find(
+                    hd, KEY_TOOL, name.ptr, name.len);
+                ctxc__id_slot_t *id =
+                    ctxc__pairs_find(hd->pairs, b.u.tool_response.call_id);
+                if (t == NULL || id == NULL) {
+                    continue; /* cannot happen: both are indexed */
+                }
+                bool stays = (id->flags & ID_PRUNED) == 0;
+                if (step == 0) {
+                    t->count = add_sat(t->count, stays);
+                } else if (step == 1) {
+                    t->resp_block = add_sat(t->resp_block, stays);
+                    uint32_t newer =
+                        (uint32_t)t->flags + t->count - t->resp_block;
+                    if (newer >= retention) {
+                        id->flags |= ID_RECENT;
+                        hd->mark[p] |= MARK_RECENT;
+                    }
+                } else {
+                    t->flags = add_sat(t->flags, t->count);
+                    t->count = 0;
+                    t->resp_block = 0;
+                }
+            }
+        }
+    }
+}
+
+/* On the indexed path (a regular view: calls only in ai entries, results
+ * only in tool entries), whether entry p can have an edit: a pruned read,
+ * a dropped or recency-pruned result, an @file inclusion. */
+static bool may_edit(const hd_t *hd, size_t p) {
+    uint16_t m = hd->mark[p];
+    return (m & (MARK_RWCALL | MARK_RWRESP | MARK_RECENT)) != 0 ||
+           ((m & MARK_INCL) != 0 && hd->cfg->file_dedupe);
+}
+
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
                                 ctxc_work_t *work,
@@ -628,11 +1084,16 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->aux2};
+    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0};
+    ctxc__pairs_t pairs;
+    ctxc__id_index_t keys;
+    uint32_t retention =
+        config->recency_retention < 1 ? 1 : config->recency_retention;
     for (size_t p = 0; p < raw->count; p++) {
         hd.mark[p] = 0;
     }
-    if (config->read_write_pruning) {
+    bool indexed = index_prepare(&hd, &pairs, &keys);
+    if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
             ctxc_entry_t e;
             ctxc_view_get(raw, p, &e);
@@ -646,7 +1107,12 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                 }
             }
         }
+    }
+    if (config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
+            if (indexed && (hd.mark[p] & MARK_READ) == 0) {
+                continue; /* no read call to prune */
+            }
             ctxc_entry_t e;
             ctxc_view_get(raw, p, &e);
             const uint8_t *cur = NULL;
@@ -659,11 +1125,22 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                     hd.mark[p] |= MARK_RWCALL;
                     hd.mark[q] |= MARK_RWRESP;
                     result->counts.read_write_pruned++;
+                    if (indexed) {
+                        ctxc__pairs_find(&pairs, b.u.tool_call.id)->flags |=
+                            ID_PRUNED;
+                    }
                 }
             }
         }
     }
+    hd.pool = NULL; /* the edits write into the scratch from here on */
+    if (indexed && config->recency_pruning) {
+        recency_pass(&hd, retention);
+    }
     for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && !may_edit(&hd, p)) {
+            continue;
+        }
         ctxc_status_t st = edit_entry(&hd, p, result, err);
         if (st != CTXC_OK) {
             return st;
@@ -673,6 +1150,10 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 }
 
 /* ---- compress: one-line summaries of older tool results ------------------ */
+
+#define SUM_CACHE                                                              \
+    4u /* summaries of one entry kept between decide and write                 \
+        */
 
 /* Appends s to the sink, at most `max` bytes, cut on a UTF-8 boundary. */
 static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
@@ -710,14 +1191,13 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         static const char *const keys[] = {"file_path", "absolute_path",
                                            "path",      "command",
                                            "pattern",   "dir_path"};
+        ctxc_str_t v[sizeof keys / sizeof keys[0]];
+        find_keys(call->u.tool_call.parameters, keys,
+                  sizeof keys / sizeof keys[0], v);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            ctxc_str_t v;
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
-            if (ctxc__json_find_key(call->u.tool_call.parameters.ptr,
-                                    call->u.tool_call.parameters.len, keys[k],
-                                    &v) &&
-                json_string(v, arg, sizeof arg, &alen)) {
+            if (v[k].ptr != NULL && json_string(v[k], arg, sizeof arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;
@@ -737,27 +1217,59 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
 
 typedef struct {
     const ctxc_view_t *v;
+    ctxc__pairs_t *pairs; /* finds the calls */
     size_t pos;
     ctxc_estimate_fn estimate;
     void *estimate_user;
+    bool decided;  /* `use` holds the decisions of the entry's blocks */
+    uint64_t use;  /* response blocks whose summary is smaller */
     char buf[320]; /* the summary of the block being written */
+    /* the summaries decide_entry made, kept for writing the record */
+    size_t ncached;
+    size_t cached_block[SUM_CACHE];
+    ctxc_str_t cached[SUM_CACHE];
+    char cache_buf[SUM_CACHE][320];
 } sum_edit_t;
 
-static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
-    sum_edit_t *se = (sum_edit_t *)user;
-    (void)index;
-    if (b->type != CTXC_BLOCK_TOOL_RESPONSE) {
-        return true;
-    }
+/* The tool_call a response of position pos answers: the last one with its
+ * id before pos. */
+static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
     size_t p, k;
+    return ctxc__pairs_call(se->pairs, se->pos, id, &p, &k, call);
+}
+
+/* The summarised form of response block b (into se->buf). */
+static ctxc_block_t summarized(sum_edit_t *se, const ctxc_block_t *b) {
     ctxc_block_t call;
-    bool found =
-        find_call(se->v, se->pos, b->u.tool_response.call_id, &p, &k, &call);
+    bool found = call_of(se, b->u.tool_response.call_id, &call);
     ctxc_str_t sum;
     summary_json(b, found ? &call : NULL, se->buf, sizeof se->buf, &sum);
     ctxc_block_t after = *b;
     after.u.tool_response.result = sum;
     after.u.tool_response.error = CTXC_STR_ABSENT;
+    return after;
+}
+
+static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
+    sum_edit_t *se = (sum_edit_t *)user;
+    if (b->type != CTXC_BLOCK_TOOL_RESPONSE) {
+        return true;
+    }
+    if (se->decided) {
+        if ((se->use & ((uint64_t)1u << index)) == 0) {
+            return true;
+        }
+        for (size_t i = 0; i < se->ncached; i++) {
+            if (se->cached_block[i] == index) {
+                b->u.tool_response.result = se->cached[i];
+                b->u.tool_response.error = CTXC_STR_ABSENT;
+                return true;
+            }
+        }
+        *b = summarized(se, b);
+        return true;
+    }
+    ctxc_block_t after = summarized(se, b);
     if (block_tokens(se->estimate, se->estimate_user, &after) <
         block_tokens(se->estimate, se->estimate_user, b)) {
         *b = after;
@@ -765,33 +1277,102 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
     return true;
 }
 
+/* Rough size of a block, to pick the one not to estimate. */
+static size_t block_size(const ctxc_block_t *b) {
+    size_t n = 0;
+    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
+        n += ctxc__block_field(b, f).len;
+    }
+    return n;
+}
+
+/* Decides, once, which response blocks of entry e (up to MAX_EDIT_BLOCKS
+ * blocks) are summarised: those whose summary estimates below the block.
+ * The entry's cached estimate is the sum of its blocks' estimates (made with
+ * the same estimator), so the largest block is not estimated again: its
+ * estimate is what the others leave of the entry's. */
+static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
+    se->decided = false;
+    se->use = 0;
+    se->ncached = 0;
+    if (e->block_count > MAX_EDIT_BLOCKS) {
+        return; /* each block decided as it is written */
+    }
+    size_t largest = 0, largest_size = 0;
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        size_t n = block_size(&b);
+        if (k == 0 || n > largest_size) {
+            largest = k;
+            largest_size = n;
+        }
+    }
+    uint32_t tokens[MAX_EDIT_BLOCKS];
+    uint64_t others = 0;
+    cur = NULL;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (k != largest) {
+            tokens[k] = block_tokens(se->estimate, se->estimate_user, &b);
+            others += tokens[k];
+        }
+    }
+    cur = NULL;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
+        if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
+            continue;
+        }
+        if (k == largest) {
+            tokens[k] = e->tokens < UINT32_MAX && others <= e->tokens
+                            ? (uint32_t)(e->tokens - others)
+                            : block_tokens(se->estimate, se->estimate_user, &b);
+        }
+        ctxc_block_t after = summarized(se, &b);
+        if (block_tokens(se->estimate, se->estimate_user, &after) < tokens[k]) {
+            se->use |= (uint64_t)1u << k;
+            ctxc_str_t sum = after.u.tool_response.result;
+            if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
+                size_t c = se->ncached++;
+                memcpy(se->cache_buf[c], sum.ptr, sum.len);
+                se->cached_block[c] = k;
+                se->cached[c].ptr = se->cache_buf[c];
+                se->cached[c].len = sum.len;
+            }
+        }
+    }
+    se->decided = true;
+}
+
 ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
+    ctxc__pairs_t pairs;
     uint64_t total, target;
-    ctxc_status_t st = ctxc__compress_prepare(ctx, CTXC_STRATEGY_HIGH_DENSITY,
-                                              plan, &bd, &total, &target, err);
+    ctxc_status_t st =
+        ctxc__compress_prepare(ctx, CTXC_STRATEGY_HIGH_DENSITY, plan, &bd,
+                               &pairs, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
     uint32_t keep_pm = 1000u - (ctx->values.preserve_threshold > 1000u
                                     ? 1000u
                                     : ctx->values.preserve_threshold);
-    size_t split = ctxc_adjust_for_tool_call_boundary(
-        &bd, (size_t)(((uint64_t)n * keep_pm) / 1000u));
+    size_t split =
+        ctxc_boundary_adjust(&bd, (size_t)(((uint64_t)n * keep_pm) / 1000u));
 
     plan->meta.compressed_count = n;
     plan->meta.bottom_preserved = n - split;
 
     sum_edit_t se;
     se.v = v;
+    se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;
     uint64_t estimate = total;
     size_t next_keep = 0; /* store index from which entries are still kept */
-    size_t summarized = 0;
+    size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
@@ -799,6 +1380,10 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
             continue;
         }
         se.pos = p;
+        decide_entry(&se, &e);
+        if (se.decided && se.use == 0) {
+            continue; /* the entry as it is: nothing to gain */
+        }
         ctxc__entry_edit_t ed = {&e, summarize_edit, &se, NULL, 0, 0};
         ctxc__entry_src_t src = {
             e.speaker,
@@ -829,15 +1414,15 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         plan->ops[plan->count++] = op;
         estimate -= e.tokens - op.tokens;
         next_keep = index + 1;
-        summarized++;
+        summarized_count++;
     }
     if ((st = ctxc_plan_keep(plan, next_keep, v->store_count, err)) !=
         CTXC_OK) {
         return st;
     }
-    plan->meta.middle_compressed = summarized;
+    plan->meta.middle_compressed = summarized_count;
     plan->meta.tokens_after = estimate;
-    plan->meta.unchanged = summarized == 0;
+    plan->meta.unchanged = summarized_count == 0;
     return CTXC_OK;
 }
 

@@ -14,10 +14,11 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
+    ctxc__pairs_t pairs;
     uint64_t total, target;
     ctxc_status_t st =
         ctxc__compress_prepare(ctx, CTXC_STRATEGY_TOP_DOWN_TRUNCATION, plan,
-                               &bd, &total, &target, err);
+                               &bd, &pairs, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -31,10 +32,10 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
         remaining -= e.tokens;
         cut++;
     }
-    cut = ctxc_find_forward_valid_split_point(&bd, cut);
+    cut = ctxc_boundary_forward(&bd, cut);
     size_t min_keep_cut = n >= 2 ? n - 2 : 0; /* keep at least 2 entries */
     if (cut > min_keep_cut) {
-        cut = ctxc_find_backward_valid_split_point(&bd, min_keep_cut);
+        cut = ctxc_boundary_backward(&bd, min_keep_cut);
     }
 
     if (cut == 0) {

@@ -252,7 +252,8 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
     if (!cli_load(path, &name)) {
         return CLI_EXIT_FAIL;
     }
-    ctxc_history_stats(&cli_history, &st);
+    ctxc_history_stats(&cli_history,
+                       &st); /* linear: the history has an index */
     ctxc_history_usage(&cli_history, &use);
 
     printf("file: %s\n", name);

@@ -74,6 +74,18 @@
 #define CTXC_CFG_WORK_SCRATCH_BYTES CTXC_MANIFEST_WORK_SCRATCH_BYTES
 #endif
 
+/* CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY: hash-table slots per history entry
+ * in each of the two index tables of a work area declared with
+ * CTXC_WORK_DEFINE() (16 bytes a slot, the total rounded up to a power of
+ * two). A table holds keys (tool call ids; written paths, @file paths and
+ * tool names) up to 3/4 of its slots; with them the density step and the
+ * tool-call boundaries are linear in the history. A history with more keys
+ * takes a slower path (quadratic) with the same result; 0 always does.
+ * Default: 2 (1.5 tool calls per entry of a full history). */
+#ifndef CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY
+#define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 2
+#endif
+
 /* CTXC_CFG_PATH_MAX: longest file path (after resolving against the
  * workspace root) the density step compares; longer paths are skipped like
  * malformed parameters. Default: 512. */
@@ -183,6 +195,10 @@
 #endif
 #if CTXC_CFG_WORK_SCRATCH_BYTES < 256
 #error "CTXC_CFG_WORK_SCRATCH_BYTES must be at least 256"
+#endif
+#if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY < 0 ||                                 \
+    CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY > 64
+#error "CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY must be 0 .. 64"
 #endif
 #if CTXC_CFG_PATH_MAX < 64
 #error "CTXC_CFG_PATH_MAX must be at least 64"

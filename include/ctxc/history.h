@@ -200,17 +200,18 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
                                 size_t max_entries, void *arena,
                                 size_t arena_bytes, ctxc_error_t *err);
 
-/* Gives the store optional memory for an index of tool-call ids (12 bytes
+/* Gives the store optional memory for an index of tool-call ids (16 bytes
  * per slot; CTXC_HISTORY_ID_INDEX_BYTES(n) holds n distinct call ids). The
  * pairing rule (see ctxc_history_append) then costs O(1) per appended tool
- * block instead of a scan of the store, and plan checks are linear. The
+ * block instead of a scan of the store, and plan checks and statistics are
+ * linear. The
  * index is a cache: append keeps it current, other changes rebuild it on
- * next use; when it is too small, the scans are used. mem == NULL or bytes == 0 removes it.
- * The memory must stay valid while the store uses it. */
+ * next use; when it is too small, the scans are used. mem == NULL or bytes == 0
+ * removes it. The memory must stay valid while the store uses it. */
 void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes);
 /* Bytes of id index that hold `ids` distinct call ids (a call and its
  * response share one) whatever the power-of-two rounding. */
-#define CTXC_HISTORY_ID_INDEX_BYTES(ids) ((size_t)(ids) * 32u)
+#define CTXC_HISTORY_ID_INDEX_BYTES(ids) ((size_t)(ids)*48u)
 
 /* Empties the store (keeps memory, estimator and high-water marks). */
 void ctxc_history_clear(ctxc_history_t *h);
@@ -342,8 +343,9 @@ typedef struct {
     uint64_t tokens;           /* ctxc_history_tokens() */
 } ctxc_history_stats_t;
 
-/* Counts entries, blocks and tool-call pairing. O(calls x blocks), no
- * memory beyond `out`. */
+/* Counts entries, blocks and tool-call pairing. Linear with the history's
+ * id index (ctxc_history_set_id_index), otherwise O(calls x blocks) with no
+ * memory beyond `out`; the same counts either way. */
 void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
 
 /* --- Metadata ------------------------------------------------------------ */

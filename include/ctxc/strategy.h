@@ -11,6 +11,9 @@
  *
  * Ratios (thresholds, preserve fractions) are integers in thousandths
  * (850 = 0.85): no floating point on the target.
+ *
+ * Struct fields whose name ends in '_' are private (padding, internal
+ * state), as in history.h: do not read or set them.
  */
 #ifndef CTXC_STRATEGY_H
 #define CTXC_STRATEGY_H
@@ -97,21 +100,42 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     ctxc_str_t *text, ctxc_error_t *err);
 
 /* Caller memory the strategies and the session work in. Declare with
- * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries. */
+ * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries.
+ *
+ * `index` holds two hash tables of `index_slots` slots each
+ * (CTXC_WORK_INDEX_SLOT_BYTES per slot): call id -> its tool_call and
+ * tool_response, and the keys of the density step (written paths, @file
+ * paths, tool names). With them the density step and the tool-call
+ * boundaries take time linear in the history. A table uses only the slots a
+ * history needs; when a history has more keys than 3/4 of index_slots (or
+ * index_slots is 0), the step takes a slower path (quadratic in the entries)
+ * with the same result. CTXC_WORK_DEFINE() gives
+ * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY slots per entry, rounded up to a power
+ * of two. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
     uint16_t *map;      /* view map, cap elements */
-    uint16_t *aux;      /* boundary data, cap + 1 elements */
-    uint16_t *aux2;     /* per-entry marks of the density step, cap elements */
+    uint16_t *boundary; /* boundary data (ctxc_boundary_t), cap + 1 elements */
+    uint16_t *marks;    /* per-entry marks of the density step and of
+                           ctxc_density_apply(), cap elements */
     uint32_t *removals; /* density removals, cap elements */
     size_t cap;
-    ctxc_plan_op_t *ops;  /* plan operations, 2 * cap + 2 elements */
-    ctxc_plan_op_t *dops; /* density replacements, cap elements */
-    uint8_t *scratch;     /* bytes of inserted entries */
+    ctxc_plan_op_t *ops;          /* plan operations, 2 * cap + 2 elements */
+    ctxc_plan_op_t *replacements; /* density replacements, cap elements */
+    uint8_t *scratch;             /* bytes of inserted entries */
     size_t scratch_cap;
+    void *index;        /* 2 * index_slots * CTXC_WORK_INDEX_SLOT_BYTES bytes,
+                           4-byte aligned, or NULL */
+    size_t index_slots; /* slots per table (0: no index) */
 } ctxc_work_t;
 
-/* Immutable input of compress(). Holds no pointer to the history store. */
+/* Bytes of one slot of the work area's index. */
+#define CTXC_WORK_INDEX_SLOT_BYTES 16u
+
+/* Immutable input of compress(). Holds no pointer to the history store.
+ * The cached estimates of the view's entries (ctxc_entry_t.tokens) are the
+ * sums of their blocks' estimates by `estimate` (the history's estimator),
+ * as the store keeps them; strategies rely on that. */
 typedef struct {
     ctxc_view_t view;          /* curated view of the history */
     ctxc_estimate_fn estimate; /* the history's estimator */
@@ -134,8 +158,9 @@ typedef struct {
 /* ---- plans --------------------------------------------------------------- */
 
 typedef enum {
-    CTXC_PLAN_KEEP = 0,   /* keep store entries [a, b) */
-    CTXC_PLAN_INSERT = 1, /* insert the entry record at scratch[a, a + b) */
+    CTXC_PLAN_KEEP = 0,   /* keep store entries [from, to) */
+    CTXC_PLAN_INSERT = 1, /* insert the entry record at
+                             scratch[offset, offset + size) */
 } ctxc_plan_kind_t;
 
 struct ctxc_plan_op {
@@ -145,8 +170,16 @@ struct ctxc_plan_op {
     uint8_t pad_;
     uint16_t block_count; /* INSERT */
     uint16_t pad2_;
-    uint32_t a;
-    uint32_t b;
+    union {
+        struct {
+            uint32_t from; /* KEEP: first store index kept */
+            uint32_t to;   /* KEEP: one past the last store index kept */
+        };
+        struct {
+            uint32_t offset; /* INSERT: the record's first scratch byte */
+            uint32_t size;   /* INSERT: the record's bytes */
+        };
+    };
     uint32_t tokens;   /* INSERT: estimate */
     uint32_t replaces; /* INSERT: store index replaced, or UINT32_MAX */
 };
@@ -236,8 +269,9 @@ const ctxc_strategy_t *ctxc_strategy_get(ctxc_strategy_id_t id);
 
 /* ---- tool-call boundaries ------------------------------------------------
  * A split index i (0 <= i <= N) of a view is valid when no tool_call in
- * [0, i) has its tool_response in [i, N). Pairs already unpaired in the
- * input do not count. */
+ * [0, i) has its tool_response (the first one with its id in a tool entry
+ * after it) in [i, N). Pairs already unpaired in the input do not count.
+ * All functions share the prefix ctxc_boundary_. */
 
 typedef struct {
     const uint16_t *limit; /* limit[i]: 1 + the last response position of
@@ -245,17 +279,21 @@ typedef struct {
     size_t count;
 } ctxc_boundary_t;
 
-/* Computes the boundary data of a view into `mem` (count + 1 elements). */
+/* Computes the boundary data of a view into `mem` (count + 1 elements).
+ * `index` (index_bytes bytes, CTXC_WORK_INDEX_SLOT_BYTES per slot; may be
+ * NULL) is scratch for a call id index: with room for the view's tool ids
+ * (4/3 slots per id) this takes time linear in the view, otherwise
+ * quadratic, with the same result. Errors: CTXC_E_NO_SPACE (mem). */
 ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
-                                 uint16_t *mem, size_t mem_cap,
-                                 ctxc_error_t *err);
-bool ctxc_split_is_valid(const ctxc_boundary_t *b, size_t i);
+                                 uint16_t *mem, size_t mem_cap, void *index,
+                                 size_t index_bytes, ctxc_error_t *err);
+bool ctxc_boundary_is_valid(const ctxc_boundary_t *b, size_t i);
 /* Smallest valid index >= i (N when none below it). */
-size_t ctxc_find_forward_valid_split_point(const ctxc_boundary_t *b, size_t i);
+size_t ctxc_boundary_forward(const ctxc_boundary_t *b, size_t i);
 /* Largest valid index <= i (0 is always valid). */
-size_t ctxc_find_backward_valid_split_point(const ctxc_boundary_t *b, size_t i);
+size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i);
 /* Forward if that is < N, else backward. */
-size_t ctxc_adjust_for_tool_call_boundary(const ctxc_boundary_t *b, size_t i);
+size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
 
 /* ---- plans and density results: building and applying -------------------- */
 
@@ -288,25 +326,54 @@ ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
                                     ctxc_error_t *err);
 /* Validates, then applies: replacements first, removals from the highest
  * index down (as one atomic step), tokens recounted. Uses work->ops and
- * work->aux2. On error nothing is applied. */
+ * work->marks. On error nothing is applied. */
 ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
                                  const ctxc_density_result_t *r,
                                  ctxc_work_t *work, ctxc_error_t *err);
+
+/* Slots per index table of a work area for `max_entries` entries:
+ * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY per entry rounded up to a power of
+ * two (a constant expression). */
+#define CTXC_WORK_POW2_SMEAR_(x)                                               \
+    ((x) | ((x) >> 1) | ((x) >> 2) | ((x) >> 3) | ((x) >> 4) | ((x) >> 5) |    \
+     ((x) >> 6) | ((x) >> 7) | ((x) >> 8) | ((x) >> 9) | ((x) >> 10) |         \
+     ((x) >> 11) | ((x) >> 12) | ((x) >> 13) | ((x) >> 14) | ((x) >> 15) |     \
+     ((x) >> 16) | ((x) >> 17) | ((x) >> 18) | ((x) >> 19) | ((x) >> 20) |     \
+     ((x) >> 21) | ((x) >> 22) | ((x) >> 23))
+#define CTXC_WORK_INDEX_SLOTS(max_entries)                                     \
+    (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0                                  \
+         ? 0u                                                                  \
+         : CTXC_WORK_POW2_SMEAR_(                                              \
+               (size_t)(max_entries)*CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY -     \
+               1u) +                                                           \
+               1u)
 
 /* Declares the work area for histories of up to `max_entries` entries and
  * `scratch_bytes` bytes of inserted entries, as static storage `name`. */
 #define CTXC_WORK_DEFINE(name, max_entries, scratch_bytes)                     \
     static uint16_t name##_map_[(max_entries)];                                \
-    static uint16_t name##_aux_[(max_entries) + 1];                            \
-    static uint16_t name##_aux2_[(max_entries)];                               \
+    static uint16_t name##_boundary_[(max_entries) + 1];                       \
+    static uint16_t name##_marks_[(max_entries)];                              \
     static uint32_t name##_rem_[(max_entries)];                                \
     static ctxc_plan_op_t name##_ops_[2 * (max_entries) + 2];                  \
-    static ctxc_plan_op_t name##_dops_[(max_entries)];                         \
+    static ctxc_plan_op_t name##_repl_[(max_entries)];                         \
     static uint8_t name##_scratch_[(scratch_bytes)]                            \
         __attribute__((aligned(8)));                                           \
-    static ctxc_work_t name = {name##_map_,  name##_aux_,     name##_aux2_,    \
-                               name##_rem_,  (max_entries),   name##_ops_,     \
-                               name##_dops_, name##_scratch_, (scratch_bytes)}
+    static uint32_t name##_index_[2 * CTXC_WORK_INDEX_SLOTS(max_entries) *     \
+                                      (CTXC_WORK_INDEX_SLOT_BYTES / 4u) +      \
+                                  1u];                                         \
+    static ctxc_work_t name = {.map = name##_map_,                             \
+                               .boundary = name##_boundary_,                   \
+                               .marks = name##_marks_,                         \
+                               .removals = name##_rem_,                        \
+                               .cap = (max_entries),                           \
+                               .ops = name##_ops_,                             \
+                               .replacements = name##_repl_,                   \
+                               .scratch = name##_scratch_,                     \
+                               .scratch_cap = (scratch_bytes),                 \
+                               .index = name##_index_,                         \
+                               .index_slots =                                  \
+                                   CTXC_WORK_INDEX_SLOTS(max_entries)}
 
 #define CTXC_WORK_DEFINE_DEFAULT(name)                                         \
     CTXC_WORK_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                       \

@@ -442,6 +442,131 @@ static void test_recency_never_grows_a_small_result(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
+
+/* ---- the indexed path and the scans agree -------------------------------- */
+
+/* A history with every kind of density edit: reads pruned by later writes
+ * (also read_many_files and a read answered in a tool entry with two
+ * results), a read of a file never written, @file inclusions repeated in
+ * and across messages (one path that does not resolve), and results of
+ * several tools for recency. */
+#define P64 "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0/"
+#define LONG_PATH P64 P64 P64 P64 P64 P64 P64 P64 P64 "x.h" /* > CTXC_CFG_PATH_MAX */
+static void rich_history(void) {
+    t_import(&hist,
+             HUMAN("start\\n" INCL("src/a.h", "int a_version_one; /* long enough for the note */")
+                   "\\n" INCL(LONG_PATH, "a path too long to resolve, compared as written"))
+             READ("r1", "{\"file_path\":\"src/a.c\"}") RESP("r1", "read_file", BODY " a1")
+             "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"r2\",\"name\":\"read_file\","
+             "\"parameters\":{\"file_path\":\"/w/src/b.c\"}},{\"type\":\"tool_call\",\"id\":\"g1\","
+             "\"name\":\"glob\",\"parameters\":{\"pattern\":\"*.c\"}}]}\n"
+             "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":\"g1\","
+             "\"toolName\":\"glob\",\"result\":\"" BODY " g1\"},{\"type\":\"tool_response\","
+             "\"callId\":\"r2\",\"toolName\":\"read_file\",\"result\":\"" BODY " b1\"}]}\n"
+             CALL("m1", "read_many_files", "{\"paths\":[\"src/a.c\",\"src/b.c\"]}")
+             RESP("m1", "read_many_files", BODY " many")
+             READ("r3", "{\"file_path\":\"src/never_written.c\"}") RESP("r3", "read_file", BODY " nw")
+             CALL("s1", "run_shell_command", "{\"command\":\"make\"}")
+             RESP("s1", "run_shell_command", BODY " build one")
+             HUMAN("again\\n" INCL("./src/a.h", "int a_version_two; /* long enough for the note */")
+                   "\\n" INCL(LONG_PATH, "a path too long to resolve, again")
+                   "\\n" INCL("./" LONG_PATH, "the same path written another way, kept"))
+             CALL("w1", "replace", "{\"file_path\":\"src/a.c\",\"old_string\":\"0\",\"new_string\":\"1\"}")
+             RESP("w1", "replace", "ok")
+             CALL("w2", "write_file", "{\"file_path\":\"src/b.c\",\"content\":\"x\"}")
+             RESP("w2", "write_file", "ok")
+             CALL("s2", "run_shell_command", "{\"command\":\"make test\"}")
+             RESP("s2", "run_shell_command", BODY " build two")
+             READ("r4", "{\"file_path\":\"src/a.c\"}") RESP("r4", "read_file", BODY " a2")
+             CALL("g2", "glob", "{\"pattern\":\"*.h\"}") RESP("g2", "glob", BODY " g2")
+             HUMAN("last\\n" INCL("/w/src/a.h", "int a_version_three; /* long enough for the note */")));
+}
+
+/* The density step over `w` (optimize_with's steps with another work
+ * area). */
+static ctxc_density_counts_t optimize_in(const ctxc_density_config_t *cfg,
+                                         ctxc_work_t *w) {
+    const ctxc_strategy_t *hd = NULL;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
+    ctxc_view_t raw;
+    assert_int_equal(ctxc_view_init(&raw, &hist, CTXC_VIEW_RAW, w->map, w->cap, NULL),
+                     CTXC_OK);
+    ctxc_density_result_t result;
+    if (hd->optimize(&raw, cfg, w, &result, &err) != CTXC_OK) {
+        fail_msg("optimize failed: %s", err.message);
+    }
+    if (ctxc_density_apply(&hist, &result, w, &err) != CTXC_OK) {
+        fail_msg("apply failed: %s", err.message);
+    }
+    t_dump(&hist, &after);
+    return result.counts;
+}
+
+/* The same history through the density step with the work area's index and
+ * with less or none (the scans): the same history and counts. */
+static void assert_index_sizes_agree(void (*make)(void),
+                                     const ctxc_density_config_t *cfg,
+                                     bool expect_edits) {
+    static t_dump_t indexed;
+    static const size_t slots[] = {0, 2, 16, 32};
+    ctxc_history_clear(&hist);
+    make();
+    t_dump(&hist, &before);
+    ctxc_density_counts_t c = optimize_in(cfg, &work);
+    memcpy(&indexed, &after, sizeof indexed);
+    if (expect_edits) {
+        assert_string_not_equal(indexed.buf, before.buf);
+    }
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        ctxc_work_t small = work; /* the same memory, a smaller index */
+        small.index_slots = slots[i];
+        if (slots[i] == 0) {
+            small.index = NULL;
+        }
+        ctxc_history_clear(&hist);
+        make();
+        ctxc_density_counts_t d = optimize_in(cfg, &small);
+        assert_string_equal(after.buf, indexed.buf);
+        assert_memory_equal(&d, &c, sizeof c);
+    }
+}
+
+/* More @file paths than a small key table holds, few tool ids. */
+static void many_inclusions(void) {
+#define INC2(n) INCL("src/f" n ".h", "int version_of_file_" n "; /* long enough */")
+    t_import(&hist,
+             HUMAN("a\\n" INC2("1") "\\n" INC2("2") "\\n" INC2("3") "\\n" INC2("4") "\\n"
+                   INC2("5") "\\n" INC2("6") "\\n" INC2("7") "\\n" INC2("8"))
+             READ("r1", "{\"file_path\":\"src/f1.h\"}") RESP("r1", "read_file", BODY)
+             HUMAN("b\\n" INC2("9") "\\n" INC2("10") "\\n" INC2("11") "\\n" INC2("12") "\\n"
+                   INC2("13") "\\n" INC2("14") "\\n" INC2("1") "\\n" INC2("5"))
+             CALL("w1", "write_file", "{\"file_path\":\"src/f1.h\",\"content\":\"x\"}")
+             RESP("w1", "write_file", "ok")
+             HUMAN("c\\n" INC2("2") "\\n" INC2("9") "\\n" INC2("14")));
+#undef INC2
+}
+
+static void test_density_step_without_room_for_the_index_gives_the_same_result(void **state) {
+    (void)state;
+    ctxc_density_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.read_write_pruning = true;
+    cfg.file_dedupe = true;
+    cfg.workspace_root = "/w";
+    assert_index_sizes_agree(rich_history, &cfg, true);
+    cfg.recency_pruning = true;
+    for (uint32_t keep = 0; keep <= 3; keep++) {
+        cfg.recency_retention = keep;
+        assert_index_sizes_agree(rich_history, &cfg, true);
+    }
+    cfg.read_write_pruning = false;
+    assert_index_sizes_agree(rich_history, &cfg, true);
+    assert_index_sizes_agree(five_reads_two_shells, &cfg, true);
+    cfg.read_write_pruning = true;
+    assert_index_sizes_agree(many_inclusions, &cfg, true);
+}
+
 /* ---- compress ------------------------------------------------------------ */
 
 static ctxc_session_t compress(uint64_t limit, uint32_t threshold) {
@@ -530,6 +655,54 @@ static void test_compress_stops_once_below_the_target(void **state) {
     assert_string_equal(after.buf, before.buf);
 }
 
+/* Results far from their calls (found through the call id index). */
+static void far_history(void) {
+    t_import(&hist, HUMAN("go") READ("r1", "{\"file_path\":\"src/far.c\"}")
+                    CALL("s1", "run_shell_command", "{\"command\":\"make all\"}")
+                    HUMAN("1") HUMAN("2") HUMAN("3") HUMAN("4") HUMAN("5") HUMAN("6")
+                    HUMAN("7") HUMAN("8") HUMAN("9") HUMAN("10")
+                    RESP("s1", "run_shell_command", LONG_OUT LONG_OUT)
+                    RESP("r1", "read_file", LONG_OUT LONG_OUT)
+                    HUMAN("11") HUMAN("12") HUMAN("13") HUMAN("14"));
+}
+
+/* compress with the call id index and without it (the scans): the same
+ * plan, for the summaries and the tool-call boundary of the tail. */
+static void test_compress_without_room_for_the_index_gives_the_same_result(void **state) {
+    (void)state;
+    static t_dump_t indexed;
+    void (*makers[])(void) = {ten_turns, rich_history, far_history};
+    for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
+        for (int tiny = 0; tiny < 2; tiny++) {
+            ctxc_work_t small = work;
+            small.index_slots = tiny ? 2 : work.index_slots;
+            setup(NULL);
+            makers[m]();
+            ctxc_session_t s;
+            ctxc_error_t err;
+            t_set_uint(&set, "context-limit", 10);
+            t_set_ratio(&set, "compression-threshold", 1000);
+            assert_int_equal(ctxc_session_init(&s, &hist, &small, &set, NULL), CTXC_OK);
+            ctxc_session_set_workspace(&s, workspace);
+            t_dump(&hist, &before);
+            if (ctxc_session_compress(&s, &err) != CTXC_OK) {
+                fail_msg("compress failed: %s", err.message);
+            }
+            t_dump(&hist, &after);
+            assert_string_not_equal(after.buf, before.buf);
+            if (makers[m] == far_history) { /* the calls were found */
+                assert_non_null(strstr(after.buf, "[summarized] read_file src/far.c: ok"));
+                assert_non_null(strstr(after.buf, "[summarized] run_shell_command make all: ok"));
+            }
+            if (!tiny) {
+                memcpy(&indexed, &after, sizeof indexed);
+            } else {
+                assert_string_equal(after.buf, indexed.buf);
+            }
+        }
+    }
+}
+
 static void test_compress_with_a_larger_preserved_tail(void **state) {
     (void)state;
     ten_turns();
@@ -560,9 +733,11 @@ int main(void) {
         cmocka_unit_test_setup(test_recency_keeps_the_newest_per_tool, setup),
         cmocka_unit_test_setup(test_recency_retention_below_one_counts_as_one, setup),
         cmocka_unit_test_setup(test_recency_never_grows_a_small_result, setup),
+        cmocka_unit_test_setup(test_density_step_without_room_for_the_index_gives_the_same_result, setup),
         cmocka_unit_test_setup(test_compress_summarises_older_results_and_keeps_the_tail, setup),
         cmocka_unit_test_setup(test_compress_stops_once_below_the_target, setup),
         cmocka_unit_test_setup(test_compress_with_a_larger_preserved_tail, setup),
+        cmocka_unit_test_setup(test_compress_without_room_for_the_index_gives_the_same_result, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,10 +31,12 @@ static int setup(void **state) {
 static void test_one_list_of_names(void **state) {
     (void)state;
     assert_int_equal(CTXC_STRATEGY_COUNT, 4);
-    assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_MIDDLE_OUT], "middle-out");
+    assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_MIDDLE_OUT],
+                        "middle-out");
     assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_TOP_DOWN_TRUNCATION],
                         "top-down-truncation");
-    assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_ONE_SHOT], "one-shot");
+    assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_ONE_SHOT],
+                        "one-shot");
     assert_string_equal(ctxc_strategy_names[CTXC_STRATEGY_HIGH_DENSITY],
                         "high-density");
     assert_null(ctxc_strategy_names[CTXC_STRATEGY_COUNT]);
@@ -45,7 +47,8 @@ static void test_table_properties(void **state) {
     for (int i = 0; i < CTXC_STRATEGY_COUNT; i++) {
         const ctxc_strategy_t *s = ctxc_strategy_get((ctxc_strategy_id_t)i);
         const ctxc_strategy_t *found = NULL;
-        ctxc_status_t st = ctxc_strategy_find(ctxc_strategy_names[i], &found, NULL);
+        ctxc_status_t st =
+            ctxc_strategy_find(ctxc_strategy_names[i], &found, NULL);
         if (s == NULL) { /* left out of this build */
             assert_int_equal(st, CTXC_E_UNKNOWN_STRATEGY);
             continue;
@@ -69,7 +72,8 @@ static void test_table_properties(void **state) {
     assert_int_equal(os->trigger.mode, CTXC_TRIGGER_THRESHOLD);
 #endif
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
-    const ctxc_strategy_t *td = ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
+    const ctxc_strategy_t *td =
+        ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
     assert_false(td->requires_llm);
     assert_int_equal(td->trigger.mode, CTXC_TRIGGER_THRESHOLD);
     assert_non_null(td->compress);
@@ -91,8 +95,9 @@ static void test_unknown_name_is_named_in_the_error(void **state) {
     assert_int_equal(ctxc_strategy_find("bottom-up", &s, &err),
                      CTXC_E_UNKNOWN_STRATEGY);
     assert_non_null(strstr(err.message, "unknown strategy 'bottom-up'"));
-    assert_non_null(strstr(err.message, "middle-out top-down-truncation one-shot "
-                                        "high-density"));
+    assert_non_null(strstr(err.message,
+                           "middle-out top-down-truncation one-shot "
+                           "high-density"));
     assert_null(s);
     assert_int_equal(ctxc_strategy_find("Middle-Out", &s, &err),
                      CTXC_E_UNKNOWN_STRATEGY); /* names are exact */
@@ -107,21 +112,31 @@ static void test_unknown_name_is_named_in_the_error(void **state) {
 
 /* ---- boundaries ---------------------------------------------------------- */
 
+/* The boundary data of the curated view, computed with the call id index
+ * and without it (the scans): both must agree. */
 static ctxc_boundary_t boundary_of(const ctxc_history_t *h) {
     static ctxc_view_t view;
-    static uint16_t mem[65];
-    ctxc_boundary_t b;
-    assert_int_equal(ctxc_view_init(&view, h, CTXC_VIEW_CURATED, work.map,
-                                    work.cap, NULL),
-                     CTXC_OK);
-    assert_int_equal(ctxc_boundary_init(&b, &view, mem, 65, NULL), CTXC_OK);
+    static uint16_t mem[65], scanned[65];
+    ctxc_boundary_t b, by_scan;
+    assert_int_equal(
+        ctxc_view_init(&view, h, CTXC_VIEW_CURATED, work.map, work.cap, NULL),
+        CTXC_OK);
+    assert_int_equal(
+        ctxc_boundary_init(&b, &view, mem, 65, work.index,
+                           work.index_slots * CTXC_WORK_INDEX_SLOT_BYTES, NULL),
+        CTXC_OK);
+    assert_int_equal(
+        ctxc_boundary_init(&by_scan, &view, scanned, 65, NULL, 0, NULL),
+        CTXC_OK);
+    assert_int_equal(by_scan.count, b.count);
+    assert_memory_equal(mem, scanned, (b.count + 1) * sizeof mem[0]);
     return b;
 }
 
 static void valid_splits(const ctxc_boundary_t *b, const char *expected) {
     char got[80] = "";
     for (size_t i = 0; i <= b->count; i++) {
-        if (ctxc_split_is_valid(b, i)) {
+        if (ctxc_boundary_is_valid(b, i)) {
             size_t n = strlen(got);
             snprintf(got + n, sizeof got - n, "%s%zu", n ? "," : "", i);
         }
@@ -132,8 +147,9 @@ static void valid_splits(const ctxc_boundary_t *b, const char *expected) {
 static void test_worked_example_of_the_design(void **state) {
     (void)state;
     /* [0 human, 1 ai, 2 ai(call c1, call c2), 3 tool(c1), 4 tool(c2)] */
-    ctxc_block_t calls[2] = {t_call("c1", "read_file", "{\"file_path\":\"a\"}"),
-                             t_call("c2", "read_file", "{\"file_path\":\"b\"}")};
+    ctxc_block_t calls[2] = {
+        t_call("c1", "read_file", "{\"file_path\":\"a\"}"),
+        t_call("c2", "read_file", "{\"file_path\":\"b\"}")};
     ctxc_block_t r1 = t_resp("c1", "read_file", "\"A\"", NULL);
     ctxc_block_t r2 = t_resp("c2", "read_file", "\"B\"", NULL);
     t_add_text(&hist, CTXC_SPEAKER_HUMAN, "read both");
@@ -143,35 +159,37 @@ static void test_worked_example_of_the_design(void **state) {
     t_add(&hist, CTXC_SPEAKER_TOOL, &r2, 1);
     ctxc_boundary_t b = boundary_of(&hist);
     valid_splits(&b, "0,1,2,5");
-    assert_int_equal(ctxc_find_forward_valid_split_point(&b, 3), 5);
-    assert_int_equal(ctxc_find_forward_valid_split_point(&b, 2), 2);
-    assert_int_equal(ctxc_find_backward_valid_split_point(&b, 4), 2);
-    assert_int_equal(ctxc_find_backward_valid_split_point(&b, 9), 5);
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 3), 2); /* fwd = N */
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 1), 1);
-    assert_int_equal(ctxc_adjust_for_tool_call_boundary(&b, 5), 5);
+    assert_int_equal(ctxc_boundary_forward(&b, 3), 5);
+    assert_int_equal(ctxc_boundary_forward(&b, 2), 2);
+    assert_int_equal(ctxc_boundary_backward(&b, 4), 2);
+    assert_int_equal(ctxc_boundary_backward(&b, 9), 5);
+    assert_int_equal(ctxc_boundary_adjust(&b, 3), 2); /* fwd = N */
+    assert_int_equal(ctxc_boundary_adjust(&b, 1), 1);
+    assert_int_equal(ctxc_boundary_adjust(&b, 5), 5);
 }
 
-static void test_parallel_calls_in_one_tool_entry_and_non_adjacent(void **state) {
+static void
+test_parallel_calls_in_one_tool_entry_and_non_adjacent(void **state) {
     (void)state;
-    ctxc_block_t calls[2] = {t_call("c1", "glob", "{}"), t_call("c2", "glob", "{}")};
+    ctxc_block_t calls[2] = {t_call("c1", "glob", "{}"),
+                             t_call("c2", "glob", "{}")};
     ctxc_block_t both[2] = {t_resp("c1", "glob", "\"\"", NULL),
                             t_resp("c2", "glob", "\"\"", NULL)};
     ctxc_block_t c3 = t_call("c3", "run", "{}");
     ctxc_block_t r3 = t_resp("c3", "run", "\"\"", NULL);
-    t_add(&hist, CTXC_SPEAKER_AI, calls, 2);                 /* 0 */
-    t_add(&hist, CTXC_SPEAKER_TOOL, both, 2);                /* 1 */
-    t_add(&hist, CTXC_SPEAKER_AI, &c3, 1);                   /* 2 */
-    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "meanwhile");      /* 3 */
-    t_add(&hist, CTXC_SPEAKER_TOOL, &r3, 1);                 /* 4: not adjacent */
-    t_add_text(&hist, CTXC_SPEAKER_AI, "done");              /* 5 */
+    t_add(&hist, CTXC_SPEAKER_AI, calls, 2);            /* 0 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, both, 2);           /* 1 */
+    t_add(&hist, CTXC_SPEAKER_AI, &c3, 1);              /* 2 */
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "meanwhile"); /* 3 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r3, 1);            /* 4: not adjacent */
+    t_add_text(&hist, CTXC_SPEAKER_AI, "done");         /* 5 */
     ctxc_boundary_t b = boundary_of(&hist);
     valid_splits(&b, "0,2,5,6");
 }
 
 static void test_unpaired_input_does_not_block_splits(void **state) {
     (void)state;
-    ctxc_block_t lost = t_call("gone", "run", "{}");        /* never answered */
+    ctxc_block_t lost = t_call("gone", "run", "{}"); /* never answered */
     ctxc_block_t ghost = t_resp("ghost", "run", "\"\"", NULL); /* no call */
     t_add(&hist, CTXC_SPEAKER_AI, &lost, 1);
     t_add_text(&hist, CTXC_SPEAKER_HUMAN, "hello");
@@ -190,8 +208,77 @@ static void test_boundary_memory_too_small(void **state) {
     ctxc_boundary_t b;
     ctxc_error_t err;
     ctxc_view_init(&v, &hist, CTXC_VIEW_RAW, work.map, work.cap, NULL);
-    assert_int_equal(ctxc_boundary_init(&b, &v, mem, 2, &err), CTXC_E_NO_SPACE);
+    assert_int_equal(ctxc_boundary_init(&b, &v, mem, 2, NULL, 0, &err),
+                     CTXC_E_NO_SPACE);
     assert_int_equal(err.needed, 1);
+}
+
+/* Responses further than a few entries from their calls (the boundary looks
+ * them up in the call id index): the same splits as the scans. */
+static void test_far_responses_split_as_the_scans_do(void **state) {
+    (void)state;
+    ctxc_block_t c1 = t_call("slow", "run", "{}");
+    ctxc_block_t c2 = t_call("fast", "run", "{}");
+    ctxc_block_t lost = t_call("lost", "run", "{}");
+    ctxc_block_t r1 = t_resp("slow", "run", "\"\"", NULL);
+    ctxc_block_t r2 = t_resp("fast", "run", "\"\"", NULL);
+    t_add(&hist, CTXC_SPEAKER_AI, &c1, 1);   /* 0 */
+    t_add(&hist, CTXC_SPEAKER_AI, &lost, 1); /* 1: never answered */
+    for (int i = 0; i < 12; i++) {           /* 2 .. 13 */
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, "wait");
+    }
+    t_add(&hist, CTXC_SPEAKER_AI, &c2, 1);      /* 14 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r2, 1);    /* 15 */
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r1, 1);    /* 16: 16 entries later */
+    t_add_text(&hist, CTXC_SPEAKER_AI, "done"); /* 17 */
+    ctxc_boundary_t b = boundary_of(&hist);
+    valid_splits(&b, "0,17,18");
+}
+
+/* ---- pairing counts (ctxc_history_stats) with and without an index ------- */
+
+static void assert_stats_agree(ctxc_history_t *h, size_t calls,
+                               size_t responses, size_t unpaired_calls,
+                               size_t unpaired_responses) {
+    static uint32_t big[CTXC_HISTORY_ID_INDEX_BYTES(64) / 4u];
+    static uint32_t tiny[16]; /* 4 slots: 3 ids */
+    ctxc_history_stats_t plain, with_big, with_tiny;
+    ctxc_history_set_id_index(h, NULL, 0);
+    ctxc_history_stats(h, &plain);
+    ctxc_history_set_id_index(h, big, sizeof big);
+    ctxc_history_stats(h, &with_big);
+    ctxc_history_set_id_index(h, tiny, sizeof tiny);
+    ctxc_history_stats(h, &with_tiny);
+    ctxc_history_set_id_index(h, NULL, 0);
+    assert_int_equal(plain.tool_calls, calls);
+    assert_int_equal(plain.tool_responses, responses);
+    assert_int_equal(plain.unpaired_calls, unpaired_calls);
+    assert_int_equal(plain.unpaired_responses, unpaired_responses);
+    assert_memory_equal(&with_big, &plain, sizeof plain);
+    assert_memory_equal(&with_tiny, &plain, sizeof plain);
+}
+
+static void test_stats_pairing_with_and_without_an_index(void **state) {
+    (void)state;
+    ctxc_block_t calls[2] = {t_call("c1", "glob", "{}"),
+                             t_call("c2", "glob", "{}")};
+    ctxc_block_t both[2] = {t_resp("c1", "glob", "\"\"", NULL),
+                            t_resp("c2", "glob", "\"\"", NULL)};
+    ctxc_block_t lost = t_call("gone", "run", "{}");
+    ctxc_block_t ghost = t_resp("ghost", "run", "\"\"", NULL);
+    ctxc_block_t more[2] = {t_call("c3", "glob", "{}"),
+                            t_call("c4", "glob", "{}")};
+    ctxc_block_t c3 = t_resp("c3", "glob", "\"\"", NULL);
+    t_add(&hist, CTXC_SPEAKER_AI, calls, 2);
+    t_add(&hist, CTXC_SPEAKER_TOOL, both, 2);
+    assert_stats_agree(&hist, 2, 2, 0, 0);
+    t_add(&hist, CTXC_SPEAKER_AI, &lost, 1);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &ghost, 1);
+    /* more ids than the tiny index holds: it takes the scans */
+    assert_stats_agree(&hist, 3, 3, 1, 1);
+    t_add(&hist, CTXC_SPEAKER_AI, more, 2);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &c3, 1);
+    assert_stats_agree(&hist, 5, 4, 2, 1); /* c4 is unanswered */
 }
 
 /* ---- plans --------------------------------------------------------------- */
@@ -214,11 +301,13 @@ static void test_plan_keeps_inserts_and_drops(void **state) {
     ctxc_entry_in_t yin = {CTXC_SPEAKER_HUMAN, &y, 1,
                            ctxc_str("{\"isSummary\":true}")};
     assert_int_equal(ctxc_plan_keep(&plan, 0, 1, NULL), CTXC_OK);
-    assert_int_equal(ctxc_plan_insert(&plan, &xin, NULL, NULL, 1, NULL), CTXC_OK);
-    assert_int_equal(ctxc_plan_keep(&plan, 2, 3, NULL), CTXC_OK);
-    assert_int_equal(ctxc_plan_insert(&plan, &yin, NULL, NULL, UINT32_MAX, NULL),
+    assert_int_equal(ctxc_plan_insert(&plan, &xin, NULL, NULL, 1, NULL),
                      CTXC_OK);
-    assert_int_equal(ctxc_plan_keep(&plan, 4, 5, NULL), CTXC_OK); /* delta dropped */
+    assert_int_equal(ctxc_plan_keep(&plan, 2, 3, NULL), CTXC_OK);
+    assert_int_equal(
+        ctxc_plan_insert(&plan, &yin, NULL, NULL, UINT32_MAX, NULL), CTXC_OK);
+    assert_int_equal(ctxc_plan_keep(&plan, 4, 5, NULL),
+                     CTXC_OK); /* delta dropped */
     assert_int_equal(ctxc_history_apply_plan(&hist, &plan, NULL), CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 5);
     assert_string_equal(t_block_text(&hist, 0, 0), "alpha");
@@ -261,12 +350,13 @@ static void test_bad_plans_change_nothing(void **state) {
     ctxc_plan_t plan;
     ctxc_error_t err;
     ctxc_plan_init(&plan, &work);
-    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_KEEP, .a = 3, .b = 9};
+    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_KEEP, .from = 3, .to = 9};
     plan.count = 1;
     assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
                      CTXC_E_INVALID_ARG);
     t_assert_unchanged(&hist, &snap);
-    plan.ops[0] = (ctxc_plan_op_t){.kind = CTXC_PLAN_INSERT, .a = 0, .b = 999};
+    plan.ops[0] =
+        (ctxc_plan_op_t){.kind = CTXC_PLAN_INSERT, .offset = 0, .size = 999};
     assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
                      CTXC_E_INVALID_ARG);
     t_assert_unchanged(&hist, &snap);
@@ -330,7 +420,8 @@ static void test_plan_scratch_exhaustion(void **state) {
 
 /* ---- density results: validation and application ------------------------- */
 
-static void replacement(ctxc_density_result_t *r, size_t index, const char *text) {
+static void replacement(ctxc_density_result_t *r, size_t index,
+                        const char *text) {
     ctxc_block_t b = t_text(text);
     ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
     ctxc__entry_src_t src;
@@ -350,7 +441,8 @@ static void test_density_result_both_sets_is_an_error(void **state) {
     ctxc__density_remove(&r, 2, NULL);
     assert_int_equal(ctxc_density_apply(&hist, &r, &work, &err),
                      CTXC_E_INVALID_ARG);
-    assert_non_null(strstr(err.message, "entry 2 is both removed and replaced"));
+    assert_non_null(
+        strstr(err.message, "entry 2 is both removed and replaced"));
     t_assert_unchanged(&hist, &snap);
 }
 
@@ -392,14 +484,15 @@ static void test_density_apply_replaces_then_removes(void **state) {
     replacement(&r, 3, "DELTA");
     ctxc__density_remove(&r, 4, NULL);
     replacement(&r, 0, "ALPHA");
-    assert_int_equal(ctxc_density_validate(&r, 5, work.aux2, NULL), CTXC_OK);
+    assert_int_equal(ctxc_density_validate(&r, 5, work.marks, NULL), CTXC_OK);
     assert_int_equal(ctxc_density_apply(&hist, &r, &work, NULL), CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 3);
     assert_string_equal(t_block_text(&hist, 0, 0), "ALPHA");
     assert_string_equal(t_block_text(&hist, 1, 0), "charlie");
     assert_string_equal(t_block_text(&hist, 2, 0), "DELTA");
     assert_int_equal(ctxc_history_tokens(&hist),
-                     ctxc_estimate_text("ALPHA", 5) + ctxc_estimate_text("charlie", 7) +
+                     ctxc_estimate_text("ALPHA", 5) +
+                         ctxc_estimate_text("charlie", 7) +
                          ctxc_estimate_text("DELTA", 5));
 }
 
@@ -409,16 +502,25 @@ int main(void) {
         cmocka_unit_test(test_table_properties),
         cmocka_unit_test(test_unknown_name_is_named_in_the_error),
         cmocka_unit_test_setup(test_worked_example_of_the_design, setup),
-        cmocka_unit_test_setup(test_parallel_calls_in_one_tool_entry_and_non_adjacent, setup),
-        cmocka_unit_test_setup(test_unpaired_input_does_not_block_splits, setup),
+        cmocka_unit_test_setup(
+            test_parallel_calls_in_one_tool_entry_and_non_adjacent, setup),
+        cmocka_unit_test_setup(test_unpaired_input_does_not_block_splits,
+                               setup),
         cmocka_unit_test_setup(test_boundary_memory_too_small, setup),
+        cmocka_unit_test_setup(test_far_responses_split_as_the_scans_do, setup),
+        cmocka_unit_test_setup(test_stats_pairing_with_and_without_an_index,
+                               setup),
         cmocka_unit_test_setup(test_plan_keeps_inserts_and_drops, setup),
-        cmocka_unit_test_setup(test_plan_keep_merges_and_rejects_disorder, setup),
+        cmocka_unit_test_setup(test_plan_keep_merges_and_rejects_disorder,
+                               setup),
         cmocka_unit_test_setup(test_bad_plans_change_nothing, setup),
-        cmocka_unit_test_setup(test_plan_that_does_not_fit_changes_nothing, setup),
+        cmocka_unit_test_setup(test_plan_that_does_not_fit_changes_nothing,
+                               setup),
         cmocka_unit_test_setup(test_plan_scratch_exhaustion, setup),
-        cmocka_unit_test_setup(test_density_result_both_sets_is_an_error, setup),
-        cmocka_unit_test_setup(test_density_result_out_of_range_or_twice, setup),
+        cmocka_unit_test_setup(test_density_result_both_sets_is_an_error,
+                               setup),
+        cmocka_unit_test_setup(test_density_result_out_of_range_or_twice,
+                               setup),
         cmocka_unit_test_setup(test_density_apply_replaces_then_removes, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
