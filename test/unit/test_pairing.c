@@ -337,6 +337,21 @@ static void test_import_refuses_broken_pairing_with_line(void **state) {
     }
 }
 
+/* Ids written with escapes in the file are the same ids as written
+ * plainly: found in the index (hash of the decoded bytes) and by the scans. */
+static void test_escaped_ids_are_the_same_ids(void **state) {
+    (void)state;
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        reset(mode);
+        expect_import_error(CALL("toolu_\\u00e9t\\u00e9_42", "run", "{}")
+                                RESP("toolu_\xc3\xa9t\xc3\xa9_42")
+                                    RESP("toolu_\xc3\xa9t\\u00e9_42"),
+                            3, "already has a tool_response (entry 2)");
+        expect_import_error(CALL("c\\u0031", "run", "{}") CALL("c1", "run", "{}"),
+                            2, "id 'c1' is already used");
+    }
+}
+
 /* The OpenAI importer puts tool results into tool entries after the
  * assistant turn that called them. */
 static void test_openai_tool_messages_pair_with_their_calls(void **state) {
@@ -460,6 +475,7 @@ int main(void) {
         cmocka_unit_test(test_replace_keeps_the_rule),
         cmocka_unit_test(test_ids_free_again_after_removal_and_failed_import),
         cmocka_unit_test(test_import_refuses_broken_pairing_with_line),
+        cmocka_unit_test(test_escaped_ids_are_the_same_ids),
         cmocka_unit_test(test_openai_tool_messages_pair_with_their_calls),
         cmocka_unit_test(test_plans_keep_pairs_together),
     };
