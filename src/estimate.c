@@ -1,74 +1,93 @@
 /*
  * ctxc — default token estimator (see include/ctxc/estimate.h).
- * Integer arithmetic only: no floating point on the target.
+ * Integer arithmetic only: no floating point on the target. One pass over
+ * the bytes; ASCII needs no decoding.
  */
 #include <string.h>
 
 #include "ctxc/ctxc.h"
 #include "ctxc_internal.h"
 
+/* The text of a block is fed in pieces; `runs` counts maximal whitespace
+ * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty). */
 typedef struct {
-    uint64_t words;
+    uint64_t runs;
     uint64_t units; /* UTF-16 code units */
-    bool in_word;
+    bool in_space;
 } acc_t;
 
-/* ECMAScript WhiteSpace and LineTerminator (the \s class). */
-static bool is_space(uint32_t cp) {
-    if (cp == 0x20u || (cp >= 0x09u && cp <= 0x0Du) || cp == 0xA0u) {
+/* ECMAScript WhiteSpace and LineTerminator (the \s class), beyond ASCII. */
+static bool is_space_cp(uint32_t cp) {
+    if (cp == 0xA0u || cp == 0x1680u) {
         return true;
     }
-    if (cp < 0x1680u) {
-        return false;
-    }
-    return cp == 0x1680u || (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u ||
-           cp == 0x2029u || cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u ||
-           cp == 0xFEFFu;
+    return (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u || cp == 0x2029u ||
+           cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u || cp == 0xFEFFu;
+}
+
+static bool is_space_ascii(uint8_t c) {
+    return c == 0x20u || (c >= 0x09u && c <= 0x0Du);
+}
+
+static void acc_space(acc_t *a, bool sp) {
+    a->runs += (uint64_t)(sp && !a->in_space);
+    a->in_space = sp;
 }
 
 static void acc_cp(acc_t *a, uint32_t cp) {
     a->units += cp >= 0x10000u ? 2u : 1u;
-    if (is_space(cp)) {
-        a->in_word = false;
-    } else if (!a->in_word) {
-        a->in_word = true;
-        a->words++;
-    }
+    acc_space(a, cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp));
 }
 
 static void acc_utf8(acc_t *a, const char *s, size_t n) {
     const uint8_t *u = (const uint8_t *)s;
+    uint64_t runs = a->runs;
+    bool in = a->in_space;
     size_t i = 0;
+    size_t ascii = 0;
     while (i < n) {
+        uint8_t c = u[i];
+        if (c < 0x80u) {
+            bool sp = is_space_ascii(c);
+            runs += (uint64_t)(sp && !in);
+            in = sp;
+            i++;
+            ascii++;
+            continue;
+        }
         uint32_t cp;
-        size_t k = u[i] < 0x80u ? 1u : ctxc__utf8_decode(u + i, n - i, &cp);
-        if (u[i] < 0x80u) {
-            cp = u[i];
-        } else if (k == 0) {
+        size_t k = ctxc__utf8_decode(u + i, n - i, &cp);
+        if (k == 0) {
             cp = 0xFFFDu; /* invalid byte: one non-space unit */
             k = 1;
         }
-        acc_cp(a, cp);
+        a->units += cp >= 0x10000u ? 2u : 1u;
+        bool sp = is_space_cp(cp);
+        runs += (uint64_t)(sp && !in);
+        in = sp;
         i += k;
     }
+    a->units += ascii;
+    a->runs = runs;
+    a->in_space = in;
 }
 
-/* Adds a JSON-escaped string literal (with quotes) of raw UTF-8 `s`. */
-static void acc_json_string(acc_t *a, const char *s, size_t n) {
-    char buf[8];
-    ctxc__cp_iter_t it = {s, n, 0, CTXC__SRC_RAW};
-    uint32_t cp;
-    acc_cp(a, '"');
-    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-        ctxc__sink_t out = {buf, sizeof buf, 0};
-        ctxc__json_escape_cp(&out, cp);
-        if (out.len == 1 || cp >= 0x80u) {
-            acc_cp(a, cp);
-        } else {
-            acc_utf8(a, buf, out.len); /* an escape sequence: ASCII */
+/* Adds s escaped as JSON.stringify writes it inside a string literal. */
+static void acc_escaped(acc_t *a, const char *s, size_t n) {
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        if (c >= 0x20u && c != '"' && c != '\\') {
+            continue;
         }
+        acc_utf8(a, s + run, i - run);
+        char buf[8];
+        ctxc__sink_t out = {buf, sizeof buf, 0};
+        ctxc__json_escape_cp(&out, c);
+        acc_utf8(a, buf, out.len); /* an escape sequence: ASCII */
+        run = i + 1;
     }
-    acc_cp(a, '"');
+    acc_utf8(a, s + run, n - run);
 }
 
 /* Adds the decoded content of a JSON value when it is a string, else its
@@ -78,11 +97,25 @@ static void acc_json_value_text(acc_t *a, ctxc_str_t v) {
         return;
     }
     if (v.len >= 2 && v.ptr[0] == '"') {
-        ctxc__cp_iter_t it = {v.ptr + 1, v.len - 2, 0, CTXC__SRC_JSTR};
-        uint32_t cp;
-        while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+        const char *p = v.ptr + 1;
+        size_t n = v.len - 2;
+        size_t run = 0;
+        size_t i = 0;
+        while (i < n) {
+            if (p[i] != '\\') {
+                i++;
+                continue;
+            }
+            acc_utf8(a, p + run, i - run);
+            ctxc__cp_iter_t it = {p, n, i, CTXC__SRC_JSTR};
+            uint32_t cp;
+            if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
+                return; /* stored values are valid */
+            }
             acc_cp(a, cp);
+            i = run = it.pos;
         }
+        acc_utf8(a, p + run, n - run);
         return;
     }
     acc_utf8(a, v.ptr, v.len);
@@ -92,6 +125,10 @@ static void acc_str(acc_t *a, ctxc_str_t s) {
     if (s.ptr != NULL) {
         acc_utf8(a, s.ptr, s.len);
     }
+}
+
+static uint64_t acc_words(const acc_t *a) {
+    return a->units == 0 ? 0u : a->runs + 1u;
 }
 
 uint32_t ctxc_estimate_formula(uint64_t words, uint64_t utf16_len) {
@@ -107,7 +144,7 @@ void ctxc_estimate_measure(const char *text, size_t len, uint64_t *words,
     if (text != NULL) {
         acc_utf8(&a, text, len);
     }
-    *words = a.words;
+    *words = acc_words(&a);
     *utf16_len = a.units;
 }
 
@@ -125,9 +162,11 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         acc_str(&a, b->u.text.text);
         break;
     case CTXC_BLOCK_TOOL_CALL:
-        acc_utf8(&a, "{\"name\":", 8);
-        acc_json_string(&a, b->u.tool_call.name.ptr, b->u.tool_call.name.len);
-        acc_utf8(&a, ",\"parameters\":", 14);
+        acc_utf8(&a, "{\"name\":\"", 9);
+        if (b->u.tool_call.name.ptr != NULL) {
+            acc_escaped(&a, b->u.tool_call.name.ptr, b->u.tool_call.name.len);
+        }
+        acc_utf8(&a, "\",\"parameters\":", 15);
         acc_str(&a, b->u.tool_call.parameters);
         acc_cp(&a, '}');
         break;
@@ -148,5 +187,5 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         acc_str(&a, b->u.media.caption);
         break;
     }
-    return ctxc_estimate_formula(a.words, a.units);
+    return ctxc_estimate_formula(acc_words(&a), a.units);
 }

@@ -1,7 +1,8 @@
 /*
  * Token estimation: exact values of round(max(words * 1.3, utf16_len / 4))
  * on examples (ASCII, non-ASCII, surrogate pairs, unicode whitespace) and the
- * per-block text rules.
+ * per-block text rules. words = text.split(/\s+/).length for non-empty text
+ * (leading and trailing whitespace each add an empty piece), 0 for "".
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,16 +27,34 @@ static void measure(const char *s, uint64_t words, uint64_t units) {
 static void test_exact_values_ascii(void **state) {
     (void)state;
     assert_int_equal(est(""), 0);
-    assert_int_equal(est("   "), 1);          /* 0 words, 3/4 = 0.75 -> 1 */
+    assert_int_equal(est("   "), 3);          /* ["", ""]: 2.6 -> 3 */
     assert_int_equal(est("hello"), 1);        /* 1.3 -> 1, 1.25 -> 1 */
     assert_int_equal(est("hello world"), 3);  /* 2.6 -> 3, 2.75 -> 3 */
     assert_int_equal(est("a b c d e"), 7);    /* 6.5 -> 7 (half up) */
     assert_int_equal(est("ab"), 1);           /* 1.3 -> 1, 0.5 -> 1 */
     assert_int_equal(est("abcdefghijklmnopqrstuvwxyz"), 7); /* 26/4 = 6.5 -> 7 */
     assert_int_equal(est("abcdefghijklmnopqrstuvwxy"), 6);  /* 6.25 -> 6 */
-    assert_int_equal(est("  leading and trailing  "), 6);   /* 3.9 -> 4, 24/4 = 6 */
+    /* ["", "leading", "and", "trailing", ""]: 6.5 -> 7, 24/4 = 6 */
+    assert_int_equal(est("  leading and trailing  "), 7);
     assert_int_equal(est("one\ttwo\nthree\r\nfour\vfive\fsix"), 8); /* 7.8 -> 8 */
-    measure("  a  b  ", 2, 8);
+    measure("  a  b  ", 4, 8);
+}
+
+/* The examples of the rule: JavaScript's text.split(/\s+/).length. */
+static void test_words_are_split_pieces(void **state) {
+    (void)state;
+    measure("done\n", 2, 5); /* ["done", ""] */
+    assert_int_equal(est("done\n"), 3);
+    measure(" ", 2, 1); /* ["", ""] */
+    assert_int_equal(est(" "), 3);
+    measure("c d\n", 3, 4); /* ["c", "d", ""] */
+    assert_int_equal(est("c d\n"), 4);
+    measure("", 0, 0);
+    assert_int_equal(est(""), 0);
+    measure("a", 1, 1);
+    measure("\n\n\t ", 2, 4);               /* one run */
+    measure("\xc2\xa0x\xe3\x80\x80", 3, 3); /* NBSP, IDEOGRAPHIC SPACE */
+    measure("\xef\xbb\xbf", 2, 1);          /* BOM alone */
 }
 
 static void test_exact_values_non_ascii(void **state) {
@@ -105,6 +124,10 @@ static void test_block_text_rules(void **state) {
     b.type = CTXC_BLOCK_TEXT;
     b.u.text.text = ctxc_str("a b c d e");
     assert_int_equal(block_est(&b), 7);
+    b.u.text.text = ctxc_str("done\n");
+    assert_int_equal(block_est(&b), 3);
+    b.u.text.text = ctxc_str("");
+    assert_int_equal(block_est(&b), 0);
 
     /* tool_call: compact {"name":...,"parameters":...} */
     memset(&b, 0, sizeof b);
@@ -182,6 +205,7 @@ int main(void) {
         cmocka_unit_test(test_exact_values_ascii),
         cmocka_unit_test(test_exact_values_non_ascii),
         cmocka_unit_test(test_unicode_whitespace_separates_words),
+        cmocka_unit_test(test_words_are_split_pieces),
         cmocka_unit_test(test_integer_formula_matches_floating_point),
         cmocka_unit_test(test_block_text_rules),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
