@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ctxc/history.h"
 #include "ctxc/status.h"
@@ -35,10 +36,8 @@ typedef struct {
 } ctxc__sink_t;
 
 static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
-    if (s->buf != NULL && s->len <= s->cap && n <= s->cap - s->len) {
-        for (size_t i = 0; i < n; i++) {
-            s->buf[s->len + i] = p[i];
-        }
+    if (s->buf != NULL && s->len <= s->cap && n <= s->cap - s->len && n > 0) {
+        memmove(s->buf + s->len, p, n); /* may overlap: in-place rewrites */
     }
     s->len += n;
 }
@@ -74,6 +73,8 @@ bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at);
 typedef enum {
     CTXC__SRC_RAW = 0,  /* plain UTF-8 bytes */
     CTXC__SRC_JSTR = 1, /* body of a JSON string literal, escapes decoded */
+    CTXC__SRC_VALID = 2, /* UTF-8 (or JSON text) validated already: copied
+                            as is, never checked again */
 } ctxc__src_kind_t;
 
 /* Validates exactly one JSON value in `in` (whitespace around it allowed) and

@@ -39,6 +39,28 @@ static void acc_cp(acc_t *a, uint32_t cp) {
     acc_space(a, cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp));
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&    \
+    SIZE_MAX > 0xFFFFFFFFu
+/* 64-bit little-endian machines count eight ASCII bytes at a time; small
+ * targets keep the byte loop (and the flash). */
+#define SWAR 1
+/* Whitespace runs that start in eight ASCII bytes x (byte 0 first); `in`:
+ * the byte before them is whitespace (updated). Exact per byte: no carry
+ * crosses a byte because every byte is < 0x80. */
+static uint64_t runs8(uint64_t x, bool *in) {
+    const uint64_t ones = 0x0101010101010101ull;
+    const uint64_t high = ones * 0x80u;
+    uint64_t sp = x ^ (ones * 0x20u);
+    uint64_t is20 = ~((sp + ones * 0x7Fu) | sp) & high;
+    uint64_t ge09 = (x + ones * (0x80u - 0x09u)) & high;
+    uint64_t ge0e = (x + ones * (0x80u - 0x0Eu)) & high;
+    uint64_t ws = is20 | (ge09 & ~ge0e);
+    uint64_t starts = ws & ~((ws << 8) | (*in ? 0x80u : 0u));
+    *in = (ws >> 63) != 0;
+    return ((starts >> 7) * ones) >> 56;
+}
+#endif
+
 static void acc_utf8(acc_t *a, const char *s, size_t n) {
     const uint8_t *u = (const uint8_t *)s;
     uint64_t runs = a->runs;
@@ -46,26 +68,42 @@ static void acc_utf8(acc_t *a, const char *s, size_t n) {
     size_t i = 0;
     size_t ascii = 0;
     while (i < n) {
-        uint8_t c = u[i];
-        if (c < 0x80u) {
-            bool sp = is_space_ascii(c);
+        size_t stop = n;
+#ifdef SWAR
+        while (n - i >= 8) {
+            uint64_t x;
+            memcpy(&x, u + i, sizeof x);
+            if ((x & 0x8080808080808080ull) != 0) {
+                break;
+            }
+            runs += runs8(x, &in);
+            i += 8;
+            ascii += 8;
+        }
+        stop = n - i > 8 ? i + 8 : n; /* bytes one by one up to here */
+#endif
+        while (i < stop) {
+            uint8_t c = u[i];
+            if (c < 0x80u) {
+                bool sp = is_space_ascii(c);
+                runs += (uint64_t)(sp && !in);
+                in = sp;
+                i++;
+                ascii++;
+                continue;
+            }
+            uint32_t cp;
+            size_t k = ctxc__utf8_decode(u + i, n - i, &cp);
+            if (k == 0) {
+                cp = 0xFFFDu; /* invalid byte: one non-space unit */
+                k = 1;
+            }
+            a->units += cp >= 0x10000u ? 2u : 1u;
+            bool sp = is_space_cp(cp);
             runs += (uint64_t)(sp && !in);
             in = sp;
-            i++;
-            ascii++;
-            continue;
+            i += k;
         }
-        uint32_t cp;
-        size_t k = ctxc__utf8_decode(u + i, n - i, &cp);
-        if (k == 0) {
-            cp = 0xFFFDu; /* invalid byte: one non-space unit */
-            k = 1;
-        }
-        a->units += cp >= 0x10000u ? 2u : 1u;
-        bool sp = is_space_cp(cp);
-        runs += (uint64_t)(sp && !in);
-        in = sp;
-        i += k;
     }
     a->units += ascii;
     a->runs = runs;
@@ -102,10 +140,11 @@ static void acc_json_value_text(acc_t *a, ctxc_str_t v) {
         size_t run = 0;
         size_t i = 0;
         while (i < n) {
-            if (p[i] != '\\') {
-                i++;
-                continue;
+            const char *bs = memchr(p + i, '\\', n - i);
+            if (bs == NULL) {
+                break;
             }
+            i = (size_t)(bs - p);
             acc_utf8(a, p + run, i - run);
             ctxc__cp_iter_t it = {p, n, i, CTXC__SRC_JSTR};
             uint32_t cp;

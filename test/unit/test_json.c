@@ -24,7 +24,7 @@ static ctxc_status_t canon_kind(const char *in, size_t len,
     ctxc_status_t st = ctxc__json_canon(in, len, kind, depth, &s, &err);
     assert_true(s.len < sizeof out);
     out[s.len] = '\0';
-    if (st == CTXC_OK) {
+    if (st == CTXC_OK && kind == CTXC__SRC_RAW) {
         /* measuring gives the same length */
         ctxc__sink_t m = {NULL, 0, 0};
         assert_int_equal(ctxc__json_canon(in, len, kind, depth, &m, NULL),
