@@ -44,70 +44,151 @@ static void acc_cp(acc_t *a, uint32_t cp) {
 /* 64-bit little-endian machines count eight ASCII bytes at a time; small
  * targets keep the byte loop (and the flash). */
 #define SWAR 1
-/* Whitespace runs that start in eight ASCII bytes x (byte 0 first); `in`:
- * the byte before them is whitespace (updated). Exact per byte: no carry
- * crosses a byte because every byte is < 0x80. */
-static uint64_t runs8(uint64_t x, bool *in) {
-    const uint64_t ones = 0x0101010101010101ull;
-    const uint64_t high = ones * 0x80u;
-    uint64_t sp = x ^ (ones * 0x20u);
-    uint64_t is20 = ~((sp + ones * 0x7Fu) | sp) & high;
-    uint64_t ge09 = (x + ones * (0x80u - 0x09u)) & high;
-    uint64_t ge0e = (x + ones * (0x80u - 0x0Eu)) & high;
-    uint64_t ws = is20 | (ge09 & ~ge0e);
-    uint64_t starts = ws & ~((ws << 8) | (*in ? 0x80u : 0u));
-    *in = (ws >> 63) != 0;
-    return ((starts >> 7) * ones) >> 56;
+#define ONES 0x0101010101010101ull
+#define HIGH (ONES * 0x80u)
+#define LOW (ONES * 0x7Fu)
+
+/* 0x80 in each byte of x (bytes < 0x80) that equals c. Exact per byte: no
+ * carry crosses a byte. */
+static uint64_t eq8(uint64_t x, uint8_t c) {
+    uint64_t d = x ^ (ONES * c);
+    return ~((d + LOW) | d) & HIGH;
+}
+
+/* Sum of the byte counts of v. */
+static uint64_t byte_sum(uint64_t v) {
+    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
+    return (v * 0x0001000100010001ull) >> 48;
 }
 #endif
 
-static void acc_utf8(acc_t *a, const char *s, size_t n) {
+/* Adds UTF-8 text s[0..n); with `jstr`, s is the body of a canonical JSON
+ * string literal and its escapes count as the characters they stand for. */
+static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
     const uint8_t *u = (const uint8_t *)s;
     uint64_t runs = a->runs;
     bool in = a->in_space;
     size_t i = 0;
     size_t ascii = 0;
-    while (i < n) {
-        size_t stop = n;
 #ifdef SWAR
-        while (n - i >= 8) {
+    uint64_t lanes = 0;     /* per-byte run counts, summed every 255 words */
+    uint64_t esc_lanes = 0; /* per-byte escape counts (1 unit per pair) */
+    unsigned nlanes = 0;
+#endif
+    while (i < n) {
+        size_t stop = i + 1; /* one character by the byte path */
+#ifdef SWAR
+        /* eight bytes at a time up to the next byte >= 0x80 (or, in a
+         * string body, backslash) */
+        if (n - i >= 8) {
             uint64_t x;
             memcpy(&x, u + i, sizeof x);
-            if ((x & 0x8080808080808080ull) != 0) {
-                break;
+            uint64_t xl = x & LOW;
+            uint64_t cut = x & HIGH; /* stop before: non-ASCII */
+            uint64_t ge09 = (xl + ONES * (0x80u - 0x09u)) & HIGH;
+            uint64_t ge0e = (xl + ONES * (0x80u - 0x0Eu)) & HIGH;
+            uint64_t ws = eq8(xl, ' ') | (ge09 & ~ge0e);
+            uint64_t esc = jstr ? eq8(xl, '\\') : 0u;
+            if (esc != 0) {
+                /* a string body: an escape counts as the character it
+                 * stands for; \\u, \\\\ and an escape cut by the word end
+                 * go through the byte path */
+                uint64_t after = esc << 8;
+                cut |= ((after & (eq8(xl, 'u') | esc)) >> 8) |
+                       (esc & (0x80ull << 56));
+                uint64_t wl = after & (eq8(xl, 'n') | eq8(xl, 't') |
+                                       eq8(xl, 'r') | eq8(xl, 'f'));
+                ws |= wl | (wl >> 8);
             }
-            runs += runs8(x, &in);
-            i += 8;
-            ascii += 8;
+            unsigned nb = cut == 0 ? 8u : (unsigned)__builtin_ctzll(cut) / 8u;
+            if (nb > 0) {
+                uint64_t keep = nb < 8u ? (1ull << (8u * nb)) - 1u : ~0ull;
+                ws &= keep;
+                esc &= keep;
+                uint64_t starts = ws & ~((ws << 8) | (in ? 0x80u : 0u));
+                in = ((ws >> (8u * nb - 1u)) & 1u) != 0;
+                lanes += starts >> 7;
+                esc_lanes += esc >> 7;
+                if (++nlanes == 255u) {
+                    runs += byte_sum(lanes);
+                    ascii -= byte_sum(esc_lanes);
+                    lanes = esc_lanes = 0;
+                    nlanes = 0;
+                }
+                i += nb;
+                ascii += nb;
+                continue;
+            }
         }
-        stop = n - i > 8 ? i + 8 : n; /* bytes one by one up to here */
+#else
+        stop = n;
 #endif
         while (i < stop) {
             uint8_t c = u[i];
-            if (c < 0x80u) {
-                bool sp = is_space_ascii(c);
+            uint32_t cp = c;
+            size_t k = 1;
+            if (c == '\\' && jstr && i + 1 < n) {
+                k = 2;
+                switch (u[i + 1]) {
+                case 'n':
+                    cp = '\n';
+                    break;
+                case 't':
+                    cp = '\t';
+                    break;
+                case 'r':
+                    cp = '\r';
+                    break;
+                case 'f':
+                    cp = '\f';
+                    break;
+                case 'u':
+                    k = 0;
+                    break;
+                default: /* b " \\ /: not whitespace */
+                    cp = 'x';
+                    break;
+                }
+                if (k == 0) { /* \\u: rare in canonical JSON */
+                    ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
+                    if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
+                        cp = 0xFFFDu;
+                        it.pos = i + 1;
+                    }
+                    k = it.pos - i;
+                }
+            } else if (c >= 0x80u) {
+                k = ctxc__utf8_decode(u + i, n - i, &cp);
+                if (k == 0) {
+                    cp = 0xFFFDu; /* invalid byte: one non-space unit */
+                    k = 1;
+                }
+            }
+            if (cp < 0x80u) {
+                bool sp = is_space_ascii((uint8_t)cp);
                 runs += (uint64_t)(sp && !in);
                 in = sp;
-                i++;
                 ascii++;
-                continue;
+            } else {
+                a->units += cp >= 0x10000u ? 2u : 1u;
+                bool sp = is_space_cp(cp);
+                runs += (uint64_t)(sp && !in);
+                in = sp;
             }
-            uint32_t cp;
-            size_t k = ctxc__utf8_decode(u + i, n - i, &cp);
-            if (k == 0) {
-                cp = 0xFFFDu; /* invalid byte: one non-space unit */
-                k = 1;
-            }
-            a->units += cp >= 0x10000u ? 2u : 1u;
-            bool sp = is_space_cp(cp);
-            runs += (uint64_t)(sp && !in);
-            in = sp;
             i += k;
         }
     }
+#ifdef SWAR
+    runs += byte_sum(lanes);
+    ascii -= byte_sum(esc_lanes);
+#endif
     a->units += ascii;
     a->runs = runs;
     a->in_space = in;
+}
+
+static void acc_utf8(acc_t *a, const char *s, size_t n) {
+    acc_text(a, s, n, false);
 }
 
 /* Adds s escaped as JSON.stringify writes it inside a string literal. */
@@ -135,26 +216,7 @@ static void acc_json_value_text(acc_t *a, ctxc_str_t v) {
         return;
     }
     if (v.len >= 2 && v.ptr[0] == '"') {
-        const char *p = v.ptr + 1;
-        size_t n = v.len - 2;
-        size_t run = 0;
-        size_t i = 0;
-        while (i < n) {
-            const char *bs = memchr(p + i, '\\', n - i);
-            if (bs == NULL) {
-                break;
-            }
-            i = (size_t)(bs - p);
-            acc_utf8(a, p + run, i - run);
-            ctxc__cp_iter_t it = {p, n, i, CTXC__SRC_JSTR};
-            uint32_t cp;
-            if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
-                return; /* stored values are valid */
-            }
-            acc_cp(a, cp);
-            i = run = it.pos;
-        }
-        acc_utf8(a, p + run, n - run);
+        acc_text(a, v.ptr + 1, v.len - 2, true);
         return;
     }
     acc_utf8(a, v.ptr, v.len);

@@ -251,8 +251,13 @@ static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
         uint64_t ctl = ~(low + ones * 0x60u); /* < 0x20 */
         uint64_t isq = ~((q + lo7) | q);      /* == '"' */
         uint64_t isb = ~((b + lo7) | b);      /* == '\\' */
-        if (((x | ctl | isq | isb) & ~lo7) != 0) {
+        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        if (special != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return i + (size_t)__builtin_ctzll(special) / 8u;
+#else
             break;
+#endif
         }
         i += 8;
     }

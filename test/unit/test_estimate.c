@@ -183,6 +183,65 @@ static void test_block_text_rules(void **state) {
     assert_int_equal(block_est(&b), est("a diagram of the board"));
 }
 
+/* A tool_response whose result is a JSON string counts the decoded string:
+ * escapes at every offset of the 8-byte steps, escaped backslashes, \u
+ * escapes (BMP and surrogate pairs), runs of escaped whitespace. */
+static void test_string_result_counts_like_its_decoded_text(void **state) {
+    (void)state;
+    static const struct {
+        const char *json; /* body of the JSON string */
+        const char *text; /* its content */
+    } pieces[] = {
+        {"word", "word"},
+        {" ", " "},
+        {"\\n", "\n"},
+        {"\\t", "\t"},
+        {"\\r\\n", "\r\n"},
+        {"\\f", "\f"},
+        {"\\b", "\b"},
+        {"\\\"", "\""},
+        {"\\\\", "\\"},
+        {"\\\\n", "\\n"},
+        {"\\u00e9", "\xc3\xa9"},
+        {"\\u0001", "\x01"},
+        {"\\ud83d\\ude00", "\xf0\x9f\x98\x80"},
+        {"\xe3\x80\x80", "\xe3\x80\x80"},
+        {"ab cd", "ab cd"},
+    };
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    static char json[4096], text[4096];
+    for (size_t seed = 0; seed < 400; seed++) {
+        size_t jn = 0, tn = 0;
+        json[jn++] = '"';
+        size_t r = seed * 2654435761u;
+        for (size_t k = 0; k < 3 + seed % 40; k++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            size_t pick = (size_t)(r >> 33) % np;
+            size_t a = strlen(pieces[pick].json), b = strlen(pieces[pick].text);
+            memcpy(json + jn, pieces[pick].json, a);
+            memcpy(text + tn, pieces[pick].text, b);
+            jn += a;
+            tn += b;
+        }
+        json[jn++] = '"';
+        ctxc_block_t blk;
+        memset(&blk, 0, sizeof blk);
+        blk.type = CTXC_BLOCK_TOOL_RESPONSE;
+        blk.u.tool_response.call_id = ctxc_str("c");
+        blk.u.tool_response.tool_name = ctxc_str("t");
+        blk.u.tool_response.result = (ctxc_str_t){json, jn};
+        uint64_t w, u;
+        ctxc_estimate_measure(text, tn, &w, &u);
+        if (block_est(&blk) != ctxc_estimate_formula(w, u)) {
+            fail_msg("seed %zu: %.*s", seed, (int)jn, json);
+        }
+        /* the same text as a text block */
+        blk.type = CTXC_BLOCK_TEXT;
+        blk.u.text.text = (ctxc_str_t){text, tn};
+        assert_int_equal(block_est(&blk), ctxc_estimate_formula(w, u));
+    }
+}
+
 static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
     (void)state;
     CTXC_HISTORY_DEFINE(h, 4, 1024);
@@ -208,6 +267,7 @@ int main(void) {
         cmocka_unit_test(test_words_are_split_pieces),
         cmocka_unit_test(test_integer_formula_matches_floating_point),
         cmocka_unit_test(test_block_text_rules),
+        cmocka_unit_test(test_string_result_counts_like_its_decoded_text),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
