@@ -79,7 +79,30 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
         size_t stop = i + 1; /* one character by the byte path */
 #ifdef SWAR
         /* eight bytes at a time up to the next byte >= 0x80 (or, in a
-         * string body, backslash) */
+         * string body, backslash); first the plain words, in a tight loop */
+        if (!jstr) {
+            uint64_t in_bit = in ? 0x80u : 0u;
+            while (n - i >= 8) {
+                uint64_t x;
+                memcpy(&x, u + i, sizeof x);
+                if ((x & HIGH) != 0) {
+                    break;
+                }
+                uint64_t ge09 = (x + ONES * (0x80u - 0x09u)) & HIGH;
+                uint64_t ge0e = (x + ONES * (0x80u - 0x0Eu)) & HIGH;
+                uint64_t ws = eq8(x, ' ') | (ge09 & ~ge0e);
+                lanes += (ws & ~((ws << 8) | in_bit)) >> 7;
+                in_bit = (ws >> 56) & 0x80u;
+                i += 8;
+                ascii += 8;
+                if (++nlanes == 255u) {
+                    runs += byte_sum(lanes);
+                    lanes = 0;
+                    nlanes = 0;
+                }
+            }
+            in = in_bit != 0;
+        }
         if (n - i >= 8) {
             uint64_t x;
             memcpy(&x, u + i, sizeof x);
@@ -91,11 +114,18 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             uint64_t esc = jstr ? eq8(xl, '\\') : 0u;
             if (esc != 0) {
                 /* a string body: an escape counts as the character it
-                 * stands for; \\u, \\\\ and an escape cut by the word end
-                 * go through the byte path */
+                 * stands for. Backslashes pair up from the left: the first
+                 * of a pair escapes the byte after it. \\u escapes and an
+                 * escape cut by the word end go through the byte path. */
+                uint64_t m = esc;
+                esc = 0;
+                while (m != 0) {
+                    uint64_t bit = m & (~m + 1u);
+                    esc |= bit;
+                    m &= ~(bit | (bit << 8));
+                }
                 uint64_t after = esc << 8;
-                cut |= ((after & (eq8(xl, 'u') | esc)) >> 8) |
-                       (esc & (0x80ull << 56));
+                cut |= ((after & eq8(xl, 'u')) >> 8) | (esc & (0x80ull << 56));
                 uint64_t wl = after & (eq8(xl, 'n') | eq8(xl, 't') |
                                        eq8(xl, 'r') | eq8(xl, 'f'));
                 ws |= wl | (wl >> 8);

@@ -87,6 +87,42 @@ static void test_canonical_output(void **state) {
         "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n");
 }
 
+/* JSON values are stored as written when that is canonical already and
+ * canonicalised otherwise, also when the only difference is deep inside
+ * (an escape, a space) or in a string value. */
+static void test_values_are_stored_canonical(void **state) {
+    (void)state;
+    assert_fmt(
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":\"c\",\"toolName\":\"t\",\"result\":\"a\\/b\\u0041\\u001F"
+        "\\u000a\"}],\"metadata\":{\"x\":{\"y\":[1,{\"z\":\"\\u00e9\"}]}}}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c\","
+        "\"name\":\"n\",\"parameters\":{\"a\":[1,{\"b\":\"q\"} ]}}],"
+        "\"metadata\":{\"k\":\"\\\"\\\\\\b\\u0001\"}}\n",
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":\"c\",\"toolName\":\"t\",\"result\":\"a/bA\\u001f\\n\"}],"
+        "\"metadata\":{\"x\":{\"y\":[1,{\"z\":\"\xc3\xa9\"}]}}}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c\","
+        "\"name\":\"n\",\"parameters\":{\"a\":[1,{\"b\":\"q\"}]}}],"
+        "\"metadata\":{\"k\":\"\\\"\\\\\\b\\u0001\"}}\n");
+    /* OpenAI arguments: JSON text inside a string, with and without
+     * escapes */
+    ctxc_history_clear(&hist);
+    assert_int_equal(
+        import_str("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{"
+                   "\"id\":\"1\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"f\",\"arguments\":\"{ \\\"p\\\" : \\\"a\\\\/b\\\" }\"}},"
+                   "{\"id\":\"2\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"g\",\"arguments\":\"[1, 2]\"}}]}\n"),
+        CTXC_OK);
+    export_to(&hist, &out);
+    assert_string_equal(
+        out.buf, "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
+                 "\"id\":\"1\",\"name\":\"f\",\"parameters\":{\"p\":\"a/b\"}},"
+                 "{\"type\":\"tool_call\",\"id\":\"2\",\"name\":\"g\","
+                 "\"parameters\":[1,2]}]}\n");
+}
+
 static void test_every_block_type_round_trips(void **state) {
     (void)state;
     const char *all =
@@ -549,6 +585,7 @@ static void test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_canonical_output, setup),
+        cmocka_unit_test_setup(test_values_are_stored_canonical, setup),
         cmocka_unit_test_setup(test_every_block_type_round_trips, setup),
         cmocka_unit_test_setup(test_blank_lines_and_no_final_newline, setup),
         cmocka_unit_test_setup(test_unpaired_calls_and_responses_are_data, setup),
