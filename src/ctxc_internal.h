@@ -66,6 +66,32 @@ size_t ctxc__utf8_encode(uint32_t cp, char out[4]);
 /* Validates a whole string; on failure *bad_at = offset of the bad byte. */
 bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at);
 
+/* 64-bit little-endian hosts: the importer counts the estimator's text
+ * statistics while it scans (eight bytes at a time). Small targets keep the
+ * separate count after the write (and the flash). */
+#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CTXC__SCAN_STATS 1
+#endif
+
+/* ---- text statistics (estimate.c) ----------------------------------------
+ * What the default estimator needs of a text: UTF-16 units, whitespace runs
+ * (\s of ECMAScript) and whether it starts / ends with whitespace. The
+ * pieces of a block's text join into the block's statistics. */
+typedef struct {
+    uint64_t units;
+    uint64_t runs;
+    bool first_ws;
+    bool last_ws;
+} ctxc__text_stats_t;
+
+/* cp is in ECMAScript's \s set. */
+bool ctxc__is_space(uint32_t cp);
+/* a = a followed by b. */
+void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b);
+/* round(max(words * 1.3, units / 4)) with words = runs + 1 (0 if empty). */
+uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s);
+
 /* ---- JSON --------------------------------------------------------------- */
 
 /* Input of the JSON readers: a plain byte span, or the body of a JSON string
@@ -158,6 +184,11 @@ typedef struct {
 typedef struct {
     ctxc_block_type_t type;
     ctxc__src_t f[CTXC__MAX_FIELDS];
+    /* Optional: what ctxc_estimate_block_default() gives for this block,
+     * when the source knows it already (the importer counts while it
+     * scans); the record writer then does not count it again. */
+    bool has_tokens;
+    uint32_t tokens;
 } ctxc__block_src_t;
 
 /* Produces block i (0-based, called with i = 0..n-1 in order, possibly

@@ -29,6 +29,29 @@ static bool is_space_ascii(uint8_t c) {
     return c == 0x20u || (c >= 0x09u && c <= 0x0Du);
 }
 
+#ifdef CTXC__SCAN_STATS
+bool ctxc__is_space(uint32_t cp) {
+    return cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp);
+}
+
+void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b) {
+    if (b->units == 0) {
+        return;
+    }
+    if (a->units == 0) {
+        *a = *b;
+        return;
+    }
+    a->runs += b->runs - (a->last_ws && b->first_ws ? 1u : 0u);
+    a->units += b->units;
+    a->last_ws = b->last_ws;
+}
+
+uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s) {
+    return ctxc_estimate_formula(s->units == 0 ? 0u : s->runs + 1u, s->units);
+}
+#endif
+
 static void acc_space(acc_t *a, bool sp) {
     a->runs += (uint64_t)(sp && !a->in_space);
     a->in_space = sp;

@@ -63,19 +63,25 @@ ctxc_status_t ctxc_history_get(const ctxc_history_t *h, size_t index,
     return CTXC_OK;
 }
 
-/* Fills slot i from the record at `offset` (flags, tokens). */
+/* Fills slot i from the record at `offset` (flags, tokens: `tokens` is the
+ * default estimator's, counted by the record writer). */
 static void fill_slot(ctxc_history_t *h, size_t i, size_t offset, size_t size,
-                      const ctxc__entry_src_t *src) {
+                      const ctxc__entry_src_t *src, uint32_t tokens) {
     ctxc_slot_t *s = &h->slots[i];
     s->offset = (uint32_t)offset;
     s->size = (uint32_t)size;
     s->speaker = (uint8_t)src->speaker;
     s->block_count = (uint16_t)src->block_count;
     s->flags = h->arena[offset + 1]; /* set by ctxc__record_write */
-    s->tokens = 0;
-    ctxc_entry_t e;
-    slot_entry(h, i, &e);
-    s->tokens = ctxc__estimate_entry(h, &e);
+    s->tokens = tokens;
+#ifdef CTXC__SCAN_STATS
+    if (h->estimate != ctxc_estimate_block_default)
+#endif
+    {
+        ctxc_entry_t e;
+        slot_entry(h, i, &e);
+        s->tokens = ctxc__estimate_entry(h, &e);
+    }
 }
 
 static bool in_arena(const ctxc_history_t *h, const char *p) {
@@ -144,7 +150,8 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
      * arena; it only becomes part of the store when committed below */
     size_t free_bytes = h->arena_bytes - h->used;
     ctxc__sink_t w = {(char *)h->arena + h->used, free_bytes, 0};
-    ctxc_status_t st = ctxc__record_write(src, &w, err);
+    uint32_t tokens = 0;
+    ctxc_status_t st = ctxc__record_write(src, &w, &tokens, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -158,7 +165,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
         size_t off = h->used;
         h->used += size;
         h->count++;
-        fill_slot(h, h->count - 1, off, size, src);
+        fill_slot(h, h->count - 1, off, size, src, tokens);
         h->token_sum += h->slots[h->count - 1].tokens;
         note_hwm(h, h->used);
         return CTXC_OK;
@@ -187,7 +194,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
          * and write the (now validated and measured) record again there */
         memmove(h->arena + off + size, h->arena + off + old, tail);
         ctxc__sink_t w2 = {(char *)h->arena + off, size, 0};
-        (void)ctxc__record_write(src, &w2, NULL);
+        (void)ctxc__record_write(src, &w2, &tokens, NULL);
         peak = h->used - old + size;
     }
     h->used = h->used - old + size;
@@ -195,7 +202,7 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
         h->slots[i].offset = (uint32_t)(h->slots[i].offset + size - old);
     }
     h->token_sum -= s->tokens;
-    fill_slot(h, index, off, size, src);
+    fill_slot(h, index, off, size, src, tokens);
     h->token_sum += s->tokens;
     h->anchor_delta = 0;
     note_hwm(h, peak);

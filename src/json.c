@@ -268,6 +268,92 @@ static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
     return i;
 }
 
+/* ---- text statistics while scanning ---------------------------------------
+ * ctxc__json_scan_stats() counts what the default estimator needs of every
+ * string's content in the same pass (64-bit hosts: eight bytes at a time
+ * with the run skipping; elsewhere the option is off and the record writer
+ * counts the stored text instead). */
+
+#ifdef CTXC__SCAN_STATS
+#define SCAN_STATS 1
+
+typedef struct {
+    uint64_t runs;
+    uint64_t units;
+    uint64_t lanes; /* per-byte run starts, summed every 255 words */
+    unsigned nl;
+    bool in; /* the last character was whitespace */
+    bool any;
+    bool first;
+} wsacc_t;
+
+static void ws_char(wsacc_t *w, uint32_t cp) {
+    bool sp = cp < 0x80u ? cp == ' ' || (cp >= 0x09u && cp <= 0x0Du)
+                         : ctxc__is_space(cp);
+    if (!w->any) {
+        w->first = sp;
+        w->any = true;
+    }
+    w->runs += (uint64_t)(sp && !w->in);
+    w->in = sp;
+    w->units += cp >= 0x10000u ? 2u : 1u;
+}
+
+static uint64_t byte_sum(uint64_t v) {
+    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
+    return (v * 0x0001000100010001ull) >> 48;
+}
+
+/* skip_plain() that also counts the spaces of the bytes it skips. */
+static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
+                               wsacc_t *w) {
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+    const uint64_t ones = 0x0101010101010101ull;
+    while (n - i >= 8) {
+        uint64_t x;
+        memcpy(&x, s + i, sizeof x);
+        uint64_t low = x & lo7;
+        uint64_t q = low ^ (ones * 0x22u);
+        uint64_t b = low ^ (ones * 0x5Cu);
+        uint64_t sp = low ^ (ones * 0x20u);
+        uint64_t ctl = ~(low + ones * 0x60u);
+        uint64_t isq = ~((q + lo7) | q);
+        uint64_t isb = ~((b + lo7) | b);
+        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        unsigned nb =
+            special == 0 ? 8u : (unsigned)__builtin_ctzll(special) / 8u;
+        if (nb == 0) {
+            return i;
+        }
+        uint64_t ws = ~((sp + lo7) | sp) & ~lo7;
+        if (nb < 8u) {
+            ws &= (1ull << (8u * nb)) - 1u;
+        }
+        if (!w->any) {
+            w->first = (ws & 0x80u) != 0;
+            w->any = true;
+        }
+        w->lanes += (ws & ~((ws << 8) | (w->in ? 0x80u : 0u))) >> 7;
+        if (++w->nl == 255u) {
+            w->runs += byte_sum(w->lanes);
+            w->lanes = 0;
+            w->nl = 0;
+        }
+        w->in = ((ws >> (8u * nb - 1u)) & 1u) != 0;
+        w->units += nb;
+        i += nb;
+        if (nb < 8u) {
+            return i;
+        }
+    }
+    while (i < n && is_plain(s[i])) {
+        ws_char(w, s[i]);
+        i++;
+    }
+    return i;
+}
+#endif
+
 /* Length (2..4) of the valid UTF-8 sequence at s[0..n) whose first byte is
  * >= 0x80, or 0. */
 static size_t utf8_seq(const uint8_t *s, size_t n) {
@@ -442,6 +528,7 @@ typedef struct {
     ctxc__sink_t *out;
     ctxc_error_t *err;
     bool noncanon; /* the last string was not canonical */
+    bool stats;    /* count text statistics of strings */
 } scan_t;
 
 /* Flags the open containers open[0..depth) as not canonical. One that is
@@ -474,6 +561,7 @@ static size_t new_tok(scan_t *sc, uint8_t type, size_t start) {
         t->type = type;
         t->flags = 0;
         t->pad_ = 0;
+        t->units = 0;
     }
     return k;
 }
@@ -507,17 +595,35 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
     size_t i = q + 1;
     size_t run = i;
     uint8_t flags = 0;
+#ifdef SCAN_STATS
+    wsacc_t w;
+    memset(&w, 0, sizeof w);
+    bool stats = sc->stats;
+#define WS_CHAR(cp)                                                            \
+    do {                                                                       \
+        if (stats) {                                                           \
+            ws_char(&w, cp);                                                   \
+        }                                                                      \
+    } while (0)
+#else
+#define WS_CHAR(cp) (void)(cp)
+#endif
     if (sc->out != NULL) {
         ctxc__putc(sc->out, '"');
     }
     for (;;) {
+#ifdef SCAN_STATS
+        i = stats ? skip_plain_stats(s, i, n, &w) : skip_plain(s, i, n);
+#else
         i = skip_plain(s, i, n);
+#endif
         if (i >= n) {
             return syntax_at(sc, n, "unterminated string");
         }
         uint8_t c = s[i];
         if (c >= 0x80u) {
-            size_t k = utf8_seq(s + i, n - i);
+            uint32_t ucp = 0;
+            size_t k = ctxc__utf8_decode(s + i, n - i, &ucp);
             if (k == 0) {
                 size_t at = i + 1;
                 while (at < n && at - i < 4 && (s[at] & 0xC0u) == 0x80u) {
@@ -527,6 +633,7 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
                                   "invalid UTF-8 in string at byte %z", at);
             }
             flags |= CTXC__JF_NONASCII;
+            WS_CHAR(ucp);
             i += k;
             continue;
         }
@@ -575,11 +682,13 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
             if (sc->out != NULL) {
                 ctxc__json_escape_cp(sc->out, cp);
             }
+            WS_CHAR(cp);
             i += len;
         } else if (simple_escape((char)e, &cp)) {
             if (e == '/') {
                 flags |= CTXC__JF_NONCANON;
             }
+            WS_CHAR(cp);
             if (sc->out != NULL) {
                 if (e == '/') {
                     ctxc__putc(sc->out, '/');
@@ -593,14 +702,26 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
         }
         run = i;
     }
+#undef WS_CHAR
     put_bytes(sc, run, i);
     if (sc->out != NULL) {
         ctxc__putc(sc->out, '"');
     }
     if (tk < sc->cap) {
-        sc->tok[tk].start = (uint32_t)(q + 1);
-        sc->tok[tk].end = (uint32_t)i;
-        sc->tok[tk].flags = flags;
+        ctxc__jtok_t *t = &sc->tok[tk];
+        t->start = (uint32_t)(q + 1);
+        t->end = (uint32_t)i;
+#ifdef SCAN_STATS
+        if (stats) {
+            w.runs += byte_sum(w.lanes);
+            t->size = (uint32_t)w.runs;
+            t->units = (uint32_t)w.units;
+            flags |= CTXC__JF_STATS;
+            flags |= w.any && w.first ? CTXC__JF_WS_FIRST : 0u;
+            flags |= w.in ? CTXC__JF_WS_LAST : 0u;
+        }
+#endif
+        t->flags = flags;
     }
     sc->noncanon = (flags & CTXC__JF_NONCANON) != 0;
     *end = i + 1;
@@ -658,9 +779,9 @@ static ctxc_status_t scan_number(scan_t *sc, size_t i, size_t *end) {
 
 enum { ST_VALUE, ST_ARR_FIRST, ST_OBJ_FIRST, ST_KEY, ST_COLON, ST_AFTER };
 
-ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
-                              ctxc__jtok_t *tok, size_t cap, size_t *count,
-                              ctxc__sink_t *out, ctxc_error_t *err) {
+static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
+                          ctxc__jtok_t *tok, size_t cap, size_t *count,
+                          ctxc__sink_t *out, bool stats, ctxc_error_t *err) {
     scan_t sc = {(const uint8_t *)js,
                  len,
                  tok,
@@ -668,7 +789,8 @@ ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
                  0,
                  out,
                  err,
-                 false};
+                 false,
+                 stats};
     const uint8_t *s = sc.s;
     uint32_t open[64];   /* token index of each open container */
     uint64_t is_obj = 0; /* bit d set: container at depth d+1 is an object */
@@ -820,6 +942,19 @@ ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
     return CTXC_OK;
 }
 
+ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
+                              ctxc__jtok_t *tok, size_t cap, size_t *count,
+                              ctxc__sink_t *out, ctxc_error_t *err) {
+    return scan(js, len, max_depth, tok, cap, count, out, false, err);
+}
+
+ctxc_status_t ctxc__json_scan_stats(const char *js, size_t len,
+                                    unsigned max_depth, ctxc__jtok_t *tok,
+                                    size_t cap, size_t *count,
+                                    ctxc_error_t *err) {
+    return scan(js, len, max_depth, tok, cap, count, NULL, true, err);
+}
+
 /* ---- canonical JSON ------------------------------------------------------ */
 
 ctxc_status_t ctxc__json_canon(const char *in, size_t len,
@@ -854,9 +989,18 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     for (size_t i = pos; i < len; i++) {
         char c = js[i];
         if (in_str) {
-            if (c == '\\') {
-                i++;
-            } else if (c == '"') {
+            /* to the next quote that no backslash escapes */
+            const char *q = memchr(js + i, '"', len - i);
+            if (q == NULL) {
+                return len;
+            }
+            size_t j = (size_t)(q - js);
+            size_t k = j;
+            while (k > i && js[k - 1] == '\\') {
+                k--;
+            }
+            i = j;
+            if (((j - k) & 1u) == 0) {
                 in_str = false;
                 if (depth == 0) {
                     return i + 1;
@@ -910,8 +1054,10 @@ bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
             return false;
         }
         size_t vend = ctxc__json_skip_value(obj, len, vstart);
-        if (ctxc__src_equals(obj + kstart, kend - kstart, CTXC__SRC_JSTR, key,
-                             klen)) {
+        size_t kn = kend - kstart;
+        bool esc = memchr(obj + kstart, '\\', kn) != NULL;
+        if (esc ? ctxc__src_equals(obj + kstart, kn, CTXC__SRC_JSTR, key, klen)
+                : kn == klen && memcmp(obj + kstart, key, kn) == 0) {
             value->ptr = obj + vstart;
             value->len = vend - vstart;
             return true;

@@ -49,16 +49,25 @@ enum {
  * inside, or an escape JSON.stringify would write differently). Without it
  * the bytes of the value are its canonical form. */
 #define CTXC__JF_NONCANON 0x4u
+/* Strings scanned by ctxc__json_scan_stats(): `size` is the number of
+ * whitespace runs of the decoded content and `units` its UTF-16 length;
+ * these flags say that the statistics are there and whether the content
+ * starts / ends with whitespace (see ctxc__text_stats_t). */
+#define CTXC__JF_STATS 0x8u
+#define CTXC__JF_WS_FIRST 0x10u
+#define CTXC__JF_WS_LAST 0x20u
 
-/* One token: five 32-bit words (ctxc_import_t reserves that much). */
+/* One token: six 32-bit words (ctxc_import_t reserves that much). */
 typedef struct {
     uint32_t start; /* first byte; strings: first byte after the quote */
     uint32_t end;   /* one past the last byte; strings: the closing quote */
     uint32_t next;  /* index of the token after this value (and its subtree) */
-    uint32_t size;  /* containers: elements (objects: keys) */
+    uint32_t size;  /* containers: elements (objects: keys); strings with
+                       CTXC__JF_STATS: whitespace runs of the content */
     uint8_t type;   /* CTXC__JT_* */
     uint8_t flags;  /* CTXC__JF_* */
     uint16_t pad_;
+    uint32_t units; /* strings with CTXC__JF_STATS: UTF-16 units */
 } ctxc__jtok_t;
 
 /* Validates js[0..len) as exactly one JSON value (whitespace around it
@@ -70,6 +79,22 @@ typedef struct {
 ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
                               ctxc__jtok_t *tok, size_t cap, size_t *count,
                               ctxc__sink_t *out, ctxc_error_t *err);
+
+/* Same, and string tokens also get the statistics the default estimator
+ * needs (CTXC__JF_STATS; on 64-bit hosts, where they cost little: a caller
+ * checks the flag and counts otherwise). */
+ctxc_status_t ctxc__json_scan_stats(const char *js, size_t len,
+                                    unsigned max_depth, ctxc__jtok_t *tok,
+                                    size_t cap, size_t *count,
+                                    ctxc_error_t *err);
+
+/* Statistics of a string token (flag CTXC__JF_STATS set). */
+static inline ctxc__text_stats_t ctxc__jtok_stats(const ctxc__jtok_t *t) {
+    ctxc__text_stats_t st = {t->units, t->size,
+                             (t->flags & CTXC__JF_WS_FIRST) != 0,
+                             (t->flags & CTXC__JF_WS_LAST) != 0};
+    return st;
+}
 
 /* Body of a token (strings: without the quotes). */
 static inline const char *ctxc__jtok_p(const char *js, const ctxc__jtok_t *t) {

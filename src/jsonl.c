@@ -63,6 +63,51 @@ static ctxc__src_t string_src(const doc_t *d, int i) {
     return s;
 }
 
+#ifdef CTXC__SCAN_STATS
+/* Statistics of a string token, if the scan counted them. */
+static bool tok_stats(const doc_t *d, int i, ctxc__text_stats_t *st) {
+    const ctxc__jtok_t *t = &d->t[i];
+    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_STATS) == 0) {
+        return false;
+    }
+    *st = ctxc__jtok_stats(t);
+    return true;
+}
+
+/* Gives a block source the default estimate of the text error "\n" text
+ * (tokens; -1: absent), when the scan counted every piece (a string). */
+static void set_tokens(const doc_t *d, int error, int text,
+                       ctxc__block_src_t *out) {
+    ctxc__text_stats_t all = {0, 0, false, false};
+    ctxc__text_stats_t one;
+    if (error >= 0) {
+        if (!tok_stats(d, error, &one)) {
+            return;
+        }
+        ctxc__stats_join(&all, &one);
+        const ctxc__text_stats_t nl = {1, 1, true, true};
+        ctxc__stats_join(&all, &nl);
+    }
+    if (text >= 0) {
+        if (!tok_stats(d, text, &one)) {
+            return;
+        }
+        ctxc__stats_join(&all, &one);
+    }
+    out->has_tokens = true;
+    out->tokens = ctxc__stats_tokens(&all);
+}
+#else
+/* Small targets: the record writer counts (nothing is counted in the scan). */
+static void set_tokens(const doc_t *d, int error, int text,
+                       ctxc__block_src_t *out) {
+    (void)d;
+    (void)error;
+    (void)text;
+    (void)out;
+}
+#endif
+
 static const char *type_name(unsigned t) {
     switch (t) {
     case CTXC__JT_OBJECT:
@@ -224,6 +269,21 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
             out->f[f] = string_src(d, v);
         }
     }
+    /* the estimate from what the scan counted: the text of the block is
+     * one string (media: the caption; tool_response: error "\n" result) */
+    switch (out->type) {
+    case CTXC_BLOCK_TOOL_CALL:
+        break;
+    case CTXC_BLOCK_TOOL_RESPONSE:
+        set_tokens(d, vals[4], vals[3], out);
+        break;
+    case CTXC_BLOCK_MEDIA:
+        set_tokens(d, -1, vals[4], out);
+        break;
+    default: /* text, thinking, code: the first field */
+        set_tokens(d, -1, vals[1], out);
+        break;
+    }
     return CTXC_OK;
 }
 
@@ -301,6 +361,7 @@ static ctxc_status_t oa_content_block(oa_ctx_t *c, int k,
     out->type = CTXC_BLOCK_TEXT;
     if (d->t[c->content].type == CTXC__JT_STRING) {
         out->f[0] = string_src(d, c->content);
+        set_tokens(d, -1, c->content, out);
         return CTXC_OK;
     }
     int part = nth_child(d, c->content, k, &c->cache);
@@ -327,6 +388,7 @@ static ctxc_status_t oa_content_block(oa_ctx_t *c, int k,
                           (unsigned)k);
     }
     out->f[0] = string_src(d, v[1]);
+    set_tokens(d, -1, v[1], out);
     return CTXC_OK;
 }
 
@@ -415,8 +477,10 @@ static ctxc_status_t oa_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
         out->f[1] = c->tool_name;
         if (c->content >= 0 && !tok_null(d, c->content)) {
             out->f[2] = value_src(d, c->content);
+            set_tokens(d, -1, c->content, out);
         } else {
             out->f[2] = (ctxc__src_t){"\"\"", 2, CTXC__SRC_RAW};
+            set_tokens(d, -1, -1, out); /* "": 0 */
         }
         return CTXC_OK;
     }
@@ -652,8 +716,8 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
     ctxc__jtok_t *tokens = (ctxc__jtok_t *)(void *)imp->tokens_;
     size_t n = 0;
     ctxc_status_t st =
-        ctxc__json_scan(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
-                        CTXC_CFG_JSON_MAX_TOKENS, &n, NULL, err);
+        ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
+                              CTXC_CFG_JSON_MAX_TOKENS, &n, err);
     if (st != CTXC_OK) {
         return line_fail(imp, st, err);
     }

@@ -205,8 +205,12 @@ static bool src_is_object(const ctxc__src_t *s) {
     return false;
 }
 
+/* Writes a record; with `tokens`, also sums the default estimate of its
+ * blocks: the one the source brings, else counted on the block just
+ * written (while it is in the cache). */
 static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
-                                 ctxc__sink_t *out, ctxc_error_t *err) {
+                                 ctxc__sink_t *out, uint64_t *tokens,
+                                 ctxc_error_t *err) {
     uint8_t hdr[4] = {(uint8_t)src->speaker, 0, 0, 0};
     uint16_t nb = (uint16_t)src->block_count;
     memcpy(hdr + 2, &nb, sizeof nb);
@@ -236,6 +240,7 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
                               (unsigned)b.type);
         }
         const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
+        size_t at = out->len;
         ctxc__putc(out, (char)b.type);
         for (unsigned f = 0; f < d->nfields; f++) {
             const ctxc__field_desc_t *fd = &d->fields[f];
@@ -255,6 +260,23 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
                 return st;
             }
         }
+#ifdef CTXC__SCAN_STATS
+        if (tokens != NULL && b.has_tokens) {
+            *tokens += b.tokens;
+        } else if (tokens != NULL && out->buf != NULL && out->len <= out->cap) {
+            ctxc_entry_t e;
+            memset(&e, 0, sizeof e);
+            e.blocks_ = (const uint8_t *)out->buf + at;
+            e.end_ = (const uint8_t *)out->buf + out->len;
+            const uint8_t *cur = NULL;
+            ctxc_block_t blk;
+            (void)ctxc_entry_next_block(&e, &cur, &blk);
+            *tokens += ctxc_estimate_block_default(NULL, &blk);
+        }
+#else
+        (void)at;
+        (void)tokens;
+#endif
     }
     return CTXC_OK;
 }
@@ -278,7 +300,8 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
 }
 
 ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
-                                 ctxc__sink_t *out, ctxc_error_t *err) {
+                                 ctxc__sink_t *out, uint32_t *tokens,
+                                 ctxc_error_t *err) {
     if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
                           (unsigned)src->speaker);
@@ -289,7 +312,8 @@ ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
                           src->block_count);
     }
     size_t start = out->len;
-    ctxc_status_t st = emit_record(src, out, err);
+    uint64_t sum = 0;
+    ctxc_status_t st = emit_record(src, out, tokens != NULL ? &sum : NULL, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -302,6 +326,9 @@ ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
         ctxc_str_t meta;
         (void)read_str(rec + 4, &meta);
         rec[1] = flags_of(&meta);
+    }
+    if (tokens != NULL) {
+        *tokens = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
     }
     return CTXC_OK;
 }
@@ -350,7 +377,8 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
     size_t free_bytes = cap - *used;
     uint8_t *rec = scratch + *used;
     ctxc__sink_t w = {(char *)rec, free_bytes, 0};
-    ctxc_status_t st = ctxc__record_write(src, &w, err);
+    uint32_t tokens = 0;
+    ctxc_status_t st = ctxc__record_write(src, &w, &tokens, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -377,7 +405,13 @@ ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
     op->block_count = slot.block_count;
     op->a = (uint32_t)*used;
     op->b = (uint32_t)size;
+#ifdef CTXC__SCAN_STATS
+    op->tokens = est == NULL || est == ctxc_estimate_block_default
+                     ? tokens
+                     : ctxc__estimate_with(est, user, &e);
+#else
     op->tokens = ctxc__estimate_with(est, user, &e);
+#endif
     op->replaces = UINT32_MAX;
     *used += size;
     return CTXC_OK;

@@ -22,12 +22,17 @@
  * fields, UTF-8, JSON. out->len grows by the record size, also when the
  * record does not fit (then the bytes past out->cap are counted, not
  * written; the caller reports the bytes missing). On a fit, the flags byte
- * is set from the metadata. Nothing but out->buf[start..cap) is written, so
- * a failed or unwanted write is rolled back by not committing it.
- * Errors: CTXC_E_INVALID_ARG, CTXC_E_UTF8, CTXC_E_PARSE, CTXC_E_TOO_DEEP,
- * CTXC_E_TOO_LARGE. */
+ * is set from the metadata and, with `tokens` on hosts with
+ * CTXC__SCAN_STATS, *tokens is the entry's estimate by
+ * ctxc_estimate_block_default() (blocks whose source knows it are not
+ * counted again; the others are counted right after they are written;
+ * elsewhere *tokens is left alone and callers count the stored entry). Nothing
+ * but out->buf[start..cap) is written, so a failed or unwanted write is rolled
+ * back by not committing it. Errors: CTXC_E_INVALID_ARG, CTXC_E_UTF8,
+ * CTXC_E_PARSE, CTXC_E_TOO_DEEP, CTXC_E_TOO_LARGE. */
 ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
-                                 ctxc__sink_t *out, ctxc_error_t *err);
+                                 ctxc__sink_t *out, uint32_t *tokens,
+                                 ctxc_error_t *err);
 
 /* A read-only entry view of the record at rec described by slot s. */
 void ctxc__record_entry(const uint8_t *rec, const ctxc_slot_t *s,

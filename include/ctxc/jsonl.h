@@ -48,10 +48,11 @@ typedef enum {
     CTXC_FORMAT_OPENAI = 2,   /* OpenAI chat messages */
 } ctxc_format_t;
 
-/* 32-bit words per JSON token (start, end, next, size, type and flags). */
-#define CTXC_JSON_TOKEN_WORDS 5
+/* 32-bit words per JSON token (start, end, next, size, type and flags,
+ * text units). */
+#define CTXC_JSON_TOKEN_WORDS 6
 
-/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 20 bytes):
+/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 24 bytes):
  * declare it static. Treat the members as private. */
 typedef struct {
     ctxc_history_t *history;
