@@ -287,7 +287,7 @@ typedef struct {
     bool first;
 } wsacc_t;
 
-static void ws_char(wsacc_t *w, uint32_t cp) {
+static inline void ws_char(wsacc_t *w, uint32_t cp) {
     bool sp = cp < 0x80u ? cp == ' ' || (cp >= 0x09u && cp <= 0x0Du)
                          : ctxc__is_space(cp);
     if (!w->any) {
@@ -387,50 +387,18 @@ void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
     put_escape(out, (uint8_t)cp);
 }
 
-/* Writes valid UTF-8 s[0..n) escaped (no quotes): runs of bytes that need
- * no escape are copied at once. */
-static void put_escaped(ctxc__sink_t *out, const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        size_t run = i;
-        i = skip_plain(s, i, n);
-        while (i < n && s[i] >= 0x80u) { /* literal, like JSON.stringify */
-            i = skip_plain(s, i + 1, n);
-        }
-        ctxc__put(out, (const char *)s + run, i - run);
-        if (i < n) {
-            put_escape(out, s[i]);
-            i++;
-        }
-    }
-}
-
 ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
                                       size_t n, ctxc__src_kind_t kind,
                                       ctxc_error_t *err) {
-    ctxc_status_t st = CTXC_OK;
+    ctxc__cp_iter_t it = {p, n, 0, kind};
+    uint32_t cp;
+    int r;
     ctxc__putc(out, '"');
-    if (kind == CTXC__SRC_JSTR) {
-        /* decode into the sink, then escape that in place (an escaped
-         * string is never shorter than its decoded content) */
-        ctxc__cp_iter_t it = {p, n, 0, kind};
-        uint32_t cp;
-        int r;
-        while ((r = ctxc__cp_next(&it, &cp, err)) > 0) {
-            ctxc__json_escape_cp(out, cp);
-        }
-        st = r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
-    } else {
-        size_t bad;
-        if (kind == CTXC__SRC_RAW && !ctxc__utf8_valid(p, n, &bad)) {
-            st = ctxc__fail(err, CTXC_E_UTF8, "invalid UTF-8 at byte %z",
-                            bad + 1);
-        } else {
-            put_escaped(out, (const uint8_t *)p, n);
-        }
+    while ((r = ctxc__cp_next(&it, &cp, err)) > 0) {
+        ctxc__json_escape_cp(out, cp);
     }
     ctxc__putc(out, '"');
-    return st;
+    return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
 }
 
 ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
@@ -1054,10 +1022,8 @@ bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
             return false;
         }
         size_t vend = ctxc__json_skip_value(obj, len, vstart);
-        size_t kn = kend - kstart;
-        bool esc = memchr(obj + kstart, '\\', kn) != NULL;
-        if (esc ? ctxc__src_equals(obj + kstart, kn, CTXC__SRC_JSTR, key, klen)
-                : kn == klen && memcmp(obj + kstart, key, kn) == 0) {
+        if (ctxc__src_equals(obj + kstart, kend - kstart, CTXC__SRC_JSTR, key,
+                             klen)) {
             value->ptr = obj + vstart;
             value->len = vend - vstart;
             return true;

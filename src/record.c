@@ -281,20 +281,43 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
     return CTXC_OK;
 }
 
+/* The entry flags of a canonical metadata object: one walk over its keys
+ * (the first occurrence of a key counts, like ctxc_entry_meta_find; in
+ * canonical JSON these names are never written with escapes). */
 static uint8_t flags_of(const ctxc_str_t *meta) {
     static const struct {
         const char *key;
+        uint8_t len;
         uint8_t flag;
-    } keys[] = {{"isSummary", CTXC_ENTRY_IS_SUMMARY},
-                {"synthetic", CTXC_ENTRY_SYNTHETIC},
-                {"pinned", CTXC_ENTRY_PINNED}};
+    } keys[] = {{"isSummary", 9, CTXC_ENTRY_IS_SUMMARY},
+                {"synthetic", 9, CTXC_ENTRY_SYNTHETIC},
+                {"pinned", 6, CTXC_ENTRY_PINNED}};
+    const char *o = meta->ptr;
+    size_t len = meta->len;
     uint8_t flags = 0;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-        ctxc_str_t v;
-        if (ctxc__json_find_key(meta->ptr, meta->len, keys[k].key, &v) &&
-            v.len == 4 && memcmp(v.ptr, "true", 4) == 0) {
-            flags |= keys[k].flag;
+    uint8_t seen = 0;
+    if (o == NULL || len < 2 || o[0] != '{') {
+        return 0;
+    }
+    size_t i = 1;
+    while (i < len && o[i] == '"') {
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* the quote */
+        size_t vstart = kend + 2;                           /* after ':' */
+        if (vstart > len) {
+            break;
         }
+        size_t vend = ctxc__json_skip_value(o, len, vstart);
+        size_t kn = kend - (i + 1);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            if ((seen & keys[k].flag) == 0 && kn == keys[k].len &&
+                memcmp(o + i + 1, keys[k].key, kn) == 0) {
+                seen |= keys[k].flag;
+                if (vend - vstart == 4 && memcmp(o + vstart, "true", 4) == 0) {
+                    flags |= keys[k].flag;
+                }
+            }
+        }
+        i = vend + 1; /* skip ',' */
     }
     return flags;
 }

@@ -194,6 +194,18 @@ static void test_metadata_flags_and_lookup(void **state) {
     assert_int_equal(v.len, strlen("{\"promptTokens\":10,\"completionTokens\":2}"));
     assert_memory_equal(v.ptr, "{\"promptTokens\":10,\"completionTokens\":2}", v.len);
     assert_int_equal(ctxc_entry_meta_find(&e, "model", &v), CTXC_E_NOT_FOUND);
+    /* the flags follow the first occurrence of a key, like meta_find; a
+     * nested key or a string "true" is no flag */
+    assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &b, 1,
+                         "{\"pinned\":false,\"x\":{\"synthetic\":true},"
+                         "\"pinned\":true,\"isSummary\":\"true\","
+                         "\"synthetic\":true}",
+                         NULL),
+                     CTXC_OK);
+    ctxc_history_get(&small, 1, &e);
+    assert_int_equal(e.flags, CTXC_ENTRY_SYNTHETIC);
+    assert_int_equal(ctxc_entry_meta_find(&e, "pinned", &v), CTXC_OK);
+    assert_memory_equal(v.ptr, "false", 5);
 }
 
 static void test_append_rejects_bad_input_and_changes_nothing(void **state) {
