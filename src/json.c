@@ -529,7 +529,9 @@ static size_t new_tok(scan_t *sc, uint8_t type, size_t start) {
         t->type = type;
         t->flags = 0;
         t->pad_ = 0;
+#ifdef SCAN_STATS
         t->units = 0;
+#endif
     }
     return k;
 }

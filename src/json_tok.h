@@ -57,7 +57,8 @@ enum {
 #define CTXC__JF_WS_FIRST 0x10u
 #define CTXC__JF_WS_LAST 0x20u
 
-/* One token: six 32-bit words (ctxc_import_t reserves that much). */
+/* One token: five 32-bit words, six where the scan counts text statistics
+ * (CTXC_JSON_TOKEN_WORDS; ctxc_import_t reserves that much). */
 typedef struct {
     uint32_t start; /* first byte; strings: first byte after the quote */
     uint32_t end;   /* one past the last byte; strings: the closing quote */
@@ -67,7 +68,9 @@ typedef struct {
     uint8_t type;   /* CTXC__JT_* */
     uint8_t flags;  /* CTXC__JF_* */
     uint16_t pad_;
+#ifdef CTXC__SCAN_STATS
     uint32_t units; /* strings with CTXC__JF_STATS: UTF-16 units */
+#endif
 } ctxc__jtok_t;
 
 /* Validates js[0..len) as exactly one JSON value (whitespace around it
@@ -88,6 +91,7 @@ ctxc_status_t ctxc__json_scan_stats(const char *js, size_t len,
                                     size_t cap, size_t *count,
                                     ctxc_error_t *err);
 
+#ifdef CTXC__SCAN_STATS
 /* Statistics of a string token (flag CTXC__JF_STATS set). */
 static inline ctxc__text_stats_t ctxc__jtok_stats(const ctxc__jtok_t *t) {
     ctxc__text_stats_t st = {t->units, t->size,
@@ -95,6 +99,7 @@ static inline ctxc__text_stats_t ctxc__jtok_stats(const ctxc__jtok_t *t) {
                              (t->flags & CTXC__JF_WS_LAST) != 0};
     return st;
 }
+#endif
 
 /* Body of a token (strings: without the quotes). */
 static inline const char *ctxc__jtok_p(const char *js, const ctxc__jtok_t *t) {

@@ -48,11 +48,18 @@ typedef enum {
     CTXC_FORMAT_OPENAI = 2,   /* OpenAI chat messages */
 } ctxc_format_t;
 
-/* 32-bit words per JSON token (start, end, next, size, type and flags,
- * text units). */
+/* 32-bit words per JSON token (start, end, next, size, type and flags;
+ * on 64-bit little-endian hosts also the text units the importer counts
+ * while it scans). */
+#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define CTXC_JSON_TOKEN_WORDS 6
+#else
+#define CTXC_JSON_TOKEN_WORDS 5
+#endif
 
-/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 24 bytes):
+/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 4 *
+ * CTXC_JSON_TOKEN_WORDS bytes: 20 per token on 32-bit targets):
  * declare it static. Treat the members as private. */
 typedef struct {
     ctxc_history_t *history;
