@@ -285,6 +285,7 @@ typedef struct {
     bool in; /* the last character was whitespace */
     bool any;
     bool first;
+    bool esc; /* an escape was taken inside skip_plain_stats() */
 } wsacc_t;
 
 static inline void ws_char(wsacc_t *w, uint32_t cp) {
@@ -304,7 +305,27 @@ static uint64_t byte_sum(uint64_t v) {
     return (v * 0x0001000100010001ull) >> 48;
 }
 
-/* skip_plain() that also counts the spaces of the bytes it skips. */
+/* A short canonical escape at s[i] (\\n \\t \\r \\f \\b \\" \\\\), taken
+ * without leaving the run: counted (the first four are whitespace) and
+ * noted. Only for scans that write nothing. */
+static bool short_escape(const uint8_t *s, size_t i, size_t n, wsacc_t *w) {
+    uint8_t e = i + 1 < n && s[i] == '\\' ? s[i + 1] : 0u;
+    uint32_t cp = e == 'n'                              ? '\n'
+                  : e == 't'                            ? '\t'
+                  : e == 'r'                            ? '\r'
+                  : e == 'f'                            ? '\f'
+                  : (e == 'b' || e == '"' || e == '\\') ? 'x'
+                                                        : 0u;
+    if (cp == 0u) {
+        return false;
+    }
+    ws_char(w, cp);
+    w->esc = true;
+    return true;
+}
+
+/* skip_plain() that also counts the spaces of the bytes it skips (and takes
+ * the short escapes). */
 static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
                                wsacc_t *w) {
     const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
@@ -323,7 +344,11 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
         unsigned nb =
             special == 0 ? 8u : (unsigned)__builtin_ctzll(special) / 8u;
         if (nb == 0) {
-            return i;
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
+            continue;
         }
         uint64_t ws = ~((sp + lo7) | sp) & ~lo7;
         if (nb < 8u) {
@@ -343,7 +368,10 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
         w->units += nb;
         i += nb;
         if (nb < 8u) {
-            return i;
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
         }
     }
     while (i < n && is_plain(s[i])) {
@@ -477,10 +505,17 @@ bool ctxc__jtok_is(const char *js, const ctxc__jtok_t *t, const char *s) {
     if (t->type != CTXC__JT_STRING) {
         return false;
     }
-    return ctxc__src_equals(
-        ctxc__jtok_p(js, t), ctxc__jtok_n(t),
-        (t->flags & CTXC__JF_ESCAPES) != 0 ? CTXC__SRC_JSTR : CTXC__SRC_VALID,
-        s, strlen(s));
+    const char *p = ctxc__jtok_p(js, t);
+    size_t n = ctxc__jtok_n(t);
+    if ((t->flags & CTXC__JF_ESCAPES) != 0) {
+        return ctxc__src_equals(p, n, CTXC__SRC_JSTR, s, strlen(s));
+    }
+    for (size_t k = 0; k < n; k++) { /* no strlen: keys are short */
+        if (p[k] != s[k] || s[k] == '\0') {
+            return false;
+        }
+    }
+    return s[n] == '\0';
 }
 
 /* ---- the scanner ----------------------------------------------------------
@@ -683,6 +718,7 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
         t->end = (uint32_t)i;
 #ifdef SCAN_STATS
         if (stats) {
+            flags |= w.esc ? CTXC__JF_ESCAPES : 0u;
             w.runs += byte_sum(w.lanes);
             t->size = (uint32_t)w.runs;
             t->units = (uint32_t)w.units;

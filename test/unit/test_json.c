@@ -337,6 +337,50 @@ static void test_noncanonical_flag_matches_the_canonical_form(void **state) {
     }
 }
 
+/* The scan that counts text statistics gives the same tokens, and string
+ * statistics that match the estimator on the decoded content. */
+static void test_scan_with_statistics(void **state) {
+    (void)state;
+    const char *js =
+        "{\"a\":\"  x\\ny\\\\n\\t \\\"q\\\" \\u00a0\xc2\xa0z \",\"b\":[\"\","
+        "\"plain words here and there\",\"\\n\\n\\n\\n\\n\\n\\n\\n\\n\",1]}";
+    const char *content[] = {NULL, NULL, "  x\ny\\n\t \"q\" \xc2\xa0\xc2\xa0z ", NULL, NULL, "",
+                             "plain words here and there",
+                             "\n\n\n\n\n\n\n\n\n", NULL};
+    ctxc__jtok_t a[16], b[16];
+    size_t na, nb;
+    assert_int_equal(ctxc__json_scan(js, strlen(js), 8, a, 16, &na, NULL, NULL),
+                     CTXC_OK);
+    assert_int_equal(
+        ctxc__json_scan_stats(js, strlen(js), 8, b, 16, &nb, NULL), CTXC_OK);
+    assert_int_equal(na, nb);
+    for (size_t k = 0; k < na; k++) {
+        assert_int_equal(a[k].type, b[k].type);
+        assert_int_equal(a[k].start, b[k].start);
+        assert_int_equal(a[k].end, b[k].end);
+        assert_int_equal(a[k].next, b[k].next);
+        assert_int_equal(a[k].flags & 7u, b[k].flags & 7u);
+        if (a[k].type != CTXC__JT_STRING) {
+            assert_int_equal(a[k].size, b[k].size);
+            continue;
+        }
+        if ((b[k].flags & CTXC__JF_STATS) == 0) {
+            continue; /* a target that counts after the write */
+        }
+#ifdef CTXC__SCAN_STATS
+        if (k < sizeof content / sizeof content[0] && content[k] != NULL) {
+            ctxc__text_stats_t st = ctxc__jtok_stats(&b[k]);
+            assert_int_equal(ctxc__stats_tokens(&st),
+                             ctxc_estimate_text(content[k], strlen(content[k])));
+            uint64_t w, u;
+            ctxc_estimate_measure(content[k], strlen(content[k]), &w, &u);
+            assert_int_equal(st.units, u);
+            assert_int_equal(st.units == 0 ? 0 : st.runs + 1, w);
+        }
+#endif
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whitespace_and_structure),
@@ -351,6 +395,7 @@ int main(void) {
         cmocka_unit_test(test_tokens_of_a_document),
         cmocka_unit_test(test_token_storage_too_small_counts_what_is_needed),
         cmocka_unit_test(test_noncanonical_flag_matches_the_canonical_form),
+        cmocka_unit_test(test_scan_with_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
