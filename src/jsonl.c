@@ -31,7 +31,18 @@ static size_t tok_n(const doc_t *d, int i) {
 }
 
 static bool tok_is(const doc_t *d, int i, const char *s) {
-    return ctxc__jtok_is(d->js, &d->t[i], s);
+    const ctxc__jtok_t *t = &d->t[i];
+    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_ESCAPES) != 0) {
+        return ctxc__jtok_is(d->js, t, s);
+    }
+    const char *p = d->js + t->start; /* the common case, inline */
+    size_t n = t->end - t->start;
+    for (size_t k = 0; k < n; k++) {
+        if (p[k] != s[k] || s[k] == '\0') {
+            return false;
+        }
+    }
+    return s[n] == '\0';
 }
 
 static bool tok_null(const doc_t *d, int i) {
