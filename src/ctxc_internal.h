@@ -108,7 +108,11 @@ typedef enum {
  * kept, strings re-escaped as JSON.stringify writes them, numbers as written.
  * Depth counts containers; a top-level container is depth 1 and may nest
  * down to `max_depth`. Errors: CTXC_E_PARSE, CTXC_E_UTF8, CTXC_E_TOO_DEEP,
- * with the byte position in the message. */
+ * with the byte position in the message. One pass (json_tok.h's scanner).
+ * CTXC__SRC_JSTR (JSON text inside a string body) is decoded into `out` and
+ * canonicalised there in place; when `out` has no room for the decoded text
+ * (or only measures), only the string body is checked and out->len grows by
+ * the decoded length, an upper bound of the canonical one. */
 ctxc_status_t ctxc__json_canon(const char *in, size_t len,
                                ctxc__src_kind_t kind, unsigned max_depth,
                                ctxc__sink_t *out, ctxc_error_t *err);
