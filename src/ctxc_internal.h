@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ctxc/history.h"
 #include "ctxc/status.h"
@@ -53,6 +54,32 @@ size_t ctxc__utf8_encode(uint32_t cp, char out[4]);
 /* Validates a whole string; on failure *bad_at = offset of the bad byte. */
 bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at);
 
+/* 64-bit little-endian hosts: the importer counts the estimator's text
+ * statistics while it scans (eight bytes at a time). Small targets keep the
+ * separate count after the write (and the flash). */
+#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CTXC__SCAN_STATS 1
+#endif
+
+/* ---- text statistics (estimate.c) ----------------------------------------
+ * What the default estimator needs of a text: UTF-16 units, whitespace runs
+ * (\s of ECMAScript) and whether it starts / ends with whitespace. The
+ * pieces of a block's text join into the block's statistics. */
+typedef struct {
+    uint64_t units;
+    uint64_t runs;
+    bool first_ws;
+    bool last_ws;
+} ctxc__text_stats_t;
+
+/* cp is in ECMAScript's \s set. */
+bool ctxc__is_space(uint32_t cp);
+/* a = a followed by b. */
+void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b);
+/* round(max(words * 1.3, units / 4)) with words = runs + 1 (0 if empty). */
+uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s);
+
 /* ---- JSON --------------------------------------------------------------- */
 
 /* Input of the JSON readers: a plain byte span, or the body of a JSON string
@@ -60,6 +87,8 @@ bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at);
 typedef enum {
     CTXC__SRC_RAW = 0,  /* plain UTF-8 bytes */
     CTXC__SRC_JSTR = 1, /* body of a JSON string literal, escapes decoded */
+    CTXC__SRC_VALID = 2, /* UTF-8 (or JSON text) validated already: copied
+                            as is, never checked again */
 } ctxc__src_kind_t;
 
 /* Validates exactly one JSON value in `in` (whitespace around it allowed) and
@@ -67,7 +96,11 @@ typedef enum {
  * kept, strings re-escaped as JSON.stringify writes them, numbers as written.
  * Depth counts containers; a top-level container is depth 1 and may nest
  * down to `max_depth`. Errors: CTXC_E_PARSE, CTXC_E_UTF8, CTXC_E_TOO_DEEP,
- * with the byte position in the message. */
+ * with the byte position in the message. One pass (json_tok.h's scanner).
+ * CTXC__SRC_JSTR (JSON text inside a string body) is decoded into `out` and
+ * canonicalised there in place; when `out` has no room for the decoded text
+ * (or only measures), only the string body is checked and out->len grows by
+ * the decoded length, an upper bound of the canonical one. */
 ctxc_status_t ctxc__json_canon(const char *in, size_t len,
                                ctxc__src_kind_t kind, unsigned max_depth,
                                ctxc__sink_t *out, ctxc_error_t *err);
@@ -143,6 +176,11 @@ typedef struct {
 typedef struct {
     ctxc_block_type_t type;
     ctxc__src_t f[CTXC__MAX_FIELDS];
+    /* Optional: what ctxc_estimate_block_default() gives for this block,
+     * when the source knows it already (the importer counts while it
+     * scans); the record writer then does not count it again. */
+    bool has_tokens;
+    uint32_t tokens;
 } ctxc__block_src_t;
 
 /* Produces block i (0-based, called with i = 0..n-1 in order, possibly

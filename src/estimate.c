@@ -1,74 +1,265 @@
 /*
  * ctxc — default token estimator (see include/ctxc/estimate.h).
- * Integer arithmetic only: no floating point on the target.
+ * Integer arithmetic only: no floating point on the target. One pass over
+ * the bytes; ASCII needs no decoding.
  */
 #include <string.h>
 
 #include "ctxc/ctxc.h"
 #include "ctxc_internal.h"
 
+/* The text of a block is fed in pieces; `runs` counts maximal whitespace
+ * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty). */
 typedef struct {
-    uint64_t words;
+    uint64_t runs;
     uint64_t units; /* UTF-16 code units */
-    bool in_word;
+    bool in_space;
 } acc_t;
 
-/* ECMAScript WhiteSpace and LineTerminator (the \s class). */
-static bool is_space(uint32_t cp) {
-    if (cp == 0x20u || (cp >= 0x09u && cp <= 0x0Du) || cp == 0xA0u) {
+/* ECMAScript WhiteSpace and LineTerminator (the \s class), beyond ASCII. */
+static bool is_space_cp(uint32_t cp) {
+    if (cp == 0xA0u || cp == 0x1680u) {
         return true;
     }
-    if (cp < 0x1680u) {
-        return false;
+    return (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u || cp == 0x2029u ||
+           cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u || cp == 0xFEFFu;
+}
+
+static bool is_space_ascii(uint8_t c) {
+    return c == 0x20u || (c >= 0x09u && c <= 0x0Du);
+}
+
+#ifdef CTXC__SCAN_STATS
+bool ctxc__is_space(uint32_t cp) {
+    return cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp);
+}
+
+void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b) {
+    if (b->units == 0) {
+        return;
     }
-    return cp == 0x1680u || (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u ||
-           cp == 0x2029u || cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u ||
-           cp == 0xFEFFu;
+    if (a->units == 0) {
+        *a = *b;
+        return;
+    }
+    a->runs += b->runs - (a->last_ws && b->first_ws ? 1u : 0u);
+    a->units += b->units;
+    a->last_ws = b->last_ws;
+}
+
+uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s) {
+    return ctxc_estimate_formula(s->units == 0 ? 0u : s->runs + 1u, s->units);
+}
+#endif
+
+static void acc_space(acc_t *a, bool sp) {
+    a->runs += (uint64_t)(sp && !a->in_space);
+    a->in_space = sp;
 }
 
 static void acc_cp(acc_t *a, uint32_t cp) {
     a->units += cp >= 0x10000u ? 2u : 1u;
-    if (is_space(cp)) {
-        a->in_word = false;
-    } else if (!a->in_word) {
-        a->in_word = true;
-        a->words++;
+    acc_space(a, cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp));
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&    \
+    SIZE_MAX > 0xFFFFFFFFu
+/* 64-bit little-endian machines count eight ASCII bytes at a time; small
+ * targets keep the byte loop (and the flash). */
+#define SWAR 1
+#define ONES 0x0101010101010101ull
+#define HIGH (ONES * 0x80u)
+#define LOW (ONES * 0x7Fu)
+
+/* 0x80 in each byte of x (bytes < 0x80) that equals c. Exact per byte: no
+ * carry crosses a byte. */
+static uint64_t eq8(uint64_t x, uint8_t c) {
+    uint64_t d = x ^ (ONES * c);
+    return ~((d + LOW) | d) & HIGH;
+}
+
+/* Sum of the byte counts of v. */
+static uint64_t byte_sum(uint64_t v) {
+    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
+    return (v * 0x0001000100010001ull) >> 48;
+}
+#endif
+
+/* Adds UTF-8 text s[0..n); with `jstr`, s is the body of a canonical JSON
+ * string literal and its escapes count as the characters they stand for. */
+static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
+    const uint8_t *u = (const uint8_t *)s;
+    uint64_t runs = a->runs;
+    bool in = a->in_space;
+    size_t i = 0;
+    size_t ascii = 0;
+#ifdef SWAR
+    uint64_t lanes = 0;     /* per-byte run counts, summed every 255 words */
+    uint64_t esc_lanes = 0; /* per-byte escape counts (1 unit per pair) */
+    unsigned nlanes = 0;
+#endif
+    while (i < n) {
+        size_t stop = i + 1; /* one character by the byte path */
+#ifdef SWAR
+        /* eight bytes at a time up to the next byte >= 0x80 (or, in a
+         * string body, backslash); first the plain words, in a tight loop */
+        if (!jstr) {
+            uint64_t in_bit = in ? 0x80u : 0u;
+            while (n - i >= 8) {
+                uint64_t x;
+                memcpy(&x, u + i, sizeof x);
+                if ((x & HIGH) != 0) {
+                    break;
+                }
+                uint64_t ge09 = (x + ONES * (0x80u - 0x09u)) & HIGH;
+                uint64_t ge0e = (x + ONES * (0x80u - 0x0Eu)) & HIGH;
+                uint64_t ws = eq8(x, ' ') | (ge09 & ~ge0e);
+                lanes += (ws & ~((ws << 8) | in_bit)) >> 7;
+                in_bit = (ws >> 56) & 0x80u;
+                i += 8;
+                ascii += 8;
+                if (++nlanes == 255u) {
+                    runs += byte_sum(lanes);
+                    lanes = 0;
+                    nlanes = 0;
+                }
+            }
+            in = in_bit != 0;
+        }
+        if (n - i >= 8) {
+            uint64_t x;
+            memcpy(&x, u + i, sizeof x);
+            uint64_t xl = x & LOW;
+            uint64_t cut = x & HIGH; /* stop before: non-ASCII */
+            uint64_t ge09 = (xl + ONES * (0x80u - 0x09u)) & HIGH;
+            uint64_t ge0e = (xl + ONES * (0x80u - 0x0Eu)) & HIGH;
+            uint64_t ws = eq8(xl, ' ') | (ge09 & ~ge0e);
+            uint64_t esc = jstr ? eq8(xl, '\\') : 0u;
+            if (esc != 0) {
+                /* a string body: an escape counts as the character it
+                 * stands for. Backslashes pair up from the left: the first
+                 * of a pair escapes the byte after it. \\u escapes and an
+                 * escape cut by the word end go through the byte path. */
+                uint64_t m = esc;
+                esc = 0;
+                while (m != 0) {
+                    uint64_t bit = m & (~m + 1u);
+                    esc |= bit;
+                    m &= ~(bit | (bit << 8));
+                }
+                uint64_t after = esc << 8;
+                cut |= ((after & eq8(xl, 'u')) >> 8) | (esc & (0x80ull << 56));
+                uint64_t wl = after & (eq8(xl, 'n') | eq8(xl, 't') |
+                                       eq8(xl, 'r') | eq8(xl, 'f'));
+                ws |= wl | (wl >> 8);
+            }
+            unsigned nb = cut == 0 ? 8u : (unsigned)__builtin_ctzll(cut) / 8u;
+            if (nb > 0) {
+                uint64_t keep = nb < 8u ? (1ull << (8u * nb)) - 1u : ~0ull;
+                ws &= keep;
+                esc &= keep;
+                uint64_t starts = ws & ~((ws << 8) | (in ? 0x80u : 0u));
+                in = ((ws >> (8u * nb - 1u)) & 1u) != 0;
+                lanes += starts >> 7;
+                esc_lanes += esc >> 7;
+                if (++nlanes == 255u) {
+                    runs += byte_sum(lanes);
+                    ascii -= byte_sum(esc_lanes);
+                    lanes = esc_lanes = 0;
+                    nlanes = 0;
+                }
+                i += nb;
+                ascii += nb;
+                continue;
+            }
+        }
+#else
+        stop = n;
+#endif
+        while (i < stop) {
+            uint8_t c = u[i];
+            uint32_t cp = c;
+            size_t k = 1;
+            if (c == '\\' && jstr && i + 1 < n) {
+                k = 2;
+                switch (u[i + 1]) {
+                case 'n':
+                    cp = '\n';
+                    break;
+                case 't':
+                    cp = '\t';
+                    break;
+                case 'r':
+                    cp = '\r';
+                    break;
+                case 'f':
+                    cp = '\f';
+                    break;
+                case 'u':
+                    k = 0;
+                    break;
+                default: /* b " \\ /: not whitespace */
+                    cp = 'x';
+                    break;
+                }
+                if (k == 0) { /* \\u: rare in canonical JSON */
+                    ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
+                    if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
+                        cp = 0xFFFDu;
+                        it.pos = i + 1;
+                    }
+                    k = it.pos - i;
+                }
+            } else if (c >= 0x80u) {
+                k = ctxc__utf8_decode(u + i, n - i, &cp);
+                if (k == 0) {
+                    cp = 0xFFFDu; /* invalid byte: one non-space unit */
+                    k = 1;
+                }
+            }
+            if (cp < 0x80u) {
+                bool sp = is_space_ascii((uint8_t)cp);
+                runs += (uint64_t)(sp && !in);
+                in = sp;
+                ascii++;
+            } else {
+                a->units += cp >= 0x10000u ? 2u : 1u;
+                bool sp = is_space_cp(cp);
+                runs += (uint64_t)(sp && !in);
+                in = sp;
+            }
+            i += k;
+        }
     }
+#ifdef SWAR
+    runs += byte_sum(lanes);
+    ascii -= byte_sum(esc_lanes);
+#endif
+    a->units += ascii;
+    a->runs = runs;
+    a->in_space = in;
 }
 
 static void acc_utf8(acc_t *a, const char *s, size_t n) {
-    const uint8_t *u = (const uint8_t *)s;
-    size_t i = 0;
-    while (i < n) {
-        uint32_t cp;
-        size_t k = u[i] < 0x80u ? 1u : ctxc__utf8_decode(u + i, n - i, &cp);
-        if (u[i] < 0x80u) {
-            cp = u[i];
-        } else if (k == 0) {
-            cp = 0xFFFDu; /* invalid byte: one non-space unit */
-            k = 1;
-        }
-        acc_cp(a, cp);
-        i += k;
-    }
+    acc_text(a, s, n, false);
 }
 
-/* Adds a JSON-escaped string literal (with quotes) of raw UTF-8 `s`. */
-static void acc_json_string(acc_t *a, const char *s, size_t n) {
-    char buf[8];
-    ctxc__cp_iter_t it = {s, n, 0, CTXC__SRC_RAW};
-    uint32_t cp;
-    acc_cp(a, '"');
-    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-        ctxc__sink_t out = {buf, sizeof buf, 0};
-        ctxc__json_escape_cp(&out, cp);
-        if (out.len == 1 || cp >= 0x80u) {
-            acc_cp(a, cp);
-        } else {
-            acc_utf8(a, buf, out.len); /* an escape sequence: ASCII */
+/* Adds s escaped as JSON.stringify writes it inside a string literal. */
+static void acc_escaped(acc_t *a, const char *s, size_t n) {
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        if (c >= 0x20u && c != '"' && c != '\\') {
+            continue;
         }
+        acc_utf8(a, s + run, i - run);
+        char buf[8];
+        ctxc__sink_t out = {buf, sizeof buf, 0};
+        ctxc__json_escape_cp(&out, c);
+        acc_utf8(a, buf, out.len); /* an escape sequence: ASCII */
+        run = i + 1;
     }
-    acc_cp(a, '"');
+    acc_utf8(a, s + run, n - run);
 }
 
 /* Adds the decoded content of a JSON value when it is a string, else its
@@ -78,11 +269,7 @@ static void acc_json_value_text(acc_t *a, ctxc_str_t v) {
         return;
     }
     if (v.len >= 2 && v.ptr[0] == '"') {
-        ctxc__cp_iter_t it = {v.ptr + 1, v.len - 2, 0, CTXC__SRC_JSTR};
-        uint32_t cp;
-        while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-            acc_cp(a, cp);
-        }
+        acc_text(a, v.ptr + 1, v.len - 2, true);
         return;
     }
     acc_utf8(a, v.ptr, v.len);
@@ -92,6 +279,10 @@ static void acc_str(acc_t *a, ctxc_str_t s) {
     if (s.ptr != NULL) {
         acc_utf8(a, s.ptr, s.len);
     }
+}
+
+static uint64_t acc_words(const acc_t *a) {
+    return a->units == 0 ? 0u : a->runs + 1u;
 }
 
 uint32_t ctxc_estimate_formula(uint64_t words, uint64_t utf16_len) {
@@ -107,7 +298,7 @@ void ctxc_estimate_measure(const char *text, size_t len, uint64_t *words,
     if (text != NULL) {
         acc_utf8(&a, text, len);
     }
-    *words = a.words;
+    *words = acc_words(&a);
     *utf16_len = a.units;
 }
 
@@ -125,9 +316,11 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         acc_str(&a, b->u.text.text);
         break;
     case CTXC_BLOCK_TOOL_CALL:
-        acc_utf8(&a, "{\"name\":", 8);
-        acc_json_string(&a, b->u.tool_call.name.ptr, b->u.tool_call.name.len);
-        acc_utf8(&a, ",\"parameters\":", 14);
+        acc_utf8(&a, "{\"name\":\"", 9);
+        if (b->u.tool_call.name.ptr != NULL) {
+            acc_escaped(&a, b->u.tool_call.name.ptr, b->u.tool_call.name.len);
+        }
+        acc_utf8(&a, "\",\"parameters\":", 15);
         acc_str(&a, b->u.tool_call.parameters);
         acc_cp(&a, '}');
         break;
@@ -148,5 +341,5 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         acc_str(&a, b->u.media.caption);
         break;
     }
-    return ctxc_estimate_formula(a.words, a.units);
+    return ctxc_estimate_formula(acc_words(&a), a.units);
 }

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "ctxc_internal.h"
+#include "json_tok.h"
 
 /* ---- UTF-8 -------------------------------------------------------------- */
 
@@ -143,6 +143,12 @@ static bool read_hex4(const char *p, size_t n, size_t pos, uint32_t *v) {
     return true;
 }
 
+/* Messages shared by the iterator and the scanner. */
+static const char BAD_JSON[] = "invalid JSON at byte %z: %s";
+static const char LONE_LOW[] = "lone low surrogate escape at byte %z";
+static const char LONE_HIGH[] = "lone high surrogate escape near byte %z (no "
+                                "low surrogate after it)";
+
 int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
     if (it->pos >= it->n) {
         return 0;
@@ -152,8 +158,8 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
     if (it->kind == CTXC__SRC_JSTR && c == '\\') {
         size_t at = it->pos;
         if (at + 1 >= it->n) {
-            ctxc__fail(err, CTXC_E_PARSE, "unfinished escape at byte %z",
-                       at + 1);
+            ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
+                       "unterminated string");
             return -1;
         }
         char e = it->p[at + 1];
@@ -166,16 +172,12 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
         switch (e) {
         case 'u': {
             if (!read_hex4(it->p, it->n, at + 2, &v)) {
-                ctxc__fail(err, CTXC_E_PARSE,
-                           "bad \\u escape at byte %z (4 hex digits needed)",
-                           at + 1);
+                ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
+                           "bad \\u escape (4 hex digits needed)");
                 return -1;
             }
             if (v >= 0xDC00u && v <= 0xDFFFu) {
-                ctxc__fail(err, CTXC_E_UTF8,
-                           "lone low surrogate \\u%q at byte %z (no high "
-                           "surrogate before it)",
-                           it->p + at + 2, (size_t)4, at + 1);
+                ctxc__fail(err, CTXC_E_UTF8, LONE_LOW, at + 1);
                 return -1;
             }
             if (v >= 0xD800u && v <= 0xDBFFu) {
@@ -188,10 +190,7 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
                     it->pos = at + 12;
                     return 1;
                 }
-                ctxc__fail(err, CTXC_E_UTF8,
-                           "lone high surrogate \\u%q at byte %z (no low "
-                           "surrogate after it)",
-                           it->p + at + 2, (size_t)4, at + 1);
+                ctxc__fail(err, CTXC_E_UTF8, LONE_HIGH, at + 1);
                 return -1;
             }
             *cp = v;
@@ -199,16 +198,14 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
             return 1;
         }
         default:
-            ctxc__fail(err, CTXC_E_PARSE, "unknown escape '\\%q' at byte %z",
-                       it->p + at + 1, (size_t)1, at + 1);
+            ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 2,
+                       "unknown escape in string");
             return -1;
         }
     }
     if (it->kind == CTXC__SRC_JSTR && c < 0x20u) {
-        ctxc__fail(err, CTXC_E_PARSE,
-                   "control character (code %z) inside a string at byte %z "
-                   "(must be escaped)",
-                   (size_t)c, it->pos + 1);
+        ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, it->pos + 1,
+                   "control character in string (must be escaped)");
         return -1;
     }
     if (c < 0x80u) {
@@ -225,24 +222,197 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
     return 1;
 }
 
+/* ---- byte classes -------------------------------------------------------- */
+
+/* A byte copied as is inside a string literal: printable ASCII but '"' and
+ * '\\'. */
+static bool is_plain(uint8_t c) {
+    return c >= 0x20u && c < 0x80u && c != '"' && c != '\\';
+}
+
+static bool is_json_ws(uint8_t c) {
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* Index of the first byte of s[i..n) that is not PLAIN (n if none). */
+static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
+#if SIZE_MAX > 0xFFFFFFFFu
+    /* 64-bit machines: eight bytes at a time; a byte is special when it is
+     * >= 0x80, < 0x20, '"' or '\\' (exact per byte: no carry crosses a
+     * byte). Small targets keep the byte loop (and the flash). */
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+    const uint64_t ones = 0x0101010101010101ull;
+    while (n - i >= 8) {
+        uint64_t x;
+        memcpy(&x, s + i, sizeof x);
+        uint64_t low = x & lo7;
+        uint64_t q = low ^ (ones * 0x22u);
+        uint64_t b = low ^ (ones * 0x5Cu);
+        uint64_t ctl = ~(low + ones * 0x60u); /* < 0x20 */
+        uint64_t isq = ~((q + lo7) | q);      /* == '"' */
+        uint64_t isb = ~((b + lo7) | b);      /* == '\\' */
+        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        if (special != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return i + (size_t)__builtin_ctzll(special) / 8u;
+#else
+            break;
+#endif
+        }
+        i += 8;
+    }
+#endif
+    while (i < n && is_plain(s[i])) {
+        i++;
+    }
+    return i;
+}
+
+/* ---- text statistics while scanning ---------------------------------------
+ * ctxc__json_scan_stats() counts what the default estimator needs of every
+ * string's content in the same pass (64-bit hosts: eight bytes at a time
+ * with the run skipping; elsewhere the option is off and the record writer
+ * counts the stored text instead). */
+
+#ifdef CTXC__SCAN_STATS
+#define SCAN_STATS 1
+
+typedef struct {
+    uint64_t runs;
+    uint64_t units;
+    uint64_t lanes; /* per-byte run starts, summed every 255 words */
+    unsigned nl;
+    bool in; /* the last character was whitespace */
+    bool any;
+    bool first;
+    bool esc; /* an escape was taken inside skip_plain_stats() */
+} wsacc_t;
+
+static inline void ws_char(wsacc_t *w, uint32_t cp) {
+    bool sp = cp < 0x80u ? cp == ' ' || (cp >= 0x09u && cp <= 0x0Du)
+                         : ctxc__is_space(cp);
+    if (!w->any) {
+        w->first = sp;
+        w->any = true;
+    }
+    w->runs += (uint64_t)(sp && !w->in);
+    w->in = sp;
+    w->units += cp >= 0x10000u ? 2u : 1u;
+}
+
+static uint64_t byte_sum(uint64_t v) {
+    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
+    return (v * 0x0001000100010001ull) >> 48;
+}
+
+/* A short canonical escape at s[i] (\\n \\t \\r \\f \\b \\" \\\\), taken
+ * without leaving the run: counted (the first four are whitespace) and
+ * noted. Only for scans that write nothing. */
+static bool short_escape(const uint8_t *s, size_t i, size_t n, wsacc_t *w) {
+    uint8_t e = i + 1 < n && s[i] == '\\' ? s[i + 1] : 0u;
+    uint32_t cp = e == 'n'                              ? '\n'
+                  : e == 't'                            ? '\t'
+                  : e == 'r'                            ? '\r'
+                  : e == 'f'                            ? '\f'
+                  : (e == 'b' || e == '"' || e == '\\') ? 'x'
+                                                        : 0u;
+    if (cp == 0u) {
+        return false;
+    }
+    ws_char(w, cp);
+    w->esc = true;
+    return true;
+}
+
+/* skip_plain() that also counts the spaces of the bytes it skips (and takes
+ * the short escapes). */
+static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
+                               wsacc_t *w) {
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+    const uint64_t ones = 0x0101010101010101ull;
+    while (n - i >= 8) {
+        uint64_t x;
+        memcpy(&x, s + i, sizeof x);
+        uint64_t low = x & lo7;
+        uint64_t q = low ^ (ones * 0x22u);
+        uint64_t b = low ^ (ones * 0x5Cu);
+        uint64_t sp = low ^ (ones * 0x20u);
+        uint64_t ctl = ~(low + ones * 0x60u);
+        uint64_t isq = ~((q + lo7) | q);
+        uint64_t isb = ~((b + lo7) | b);
+        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        unsigned nb =
+            special == 0 ? 8u : (unsigned)__builtin_ctzll(special) / 8u;
+        if (nb == 0) {
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
+            continue;
+        }
+        uint64_t ws = ~((sp + lo7) | sp) & ~lo7;
+        if (nb < 8u) {
+            ws &= (1ull << (8u * nb)) - 1u;
+        }
+        if (!w->any) {
+            w->first = (ws & 0x80u) != 0;
+            w->any = true;
+        }
+        w->lanes += (ws & ~((ws << 8) | (w->in ? 0x80u : 0u))) >> 7;
+        if (++w->nl == 255u) {
+            w->runs += byte_sum(w->lanes);
+            w->lanes = 0;
+            w->nl = 0;
+        }
+        w->in = ((ws >> (8u * nb - 1u)) & 1u) != 0;
+        w->units += nb;
+        i += nb;
+        if (nb < 8u) {
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
+        }
+    }
+    while (i < n && is_plain(s[i])) {
+        ws_char(w, s[i]);
+        i++;
+    }
+    return i;
+}
+#endif
+
+/* Length (2..4) of the valid UTF-8 sequence at s[0..n) whose first byte is
+ * >= 0x80, or 0. */
+static size_t utf8_seq(const uint8_t *s, size_t n) {
+    uint32_t cp;
+    return ctxc__utf8_decode(s, n, &cp);
+}
+
 /* ---- escaping ------------------------------------------------------------ */
 
-void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
+/* Writes the JSON.stringify escape of a character that needs one: '"',
+ * '\\' or a control character. */
+static void put_escape(ctxc__sink_t *out, uint8_t c) {
     static const char hex[] = "0123456789abcdef";
-    char b[4];
-    if (cp >= 0x20u && cp != '"' && cp != '\\') { /* the common case */
-        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
-        return;
-    }
     for (size_t i = 0; i < ESC_WRITTEN; i++) {
-        if (cp == (uint8_t)ESC_CHAR[i]) {
+        if (c == (uint8_t)ESC_CHAR[i]) {
             char esc[2] = {'\\', ESC_LETTER[i]};
             ctxc__put(out, esc, 2);
             return;
         }
     }
-    char u[6] = {'\\', 'u', '0', '0', hex[(cp >> 4) & 0xFu], hex[cp & 0xFu]};
+    char u[6] = {'\\', 'u', '0', '0', hex[(c >> 4) & 0xFu], hex[c & 0xFu]};
     ctxc__put(out, u, 6); /* the other controls */
+}
+
+void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
+    if (cp >= 0x20u && cp != '"' && cp != '\\') { /* the common case */
+        char b[4];
+        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+        return;
+    }
+    put_escape(out, (uint8_t)cp);
 }
 
 ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
@@ -261,6 +431,10 @@ ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
 
 ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
                                   ctxc__src_kind_t kind, ctxc_error_t *err) {
+    if (kind == CTXC__SRC_VALID) {
+        ctxc__put(out, p, n);
+        return CTXC_OK;
+    }
     if (kind == CTXC__SRC_RAW) {
         size_t bad;
         if (!ctxc__utf8_valid(p, n, &bad)) {
@@ -270,19 +444,47 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         ctxc__put(out, p, n);
         return CTXC_OK;
     }
-    ctxc__cp_iter_t it = {p, n, 0, kind};
-    uint32_t cp;
-    int r;
-    while ((r = ctxc__cp_next(&it, &cp, err)) > 0) {
-        char b[4];
-        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+    /* a JSON string body: runs of plain bytes and valid UTF-8 are copied at
+     * once; escapes (and errors) go through the code point iterator */
+    const uint8_t *u = (const uint8_t *)p;
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        for (;;) {
+            i = skip_plain(u, i, n);
+            size_t k;
+            if (i < n && u[i] == '"') {
+                i++;
+            } else if (i < n && u[i] >= 0x80u &&
+                       (k = utf8_seq(u + i, n - i)) != 0) {
+                i += k;
+            } else {
+                break;
+            }
+        }
+        ctxc__put(out, p + run, i - run);
+        uint32_t cp;
+        if (i + 1 < n && u[i] == '\\' && u[i + 1] != 'u' &&
+            simple_escape(p[i + 1], &cp)) {
+            char ch = (char)cp; /* the common escapes, without the iterator */
+            ctxc__putc(out, ch);
+            i += 2;
+        } else if (i < n) {
+            ctxc__cp_iter_t it = {p, n, i, kind};
+            if (ctxc__cp_next(&it, &cp, err) < 0) {
+                return err != NULL ? err->status : CTXC_E_PARSE;
+            }
+            char b[4];
+            ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+            i = it.pos;
+        }
     }
-    return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
+    return CTXC_OK;
 }
 
 bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
                       const char *s, size_t slen) {
-    if (kind == CTXC__SRC_RAW) {
+    if (kind != CTXC__SRC_JSTR) {
         return n == slen && (n == 0 || memcmp(p, s, n) == 0);
     }
     ctxc__cp_iter_t it = {p, n, 0, kind};
@@ -299,378 +501,490 @@ bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
     return at == slen && it.pos == n;
 }
 
-/* ---- canonical JSON ---------------------------------------------------------
- * A reader yields the bytes of the JSON text: directly (RAW) or decoded from a
- * JSON string body (JSTR). */
-
-typedef struct {
-    ctxc__cp_iter_t it;
-    char pend[4];
-    size_t pn, pi;
-    size_t at; /* 1-based position of the last byte taken, for messages */
-    ctxc_error_t *err;
-    bool failed;
-} reader_t;
-
-/* Next byte, or -1 at the end, or -2 on a decoding error (err set). */
-static int rd_fill(reader_t *r) {
-    if (r->pi < r->pn) {
-        return 0;
+bool ctxc__jtok_is(const char *js, const ctxc__jtok_t *t, const char *s) {
+    if (t->type != CTXC__JT_STRING) {
+        return false;
     }
-    if (r->it.kind == CTXC__SRC_RAW) {
-        return r->it.pos < r->it.n ? 0 : -1;
+    const char *p = ctxc__jtok_p(js, t);
+    size_t n = ctxc__jtok_n(t);
+    if ((t->flags & CTXC__JF_ESCAPES) != 0) {
+        return ctxc__src_equals(p, n, CTXC__SRC_JSTR, s, strlen(s));
     }
-    uint32_t cp;
-    size_t before = r->it.pos;
-    int k = ctxc__cp_next(&r->it, &cp, r->err);
-    if (k == 0) {
-        return -1;
-    }
-    if (k < 0) {
-        r->failed = true;
-        return -2;
-    }
-    r->at = before + 1;
-    r->pn = ctxc__utf8_encode(cp, r->pend);
-    r->pi = 0;
-    return 0;
-}
-
-static int rd_peek(reader_t *r) {
-    int s = rd_fill(r);
-    if (s < 0) {
-        return s;
-    }
-    if (r->it.kind == CTXC__SRC_RAW) {
-        return (unsigned char)r->it.p[r->it.pos];
-    }
-    return (unsigned char)r->pend[r->pi];
-}
-
-static int rd_next(reader_t *r) {
-    int c = rd_peek(r);
-    if (c < 0) {
-        return c;
-    }
-    if (r->it.kind == CTXC__SRC_RAW) {
-        r->it.pos++;
-        r->at = r->it.pos;
-    } else {
-        r->pi++;
-    }
-    return c;
-}
-
-static bool is_ws(int c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static int skip_ws(reader_t *r) {
-    int c;
-    while ((c = rd_peek(r)) >= 0 && is_ws(c)) {
-        rd_next(r);
-    }
-    return c;
-}
-
-static ctxc_status_t syntax(reader_t *r, const char *what) {
-    if (r->failed) {
-        return r->err != NULL ? r->err->status : CTXC_E_PARSE;
-    }
-    return ctxc__fail(r->err, CTXC_E_PARSE, "invalid JSON at byte %z: %s",
-                      r->at == 0 ? (size_t)1 : r->at, what);
-}
-
-/* Reads four hex digits of a \\u escape. */
-static bool rd_hex4(reader_t *r, uint32_t *v) {
-    uint32_t acc = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = rd_next(r);
-        int hv = h < 0 ? -1 : hexval((char)h);
-        if (hv < 0) {
+    for (size_t k = 0; k < n; k++) { /* no strlen: keys are short */
+        if (p[k] != s[k] || s[k] == '\0') {
             return false;
         }
-        acc = (acc << 4) | (uint32_t)hv;
     }
-    *v = acc;
+    return s[n] == '\0';
+}
+
+/* ---- the scanner ----------------------------------------------------------
+ * One pass over the bytes: a state machine with an explicit stack of open
+ * containers (no recursion), strings copied in runs. */
+
+typedef struct {
+    const uint8_t *s;
+    size_t n;
+    ctxc__jtok_t *tok;
+    size_t cap;
+    size_t nt; /* tokens seen */
+    ctxc__sink_t *out;
+    ctxc_error_t *err;
+    bool noncanon; /* the last string was not canonical */
+    bool stats;    /* count text statistics of strings */
+} scan_t;
+
+/* Flags the open containers open[0..depth) as not canonical. One that is
+ * flagged already had its ancestors flagged with it. */
+static void mark_noncanon(scan_t *sc, const uint32_t *open, unsigned depth) {
+    while (depth-- > 0) {
+        if (open[depth] < sc->cap) {
+            uint8_t *f = &sc->tok[open[depth]].flags;
+            if ((*f & CTXC__JF_NONCANON) != 0) {
+                return;
+            }
+            *f |= CTXC__JF_NONCANON;
+        }
+    }
+}
+
+static ctxc_status_t syntax_at(scan_t *sc, size_t at, const char *what) {
+    return ctxc__fail(sc->err, CTXC_E_PARSE, BAD_JSON, at == 0 ? (size_t)1 : at,
+                      what);
+}
+
+static size_t new_tok(scan_t *sc, uint8_t type, size_t start) {
+    size_t k = sc->nt++;
+    if (k < sc->cap) {
+        ctxc__jtok_t *t = &sc->tok[k];
+        t->start = (uint32_t)start;
+        t->end = (uint32_t)start;
+        t->next = (uint32_t)(k + 1);
+        t->size = 0;
+        t->type = type;
+        t->flags = 0;
+        t->pad_ = 0;
+#ifdef SCAN_STATS
+        t->units = 0;
+#endif
+    }
+    return k;
+}
+
+static void put_bytes(scan_t *sc, size_t from, size_t to) {
+    if (sc->out != NULL) {
+        ctxc__put(sc->out, (const char *)sc->s + from, to - from);
+    }
+}
+
+static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
+                    size_t *bad) {
+    uint32_t r = 0;
+    for (size_t i = 0; i < 4; i++) {
+        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
+        if (h < 0) {
+            *bad = pos + i < n ? pos + i + 1 : n;
+            return false;
+        }
+        r = (r << 4) | (uint32_t)h;
+    }
+    *v = r;
     return true;
 }
 
-/* Reads a JSON string literal (opening quote already taken). */
-static ctxc_status_t canon_string(reader_t *r, ctxc__sink_t *out) {
-    ctxc__putc(out, '"');
+/* A string literal whose opening quote is at s[q]. Returns the position of
+ * the closing quote in *end. */
+static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n;
+    size_t i = q + 1;
+    size_t run = i;
+    uint8_t flags = 0;
+#ifdef SCAN_STATS
+    wsacc_t w;
+    memset(&w, 0, sizeof w);
+    bool stats = sc->stats;
+#define WS_CHAR(cp)                                                            \
+    do {                                                                       \
+        if (stats) {                                                           \
+            ws_char(&w, cp);                                                   \
+        }                                                                      \
+    } while (0)
+#else
+#define WS_CHAR(cp) (void)(cp)
+#endif
+    if (sc->out != NULL) {
+        ctxc__putc(sc->out, '"');
+    }
     for (;;) {
-        int c = rd_next(r);
-        if (c < 0) {
-            return syntax(r, "unterminated string");
+#ifdef SCAN_STATS
+        i = stats ? skip_plain_stats(s, i, n, &w) : skip_plain(s, i, n);
+#else
+        i = skip_plain(s, i, n);
+#endif
+        if (i >= n) {
+            return syntax_at(sc, n, "unterminated string");
+        }
+        uint8_t c = s[i];
+        if (c >= 0x80u) {
+            uint32_t ucp = 0;
+            size_t k = ctxc__utf8_decode(s + i, n - i, &ucp);
+            if (k == 0) {
+                size_t at = i + 1;
+                while (at < n && at - i < 4 && (s[at] & 0xC0u) == 0x80u) {
+                    at++;
+                }
+                return ctxc__fail(sc->err, CTXC_E_UTF8,
+                                  "invalid UTF-8 in string at byte %z", at);
+            }
+            flags |= CTXC__JF_NONASCII;
+            WS_CHAR(ucp);
+            i += k;
+            continue;
         }
         if (c == '"') {
             break;
         }
+        if (c < 0x20u) {
+            return syntax_at(sc, i + 1,
+                             "control character in string (must be escaped)");
+        }
+        /* a backslash */
+        flags |= CTXC__JF_ESCAPES;
+        put_bytes(sc, run, i);
+        if (i + 1 >= n) {
+            return syntax_at(sc, n, "unterminated string");
+        }
+        uint8_t e = s[i + 1];
         uint32_t cp;
-        if (c == '\\') {
-            int e = rd_next(r);
-            if (e >= 0 && simple_escape((char)e, &cp)) {
-                ctxc__json_escape_cp(out, cp);
-                continue;
+        if (e == 'u') {
+            size_t bad;
+            if (!hex4_at(s, n, i + 2, &cp, &bad)) {
+                return syntax_at(sc, bad,
+                                 "bad \\u escape (4 hex digits needed)");
             }
-            switch (e) {
-            case 'u': {
-                uint32_t v = 0;
-                if (!rd_hex4(r, &v)) {
-                    return syntax(r, "bad \\u escape (4 hex digits needed)");
-                }
-                if (v >= 0xDC00u && v <= 0xDFFFu) {
-                    if (r->failed) {
-                        return syntax(r, "");
-                    }
-                    return ctxc__fail(r->err, CTXC_E_UTF8,
-                                      "lone low surrogate escape at byte %z",
-                                      r->at);
-                }
-                if (v >= 0xD800u && v <= 0xDBFFu) {
-                    uint32_t lo = 0;
-                    bool ok = rd_next(r) == '\\' && rd_next(r) == 'u' &&
-                              rd_hex4(r, &lo);
-                    if (!ok || lo < 0xDC00u || lo > 0xDFFFu) {
-                        if (r->failed) {
-                            return syntax(r, "");
-                        }
-                        return ctxc__fail(
-                            r->err, CTXC_E_UTF8,
-                            "lone high surrogate escape near byte %z (no "
-                            "low surrogate after it)",
-                            r->at);
-                    }
-                    v = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
-                }
-                cp = v;
-                break;
+            if (cp >= 0xDC00u && cp <= 0xDFFFu) {
+                return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_LOW, i + 6);
             }
-            default:
-                return syntax(r, "unknown escape in string");
+            size_t len = 6;
+            if (cp >= 0xD800u && cp <= 0xDBFFu) {
+                uint32_t lo = 0;
+                if (!(i + 7 < n && s[i + 6] == '\\' && s[i + 7] == 'u' &&
+                      hex4_at(s, n, i + 8, &lo, &bad) && lo >= 0xDC00u &&
+                      lo <= 0xDFFFu)) {
+                    return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_HIGH,
+                                      i + 7 < n ? i + 8 : n);
+                }
+                cp = 0x10000u + ((cp - 0xD800u) << 10) + (lo - 0xDC00u);
+                len = 12;
             }
-        } else if (c < 0x20) {
-            return syntax(r, "control character in string (must be escaped)");
-        } else if (c < 0x80) {
-            cp = (uint32_t)c;
+            /* JSON.stringify writes \\u only for controls without a short
+             * form (\\b \\t \\n \\f \\r are 8, 9, 10, 12, 13), in lower case */
+            if (cp >= 0x20u || ((0x3700u >> cp) & 1u) != 0 ||
+                (s[i + 5] >= 'A' && s[i + 5] <= 'F')) {
+                flags |= CTXC__JF_NONCANON;
+            }
+            if (sc->out != NULL) {
+                ctxc__json_escape_cp(sc->out, cp);
+            }
+            WS_CHAR(cp);
+            i += len;
+        } else if (simple_escape((char)e, &cp)) {
+            if (e == '/') {
+                flags |= CTXC__JF_NONCANON;
+            }
+            WS_CHAR(cp);
+            if (sc->out != NULL) {
+                if (e == '/') {
+                    ctxc__putc(sc->out, '/');
+                } else {
+                    ctxc__put(sc->out, (const char *)s + i, 2);
+                }
+            }
+            i += 2;
         } else {
-            uint8_t b[4];
-            size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-            b[0] = (uint8_t)c;
-            size_t got = 1;
-            while (got < need) {
-                int d = rd_peek(r);
-                if (d < 0 || (d & 0xC0) != 0x80) {
-                    break;
-                }
-                b[got++] = (uint8_t)rd_next(r);
-            }
-            if (ctxc__utf8_decode(b, got, &cp) != got || got != need) {
-                if (r->failed) {
-                    return syntax(r, "");
-                }
-                return ctxc__fail(r->err, CTXC_E_UTF8,
-                                  "invalid UTF-8 in string at byte %z", r->at);
-            }
+            return syntax_at(sc, i + 2, "unknown escape in string");
         }
-        ctxc__json_escape_cp(out, cp);
+        run = i;
     }
-    ctxc__putc(out, '"');
+#undef WS_CHAR
+    put_bytes(sc, run, i);
+    if (sc->out != NULL) {
+        ctxc__putc(sc->out, '"');
+    }
+    if (tk < sc->cap) {
+        ctxc__jtok_t *t = &sc->tok[tk];
+        t->start = (uint32_t)(q + 1);
+        t->end = (uint32_t)i;
+#ifdef SCAN_STATS
+        if (stats) {
+            flags |= w.esc ? CTXC__JF_ESCAPES : 0u;
+            w.runs += byte_sum(w.lanes);
+            t->size = (uint32_t)w.runs;
+            t->units = (uint32_t)w.units;
+            flags |= CTXC__JF_STATS;
+            flags |= w.any && w.first ? CTXC__JF_WS_FIRST : 0u;
+            flags |= w.in ? CTXC__JF_WS_LAST : 0u;
+        }
+#endif
+        t->flags = flags;
+    }
+    sc->noncanon = (flags & CTXC__JF_NONCANON) != 0;
+    *end = i + 1;
     return CTXC_OK;
 }
 
-static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 
-/* Reads a number (first byte not yet taken); writes it as written. */
-static ctxc_status_t canon_number(reader_t *r, ctxc__sink_t *out) {
-    int c = rd_peek(r);
-    if (c == '-') {
-        ctxc__putc(out, (char)rd_next(r));
-        c = rd_peek(r);
+static size_t digits(const uint8_t *s, size_t i, size_t n) {
+    while (i < n && is_digit(s[i])) {
+        i++;
     }
-    if (c == '0') {
-        ctxc__putc(out, (char)rd_next(r));
-        c = rd_peek(r);
-        if (is_digit(c)) {
-            return syntax(r, "leading zero in number");
+    return i;
+}
+
+/* A number starting at s[i]; *end = the byte after it. */
+static ctxc_status_t scan_number(scan_t *sc, size_t i, size_t *end) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n;
+    size_t start = i;
+    if (s[i] == '-') {
+        i++;
+    }
+    if (i < n && s[i] == '0') {
+        i++;
+        if (i < n && is_digit(s[i])) {
+            return syntax_at(sc, i, "leading zero in number");
         }
-    } else if (is_digit(c)) {
-        while (is_digit(c)) {
-            ctxc__putc(out, (char)rd_next(r));
-            c = rd_peek(r);
-        }
+    } else if (i < n && is_digit(s[i])) {
+        i = digits(s, i, n);
     } else {
-        return syntax(r, "digit expected in number");
+        return syntax_at(sc, i, "digit expected in number");
     }
-    if (c == '.') {
-        ctxc__putc(out, (char)rd_next(r));
-        c = rd_peek(r);
-        if (!is_digit(c)) {
-            return syntax(r, "digit expected after decimal point");
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n || !is_digit(s[i])) {
+            return syntax_at(sc, i, "digit expected after decimal point");
         }
-        while (is_digit(c)) {
-            ctxc__putc(out, (char)rd_next(r));
-            c = rd_peek(r);
-        }
+        i = digits(s, i, n);
     }
-    if (c == 'e' || c == 'E') {
-        ctxc__putc(out, (char)rd_next(r));
-        c = rd_peek(r);
-        if (c == '+' || c == '-') {
-            ctxc__putc(out, (char)rd_next(r));
-            c = rd_peek(r);
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) {
+            i++;
         }
-        if (!is_digit(c)) {
-            return syntax(r, "digit expected in exponent");
+        if (i >= n || !is_digit(s[i])) {
+            return syntax_at(sc, i, "digit expected in exponent");
         }
-        while (is_digit(c)) {
-            ctxc__putc(out, (char)rd_next(r));
-            c = rd_peek(r);
-        }
+        i = digits(s, i, n);
     }
-    if (c == -2) {
-        return syntax(r, "");
-    }
-    return CTXC_OK;
-}
-
-static ctxc_status_t canon_literal(reader_t *r, ctxc__sink_t *out,
-                                   const char *word) {
-    for (const char *w = word; *w != '\0'; w++) {
-        if (rd_next(r) != (unsigned char)*w) {
-            return syntax(r, "unknown literal (true, false or null expected)");
-        }
-    }
-    ctxc__put(out, word, strlen(word));
+    put_bytes(sc, start, i);
+    *end = i;
     return CTXC_OK;
 }
 
 enum { ST_VALUE, ST_ARR_FIRST, ST_OBJ_FIRST, ST_KEY, ST_COLON, ST_AFTER };
 
-ctxc_status_t ctxc__json_canon(const char *in, size_t len,
-                               ctxc__src_kind_t kind, unsigned max_depth,
-                               ctxc__sink_t *out, ctxc_error_t *err) {
-    reader_t r;
-    memset(&r, 0, sizeof r);
-    r.it.p = in;
-    r.it.n = len;
-    r.it.kind = kind;
-    r.err = err;
+static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
+                          ctxc__jtok_t *tok, size_t cap, size_t *count,
+                          ctxc__sink_t *out, bool stats, ctxc_error_t *err) {
+    scan_t sc = {(const uint8_t *)js,
+                 len,
+                 tok,
+                 tok != NULL ? cap : 0,
+                 0,
+                 out,
+                 err,
+                 false,
+                 stats};
+    const uint8_t *s = sc.s;
+    uint32_t open[64];   /* token index of each open container */
     uint64_t is_obj = 0; /* bit d set: container at depth d+1 is an object */
     unsigned depth = 0;
     int state = ST_VALUE;
+    size_t i = 0;
     ctxc_status_t st;
+    if (max_depth > 64u) {
+        max_depth = 64u;
+    }
     for (;;) {
-        int c = skip_ws(&r);
-        if (c == -2) {
-            return syntax(&r, "");
+        if (i < len && is_json_ws(s[i])) {
+            while (i < len && is_json_ws(s[i])) {
+                i++;
+            }
+            mark_noncanon(&sc, open, depth);
         }
+        int c = i < len ? s[i] : -1;
         if (state == ST_AFTER) {
             if (depth == 0) {
                 if (c >= 0) {
-                    rd_next(&r);
-                    return syntax(&r, "unexpected data after the JSON value");
+                    return syntax_at(&sc, i + 1,
+                                     "unexpected data after the JSON value");
                 }
-                return CTXC_OK;
+                break;
             }
             bool obj = ((is_obj >> (depth - 1)) & 1u) != 0;
             if (c < 0) {
-                return syntax(&r,
-                              obj ? "unexpected end of input ('}' missing)"
-                                  : "unexpected end of input (']' missing)");
+                return syntax_at(&sc, len,
+                                 obj ? "unexpected end of input ('}' missing)"
+                                     : "unexpected end of input (']' missing)");
             }
-            rd_next(&r);
+            i++;
             if (c == ',') {
-                ctxc__putc(out, ',');
                 state = obj ? ST_KEY : ST_VALUE;
-            } else if (c == (obj ? '}' : ']')) {
+            } else if (c != (obj ? '}' : ']')) {
+                return syntax_at(&sc, i,
+                                 obj ? "',' or '}' expected"
+                                     : "',' or ']' expected");
+            }
+            if (out != NULL) {
                 ctxc__putc(out, (char)c);
+            }
+            if (c != ',') {
                 depth--;
-            } else {
-                return syntax(&r, obj ? "',' or '}' expected"
-                                      : "',' or ']' expected");
+                if (open[depth] < sc.cap) {
+                    tok[open[depth]].end = (uint32_t)i;
+                    tok[open[depth]].next = (uint32_t)sc.nt;
+                }
             }
             continue;
         }
         if (c < 0) {
-            return syntax(&r, depth == 0 && state == ST_VALUE
-                                  ? "empty input"
-                                  : "unexpected end of input");
+            return syntax_at(&sc, len,
+                             depth == 0 && state == ST_VALUE
+                                 ? "empty input"
+                                 : "unexpected end of input");
         }
-        if (state == ST_OBJ_FIRST && c == '}') {
-            rd_next(&r);
-            ctxc__putc(out, '}');
-            depth--;
-            state = ST_AFTER;
-            continue;
-        }
-        if (state == ST_ARR_FIRST && c == ']') {
-            rd_next(&r);
-            ctxc__putc(out, ']');
-            depth--;
-            state = ST_AFTER;
-            continue;
-        }
-        if (state == ST_OBJ_FIRST || state == ST_KEY) {
-            rd_next(&r);
-            if (c != '"') {
-                return syntax(&r, "string key expected");
-            }
-            if ((st = canon_string(&r, out)) != CTXC_OK) {
-                return st;
-            }
-            state = ST_COLON;
+        if ((state == ST_OBJ_FIRST && c == '}') ||
+            (state == ST_ARR_FIRST && c == ']')) {
+            state = ST_AFTER; /* closed by the ST_AFTER branch */
             continue;
         }
         if (state == ST_COLON) {
-            rd_next(&r);
+            i++;
             if (c != ':') {
-                return syntax(&r, "':' expected after key");
+                return syntax_at(&sc, i, "':' expected after key");
             }
-            ctxc__putc(out, ':');
+            if (out != NULL) {
+                ctxc__putc(out, ':');
+            }
             state = ST_VALUE;
             continue;
         }
-        /* a value (ST_VALUE or ST_ARR_FIRST) */
+        bool key = state == ST_OBJ_FIRST || state == ST_KEY;
+        if (key && c != '"') {
+            return syntax_at(&sc, i + 1, "string key expected");
+        }
+        if (depth > 0 && open[depth - 1] < sc.cap &&
+            (key || ((is_obj >> (depth - 1)) & 1u) == 0)) {
+            tok[open[depth - 1]].size++;
+        }
         if (c == '{' || c == '[') {
-            rd_next(&r);
-            if (depth >= max_depth || depth >= 64u) {
+            if (depth >= max_depth) {
                 return ctxc__fail(err, CTXC_E_TOO_DEEP,
                                   "JSON nesting deeper than %u levels at byte "
                                   "%z",
-                                  max_depth, r.at);
+                                  max_depth, i + 1);
             }
+            open[depth] = (uint32_t)new_tok(
+                &sc, c == '{' ? CTXC__JT_OBJECT : CTXC__JT_ARRAY, i);
             if (c == '{') {
                 is_obj |= (uint64_t)1u << depth;
             } else {
                 is_obj &= ~((uint64_t)1u << depth);
             }
             depth++;
-            ctxc__putc(out, (char)c);
+            if (out != NULL) {
+                ctxc__putc(out, (char)c);
+            }
+            i++;
             state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
             continue;
         }
+        size_t end = i;
+        size_t tk;
         if (c == '"') {
-            rd_next(&r);
-            st = canon_string(&r, out);
-        } else if (c == '-' || is_digit(c)) {
-            st = canon_number(&r, out);
-        } else if (c == 't') {
-            st = canon_literal(&r, out, "true");
-        } else if (c == 'f') {
-            st = canon_literal(&r, out, "false");
-        } else if (c == 'n') {
-            st = canon_literal(&r, out, "null");
+            tk = new_tok(&sc, CTXC__JT_STRING, i + 1);
+            st = scan_string(&sc, i, tk, &end);
+        } else if (c == '-' || is_digit((uint8_t)c)) {
+            tk = new_tok(&sc, CTXC__JT_NUMBER, i);
+            st = scan_number(&sc, i, &end);
         } else {
-            rd_next(&r);
-            st = syntax(&r, "value expected");
+            static const char *const lit[] = {"true", "false", "null"};
+            unsigned w = c == 't' ? 0u : c == 'f' ? 1u : c == 'n' ? 2u : 3u;
+            if (w == 3u) {
+                return syntax_at(&sc, i + 1, "value expected");
+            }
+            tk = new_tok(&sc, (uint8_t)(CTXC__JT_TRUE + w), i);
+            const char *word = lit[w];
+            size_t k = 0;
+            while (word[k] != '\0') {
+                if (i + k >= len || s[i + k] != (uint8_t)word[k]) {
+                    return syntax_at(&sc, i + k < len ? i + k + 1 : len,
+                                     "unknown literal (true, false or null "
+                                     "expected)");
+                }
+                k++;
+            }
+            end = i + k;
+            put_bytes(&sc, i, end);
+            st = CTXC_OK;
         }
         if (st != CTXC_OK) {
             return st;
         }
-        state = ST_AFTER;
+        if (c == '"' && sc.noncanon) {
+            mark_noncanon(&sc, open, depth);
+        }
+        if (tk < sc.cap && c != '"') {
+            tok[tk].end = (uint32_t)end;
+        }
+        i = end;
+        state = key ? ST_COLON : ST_AFTER;
     }
+    if (count != NULL) {
+        *count = sc.nt;
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__json_scan(const char *js, size_t len, unsigned max_depth,
+                              ctxc__jtok_t *tok, size_t cap, size_t *count,
+                              ctxc__sink_t *out, ctxc_error_t *err) {
+    return scan(js, len, max_depth, tok, cap, count, out, false, err);
+}
+
+ctxc_status_t ctxc__json_scan_stats(const char *js, size_t len,
+                                    unsigned max_depth, ctxc__jtok_t *tok,
+                                    size_t cap, size_t *count,
+                                    ctxc_error_t *err) {
+    return scan(js, len, max_depth, tok, cap, count, NULL, true, err);
+}
+
+/* ---- canonical JSON ------------------------------------------------------ */
+
+ctxc_status_t ctxc__json_canon(const char *in, size_t len,
+                               ctxc__src_kind_t kind, unsigned max_depth,
+                               ctxc__sink_t *out, ctxc_error_t *err) {
+    if (kind != CTXC__SRC_JSTR) {
+        return ctxc__json_scan(in, len, max_depth, NULL, 0, NULL, out, err);
+    }
+    /* JSON text inside a string body: decode it into the sink, then
+     * canonicalise it in place (the canonical form is never longer than
+     * the text it is made from, so writing never overtakes reading) */
+    size_t at = out->len;
+    ctxc_status_t st = ctxc__write_decoded(out, in, len, kind, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (out->buf == NULL || out->len > out->cap) {
+        return CTXC_OK; /* no room to look at it: the decoded length is an
+                           upper bound of the canonical one */
+    }
+    size_t n = out->len - at;
+    out->len = at;
+    return ctxc__json_scan(out->buf + at, n, max_depth, NULL, 0, NULL, out,
+                           err);
 }
 
 /* ---- reading canonical JSON ---------------------------------------------- */
@@ -681,9 +995,18 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     for (size_t i = pos; i < len; i++) {
         char c = js[i];
         if (in_str) {
-            if (c == '\\') {
-                i++;
-            } else if (c == '"') {
+            /* to the next quote that no backslash escapes */
+            const char *q = memchr(js + i, '"', len - i);
+            if (q == NULL) {
+                return len;
+            }
+            size_t j = (size_t)(q - js);
+            size_t k = j;
+            while (k > i && js[k - 1] == '\\') {
+                k--;
+            }
+            i = j;
+            if (((j - k) & 1u) == 0) {
                 in_str = false;
                 if (depth == 0) {
                     return i + 1;

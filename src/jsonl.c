@@ -1,37 +1,27 @@
 /*
  * ctxc — JSON Lines import (IContent and OpenAI chat messages) and canonical
- * export. jsmn tokenises each line; our own code validates, decodes and
- * writes.
+ * export. The JSON scanner (json_tok.h) validates and tokenises each line in
+ * one pass; the record writer then copies the string bodies into the arena
+ * (escape-free ones as they are).
  */
 #include <string.h>
 
-#define JSMN_STATIC
-#define JSMN_PARENT_LINKS
-#define JSMN_STRICT
-#include <jsmn.h>
-
 #include "ctxc/ctxc.h"
-#include "ctxc_internal.h"
+#include "json_tok.h"
 
-_Static_assert(sizeof(jsmntok_t) == CTXC_JSON_TOKEN_INTS * sizeof(int),
-               "ctxc_import_t token storage does not match jsmntok_t");
+_Static_assert(sizeof(ctxc__jtok_t) == CTXC_JSON_TOKEN_WORDS * sizeof(uint32_t),
+               "ctxc_import_t token storage does not match ctxc__jtok_t");
 
 /* ---- token document helpers ---------------------------------------------- */
 
 typedef struct {
     const char *js;
-    const jsmntok_t *t;
+    const ctxc__jtok_t *t;
     int n;
 } doc_t;
 
 /* Index of the token after the subtree rooted at i. */
-static int skip(const doc_t *d, int i) {
-    int j = i + 1;
-    while (j < d->n && d->t[j].start < d->t[i].end) {
-        j++;
-    }
-    return j;
-}
+static int skip(const doc_t *d, int i) { return (int)d->t[i].next; }
 
 static const char *tok_p(const doc_t *d, int i) {
     return d->js + d->t[i].start;
@@ -41,39 +31,101 @@ static size_t tok_n(const doc_t *d, int i) {
 }
 
 static bool tok_is(const doc_t *d, int i, const char *s) {
-    return d->t[i].type == JSMN_STRING &&
-           ctxc__src_equals(tok_p(d, i), tok_n(d, i), CTXC__SRC_JSTR, s,
-                            strlen(s));
+    const ctxc__jtok_t *t = &d->t[i];
+    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_ESCAPES) != 0) {
+        return ctxc__jtok_is(d->js, t, s);
+    }
+    const char *p = d->js + t->start; /* the common case, inline */
+    size_t n = t->end - t->start;
+    for (size_t k = 0; k < n; k++) {
+        if (p[k] != s[k] || s[k] == '\0') {
+            return false;
+        }
+    }
+    return s[n] == '\0';
 }
 
 static bool tok_null(const doc_t *d, int i) {
-    return d->t[i].type == JSMN_PRIMITIVE && tok_n(d, i) == 4 &&
-           memcmp(tok_p(d, i), "null", 4) == 0;
+    return d->t[i].type == CTXC__JT_NULL;
 }
 
-/* A JSON value token as a source span (strings keep their quotes). */
+/* A JSON value token as a source span (strings keep their quotes). The
+ * line is validated: a value the scanner found canonical is stored as it
+ * is written, the others are canonicalised when they are stored. */
 static ctxc__src_t value_src(const doc_t *d, int i) {
-    ctxc__src_t s = {tok_p(d, i), tok_n(d, i), CTXC__SRC_RAW};
-    if (d->t[i].type == JSMN_STRING) {
+    const ctxc__jtok_t *t = &d->t[i];
+    ctxc__src_t s = {tok_p(d, i), tok_n(d, i), CTXC__SRC_VALID};
+    if (t->type == CTXC__JT_STRING) {
         s.p--;
         s.n += 2;
+    }
+    if ((t->flags & CTXC__JF_NONCANON) != 0) {
+        s.kind = CTXC__SRC_RAW;
     }
     return s;
 }
 
-/* A string token as a source of its decoded content. */
+/* A string token as a source of its decoded content (valid UTF-8 as is when
+ * it has no escapes). */
 static ctxc__src_t string_src(const doc_t *d, int i) {
-    ctxc__src_t s = {tok_p(d, i), tok_n(d, i), CTXC__SRC_JSTR};
+    ctxc__src_t s = {tok_p(d, i), tok_n(d, i),
+                     (d->t[i].flags & CTXC__JF_ESCAPES) != 0 ? CTXC__SRC_JSTR
+                                                             : CTXC__SRC_VALID};
     return s;
 }
 
-static const char *type_name(jsmntype_t t) {
+#ifdef CTXC__SCAN_STATS
+/* Statistics of a string token, if the scan counted them. */
+static bool tok_stats(const doc_t *d, int i, ctxc__text_stats_t *st) {
+    const ctxc__jtok_t *t = &d->t[i];
+    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_STATS) == 0) {
+        return false;
+    }
+    *st = ctxc__jtok_stats(t);
+    return true;
+}
+
+/* Gives a block source the default estimate of the text error "\n" text
+ * (tokens; -1: absent), when the scan counted every piece (a string). */
+static void set_tokens(const doc_t *d, int error, int text,
+                       ctxc__block_src_t *out) {
+    ctxc__text_stats_t all = {0, 0, false, false};
+    ctxc__text_stats_t one;
+    if (error >= 0) {
+        if (!tok_stats(d, error, &one)) {
+            return;
+        }
+        ctxc__stats_join(&all, &one);
+        const ctxc__text_stats_t nl = {1, 1, true, true};
+        ctxc__stats_join(&all, &nl);
+    }
+    if (text >= 0) {
+        if (!tok_stats(d, text, &one)) {
+            return;
+        }
+        ctxc__stats_join(&all, &one);
+    }
+    out->has_tokens = true;
+    out->tokens = ctxc__stats_tokens(&all);
+}
+#else
+/* Small targets: the record writer counts (nothing is counted in the scan). */
+static void set_tokens(const doc_t *d, int error, int text,
+                       ctxc__block_src_t *out) {
+    (void)d;
+    (void)error;
+    (void)text;
+    (void)out;
+}
+#endif
+
+static const char *type_name(unsigned t) {
     switch (t) {
-    case JSMN_OBJECT:
+    case CTXC__JT_OBJECT:
         return "an object";
-    case JSMN_ARRAY:
+    case CTXC__JT_ARRAY:
         return "an array";
-    case JSMN_STRING:
+    case CTXC__JT_STRING:
         return "a string";
     default:
         return "a number, boolean or null";
@@ -88,7 +140,7 @@ typedef struct {
 } child_cache_t;
 
 static int nth_child(const doc_t *d, int container, int k, child_cache_t *c) {
-    int step = d->t[container].type == JSMN_OBJECT ? 2 : 1;
+    int step = d->t[container].type == CTXC__JT_OBJECT ? 2 : 1;
     int tok = container + 1;
     int from = 0;
     if (c != NULL && c->container == container && c->k <= k && c->k >= 0) {
@@ -117,7 +169,7 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
         vals[k] = -1;
     }
     int key = obj + 1;
-    for (int m = 0; m < d->t[obj].size; m++) {
+    for (int m = 0; m < (int)d->t[obj].size; m++) {
         int val = key + 1;
         int k = 0;
         while (k < nkeys && !tok_is(d, key, keys[k])) {
@@ -138,7 +190,7 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
     return CTXC_OK;
 }
 
-static ctxc_status_t want_type(const doc_t *d, int tok, jsmntype_t type,
+static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
                                const char *what, ctxc_error_t *err) {
     if (d->t[tok].type != type) {
         return ctxc__fail(err, CTXC_E_PARSE, "%s must be %s, not %s", what,
@@ -158,14 +210,14 @@ typedef struct {
 /* Resolves block element `el` into a source, validating it. */
 static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
                               ctxc__block_src_t *out, ctxc_error_t *err) {
-    if (d->t[el].type != JSMN_OBJECT) {
+    if (d->t[el].type != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "block %z must be an object, not %s", i,
                           type_name(d->t[el].type));
     }
     int type_tok = -1;
     int key = el + 1;
-    for (int m = 0; m < d->t[el].size; m++) {
+    for (int m = 0; m < (int)d->t[el].size; m++) {
         if (tok_is(d, key, "type")) {
             type_tok = key + 1;
             break;
@@ -175,7 +227,7 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     if (type_tok < 0) {
         return ctxc__fail(err, CTXC_E_PARSE, "block %z: missing key 'type'", i);
     }
-    if (d->t[type_tok].type != JSMN_STRING) {
+    if (d->t[type_tok].type != CTXC__JT_STRING) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "block %z: 'type' must be a string", i);
     }
@@ -219,7 +271,7 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
         if (fd->json) {
             out->f[f] = value_src(d, v);
         } else {
-            if (d->t[v].type != JSMN_STRING) {
+            if (d->t[v].type != CTXC__JT_STRING) {
                 return ctxc__fail(
                     err, CTXC_E_PARSE,
                     "block %z (%s): '%s' must be a string, not %s", i,
@@ -227,6 +279,21 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
             }
             out->f[f] = string_src(d, v);
         }
+    }
+    /* the estimate from what the scan counted: the text of the block is
+     * one string (media: the caption; tool_response: error "\n" result) */
+    switch (out->type) {
+    case CTXC_BLOCK_TOOL_CALL:
+        break;
+    case CTXC_BLOCK_TOOL_RESPONSE:
+        set_tokens(d, vals[4], vals[3], out);
+        break;
+    case CTXC_BLOCK_MEDIA:
+        set_tokens(d, -1, vals[4], out);
+        break;
+    default: /* text, thinking, code: the first field */
+        set_tokens(d, -1, vals[1], out);
+        break;
     }
     return CTXC_OK;
 }
@@ -252,9 +319,10 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
     if (v[1] < 0) {
         return ctxc__fail(err, CTXC_E_PARSE, "missing key 'blocks'");
     }
-    if ((st = want_type(d, v[0], JSMN_STRING, "'speaker'", err)) != CTXC_OK ||
-        (st = want_type(d, v[1], JSMN_ARRAY, "'blocks'", err)) != CTXC_OK ||
-        (v[2] >= 0 && (st = want_type(d, v[2], JSMN_OBJECT, "'metadata'",
+    if ((st = want_type(d, v[0], CTXC__JT_STRING, "'speaker'", err)) !=
+            CTXC_OK ||
+        (st = want_type(d, v[1], CTXC__JT_ARRAY, "'blocks'", err)) != CTXC_OK ||
+        (v[2] >= 0 && (st = want_type(d, v[2], CTXC__JT_OBJECT, "'metadata'",
                                       err)) != CTXC_OK)) {
         return st;
     }
@@ -272,14 +340,8 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
                           "'blocks' is empty (an entry "
                           "needs at least one block)");
     }
-    /* validate every block first, for precise messages */
+    /* the blocks are checked as the record is written, in order */
     ic_ctx_t c = {d, v[1], {-1, 0, 0}};
-    for (int i = 0; i < d->t[v[1]].size; i++) {
-        ctxc__block_src_t b;
-        if ((st = ic_block_fn(&c, (size_t)i, &b, err)) != CTXC_OK) {
-            return st;
-        }
-    }
     ctxc__entry_src_t src = {
         (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
         v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
@@ -296,6 +358,8 @@ typedef struct {
     child_cache_t cache;
     ctxc__src_t tool_name; /* role tool */
     int tool_call_id;
+    ctxc_history_t *h;
+    bool check_args; /* parse arguments strings (in the arena's free tail) */
 } oa_ctx_t;
 
 static const ctxc__src_t EMPTY_OBJECT = {"{}", 2, CTXC__SRC_RAW};
@@ -306,12 +370,13 @@ static ctxc_status_t oa_content_block(oa_ctx_t *c, int k,
     const doc_t *d = c->d;
     memset(out, 0, sizeof *out);
     out->type = CTXC_BLOCK_TEXT;
-    if (d->t[c->content].type == JSMN_STRING) {
+    if (d->t[c->content].type == CTXC__JT_STRING) {
         out->f[0] = string_src(d, c->content);
+        set_tokens(d, -1, c->content, out);
         return CTXC_OK;
     }
     int part = nth_child(d, c->content, k, &c->cache);
-    if (d->t[part].type != JSMN_OBJECT) {
+    if (d->t[part].type != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "content part %u must be an object", (unsigned)k);
     }
@@ -328,18 +393,30 @@ static ctxc_status_t oa_content_block(oa_ctx_t *c, int k,
                           "are supported",
                           (unsigned)k);
     }
-    if (v[1] < 0 || d->t[v[1]].type != JSMN_STRING) {
+    if (v[1] < 0 || d->t[v[1]].type != CTXC__JT_STRING) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "content part %u: 'text' must be a string",
                           (unsigned)k);
     }
     out->f[0] = string_src(d, v[1]);
+    set_tokens(d, -1, v[1], out);
     return CTXC_OK;
 }
 
-static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
+/* Checks that a JSON text held in a string body is valid JSON, decoding it
+ * into the free tail of the arena (scratch nobody sees). Without room for it
+ * the entry cannot be stored either: the record writer reports that. */
+static ctxc_status_t check_json_text(ctxc_history_t *h, const ctxc__src_t *s,
+                                     ctxc_error_t *err) {
+    ctxc__sink_t m = {(char *)h->arena + h->used, h->arena_bytes - h->used, 0};
+    return ctxc__json_canon(s->p, s->n, s->kind, CTXC_CFG_JSON_MAX_DEPTH, &m,
+                            err);
+}
+
+static ctxc_status_t oa_tool_call(const oa_ctx_t *c, int call, unsigned k,
                                   ctxc__block_src_t *out, ctxc_error_t *err) {
-    if (d->t[call].type != JSMN_OBJECT) {
+    const doc_t *d = c->d;
+    if (d->t[call].type != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE, "tool_calls[%u] must be an object",
                           k);
     }
@@ -350,7 +427,7 @@ static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
         ctxc__err_prefix(err, "tool_calls[%u]", k);
         return st;
     }
-    if (v[0] < 0 || d->t[v[0]].type != JSMN_STRING) {
+    if (v[0] < 0 || d->t[v[0]].type != CTXC__JT_STRING) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "tool_calls[%u]: 'id' must be a string", k);
     }
@@ -359,7 +436,7 @@ static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
                           "tool_calls[%u]: only type \"function\" is supported",
                           k);
     }
-    if (v[2] < 0 || d->t[v[2]].type != JSMN_OBJECT) {
+    if (v[2] < 0 || d->t[v[2]].type != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "tool_calls[%u]: 'function' must be an object", k);
     }
@@ -369,7 +446,7 @@ static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
         ctxc__err_prefix(err, "tool_calls[%u].function", k);
         return st;
     }
-    if (f[0] < 0 || d->t[f[0]].type != JSMN_STRING) {
+    if (f[0] < 0 || d->t[f[0]].type != CTXC__JT_STRING) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "tool_calls[%u].function: 'name' must be a string",
                           k);
@@ -378,14 +455,16 @@ static ctxc_status_t oa_tool_call(const doc_t *d, int call, unsigned k,
     out->type = CTXC_BLOCK_TOOL_CALL;
     out->f[0] = string_src(d, v[0]);
     out->f[1] = string_src(d, f[0]);
-    if (f[1] < 0 || (d->t[f[1]].type == JSMN_STRING && tok_n(d, f[1]) == 0)) {
+    if (f[1] < 0 ||
+        (d->t[f[1]].type == CTXC__JT_STRING && tok_n(d, f[1]) == 0)) {
         out->f[2] = EMPTY_OBJECT; /* no arguments */
-    } else if (d->t[f[1]].type == JSMN_STRING) {
+    } else if (d->t[f[1]].type == CTXC__JT_STRING) {
         out->f[2] = string_src(d, f[1]); /* JSON text inside the string */
-        ctxc__sink_t m = {NULL, 0, 0};
-        if ((st = ctxc__json_canon(out->f[2].p, out->f[2].n, CTXC__SRC_JSTR,
-                                   CTXC_CFG_JSON_MAX_DEPTH, &m, err)) !=
-            CTXC_OK) {
+        if (out->f[2].kind == CTXC__SRC_VALID) {
+            out->f[2].kind = CTXC__SRC_RAW; /* not canonical JSON yet */
+        }
+        if (c->check_args &&
+            (st = check_json_text(c->h, &out->f[2], err)) != CTXC_OK) {
             ctxc__err_prefix(err,
                              "tool_calls[%u].function.arguments is not "
                              "valid JSON",
@@ -409,8 +488,10 @@ static ctxc_status_t oa_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
         out->f[1] = c->tool_name;
         if (c->content >= 0 && !tok_null(d, c->content)) {
             out->f[2] = value_src(d, c->content);
+            set_tokens(d, -1, c->content, out);
         } else {
             out->f[2] = (ctxc__src_t){"\"\"", 2, CTXC__SRC_RAW};
+            set_tokens(d, -1, -1, out); /* "": 0 */
         }
         return CTXC_OK;
     }
@@ -419,7 +500,7 @@ static ctxc_status_t oa_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
     }
     unsigned k = (unsigned)((int)i - c->ncontent);
     int call = nth_child(d, c->tool_calls, (int)k, &c->cache);
-    return oa_tool_call(d, call, k, out, err);
+    return oa_tool_call(c, call, k, out, err);
 }
 
 /* Name of the tool_call with this id, searched backwards through h. */
@@ -457,7 +538,8 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     if (v[ROLE] < 0) {
         return ctxc__fail(err, CTXC_E_PARSE, "missing key 'role'");
     }
-    if ((st = want_type(d, v[ROLE], JSMN_STRING, "'role'", err)) != CTXC_OK) {
+    if ((st = want_type(d, v[ROLE], CTXC__JT_STRING, "'role'", err)) !=
+        CTXC_OK) {
         return st;
     }
     oa_ctx_t c;
@@ -487,8 +569,8 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
                           "expected)",
                           tok_p(d, v[ROLE]), tok_n(d, v[ROLE]));
     }
-    if (v[NAME] >= 0 &&
-        (st = want_type(d, v[NAME], JSMN_STRING, "'name'", err)) != CTXC_OK) {
+    if (v[NAME] >= 0 && (st = want_type(d, v[NAME], CTXC__JT_STRING, "'name'",
+                                        err)) != CTXC_OK) {
         return st;
     }
     if (!assistant && v[CALLS] >= 0 && !tok_null(d, v[CALLS])) {
@@ -504,12 +586,12 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
         if (v[CALL_ID] < 0) {
             return ctxc__fail(err, CTXC_E_PARSE, "missing key 'tool_call_id'");
         }
-        if ((st = want_type(d, v[CALL_ID], JSMN_STRING, "'tool_call_id'",
+        if ((st = want_type(d, v[CALL_ID], CTXC__JT_STRING, "'tool_call_id'",
                             err)) != CTXC_OK) {
             return st;
         }
         if (c.content >= 0 && !tok_null(d, c.content) &&
-            d->t[c.content].type != JSMN_STRING) {
+            d->t[c.content].type != CTXC__JT_STRING) {
             return ctxc__fail(err, CTXC_E_PARSE,
                               "'content' of a tool message must be a string");
         }
@@ -519,17 +601,17 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
         nblocks = 1;
     } else {
         if (c.content >= 0 && !tok_null(d, c.content)) {
-            jsmntype_t t = d->t[c.content].type;
-            if (t == JSMN_STRING) {
+            unsigned t = d->t[c.content].type;
+            if (t == CTXC__JT_STRING) {
                 /* an empty assistant text next to tool calls is no block */
                 c.ncontent =
                     (tok_n(d, c.content) == 0 && assistant && v[CALLS] >= 0 &&
-                     d->t[v[CALLS]].type == JSMN_ARRAY &&
+                     d->t[v[CALLS]].type == CTXC__JT_ARRAY &&
                      d->t[v[CALLS]].size > 0)
                         ? 0
                         : 1;
-            } else if (t == JSMN_ARRAY) {
-                c.ncontent = d->t[c.content].size;
+            } else if (t == CTXC__JT_ARRAY) {
+                c.ncontent = (int)d->t[c.content].size;
             } else {
                 return ctxc__fail(err, CTXC_E_PARSE,
                                   "'content' must be a string, an array of "
@@ -539,12 +621,12 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
         }
         int ncalls = 0;
         if (assistant && v[CALLS] >= 0 && !tok_null(d, v[CALLS])) {
-            if ((st = want_type(d, v[CALLS], JSMN_ARRAY, "'tool_calls'",
+            if ((st = want_type(d, v[CALLS], CTXC__JT_ARRAY, "'tool_calls'",
                                 err)) != CTXC_OK) {
                 return st;
             }
             c.tool_calls = v[CALLS];
-            ncalls = d->t[v[CALLS]].size;
+            ncalls = (int)d->t[v[CALLS]].size;
         }
         nblocks = (size_t)c.ncontent + (size_t)ncalls;
         if (nblocks == 0) {
@@ -552,12 +634,15 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
                               "message has no content and no tool calls");
         }
     }
+    c.h = h;
+    c.check_args = true;
     for (size_t i = 0; i < nblocks; i++) { /* validate first */
         ctxc__block_src_t b;
         if ((st = oa_block_fn(&c, i, &b, err)) != CTXC_OK) {
             return st;
         }
     }
+    c.check_args = false; /* the record writer uses the tail now */
     ctxc__entry_src_t src = {speaker, nblocks, oa_block_fn, &c, meta};
     return ctxc__history_put(h, SIZE_MAX, &src, err);
 }
@@ -639,18 +724,16 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
         return line_fail(
             imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"), err);
     }
-    /* full validation: syntax, UTF-8, escapes, surrogates, depth */
-    ctxc__sink_t m = {NULL, 0, 0};
-    ctxc_status_t st = ctxc__json_canon(line, len, CTXC__SRC_RAW,
-                                        CTXC_CFG_JSON_MAX_DEPTH, &m, err);
+    /* one pass: syntax, UTF-8, escapes, surrogates, depth, tokens */
+    ctxc__jtok_t *tokens = (ctxc__jtok_t *)(void *)imp->tokens_;
+    size_t n = 0;
+    ctxc_status_t st =
+        ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
+                              CTXC_CFG_JSON_MAX_TOKENS, &n, err);
     if (st != CTXC_OK) {
         return line_fail(imp, st, err);
     }
-    jsmn_parser p;
-    jsmn_init(&p);
-    jsmntok_t *tokens = (jsmntok_t *)(void *)imp->tokens_;
-    int n = jsmn_parse(&p, line, len, tokens, CTXC_CFG_JSON_MAX_TOKENS);
-    if (n == JSMN_ERROR_NOMEM) {
+    if (n > CTXC_CFG_JSON_MAX_TOKENS) {
         return line_fail(imp,
                          ctxc__fail(err, CTXC_E_TOO_LARGE,
                                     "line has more than %u JSON tokens "
@@ -658,12 +741,8 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
                                     (unsigned)CTXC_CFG_JSON_MAX_TOKENS),
                          err);
     }
-    if (n <= 0) {
-        return line_fail(imp, ctxc__fail(err, CTXC_E_PARSE, "not valid JSON"),
-                         err);
-    }
-    doc_t d = {line, tokens, n};
-    if (tokens[0].type != JSMN_OBJECT) {
+    doc_t d = {line, tokens, (int)n};
+    if (tokens[0].type != CTXC__JT_OBJECT) {
         return line_fail(imp,
                          ctxc__fail(err, CTXC_E_PARSE,
                                     "a line must hold a JSON object, not %s",
@@ -674,7 +753,8 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
     if (fmt == CTXC_FORMAT_AUTO) {
         static const char *const probe[] = {"speaker", "role"};
         int key = 1;
-        for (int m2 = 0; m2 < tokens[0].size && fmt == CTXC_FORMAT_AUTO; m2++) {
+        for (int m2 = 0; m2 < (int)tokens[0].size && fmt == CTXC_FORMAT_AUTO;
+             m2++) {
             if (tok_is(&d, key, probe[0])) {
                 fmt = CTXC_FORMAT_ICONTENT;
             } else if (tok_is(&d, key, probe[1])) {
@@ -738,6 +818,13 @@ static void w_flush(writer_t *w) {
 }
 
 static void w_put(writer_t *w, const char *p, size_t n) {
+    if (n >= sizeof w->buf) { /* a long run goes out as it is */
+        w_flush(w);
+        if (w->st == CTXC_OK) {
+            w->st = w->fn(w->user, p, n);
+        }
+        return;
+    }
     while (n > 0) {
         if (w->n == sizeof w->buf) {
             w_flush(w);
@@ -755,16 +842,27 @@ static void w_put(writer_t *w, const char *p, size_t n) {
 
 static void w_str(writer_t *w, const char *s) { w_put(w, s, strlen(s)); }
 
+/* A stored string (valid UTF-8) as a JSON string literal: runs that need
+ * no escape are written at once. */
 static void w_json_string(writer_t *w, ctxc_str_t s) {
-    ctxc__cp_iter_t it = {s.ptr, s.len, 0, CTXC__SRC_RAW};
-    uint32_t cp;
+    const uint8_t *u = (const uint8_t *)s.ptr;
+    size_t i = 0;
+    size_t run = 0;
     w_put(w, "\"", 1);
-    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+    while (i < s.len) {
+        uint8_t c = u[i];
+        if (c >= 0x20u && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        w_put(w, s.ptr + run, i - run);
         char tmp[8];
         ctxc__sink_t o = {tmp, sizeof tmp, 0};
-        ctxc__json_escape_cp(&o, cp);
+        ctxc__json_escape_cp(&o, c);
         w_put(w, tmp, o.len);
+        run = ++i;
     }
+    w_put(w, s.ptr + run, i - run);
     w_put(w, "\"", 1);
 }
 

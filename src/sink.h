@@ -43,11 +43,9 @@ typedef struct {
 
 /* The body of ctxc__put() (use ctxc__put()). */
 static inline void ctxc__sink_put_(ctxc__sink_t *s, const char *p, size_t n) {
-    if (s->buf != NULL && s->len < s->cap) {
+    if (s->buf != NULL && s->len < s->cap && n > 0) {
         size_t k = s->cap - s->len < n ? s->cap - s->len : n;
-        for (size_t i = 0; i < k; i++) {
-            s->buf[s->len + i] = p[i];
-        }
+        memmove(s->buf + s->len, p, k); /* may overlap: in-place rewrites */
     }
     s->len += n;
 }

@@ -3,9 +3,13 @@
  *
  * The default estimator gives each block
  *     round(max(words * 1.3, utf16_len / 4))
- * where `words` is the number of maximal runs of non-whitespace characters
- * (JavaScript: text.split(/\s+/).filter(Boolean).length; whitespace is the
- * ECMAScript \s set) and `utf16_len` the length in UTF-16 code units
+ * where, for non-empty text, `words` is the number of pieces that splitting
+ * on runs of whitespace gives, counting the empty piece before leading and
+ * after trailing whitespace (JavaScript: text.split(/\s+/).length;
+ * whitespace is the ECMAScript \s set: \t \n \v \f \r, space, U+00A0,
+ * U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF),
+ * so "done\n" is 2 pieces -> 3 tokens and " " is 3 tokens; empty text is 0
+ * tokens. `utf16_len` is the length in UTF-16 code units
  * (a character outside the BMP counts 2). round() rounds halves up, like
  * JavaScript's Math.round. It is computed in integers:
  *     max((13 * words + 5) / 10, (utf16_len + 2) / 4)

@@ -48,10 +48,18 @@ typedef enum {
     CTXC_FORMAT_OPENAI = 2,   /* OpenAI chat messages */
 } ctxc_format_t;
 
-/* Ints per JSON token (type, start, end, size, parent). */
-#define CTXC_JSON_TOKEN_INTS 5
+/* 32-bit words per JSON token (start, end, next, size, type and flags;
+ * on 64-bit little-endian hosts also the text units the importer counts
+ * while it scans). */
+#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CTXC_JSON_TOKEN_WORDS 6
+#else
+#define CTXC_JSON_TOKEN_WORDS 5
+#endif
 
-/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 20 bytes):
+/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 4 *
+ * CTXC_JSON_TOKEN_WORDS bytes: 20 per token on 32-bit targets):
  * declare it static. Treat the members as private. */
 typedef struct {
     ctxc_history_t *history;
@@ -61,7 +69,7 @@ typedef struct {
     ctxc_history_t snapshot; /* the history's state at begin, restored on
                                 failure (the arena bytes in use are never
                                 touched by an import, only appended to) */
-    int tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_INTS];
+    uint32_t tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_WORDS];
 } ctxc_import_t;
 
 /* Starts an import that appends to `h`. Errors: CTXC_E_INVALID_ARG. */

@@ -416,23 +416,25 @@ static void test_usage_errors(void **state) {
  *   1 ai     thinking, text, tool_call call_1       5 + 8 + 15 = 28
  *   2 tool   tool_response call_1                   29
  *   3 ai     tool_call call_2, tool_call call_3     28 + 16 = 44
- *   4 tool   tool_response call_2, call_3 (error)   1 + 7 = 8
+ *   4 tool   tool_response call_2, call_3 (error)   1 + 8 = 9
  *   5 ai     text, code                             18 + 8 = 26
  *   6 human  media, text                            8 + 9 = 17
  *   7 ai     text                                   14
  * Token estimate per block: max((13 * words + 5) / 10, (utf16_len + 2) / 4),
- * e.g. entry 0: 10 words -> 13, 57 code units -> 14. */
+ * e.g. entry 0: 10 words -> 13, 57 code units -> 14. Words are the pieces
+ * of text.split(/\s+/): the error text "make: *** [test] Error 1\n" of
+ * entry 4 is 6 pieces (the last one empty) -> 8. */
 static const char small_summary[] =
     "entries: 8 (human 2, ai 4, tool 2)\n"
     "blocks: text 5, tool_call 3, tool_response 3, thinking 1, code 1, "
     "media 1\n"
     "tool calls: 3 (unpaired 0), tool responses: 3 (unpaired 0)\n"
-    "tokens (estimated): 180\n";
+    "tokens (estimated): 181\n";
 static const char small_entries[] = "0 human 14\n"
                                     "1 ai 28\n"
                                     "2 tool 29\n"
                                     "3 ai 44\n"
-                                    "4 tool 8\n"
+                                    "4 tool 9\n"
                                     "5 ai 26\n"
                                     "6 human 17\n"
                                     "7 ai 14\n";

@@ -1,7 +1,8 @@
 /*
  * Token estimation: exact values of round(max(words * 1.3, utf16_len / 4))
  * on examples (ASCII, non-ASCII, surrogate pairs, unicode whitespace) and the
- * per-block text rules.
+ * per-block text rules. words = text.split(/\s+/).length for non-empty text
+ * (leading and trailing whitespace each add an empty piece), 0 for "".
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,16 +27,34 @@ static void measure(const char *s, uint64_t words, uint64_t units) {
 static void test_exact_values_ascii(void **state) {
     (void)state;
     assert_int_equal(est(""), 0);
-    assert_int_equal(est("   "), 1);          /* 0 words, 3/4 = 0.75 -> 1 */
+    assert_int_equal(est("   "), 3);          /* ["", ""]: 2.6 -> 3 */
     assert_int_equal(est("hello"), 1);        /* 1.3 -> 1, 1.25 -> 1 */
     assert_int_equal(est("hello world"), 3);  /* 2.6 -> 3, 2.75 -> 3 */
     assert_int_equal(est("a b c d e"), 7);    /* 6.5 -> 7 (half up) */
     assert_int_equal(est("ab"), 1);           /* 1.3 -> 1, 0.5 -> 1 */
     assert_int_equal(est("abcdefghijklmnopqrstuvwxyz"), 7); /* 26/4 = 6.5 -> 7 */
     assert_int_equal(est("abcdefghijklmnopqrstuvwxy"), 6);  /* 6.25 -> 6 */
-    assert_int_equal(est("  leading and trailing  "), 6);   /* 3.9 -> 4, 24/4 = 6 */
+    /* ["", "leading", "and", "trailing", ""]: 6.5 -> 7, 24/4 = 6 */
+    assert_int_equal(est("  leading and trailing  "), 7);
     assert_int_equal(est("one\ttwo\nthree\r\nfour\vfive\fsix"), 8); /* 7.8 -> 8 */
-    measure("  a  b  ", 2, 8);
+    measure("  a  b  ", 4, 8);
+}
+
+/* The examples of the rule: JavaScript's text.split(/\s+/).length. */
+static void test_words_are_split_pieces(void **state) {
+    (void)state;
+    measure("done\n", 2, 5); /* ["done", ""] */
+    assert_int_equal(est("done\n"), 3);
+    measure(" ", 2, 1); /* ["", ""] */
+    assert_int_equal(est(" "), 3);
+    measure("c d\n", 3, 4); /* ["c", "d", ""] */
+    assert_int_equal(est("c d\n"), 4);
+    measure("", 0, 0);
+    assert_int_equal(est(""), 0);
+    measure("a", 1, 1);
+    measure("\n\n\t ", 2, 4);               /* one run */
+    measure("\xc2\xa0x\xe3\x80\x80", 3, 3); /* NBSP, IDEOGRAPHIC SPACE */
+    measure("\xef\xbb\xbf", 2, 1);          /* BOM alone */
 }
 
 static void test_exact_values_non_ascii(void **state) {
@@ -105,6 +124,10 @@ static void test_block_text_rules(void **state) {
     b.type = CTXC_BLOCK_TEXT;
     b.u.text.text = ctxc_str("a b c d e");
     assert_int_equal(block_est(&b), 7);
+    b.u.text.text = ctxc_str("done\n");
+    assert_int_equal(block_est(&b), 3);
+    b.u.text.text = ctxc_str("");
+    assert_int_equal(block_est(&b), 0);
 
     /* tool_call: compact {"name":...,"parameters":...} */
     memset(&b, 0, sizeof b);
@@ -160,6 +183,65 @@ static void test_block_text_rules(void **state) {
     assert_int_equal(block_est(&b), est("a diagram of the board"));
 }
 
+/* A tool_response whose result is a JSON string counts the decoded string:
+ * escapes at every offset of the 8-byte steps, escaped backslashes, \u
+ * escapes (BMP and surrogate pairs), runs of escaped whitespace. */
+static void test_string_result_counts_like_its_decoded_text(void **state) {
+    (void)state;
+    static const struct {
+        const char *json; /* body of the JSON string */
+        const char *text; /* its content */
+    } pieces[] = {
+        {"word", "word"},
+        {" ", " "},
+        {"\\n", "\n"},
+        {"\\t", "\t"},
+        {"\\r\\n", "\r\n"},
+        {"\\f", "\f"},
+        {"\\b", "\b"},
+        {"\\\"", "\""},
+        {"\\\\", "\\"},
+        {"\\\\n", "\\n"},
+        {"\\u00e9", "\xc3\xa9"},
+        {"\\u0001", "\x01"},
+        {"\\ud83d\\ude00", "\xf0\x9f\x98\x80"},
+        {"\xe3\x80\x80", "\xe3\x80\x80"},
+        {"ab cd", "ab cd"},
+    };
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    static char json[4096], text[4096];
+    for (size_t seed = 0; seed < 400; seed++) {
+        size_t jn = 0, tn = 0;
+        json[jn++] = '"';
+        size_t r = seed * 2654435761u;
+        for (size_t k = 0; k < 3 + seed % 40; k++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            size_t pick = (size_t)(r >> 33) % np;
+            size_t a = strlen(pieces[pick].json), b = strlen(pieces[pick].text);
+            memcpy(json + jn, pieces[pick].json, a);
+            memcpy(text + tn, pieces[pick].text, b);
+            jn += a;
+            tn += b;
+        }
+        json[jn++] = '"';
+        ctxc_block_t blk;
+        memset(&blk, 0, sizeof blk);
+        blk.type = CTXC_BLOCK_TOOL_RESPONSE;
+        blk.u.tool_response.call_id = ctxc_str("c");
+        blk.u.tool_response.tool_name = ctxc_str("t");
+        blk.u.tool_response.result = (ctxc_str_t){json, jn};
+        uint64_t w, u;
+        ctxc_estimate_measure(text, tn, &w, &u);
+        if (block_est(&blk) != ctxc_estimate_formula(w, u)) {
+            fail_msg("seed %zu: %.*s", seed, (int)jn, json);
+        }
+        /* the same text as a text block */
+        blk.type = CTXC_BLOCK_TEXT;
+        blk.u.text.text = (ctxc_str_t){text, tn};
+        assert_int_equal(block_est(&blk), ctxc_estimate_formula(w, u));
+    }
+}
+
 static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
     (void)state;
     CTXC_HISTORY_DEFINE(h, 4, 1024);
@@ -182,8 +264,10 @@ int main(void) {
         cmocka_unit_test(test_exact_values_ascii),
         cmocka_unit_test(test_exact_values_non_ascii),
         cmocka_unit_test(test_unicode_whitespace_separates_words),
+        cmocka_unit_test(test_words_are_split_pieces),
         cmocka_unit_test(test_integer_formula_matches_floating_point),
         cmocka_unit_test(test_block_text_rules),
+        cmocka_unit_test(test_string_result_counts_like_its_decoded_text),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

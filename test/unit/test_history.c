@@ -202,6 +202,18 @@ static void test_metadata_flags_and_lookup(void **state) {
     assert_int_equal(v.len, strlen("{\"promptTokens\":10,\"completionTokens\":2}"));
     assert_memory_equal(v.ptr, "{\"promptTokens\":10,\"completionTokens\":2}", v.len);
     assert_int_equal(ctxc_entry_meta_find(&e, "model", &v), CTXC_E_NOT_FOUND);
+    /* the flags follow the first occurrence of a key, like meta_find; a
+     * nested key or a string "true" is no flag */
+    assert_int_equal(add(&small, CTXC_SPEAKER_HUMAN, &b, 1,
+                         "{\"pinned\":false,\"x\":{\"synthetic\":true},"
+                         "\"pinned\":true,\"isSummary\":\"true\","
+                         "\"synthetic\":true}",
+                         NULL),
+                     CTXC_OK);
+    ctxc_history_get(&small, 1, &e);
+    assert_int_equal(e.flags, CTXC_ENTRY_SYNTHETIC);
+    assert_int_equal(ctxc_entry_meta_find(&e, "pinned", &v), CTXC_OK);
+    assert_memory_equal(v.ptr, "false", 5);
 }
 
 static void test_append_rejects_bad_input_and_changes_nothing(void **state) {
@@ -366,6 +378,47 @@ static void test_replace_failures_change_nothing(void **state) {
     in.blocks = &copy;
     assert_int_equal(ctxc_history_replace(&small, 0, &in, &err), CTXC_E_NO_SPACE);
     assert_unchanged(&small, &snap_a);
+}
+
+/* A replacement is written once into the free tail and moved into place;
+ * when the tail cannot hold it but the size difference fits, it is written
+ * in place instead: the documented room ("only the size difference") holds
+ * and the neighbours stay intact either way. */
+static void test_replace_without_room_to_stage(void **state) {
+    (void)state;
+    static ctxc_slot_t slots[4];
+    static uint8_t arena[256];
+    ctxc_history_t h;
+    assert_int_equal(ctxc_history_init(&h, slots, 4, arena, sizeof arena, NULL),
+                     CTXC_OK);
+    static char old_text[121], new_text[131];
+    memset(old_text, 'o', sizeof old_text - 1);
+    memset(new_text, 'n', sizeof new_text - 1);
+    assert_int_equal(add_text(&h, CTXC_SPEAKER_HUMAN, "before"), CTXC_OK);
+    assert_int_equal(add_text(&h, CTXC_SPEAKER_AI, old_text), CTXC_OK);
+    assert_int_equal(add_text(&h, CTXC_SPEAKER_HUMAN, "after"), CTXC_OK);
+    size_t free_bytes = h.arena_bytes - h.used;
+    assert_true(free_bytes < 10u + 8u + 5u + 130u); /* no room for a copy */
+    assert_true(free_bytes >= 10u);                 /* room for the growth */
+    ctxc_block_t b = t_text(new_text);
+    ctxc_entry_in_t in = {CTXC_SPEAKER_AI, &b, 1, CTXC_STR_ABSENT};
+    size_t used = h.used;
+    assert_int_equal(ctxc_history_replace(&h, 1, &in, NULL), CTXC_OK);
+    assert_int_equal(h.used, used + 10u);
+    assert_string_equal(entry_text(&h, 0), "before");
+    assert_string_equal(entry_text(&h, 1), new_text);
+    assert_string_equal(entry_text(&h, 2), "after");
+    assert_int_equal(ctxc_history_tokens_estimated(&h),
+                     (uint64_t)ctxc_estimate_text("before", 6) +
+                         ctxc_estimate_text(new_text, 130) +
+                         ctxc_estimate_text("after", 5));
+    /* and with room to stage, the same result */
+    ctxc_block_t small_b = t_text("mid");
+    in.blocks = &small_b;
+    assert_int_equal(ctxc_history_replace(&h, 1, &in, NULL), CTXC_OK);
+    assert_string_equal(entry_text(&h, 0), "before");
+    assert_string_equal(entry_text(&h, 1), "mid");
+    assert_string_equal(entry_text(&h, 2), "after");
 }
 
 /* ---- remove -------------------------------------------------------------- */
@@ -563,6 +616,7 @@ int main(void) {
         cmocka_unit_test_setup(test_slot_exhaustion, setup),
         cmocka_unit_test_setup(test_replace_grow_shrink_and_alias, setup),
         cmocka_unit_test_setup(test_replace_failures_change_nothing, setup),
+        cmocka_unit_test_setup(test_replace_without_room_to_stage, setup),
         cmocka_unit_test_setup(test_remove_set_compacts_in_place, setup),
         cmocka_unit_test_setup(test_remove_failures_change_nothing, setup),
         cmocka_unit_test_setup(test_remove_range_and_clear, setup),

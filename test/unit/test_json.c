@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/ctxc_internal.h"
+#include "../../src/json_tok.h"
 #include "ctxc/ctxc.h"
 
 static char out[4096];
@@ -24,7 +24,7 @@ static ctxc_status_t canon_kind(const char *in, size_t len,
     ctxc_status_t st = ctxc__json_canon(in, len, kind, depth, &s, &err);
     assert_true(s.len < sizeof out);
     out[s.len] = '\0';
-    if (st == CTXC_OK) {
+    if (st == CTXC_OK && kind == CTXC__SRC_RAW) {
         /* measuring gives the same length */
         ctxc__sink_t m = {NULL, 0, 0};
         assert_int_equal(ctxc__json_canon(in, len, kind, depth, &m, NULL),
@@ -223,6 +223,164 @@ static void test_find_key_in_canonical_objects(void **state) {
     assert_false(ctxc__json_find_key("[1]", 3, "a", &v));
 }
 
+/* ---- the tokenizer ------------------------------------------------------ */
+
+static void test_tokens_of_a_document(void **state) {
+    (void)state;
+    const char *js = "{\"a\":[1,\"x\\ny\",{}],\"b\":null,\"c\":\"\xc3\xa9\"}";
+    ctxc__jtok_t t[16];
+    size_t n = 0;
+    assert_int_equal(ctxc__json_scan(js, strlen(js), 8, t, 16, &n, NULL, NULL),
+                     CTXC_OK);
+    assert_int_equal(n, 10);
+    assert_int_equal(t[0].type, CTXC__JT_OBJECT);
+    assert_int_equal(t[0].size, 3); /* keys */
+    assert_int_equal(t[0].start, 0);
+    assert_int_equal(t[0].end, strlen(js));
+    assert_int_equal(t[0].next, 10);
+    /* members: key, value; the next key after the value's subtree */
+    const char *keys[] = {"a", "b", "c"};
+    const uint8_t types[] = {CTXC__JT_ARRAY, CTXC__JT_NULL, CTXC__JT_STRING};
+    size_t key = 1;
+    for (size_t k = 0; k < 3; k++) {
+        assert_true(ctxc__jtok_is(js, &t[key], keys[k]));
+        assert_int_equal(t[key + 1].type, types[k]);
+        key = t[key + 1].next;
+    }
+    assert_int_equal(key, 10);
+    /* the array: 1, "x\ny", {} */
+    assert_int_equal(t[2].size, 3);
+    assert_int_equal(t[3].type, CTXC__JT_NUMBER);
+    assert_int_equal(ctxc__jtok_n(&t[3]), 1);
+    assert_int_equal(t[3].next, 4);
+    assert_int_equal(t[4].type, CTXC__JT_STRING);
+    assert_memory_equal(ctxc__jtok_p(js, &t[4]), "x\\ny", 4); /* the body */
+    assert_int_equal(t[4].flags, CTXC__JF_ESCAPES);
+    assert_int_equal(t[5].type, CTXC__JT_OBJECT);
+    assert_int_equal(t[5].size, 0);
+    assert_int_equal(t[2].next, 6);
+    assert_int_equal(t[9].flags, CTXC__JF_NONASCII);
+    assert_false(ctxc__jtok_is(js, &t[2], "a")); /* not a string */
+}
+
+static void test_token_storage_too_small_counts_what_is_needed(void **state) {
+    (void)state;
+    const char *js = "[1,2,3,[4,5]]";
+    ctxc__jtok_t t[3];
+    size_t n = 0;
+    assert_int_equal(ctxc__json_scan(js, strlen(js), 8, t, 3, &n, NULL, NULL),
+                     CTXC_OK);
+    assert_int_equal(n, 7);
+    assert_int_equal(t[0].size, 4);
+    assert_int_equal(t[2].type, CTXC__JT_NUMBER);
+    /* validation does not stop at the end of the storage */
+    assert_int_equal(ctxc__json_scan("[1,2,3,[4,5,]]", 14, 8, t, 3, &n, NULL,
+                                     &err),
+                     CTXC_E_PARSE);
+    /* no storage: validation and counting only */
+    assert_int_equal(ctxc__json_scan(js, strlen(js), 8, NULL, 0, &n, NULL, NULL),
+                     CTXC_OK);
+    assert_int_equal(n, 7);
+}
+
+/* NONCANON is set exactly when the canonical form differs from the text. */
+static void test_noncanonical_flag_matches_the_canonical_form(void **state) {
+    (void)state;
+    static const char *const cases[] = {
+        "{\"a\":[1,\"b\",{\"c\":null}],\"d\":\"\\n\\t\\\"\\\\\\u0001\\u001f\"}",
+        "{\"a\": 1}",
+        "[1 ,2]",
+        "{\"a\":[1,[2,{\"b\":\"x\\/y\"}]]}",
+        "{\"a\":[1,[2,{\"b\":\"x\\u0041\"}]]}",
+        "{\"a\":\"\\u001F\"}",
+        "{\"a\":\"\\u000a\"}",
+        "{\"a\":\"\\u00e9\"}",
+        "{\"a\":\"\\ud83d\\ude00\"}",
+        "{\"a\":\"\\u000b\"}",
+        "[\"\xc3\xa9\",\"\\b\\f\\r\"]",
+        "[[[[]]],{\"k\":[\"v\"]}\n]",
+        "\"\\/\"",
+        "\"plain\"",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *js = cases[i];
+        ctxc__jtok_t t[32];
+        size_t n;
+        ctxc__sink_t s = {out, sizeof out - 1, 0};
+        assert_int_equal(
+            ctxc__json_scan(js, strlen(js), 8, t, 32, &n, &s, NULL), CTXC_OK);
+        bool same = s.len == strlen(js) && memcmp(out, js, s.len) == 0;
+        bool flagged = (t[0].flags & CTXC__JF_NONCANON) != 0;
+        if (same == flagged) {
+            fail_msg("case %zu (%s): canonical %s, flag %d", i, js,
+                     same ? "same" : "different", (int)flagged);
+        }
+        /* every token: its own text is canonical iff not flagged */
+        for (size_t k = 0; k < n; k++) {
+            if (t[k].type != CTXC__JT_STRING && t[k].type != CTXC__JT_OBJECT &&
+                t[k].type != CTXC__JT_ARRAY) {
+                continue;
+            }
+            size_t a = t[k].start, b = t[k].end;
+            if (t[k].type == CTXC__JT_STRING) {
+                a--;
+                b++;
+            }
+            char one[256];
+            ctxc__sink_t o = {one, sizeof one, 0};
+            assert_int_equal(ctxc__json_canon(js + a, b - a, CTXC__SRC_RAW, 8,
+                                              &o, NULL),
+                             CTXC_OK);
+            bool tsame = o.len == b - a && memcmp(one, js + a, o.len) == 0;
+            assert_int_equal(tsame, (t[k].flags & CTXC__JF_NONCANON) == 0);
+        }
+    }
+}
+
+/* The scan that counts text statistics gives the same tokens, and string
+ * statistics that match the estimator on the decoded content. */
+static void test_scan_with_statistics(void **state) {
+    (void)state;
+    const char *js =
+        "{\"a\":\"  x\\ny\\\\n\\t \\\"q\\\" \\u00a0\xc2\xa0z \",\"b\":[\"\","
+        "\"plain words here and there\",\"\\n\\n\\n\\n\\n\\n\\n\\n\\n\",1]}";
+    const char *content[] = {NULL, NULL, "  x\ny\\n\t \"q\" \xc2\xa0\xc2\xa0z ", NULL, NULL, "",
+                             "plain words here and there",
+                             "\n\n\n\n\n\n\n\n\n", NULL};
+    ctxc__jtok_t a[16], b[16];
+    size_t na, nb;
+    assert_int_equal(ctxc__json_scan(js, strlen(js), 8, a, 16, &na, NULL, NULL),
+                     CTXC_OK);
+    assert_int_equal(
+        ctxc__json_scan_stats(js, strlen(js), 8, b, 16, &nb, NULL), CTXC_OK);
+    assert_int_equal(na, nb);
+    for (size_t k = 0; k < na; k++) {
+        assert_int_equal(a[k].type, b[k].type);
+        assert_int_equal(a[k].start, b[k].start);
+        assert_int_equal(a[k].end, b[k].end);
+        assert_int_equal(a[k].next, b[k].next);
+        assert_int_equal(a[k].flags & 7u, b[k].flags & 7u);
+        if (a[k].type != CTXC__JT_STRING) {
+            assert_int_equal(a[k].size, b[k].size);
+            continue;
+        }
+        if ((b[k].flags & CTXC__JF_STATS) == 0) {
+            continue; /* a target that counts after the write */
+        }
+#ifdef CTXC__SCAN_STATS
+        if (k < sizeof content / sizeof content[0] && content[k] != NULL) {
+            ctxc__text_stats_t st = ctxc__jtok_stats(&b[k]);
+            assert_int_equal(ctxc__stats_tokens(&st),
+                             ctxc_estimate_text(content[k], strlen(content[k])));
+            uint64_t w, u;
+            ctxc_estimate_measure(content[k], strlen(content[k]), &w, &u);
+            assert_int_equal(st.units, u);
+            assert_int_equal(st.units == 0 ? 0 : st.runs + 1, w);
+        }
+#endif
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whitespace_and_structure),
@@ -234,6 +392,10 @@ int main(void) {
         cmocka_unit_test(test_json_inside_a_string_source),
         cmocka_unit_test(test_string_writers_and_compare),
         cmocka_unit_test(test_find_key_in_canonical_objects),
+        cmocka_unit_test(test_tokens_of_a_document),
+        cmocka_unit_test(test_token_storage_too_small_counts_what_is_needed),
+        cmocka_unit_test(test_noncanonical_flag_matches_the_canonical_form),
+        cmocka_unit_test(test_scan_with_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,132 @@ static void test_canonical_output(void **state) {
         "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n");
 }
 
+/* JSON values are stored as written when that is canonical already and
+ * canonicalised otherwise, also when the only difference is deep inside
+ * (an escape, a space) or in a string value. */
+static void test_values_are_stored_canonical(void **state) {
+    (void)state;
+    assert_fmt(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c\","
+        "\"name\":\"n\",\"parameters\":{\"a\":[1,{\"b\":\"q\"} ]}}],"
+        "\"metadata\":{\"k\":\"\\\"\\\\\\b\\u0001\"}}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":\"c\",\"toolName\":\"t\",\"result\":\"a\\/b\\u0041\\u001F"
+        "\\u000a\"}],\"metadata\":{\"x\":{\"y\":[1,{\"z\":\"\\u00e9\"}]}}}\n",
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c\","
+        "\"name\":\"n\",\"parameters\":{\"a\":[1,{\"b\":\"q\"}]}}],"
+        "\"metadata\":{\"k\":\"\\\"\\\\\\b\\u0001\"}}\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":\"c\",\"toolName\":\"t\",\"result\":\"a/bA\\u001f\\n\"}],"
+        "\"metadata\":{\"x\":{\"y\":[1,{\"z\":\"\xc3\xa9\"}]}}}\n");
+    /* OpenAI arguments: JSON text inside a string, with and without
+     * escapes */
+    ctxc_history_clear(&hist);
+    assert_int_equal(
+        import_str("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{"
+                   "\"id\":\"1\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"f\",\"arguments\":\"{ \\\"p\\\" : \\\"a\\\\/b\\\" }\"}},"
+                   "{\"id\":\"2\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"g\",\"arguments\":\"[1, 2]\"}}]}\n"),
+        CTXC_OK);
+    export_to(&hist, &out);
+    assert_string_equal(
+        out.buf, "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
+                 "\"id\":\"1\",\"name\":\"f\",\"parameters\":{\"p\":\"a/b\"}},"
+                 "{\"type\":\"tool_call\",\"id\":\"2\",\"name\":\"g\","
+                 "\"parameters\":[1,2]}]}\n");
+}
+
+/* The importer estimates blocks from what its scan counted; that must be
+ * exactly what the estimator gives on the stored entry. Strings made of
+ * pieces with whitespace at every position of the 8-byte steps, escaped
+ * and literal unicode whitespace, empty texts, errors joined to results. */
+static uint32_t stored_estimate(size_t i) {
+    ctxc_entry_t e;
+    assert_int_equal(ctxc_history_get(&hist, i, &e), CTXC_OK);
+    uint32_t sum = 0;
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    while (ctxc_entry_next_block(&e, &cur, &b)) {
+        sum += ctxc_estimate_block_default(NULL, &b);
+    }
+    return sum;
+}
+
+static void test_import_estimates_match_the_estimator(void **state) {
+    (void)state;
+    static const char *const pieces[] = {
+        "w",        "word",        " ",           "  ",
+        "\\n",     "\\t\\r",       "\\f",         "\\b",
+        "\\u000b", "\\u00a0",     "\xc2\xa0",    "\\u2028",
+        "\xe3\x80\x80", "\\ufeff", "\\ud83d\\ude00", "\xf0\x9f\x98\x80",
+        "\\\"",    "\\\\",        "\\/",         "\xc3\xa9",
+        "a b c d e f g h",
+    };
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    static char text[3][2048];
+    static char line[32768];
+    uint64_t r = 88172645463325252ull;
+    for (int round = 0; round < 300; round++) {
+        for (int k = 0; k < 3; k++) {
+            size_t n = 0;
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            size_t count = (size_t)(r % 30u);
+            for (size_t j = 0; j < count; j++) {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                const char *p = pieces[r % np];
+                memcpy(text[k] + n, p, strlen(p));
+                n += strlen(p);
+            }
+            text[k][n] = '\0';
+        }
+        snprintf(line, sizeof line,
+                 "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+                 "\"%s\"},{\"type\":\"thinking\",\"thought\":\"%s\"},{\"type\":"
+                 "\"code\",\"code\":\"%s\"},{\"type\":\"media\",\"mimeType\":"
+                 "\"m\",\"data\":\"d\",\"encoding\":\"e\"%s%s%s}]}\n"
+                 "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+                 "\"callId\":\"c1\",\"toolName\":\"t\",\"result\":\"%s\",\"error\":"
+                 "\"%s\"},{\"type\":\"tool_response\",\"callId\":\"c2\",\"toolName\":"
+                 "\"t\",\"result\":\"%s\"},{\"type\":\"tool_response\",\"callId\":"
+                 "\"c3\",\"toolName\":\"t\",\"result\":{\"x\":\"%s\"},\"error\":"
+                 "\"%s\"}]}\n"
+                 "\x01{\"role\":\"user\",\"content\":\"%s\"}\n"
+                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+                 "\"%s\"}]}\n"
+                 "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"%s\"}\n"
+                 "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":null}\n",
+                 text[0], text[1], text[2], round % 2 ? ",\"caption\":\"" : "",
+                 round % 2 ? text[0] : "", round % 2 ? "\"" : "", text[1],
+                 text[2], text[0], text[1], text[2], text[0], text[1], text[2]);
+        /* the entries, then (after \x01) the OpenAI messages */
+        char *oa = strchr(line, '\x01');
+        *oa++ = '\0';
+        const char *parts[2] = {line, oa};
+        for (int part = 0; part < 2; part++) {
+            ctxc_history_clear(&hist);
+            if (import_str(parts[part]) != CTXC_OK) {
+                fail_msg("import failed: line %u: %s", (unsigned)err.line,
+                         err.message);
+            }
+            for (size_t i = 0; i < ctxc_history_count(&hist); i++) {
+                ctxc_entry_t e;
+                ctxc_history_get(&hist, i, &e);
+                if (e.tokens != stored_estimate(i)) {
+                    fail_msg("round %d entry %zu: %u, the estimator says %u: "
+                             "%s",
+                             round, i, (unsigned)e.tokens,
+                             (unsigned)stored_estimate(i), parts[part]);
+                }
+            }
+        }
+    }
+}
+
 static void test_every_block_type_round_trips(void **state) {
     (void)state;
     const char *all =
@@ -549,6 +675,9 @@ static void test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_canonical_output, setup),
+        cmocka_unit_test_setup(test_values_are_stored_canonical, setup),
+        cmocka_unit_test_setup(test_import_estimates_match_the_estimator,
+                               setup),
         cmocka_unit_test_setup(test_every_block_type_round_trips, setup),
         cmocka_unit_test_setup(test_blank_lines_and_no_final_newline, setup),
         cmocka_unit_test_setup(test_unpaired_calls_and_responses_are_data, setup),

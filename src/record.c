@@ -1,0 +1,460 @@
+/*
+ * ctxc — entry records: block descriptors, writing a record from an entry
+ * source (once, into free memory), reading it back, per-entry estimates.
+ * Layout: see record.h.
+ */
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "record.h"
+
+#define ABSENT_LEN 0xFFFFFFFFu
+
+const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT] = {
+    [CTXC_BLOCK_TEXT] = {"text", 1, {{"text", 0, 0}}},
+    [CTXC_BLOCK_TOOL_CALL] =
+        {"tool_call", 3, {{"id", 0, 0}, {"name", 0, 0}, {"parameters", 0, 1}}},
+    [CTXC_BLOCK_TOOL_RESPONSE] = {"tool_response",
+                                  4,
+                                  {{"callId", 0, 0},
+                                   {"toolName", 0, 0},
+                                   {"result", 0, 1},
+                                   {"error", 1, 0}}},
+    [CTXC_BLOCK_THINKING] = {"thinking",
+                             2,
+                             {{"thought", 0, 0}, {"signature", 1, 0}}},
+    [CTXC_BLOCK_CODE] = {"code", 2, {{"code", 0, 0}, {"language", 1, 0}}},
+    [CTXC_BLOCK_MEDIA] = {"media",
+                          5,
+                          {{"mimeType", 0, 0},
+                           {"data", 0, 0},
+                           {"encoding", 0, 0},
+                           {"caption", 1, 0},
+                           {"filename", 1, 0}}},
+};
+
+static ctxc_str_t *field_ptr(ctxc_block_t *b, unsigned i) {
+    switch (b->type) {
+    case CTXC_BLOCK_TEXT:
+        return i == 0 ? &b->u.text.text : NULL;
+    case CTXC_BLOCK_TOOL_CALL: {
+        ctxc_str_t *f[] = {&b->u.tool_call.id, &b->u.tool_call.name,
+                           &b->u.tool_call.parameters};
+        return i < 3 ? f[i] : NULL;
+    }
+    case CTXC_BLOCK_TOOL_RESPONSE: {
+        ctxc_str_t *f[] = {
+            &b->u.tool_response.call_id, &b->u.tool_response.tool_name,
+            &b->u.tool_response.result, &b->u.tool_response.error};
+        return i < 4 ? f[i] : NULL;
+    }
+    case CTXC_BLOCK_THINKING: {
+        ctxc_str_t *f[] = {&b->u.thinking.thought, &b->u.thinking.signature};
+        return i < 2 ? f[i] : NULL;
+    }
+    case CTXC_BLOCK_CODE: {
+        ctxc_str_t *f[] = {&b->u.code.code, &b->u.code.language};
+        return i < 2 ? f[i] : NULL;
+    }
+    case CTXC_BLOCK_MEDIA: {
+        ctxc_str_t *f[] = {&b->u.media.mime_type, &b->u.media.data,
+                           &b->u.media.encoding, &b->u.media.caption,
+                           &b->u.media.filename};
+        return i < 5 ? f[i] : NULL;
+    }
+    }
+    return NULL;
+}
+
+ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i) {
+    ctxc_str_t *p = field_ptr((ctxc_block_t *)(uintptr_t)b, i);
+    return p != NULL ? *p : CTXC_STR_ABSENT;
+}
+
+void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v) {
+    ctxc_str_t *p = field_ptr(b, i);
+    if (p != NULL) {
+        *p = v;
+    }
+}
+
+ctxc_str_t ctxc_str(const char *cstr) {
+    ctxc_str_t s = {cstr, cstr != NULL ? strlen(cstr) : 0};
+    return s;
+}
+
+static const char *const speaker_names[] = {"human", "ai", "tool"};
+
+const char *ctxc_speaker_name(ctxc_speaker_t speaker) {
+    return (unsigned)speaker < 3u ? speaker_names[speaker] : "?";
+}
+
+const char *ctxc_block_type_name(ctxc_block_type_t type) {
+    return (unsigned)type < CTXC_BLOCK_TYPE_COUNT ? ctxc__block_desc[type].name
+                                                  : "?";
+}
+
+/* ---- raw record access --------------------------------------------------- */
+
+static uint32_t rd32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
+
+static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
+    uint32_t n = rd32(p);
+    p += 4;
+    if (n == ABSENT_LEN) {
+        out->ptr = NULL;
+        out->len = 0;
+        return p;
+    }
+    out->ptr = (const char *)p;
+    out->len = n;
+    return p + n + 1;
+}
+
+void ctxc__record_entry(const uint8_t *rec, const ctxc_slot_t *s,
+                        ctxc_entry_t *e) {
+    e->speaker = (ctxc_speaker_t)s->speaker;
+    e->flags = s->flags & (uint8_t)~CTXC__SLOT_MARK;
+    e->block_count = s->block_count;
+    e->tokens = s->tokens;
+    e->blocks_ = read_str(rec + 4, &e->metadata);
+    e->end_ = rec + s->size;
+}
+
+bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
+                           ctxc_block_t *out) {
+    const uint8_t *p = *cursor == NULL ? entry->blocks_ : *cursor;
+    if (p >= entry->end_) {
+        return false;
+    }
+    memset(out, 0, sizeof *out);
+    out->type = (ctxc_block_type_t)p[0];
+    p++;
+    const ctxc__block_desc_t *d = &ctxc__block_desc[out->type];
+    for (unsigned f = 0; f < d->nfields; f++) {
+        ctxc_str_t v;
+        p = read_str(p, &v);
+        ctxc__block_set_field(out, f, v);
+    }
+    *cursor = p;
+    return true;
+}
+
+ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
+                               ctxc_block_t *out) {
+    if (block_index >= entry->block_count) {
+        return CTXC_E_RANGE;
+    }
+    const uint8_t *cur = NULL;
+    for (size_t i = 0; i <= block_index; i++) {
+        ctxc_entry_next_block(entry, &cur, out);
+    }
+    return CTXC_OK;
+}
+
+/* ---- writing records ----------------------------------------------------- */
+
+static ctxc_status_t emit_field(ctxc__sink_t *out, const ctxc__src_t *f,
+                                bool json, ctxc_error_t *err) {
+    size_t at = out->len;
+    uint8_t lenbuf[4] = {0, 0, 0, 0};
+    ctxc__put(out, (const char *)lenbuf, 4);
+    ctxc_status_t st;
+    if (json && f->kind == CTXC__SRC_VALID) {
+        ctxc__put(out, f->p, f->n); /* canonical already */
+        st = CTXC_OK;
+    } else if (json) {
+        st = ctxc__json_canon(f->p, f->n, f->kind, CTXC_CFG_JSON_MAX_DEPTH, out,
+                              err);
+    } else {
+        st = ctxc__write_decoded(out, f->p, f->n, f->kind, err);
+    }
+    if (st != CTXC_OK) {
+        return st;
+    }
+    size_t n = out->len - at - 4;
+    if (n >= ABSENT_LEN) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE, "field larger than 4 GiB");
+    }
+    if (out->buf != NULL && out->len <= out->cap) {
+        wr32((uint8_t *)out->buf + at, (uint32_t)n);
+    }
+    ctxc__putc(out, '\0');
+    return CTXC_OK;
+}
+
+static void emit_absent(ctxc__sink_t *out) {
+    uint8_t lenbuf[4];
+    wr32(lenbuf, ABSENT_LEN);
+    ctxc__put(out, (const char *)lenbuf, 4);
+}
+
+static bool src_is_object(const ctxc__src_t *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        char c = s->p[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            return c == '{';
+        }
+    }
+    return false;
+}
+
+/* Writes a record; with `tokens`, also sums the default estimate of its
+ * blocks: the one the source brings, else counted on the block just
+ * written (while it is in the cache). */
+static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
+                                 ctxc__sink_t *out, uint64_t *tokens,
+                                 ctxc_error_t *err) {
+    uint8_t hdr[4] = {(uint8_t)src->speaker, 0, 0, 0};
+    uint16_t nb = (uint16_t)src->block_count;
+    memcpy(hdr + 2, &nb, sizeof nb);
+    ctxc__put(out, (const char *)hdr, 4);
+    ctxc_status_t st;
+    if (src->metadata.p == NULL) {
+        emit_absent(out);
+    } else {
+        if (!src_is_object(&src->metadata)) {
+            return ctxc__fail(err, CTXC_E_PARSE,
+                              "metadata must be a JSON object");
+        }
+        if ((st = emit_field(out, &src->metadata, true, err)) != CTXC_OK) {
+            ctxc__err_prefix(err, "metadata");
+            return st;
+        }
+    }
+    for (size_t i = 0; i < src->block_count; i++) {
+        ctxc__block_src_t b;
+        memset(&b, 0, sizeof b);
+        if ((st = src->block(src->ctx, i, &b, err)) != CTXC_OK) {
+            return st;
+        }
+        if ((unsigned)b.type >= CTXC_BLOCK_TYPE_COUNT) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "block %z: unknown block type %u", i,
+                              (unsigned)b.type);
+        }
+        const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
+        size_t at = out->len;
+        ctxc__putc(out, (char)b.type);
+        for (unsigned f = 0; f < d->nfields; f++) {
+            const ctxc__field_desc_t *fd = &d->fields[f];
+            if (b.f[f].p == NULL) {
+                if (!fd->optional) {
+                    return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                      "block %z (%s): missing field '%s'", i,
+                                      d->name, fd->key);
+                }
+                emit_absent(out);
+                continue;
+            }
+            if ((st = emit_field(out, &b.f[f], fd->json != 0, err)) !=
+                CTXC_OK) {
+                ctxc__err_prefix(err, "block %z (%s) field '%s'", i, d->name,
+                                 fd->key);
+                return st;
+            }
+        }
+#ifdef CTXC__SCAN_STATS
+        if (tokens != NULL && b.has_tokens) {
+            *tokens += b.tokens;
+        } else if (tokens != NULL && out->buf != NULL && out->len <= out->cap) {
+            ctxc_entry_t e;
+            memset(&e, 0, sizeof e);
+            e.blocks_ = (const uint8_t *)out->buf + at;
+            e.end_ = (const uint8_t *)out->buf + out->len;
+            const uint8_t *cur = NULL;
+            ctxc_block_t blk;
+            (void)ctxc_entry_next_block(&e, &cur, &blk);
+            *tokens += ctxc_estimate_block_default(NULL, &blk);
+        }
+#else
+        (void)at;
+        (void)tokens;
+#endif
+    }
+    return CTXC_OK;
+}
+
+/* The entry flags of a canonical metadata object: one walk over its keys
+ * (the first occurrence of a key counts, like ctxc_entry_meta_find; in
+ * canonical JSON these names are never written with escapes). */
+static uint8_t flags_of(const ctxc_str_t *meta) {
+    static const struct {
+        const char *key;
+        uint8_t len;
+        uint8_t flag;
+    } keys[] = {{"isSummary", 9, CTXC_ENTRY_IS_SUMMARY},
+                {"synthetic", 9, CTXC_ENTRY_SYNTHETIC},
+                {"pinned", 6, CTXC_ENTRY_PINNED}};
+    const char *o = meta->ptr;
+    size_t len = meta->len;
+    uint8_t flags = 0;
+    uint8_t seen = 0;
+    if (o == NULL || len < 2 || o[0] != '{') {
+        return 0;
+    }
+    size_t i = 1;
+    while (i < len && o[i] == '"') {
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* the quote */
+        size_t vstart = kend + 2;                           /* after ':' */
+        if (vstart > len) {
+            break;
+        }
+        size_t vend = ctxc__json_skip_value(o, len, vstart);
+        size_t kn = kend - (i + 1);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            if ((seen & keys[k].flag) == 0 && kn == keys[k].len &&
+                memcmp(o + i + 1, keys[k].key, kn) == 0) {
+                seen |= keys[k].flag;
+                if (vend - vstart == 4 && memcmp(o + vstart, "true", 4) == 0) {
+                    flags |= keys[k].flag;
+                }
+            }
+        }
+        i = vend + 1; /* skip ',' */
+    }
+    return flags;
+}
+
+ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
+                                 ctxc__sink_t *out, uint32_t *tokens,
+                                 ctxc_error_t *err) {
+    if ((unsigned)src->speaker > (unsigned)CTXC_SPEAKER_TOOL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "unknown speaker %u",
+                          (unsigned)src->speaker);
+    }
+    if (src->block_count == 0 || src->block_count > 65535u) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "an entry needs 1..65535 blocks (got %z)",
+                          src->block_count);
+    }
+    size_t start = out->len;
+    uint64_t sum = 0;
+    ctxc_status_t st = emit_record(src, out, tokens != NULL ? &sum : NULL, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    size_t size = out->len - start;
+    if (size > 0x7FFFFFFFu) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE, "entry larger than 2 GiB");
+    }
+    if (out->buf != NULL && out->len <= out->cap) {
+        uint8_t *rec = (uint8_t *)out->buf + start;
+        ctxc_str_t meta;
+        (void)read_str(rec + 4, &meta);
+        rec[1] = flags_of(&meta);
+    }
+    if (tokens != NULL) {
+        *tokens = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+    }
+    return CTXC_OK;
+}
+
+uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
+                             const ctxc_entry_t *e) {
+    uint64_t sum = 0;
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    if (fn == NULL) {
+        fn = ctxc_estimate_block_default;
+        user = NULL;
+    }
+    while (ctxc_entry_next_block(e, &cur, &b)) {
+        sum += fn(user, &b);
+    }
+    return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e) {
+    return ctxc__estimate_with(h->estimate, h->estimate_user, e);
+}
+
+bool ctxc_entry_has_content(const ctxc_entry_t *entry) {
+    const uint8_t *cur = NULL;
+    ctxc_block_t b;
+    while (ctxc_entry_next_block(entry, &cur, &b)) {
+        if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.len == 0) {
+            continue;
+        }
+        if (b.type == CTXC_BLOCK_THINKING && b.u.thinking.thought.len == 0) {
+            continue;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* ---- records outside the store (plans, density results) ------------------ */
+
+ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
+                                      size_t *used,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_estimate_fn est, void *user,
+                                      ctxc_plan_op_t *op, ctxc_error_t *err) {
+    size_t free_bytes = cap - *used;
+    uint8_t *rec = scratch + *used;
+    ctxc__sink_t w = {(char *)rec, free_bytes, 0};
+    uint32_t tokens = 0;
+    ctxc_status_t st = ctxc__record_write(src, &w, &tokens, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    size_t size = w.len;
+    if (size > free_bytes) {
+        return ctxc__fail_space(err, size - free_bytes,
+                                "work scratch area full: an inserted entry "
+                                "needs %z bytes, %z free "
+                                "(CTXC_CFG_WORK_SCRATCH_BYTES)",
+                                size, free_bytes);
+    }
+    ctxc_slot_t slot = {0,
+                        (uint32_t)size,
+                        0,
+                        (uint16_t)src->block_count,
+                        (uint8_t)src->speaker,
+                        rec[1]};
+    ctxc_entry_t e;
+    ctxc__record_entry(rec, &slot, &e);
+    memset(op, 0, sizeof *op);
+    op->kind = CTXC_PLAN_INSERT;
+    op->speaker = slot.speaker;
+    op->flags = slot.flags;
+    op->block_count = slot.block_count;
+    op->offset = (uint32_t)*used;
+    op->size = (uint32_t)size;
+#ifdef CTXC__SCAN_STATS
+    op->tokens = est == NULL || est == ctxc_estimate_block_default
+                     ? tokens
+                     : ctxc__estimate_with(est, user, &e);
+#else
+    op->tokens = ctxc__estimate_with(est, user, &e);
+#endif
+    op->replaces = UINT32_MAX;
+    *used += size;
+    return CTXC_OK;
+}
+
+void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
+                    ctxc_entry_t *e) {
+    ctxc_slot_t slot = {op->offset,      op->size,    op->tokens,
+                        op->block_count, op->speaker, op->flags};
+    ctxc__record_entry(scratch + op->offset, &slot, e);
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
+                                   ctxc_str_t *value) {
+    if (entry->metadata.ptr == NULL ||
+        !ctxc__json_find_key(entry->metadata.ptr, entry->metadata.len, key,
+                             value)) {
+        return CTXC_E_NOT_FOUND;
+    }
+    return CTXC_OK;
+}
