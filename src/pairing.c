@@ -170,25 +170,53 @@ static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
     return true;
 }
 
-/* A usable index over the whole store, or NULL (then scan). */
+/* Bytes of a table of `cap` slots (what ctxc__ids_attach needs to find the
+ * same table again, alignment included). */
+static size_t cap_bytes(size_t cap) {
+    return cap * sizeof(ctxc__id_slot_t) + 3u;
+}
+
+/* Builds the index over the whole store, first with room for `want` ids,
+ * then twice that until it fits or the memory is used up (then FULL). */
+static bool build_index(ctxc_history_t *h, ctxc__id_index_t *ix, size_t want) {
+    ctxc__id_index_t all;
+    ctxc__ids_attach(&all, h->ids_mem_, h->ids_bytes_, 0);
+    for (;;) {
+        ctxc__ids_init_for(ix, h->ids_mem_, h->ids_bytes_, want);
+        size_t i = 0;
+        while (i < h->count && index_entry(h, ix, i)) {
+            i++;
+        }
+        if (i == h->count) {
+            h->ids_cap_ = ix->cap;
+            h->ids_used_ = ix->used;
+            h->ids_state_ = IDS_VALID;
+            return true;
+        }
+        if (ix->cap >= all.cap) {
+            h->ids_state_ = IDS_FULL;
+            return false;
+        }
+        want = ix->cap * 2;
+    }
+}
+
+/* A usable index over the whole store, or NULL (then scan). The table
+ * starts at the size the store's blocks ask for, not at all the memory:
+ * clearing costs its size. */
 static ctxc__id_index_t *usable_index(ctxc_history_t *h, ctxc__id_index_t *ix) {
     if (h->ids_mem_ == NULL || h->ids_state_ == IDS_FULL) {
         return NULL;
     }
     if (h->ids_state_ == IDS_VALID) {
-        ctxc__ids_attach(ix, h->ids_mem_, h->ids_bytes_, h->ids_used_);
+        ctxc__ids_attach(ix, h->ids_mem_, cap_bytes(h->ids_cap_), h->ids_used_);
         return ix;
     }
-    ctxc__ids_init(ix, h->ids_mem_, h->ids_bytes_);
+    size_t blocks = 0;
     for (size_t i = 0; i < h->count; i++) {
-        if (!index_entry(h, ix, i)) {
-            h->ids_state_ = IDS_FULL;
-            return NULL;
-        }
+        blocks += h->slots[i].block_count;
     }
-    h->ids_used_ = ix->used;
-    h->ids_state_ = IDS_VALID;
-    return ix;
+    return build_index(h, ix, blocks) ? ix : NULL;
 }
 
 void ctxc__pairing_stale(ctxc_history_t *h) { h->ids_state_ = IDS_STALE; }
@@ -198,12 +226,12 @@ void ctxc__pairing_appended(ctxc_history_t *h) {
         return;
     }
     ctxc__id_index_t ix;
-    ctxc__ids_attach(&ix, h->ids_mem_, h->ids_bytes_, h->ids_used_);
-    if (!index_entry(h, &ix, h->count - 1)) {
-        h->ids_state_ = IDS_FULL;
-        return;
+    ctxc__ids_attach(&ix, h->ids_mem_, cap_bytes(h->ids_cap_), h->ids_used_);
+    if (index_entry(h, &ix, h->count - 1)) {
+        h->ids_used_ = ix.used;
+    } else { /* a larger table, built again (amortised: it doubles) */
+        (void)build_index(h, &ix, ix.cap * 2);
     }
-    h->ids_used_ = ix.used;
 }
 
 bool ctxc__pairing_unpaired(const ctxc_history_t *ch, size_t *calls,

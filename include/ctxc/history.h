@@ -162,6 +162,7 @@ typedef struct {
      * a cache rebuilt on demand. */
     void *ids_mem_;
     size_t ids_bytes_;
+    size_t ids_cap_;
     size_t ids_used_;
     uint8_t ids_state_;
 } ctxc_history_t;
@@ -185,6 +186,7 @@ typedef struct {
                                   0,                                           \
                                   0,                                           \
                                   NULL,                                        \
+                                  0,                                           \
                                   0,                                           \
                                   0,                                           \
                                   0}

@@ -29,7 +29,8 @@ static void reset(int mode) {
         ctxc_history_set_id_index(&hist, NULL, 0);
     } else {
         ctxc_history_set_id_index(&hist, ids_mem,
-                                  mode == MODE_INDEX ? sizeof ids_mem : 48u);
+                                  mode == MODE_INDEX ? sizeof ids_mem
+                                                     : 8u * 16u + 3u);
     }
 }
 
@@ -191,12 +192,12 @@ static void test_replace_keeps_the_rule(void **state) {
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         reset(mode);
         ctxc_error_t err;
-        assert_int_equal(call("c1", &err), CTXC_OK);                     /* 0 */
-        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK);  /* 1 */
-        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "z", &err), CTXC_OK);   /* 2 */
-        assert_int_equal(call("c2", &err), CTXC_OK);                     /* 3 */
-        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c2", &err), CTXC_OK);  /* 4 */
-        assert_int_equal(call("c3", &err), CTXC_OK);                     /* 5 */
+        assert_int_equal(call("c1", &err), CTXC_OK);                    /* 0 */
+        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK); /* 1 */
+        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "z", &err), CTXC_OK);  /* 2 */
+        assert_int_equal(call("c2", &err), CTXC_OK);                    /* 3 */
+        assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c2", &err), CTXC_OK); /* 4 */
+        assert_int_equal(call("c3", &err), CTXC_OK);                    /* 5 */
         /* an entry replaced by an edited copy of itself is fine */
         ctxc_block_t r = t_resp("c1", "read_file", "\"short\"", NULL);
         ctxc_entry_in_t in = {CTXC_SPEAKER_TOOL, &r, 1, CTXC_STR_ABSENT};
@@ -244,8 +245,7 @@ static void test_ids_free_again_after_removal_and_failed_import(void **state) {
         ctxc_error_t err;
         assert_int_equal(call("c1", &err), CTXC_OK);
         assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK);
-        assert_int_equal(ctxc_history_remove_range(&hist, 0, 2, &err),
-                         CTXC_OK);
+        assert_int_equal(ctxc_history_remove_range(&hist, 0, 2, &err), CTXC_OK);
         assert_int_equal(call("c1", &err), CTXC_OK);
         assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK);
         static const char text[] =
@@ -255,9 +255,8 @@ static void test_ids_free_again_after_removal_and_failed_import(void **state) {
             "\"callId\":\"n1\",\"toolName\":\"x\",\"result\":1}]}\n"
             "{\"speaker\":\"bad\"}\n";
         t_snapshot(&hist, &snap);
-        assert_int_not_equal(ctxc_import_text(&imp, &hist, text,
-                                              strlen(text), CTXC_FORMAT_AUTO,
-                                              &err),
+        assert_int_not_equal(ctxc_import_text(&imp, &hist, text, strlen(text),
+                                              CTXC_FORMAT_AUTO, &err),
                              CTXC_OK);
         assert_int_equal(err.line, 3);
         t_assert_unchanged(&hist, &snap);
@@ -289,13 +288,17 @@ static void expect_import_error(const char *text, uint32_t line,
     t_assert_unchanged(&hist, &snap);
 }
 
-#define H(t) "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"" t "\"}]}\n"
-#define AI(t) "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"" t "\"}]}\n"
+#define H(t)                                                                   \
+    "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"" t      \
+    "\"}]}\n"
+#define AI(t)                                                                  \
+    "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"" t "\"}]}" \
+                                                                       "\n"
 #define CALL(id, name, params)                                                 \
     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"" id     \
     "\",\"name\":\"" name "\",\"parameters\":" params "}]}\n"
 #define RESP_IN(sp, id)                                                        \
-    "{\"speaker\":\"" sp "\",\"blocks\":[{\"type\":\"tool_response\","       \
+    "{\"speaker\":\"" sp "\",\"blocks\":[{\"type\":\"tool_response\","         \
     "\"callId\":\"" id "\",\"toolName\":\"t\",\"result\":\"r\"}]}\n"
 #define RESP(id) RESP_IN("tool", id)
 
@@ -347,7 +350,8 @@ static void test_escaped_ids_are_the_same_ids(void **state) {
                                 RESP("toolu_\xc3\xa9t\xc3\xa9_42")
                                     RESP("toolu_\xc3\xa9t\\u00e9_42"),
                             3, "already has a tool_response (entry 2)");
-        expect_import_error(CALL("c\\u0031", "run", "{}") CALL("c1", "run", "{}"),
+        expect_import_error(CALL("c\\u0031", "run", "{}")
+                                CALL("c1", "run", "{}"),
                             2, "id 'c1' is already used");
     }
 }
@@ -373,19 +377,20 @@ static void test_openai_tool_messages_pair_with_their_calls(void **state) {
     assert_int_equal(st.unpaired_responses, 0);
 }
 
-/* ---- plans ---------------------------------------------------------------- */
+/* ---- plans ----------------------------------------------------------------
+ */
 
 static void load_pairs(int mode) {
     reset(mode);
     ctxc_error_t err;
-    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "go");                 /* 0 */
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "go"); /* 0 */
     ctxc_block_t two[2] = {t_call("c1", "a", "{}"), t_call("c2", "b", "{}")};
-    assert_int_equal(put(CTXC_SPEAKER_AI, two, 2, &err), CTXC_OK); /* 1 */
-    assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK); /* 2 */
-    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "between");            /* 3 */
-    assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c2", &err), CTXC_OK); /* 4 */
+    assert_int_equal(put(CTXC_SPEAKER_AI, two, 2, &err), CTXC_OK);      /* 1 */
+    assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c1", &err), CTXC_OK);     /* 2 */
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "between");                   /* 3 */
+    assert_int_equal(resp(CTXC_SPEAKER_TOOL, "c2", &err), CTXC_OK);     /* 4 */
     assert_int_equal(resp(CTXC_SPEAKER_TOOL, "orphan", &err), CTXC_OK); /* 5 */
-    t_add_text(&hist, CTXC_SPEAKER_AI, "end");                   /* 6 */
+    t_add_text(&hist, CTXC_SPEAKER_AI, "end");                          /* 6 */
 }
 
 static void test_plans_keep_pairs_together(void **state) {
@@ -450,8 +455,7 @@ static void test_plans_keep_pairs_together(void **state) {
                          CTXC_OK);
         assert_int_equal(ctxc_plan_keep(&plan, 3, 5, &err), CTXC_OK);
         assert_int_equal(ctxc_plan_keep(&plan, 6, 7, &err), CTXC_OK);
-        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
-                         CTXC_OK);
+        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err), CTXC_OK);
         assert_int_equal(ctxc_history_count(&hist), 5);
         ctxc_history_stats_t st;
         ctxc_history_stats(&hist, &st);
