@@ -32,7 +32,7 @@ enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
 /* ctxc__ids_hash of the decoded id (two passes: its length, then its
  * bytes). */
 static uint32_t src_hash(const ctxc__src_t *f) {
-    if (f->kind == CTXC__SRC_RAW) {
+    if (f->kind != CTXC__SRC_JSTR) { /* the bytes are the id */
         ctxc_str_t s = {f->p, f->n};
         return ctxc__ids_hash(s);
     }
@@ -62,7 +62,7 @@ static bool src_eq(const ctxc__src_t *f, ctxc_str_t s) {
 }
 
 static bool src_eq_src(const ctxc__src_t *a, const ctxc__src_t *b) {
-    if (a->kind == CTXC__SRC_RAW && b->kind == CTXC__SRC_RAW) {
+    if (a->kind != CTXC__SRC_JSTR && b->kind != CTXC__SRC_JSTR) {
         return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
     }
     ctxc__cp_iter_t x = {a->p, a->n, 0, a->kind};
