@@ -43,7 +43,7 @@ BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 # Debian packages.
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-TEST_DEPS  := $(BUILD_DEPS) libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+TEST_DEPS  := $(BUILD_DEPS) python3 libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c).
 BENCH_DEPS := libjsmn-dev
 

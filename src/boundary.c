@@ -6,7 +6,10 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "id_index.h"
+#include "record.h"
+#include "strategies.h"
 
 bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
                          size_t *pos, size_t *block) {
@@ -329,6 +332,10 @@ size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i) {
 size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i) {
     size_t f = ctxc_boundary_forward(b, i);
     return f < b->count ? f : ctxc_boundary_backward(b, i);
+}
+
+uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
+    return context_limit * threshold * 6u / 10000u;
 }
 
 ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,

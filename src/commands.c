@@ -9,7 +9,8 @@
 
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "sink.h"
 
 #define USAGE_SET "usage: /set KEY VALUE | /set unset KEY"
 #define USAGE_SETTINGS                                                         \

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
-#include "ctxc_internal.h"
+#include "json.h"
+#include "sink.h"
+#include "text_stats.h"
 
 /* The text of a block is fed in pieces; `runs` counts maximal whitespace
  * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty). */
@@ -16,24 +18,7 @@ typedef struct {
     bool in_space;
 } acc_t;
 
-/* ECMAScript WhiteSpace and LineTerminator (the \s class), beyond ASCII. */
-static bool is_space_cp(uint32_t cp) {
-    if (cp == 0xA0u || cp == 0x1680u) {
-        return true;
-    }
-    return (cp >= 0x2000u && cp <= 0x200Au) || cp == 0x2028u || cp == 0x2029u ||
-           cp == 0x202Fu || cp == 0x205Fu || cp == 0x3000u || cp == 0xFEFFu;
-}
-
-static bool is_space_ascii(uint8_t c) {
-    return c == 0x20u || (c >= 0x09u && c <= 0x0Du);
-}
-
 #ifdef CTXC__SCAN_STATS
-bool ctxc__is_space(uint32_t cp) {
-    return cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp);
-}
-
 void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b) {
     if (b->units == 0) {
         return;
@@ -59,7 +44,8 @@ static void acc_space(acc_t *a, bool sp) {
 
 static void acc_cp(acc_t *a, uint32_t cp) {
     a->units += cp >= 0x10000u ? 2u : 1u;
-    acc_space(a, cp < 0x80u ? is_space_ascii((uint8_t)cp) : is_space_cp(cp));
+    acc_space(a, cp < 0x80u ? ctxc__is_space_ascii((uint8_t)cp)
+                            : ctxc__is_space_cp(cp));
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&    \
@@ -218,13 +204,13 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
                 }
             }
             if (cp < 0x80u) {
-                bool sp = is_space_ascii((uint8_t)cp);
+                bool sp = ctxc__is_space_ascii((uint8_t)cp);
                 runs += (uint64_t)(sp && !in);
                 in = sp;
                 ascii++;
             } else {
                 a->units += cp >= 0x10000u ? 2u : 1u;
-                bool sp = is_space_cp(cp);
+                bool sp = ctxc__is_space_cp(cp);
                 runs += (uint64_t)(sp && !in);
                 in = sp;
             }

@@ -7,7 +7,12 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
+#include "error.h"
+#include "pairing.h"
 #include "record.h"
+#include "sink.h"
+#include "store.h"
+#include "text_stats.h"
 
 #define REC_HEADER CTXC__REC_HEADER
 #define SLOT_MARK                                                              \
@@ -399,121 +404,28 @@ ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
     return CTXC_OK;
 }
 
-ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
-                                      const ctxc_plan_t *plan,
-                                      ctxc_error_t *err) {
-    if (h == NULL || plan == NULL || (plan->count > 0 && plan->ops == NULL)) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL plan or history");
-    }
-    /* 1. validate and size the new history */
-    size_t next = 0;
-    size_t new_count = 0;
-    size_t new_used = 0;
-    for (size_t k = 0; k < plan->count; k++) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            if (op->from < next || op->from > op->to || op->to > h->count) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "plan op %z keeps [%z, %z): out of order or "
-                                  "beyond the %z entries",
-                                  k, (size_t)op->from, (size_t)op->to,
-                                  h->count);
-            }
-            next = op->to;
-            new_count += op->to - op->from;
-            for (size_t i = op->from; i < op->to; i++) {
-                new_used += h->slots[i].size;
-            }
-        } else if (op->kind == CTXC_PLAN_INSERT) {
-            if (plan->scratch == NULL || op->offset > plan->scratch_used ||
-                op->size > plan->scratch_used - op->offset ||
-                op->size < REC_HEADER) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "plan op %z inserts bytes outside the plan's "
-                                  "scratch area",
-                                  k);
-            }
-            new_count++;
-            new_used += op->size;
-        } else {
-            return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "plan op %z has unknown kind %u", k,
-                              (unsigned)op->kind);
-        }
-    }
-    if (new_count > h->max_entries) {
-        return ctxc__fail_space(err, new_count - h->max_entries,
-                                "the new history has %z entries, the store "
-                                "holds %z",
-                                new_count, h->max_entries);
-    }
-    if (new_used > h->arena_bytes) {
-        return ctxc__fail_space(err, new_used - h->arena_bytes,
-                                "the new history needs %z arena bytes, the "
-                                "arena has %z",
-                                new_used, h->arena_bytes);
-    }
-    /* tool calls and responses stay paired */
-    ctxc_status_t st = ctxc__pairing_check_plan(h, plan, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
-    /* 2. drop every entry no KEEP covers, compacting what stays */
-    size_t k = 0;
+/* ---- store steps of a plan application (plan.c) -------------------------- */
+
+void ctxc__store_drop_if(ctxc_history_t *h, bool (*drop)(void *ctx, size_t i),
+                         void *ctx) {
     for (size_t i = 0; i < h->count; i++) {
-        while (k < plan->count &&
-               (plan->ops[k].kind != CTXC_PLAN_KEEP || plan->ops[k].to <= i)) {
-            k++;
-        }
-        bool kept = k < plan->count && plan->ops[k].from <= i;
-        if (!kept) {
+        if (drop(ctx, i)) {
             h->slots[i].flags |= SLOT_MARK;
         }
     }
     compact_marked(h);
-    /* 3. place everything from the back: kept records only move up */
-    size_t kept_left = h->count;
-    size_t pos_slot = new_count;
-    size_t pos_byte = new_used;
-    for (size_t j = plan->count; j-- > 0;) {
-        const ctxc_plan_op_t *op = &plan->ops[j];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            for (size_t n = op->to - op->from; n > 0; n--) {
-                ctxc_slot_t s = h->slots[--kept_left];
-                pos_byte -= s.size;
-                memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
-                s.offset = (uint32_t)pos_byte;
-                h->slots[--pos_slot] = s;
-            }
-        } else {
-            pos_byte -= op->size;
-            memcpy(h->arena + pos_byte, plan->scratch + op->offset, op->size);
-            ctxc_slot_t s = {(uint32_t)pos_byte, op->size,    op->tokens,
-                             op->block_count,    op->speaker, op->flags};
-            h->slots[--pos_slot] = s;
-        }
-    }
-    h->count = new_count;
-    h->used = new_used;
-    /* inserted entries are recounted with the store's own estimator */
-    size_t at = 0;
-    for (size_t j = 0; j < plan->count; j++) {
-        const ctxc_plan_op_t *op = &plan->ops[j];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            at += op->to - op->from;
-            continue;
-        }
-        ctxc_entry_t e;
-        slot_entry(h, at, &e);
-        h->slots[at++].tokens = ctxc__estimate_entry(h, &e);
-    }
+}
+
+void ctxc__store_commit(ctxc_history_t *h, size_t count, size_t used) {
+    h->count = count;
+    h->used = used;
     h->token_sum = 0;
     for (size_t i = 0; i < h->count; i++) {
         h->token_sum += h->slots[i].tokens;
     }
     h->anchor_delta = 0;
     note_hwm(h, h->used);
-    return CTXC_OK;
+    ctxc__pairing_stale(h);
 }
 
 /* ---- statistics ---------------------------------------------------------- */

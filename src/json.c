@@ -4,7 +4,11 @@
  */
 #include <string.h>
 
+#include "error.h"
+#include "json.h"
 #include "json_tok.h"
+#include "sink.h"
+#include "text_stats.h"
 
 /* ---- UTF-8 -------------------------------------------------------------- */
 

@@ -30,7 +30,8 @@
 #ifndef CTXC_JSON_TOK_H
 #define CTXC_JSON_TOK_H
 
-#include "ctxc_internal.h"
+#include "sink.h"
+#include "text_stats.h"
 
 enum {
     CTXC__JT_OBJECT = 1,

@@ -7,7 +7,14 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
+#include "error.h"
+#include "json.h"
 #include "json_tok.h"
+#include "pairing.h"
+#include "record.h"
+#include "sink.h"
+#include "store.h"
+#include "text_stats.h"
 
 _Static_assert(sizeof(ctxc__jtok_t) == CTXC_JSON_TOKEN_WORDS * sizeof(uint32_t),
                "ctxc_import_t token storage does not match ctxc__jtok_t");

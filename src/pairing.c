@@ -19,8 +19,11 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "error.h"
 #include "id_index.h"
+#include "json.h"
+#include "pairing.h"
+#include "record.h"
 
 enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
 
@@ -100,6 +103,11 @@ static bool is_tool_block(ctxc_block_type_t t) {
     return t == CTXC_BLOCK_TOOL_CALL || t == CTXC_BLOCK_TOOL_RESPONSE;
 }
 
+/* Entry i (< h->count) of the store, read from its record. */
+static void entry_at(const ctxc_history_t *h, size_t i, ctxc_entry_t *e) {
+    ctxc__record_entry(h->arena + h->slots[i].offset, &h->slots[i], e);
+}
+
 /* Like ctxc_entry_next_block, over the tool_call and tool_response blocks
  * only. */
 static bool next_tool_block(const ctxc_entry_t *e, const uint8_t **cur,
@@ -142,7 +150,7 @@ static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
         return false;
     }
     ctxc_entry_t e;
-    ctxc_history_get(m->h, pos, &e);
+    entry_at(m->h, pos, &e);
     return entry_has(&e, call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
                      id, m->sid);
 }
@@ -150,7 +158,7 @@ static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
 /* Adds the tool blocks of entry `pos` to the index. False when it is full. */
 static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
     ctxc_entry_t e;
-    ctxc_history_get(h, pos, &e);
+    entry_at(h, pos, &e);
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     match_ctx_t m = {h, NULL};
@@ -280,7 +288,7 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
             continue;
         }
         ctxc_entry_t e;
-        ctxc_history_get(h, i, &e);
+        entry_at(h, i, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
@@ -494,8 +502,10 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
         }
         ctxc_entry_t e, old;
         ctxc__op_entry(plan->scratch, op, &e);
-        bool has_old = op->replaces < h->count &&
-                       ctxc_history_get(h, op->replaces, &old) == CTXC_OK;
+        bool has_old = op->replaces < h->count;
+        if (has_old) {
+            entry_at(h, op->replaces, &old);
+        }
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
@@ -543,7 +553,7 @@ static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
         }
         for (size_t i = op->from; i < op->to; i++) {
             if (h->slots[i].speaker != CTXC_SPEAKER_HUMAN) {
-                ctxc_history_get(h, i, &e);
+                entry_at(h, i, &e);
                 mark_entry(h, ix, &e);
             }
         }
@@ -558,7 +568,7 @@ static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
             continue;
         }
         ctxc_entry_t e;
-        ctxc_history_get(h, s->call, &e);
+        entry_at(h, s->call, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         ctxc_str_t id = CTXC_STR_ABSENT;
@@ -585,7 +595,7 @@ static ctxc_status_t check_pairs_scan(const ctxc_history_t *h,
             continue;
         }
         ctxc_entry_t e;
-        ctxc_history_get(h, c, &e);
+        entry_at(h, c, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
@@ -596,7 +606,7 @@ static ctxc_status_t check_pairs_scan(const ctxc_history_t *h,
             for (size_t r = c + 1; r < h->count; r++) {
                 ctxc_entry_t t;
                 if (h->slots[r].speaker != CTXC_SPEAKER_TOOL ||
-                    (ctxc_history_get(h, r, &t),
+                    (entry_at(h, r, &t),
                      !entry_has(&t, CTXC_BLOCK_TOOL_RESPONSE, id, NULL))) {
                     continue;
                 }

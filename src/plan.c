@@ -5,7 +5,12 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "json.h"
+#include "pairing.h"
+#include "plan_build.h"
+#include "record.h"
+#include "store.h"
 
 /* ---- editing an existing entry into a new one ---------------------------- */
 
@@ -140,42 +145,6 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
     return CTXC_OK;
 }
 
-static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
-                                   ctxc_error_t *err) {
-    const ctxc_entry_in_t *in = (const ctxc_entry_in_t *)ctx;
-    const ctxc_block_t *b = &in->blocks[i];
-    if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "block %z: unknown block type %u", i,
-                          (unsigned)b->type);
-    }
-    memset(out, 0, sizeof *out);
-    out->type = b->type;
-    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-        ctxc_str_t v = ctxc__block_field(b, f);
-        out->f[f].p = v.ptr;
-        out->f[f].n = v.len;
-        out->f[f].kind = CTXC__SRC_RAW;
-    }
-    return CTXC_OK;
-}
-
-ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,
-                                      ctxc__entry_src_t *src,
-                                      ctxc_error_t *err) {
-    if (in == NULL || (in->blocks == NULL && in->block_count != 0)) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL entry");
-    }
-    src->speaker = in->speaker;
-    src->block_count = in->block_count;
-    src->block = block_from_in;
-    src->ctx = (void *)(uintptr_t)in;
-    src->metadata.p = in->metadata.ptr;
-    src->metadata.n = in->metadata.len;
-    src->metadata.kind = CTXC__SRC_RAW;
-    return CTXC_OK;
-}
-
 ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
                                ctxc_estimate_fn estimate, void *user,
                                uint32_t replaces, ctxc_error_t *err) {
@@ -185,6 +154,116 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
         return st;
     }
     return ctxc__plan_insert_src(plan, &src, estimate, user, replaces, err);
+}
+
+/* ---- applying a plan ----------------------------------------------------- */
+
+/* The entries no KEEP of the plan covers (i increasing). */
+typedef struct {
+    const ctxc_plan_t *plan;
+    size_t k; /* the first op that may still cover i */
+} unkept_t;
+
+static bool unkept(void *ctx, size_t i) {
+    unkept_t *u = (unkept_t *)ctx;
+    const ctxc_plan_t *plan = u->plan;
+    while (u->k < plan->count && (plan->ops[u->k].kind != CTXC_PLAN_KEEP ||
+                                  plan->ops[u->k].to <= i)) {
+        u->k++;
+    }
+    return !(u->k < plan->count && plan->ops[u->k].from <= i);
+}
+
+ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
+                                      const ctxc_plan_t *plan,
+                                      ctxc_error_t *err) {
+    if (h == NULL || plan == NULL || (plan->count > 0 && plan->ops == NULL)) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL plan or history");
+    }
+    /* 1. validate and size the new history */
+    size_t next = 0;
+    size_t new_count = 0;
+    size_t new_used = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            if (op->from < next || op->from > op->to || op->to > h->count) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "plan op %z keeps [%z, %z): out of order or "
+                                  "beyond the %z entries",
+                                  k, (size_t)op->from, (size_t)op->to,
+                                  h->count);
+            }
+            next = op->to;
+            new_count += op->to - op->from;
+            for (size_t i = op->from; i < op->to; i++) {
+                new_used += h->slots[i].size;
+            }
+        } else if (op->kind == CTXC_PLAN_INSERT) {
+            if (plan->scratch == NULL || op->offset > plan->scratch_used ||
+                op->size > plan->scratch_used - op->offset ||
+                op->size < CTXC__REC_HEADER) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "plan op %z inserts bytes outside the plan's "
+                                  "scratch area",
+                                  k);
+            }
+            new_count++;
+            new_used += op->size;
+        } else {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "plan op %z has unknown kind %u", k,
+                              (unsigned)op->kind);
+        }
+    }
+    if (new_count > h->max_entries) {
+        return ctxc__fail_space(err, new_count - h->max_entries,
+                                "the new history has %z entries, the store "
+                                "holds %z",
+                                new_count, h->max_entries);
+    }
+    if (new_used > h->arena_bytes) {
+        return ctxc__fail_space(err, new_used - h->arena_bytes,
+                                "the new history needs %z arena bytes, the "
+                                "arena has %z",
+                                new_used, h->arena_bytes);
+    }
+    /* tool calls and responses stay paired */
+    ctxc_status_t st = ctxc__pairing_check_plan(h, plan, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    /* 2. drop every entry no KEEP covers, compacting what stays */
+    unkept_t u = {plan, 0};
+    ctxc__store_drop_if(h, unkept, &u);
+    /* 3. place everything from the back: kept records only move up */
+    size_t kept_left = h->count;
+    size_t pos_slot = new_count;
+    size_t pos_byte = new_used;
+    for (size_t j = plan->count; j-- > 0;) {
+        const ctxc_plan_op_t *op = &plan->ops[j];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            for (size_t n = op->to - op->from; n > 0; n--) {
+                ctxc_slot_t s = h->slots[--kept_left];
+                pos_byte -= s.size;
+                memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
+                s.offset = (uint32_t)pos_byte;
+                h->slots[--pos_slot] = s;
+            }
+        } else {
+            pos_byte -= op->size;
+            memcpy(h->arena + pos_byte, plan->scratch + op->offset, op->size);
+            /* inserted entries are counted with the store's own estimator */
+            ctxc_slot_t s = {(uint32_t)pos_byte, op->size,    0,
+                             op->block_count,    op->speaker, op->flags};
+            ctxc_entry_t e;
+            ctxc__record_entry(h->arena + pos_byte, &s, &e);
+            s.tokens = ctxc__estimate_entry(h, &e);
+            h->slots[--pos_slot] = s;
+        }
+    }
+    ctxc__store_commit(h, new_count, new_used);
+    return CTXC_OK;
 }
 
 /* ---- density results ----------------------------------------------------- */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ctxc/port.h"
-#include "ctxc_internal.h"
+#include "error.h"
 
 ctxc_status_t ctxc_fs_path_check(const char *path, ctxc_error_t *err) {
     if (path == NULL) {

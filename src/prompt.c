@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "ctxc/prompt.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "json.h"
+#include "sink.h"
 
 const ctxc_prompt_builtin_t *ctxc_prompt_builtin(const char *id) {
     if (id == NULL) {

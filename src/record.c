@@ -6,7 +6,11 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
+#include "error.h"
+#include "json.h"
 #include "record.h"
+#include "sink.h"
+#include "text_stats.h"
 
 #define ABSENT_LEN 0xFFFFFFFFu
 
@@ -456,5 +460,43 @@ ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
                              value)) {
         return CTXC_E_NOT_FOUND;
     }
+    return CTXC_OK;
+}
+
+/* ---- entries given as ctxc_entry_in_t ------------------------------------ */
+
+static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
+                                   ctxc_error_t *err) {
+    const ctxc_entry_in_t *in = (const ctxc_entry_in_t *)ctx;
+    const ctxc_block_t *b = &in->blocks[i];
+    if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "block %z: unknown block type %u", i,
+                          (unsigned)b->type);
+    }
+    memset(out, 0, sizeof *out);
+    out->type = b->type;
+    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
+        ctxc_str_t v = ctxc__block_field(b, f);
+        out->f[f].p = v.ptr;
+        out->f[f].n = v.len;
+        out->f[f].kind = CTXC__SRC_RAW;
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,
+                                      ctxc__entry_src_t *src,
+                                      ctxc_error_t *err) {
+    if (in == NULL || (in->blocks == NULL && in->block_count != 0)) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL entry");
+    }
+    src->speaker = in->speaker;
+    src->block_count = in->block_count;
+    src->block = block_from_in;
+    src->ctx = (void *)(uintptr_t)in;
+    src->metadata.p = in->metadata.ptr;
+    src->metadata.n = in->metadata.len;
+    src->metadata.kind = CTXC__SRC_RAW;
     return CTXC_OK;
 }

@@ -12,7 +12,108 @@
 #ifndef CTXC_RECORD_H
 #define CTXC_RECORD_H
 
-#include "ctxc_internal.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/history.h"
+#include "ctxc/strategy.h"
+#include "json.h"
+#include "sink.h"
+
+/* Byte equality of two strings (absent and empty compare equal). */
+static inline bool ctxc__str_eq(ctxc_str_t a, ctxc_str_t b) {
+    if (a.len != b.len) {
+        return false;
+    }
+    for (size_t i = 0; i < a.len; i++) {
+        if (a.ptr[i] != b.ptr[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- block layout -------------------------------------------------------- */
+
+#define CTXC__MAX_FIELDS 5
+
+typedef struct {
+    const char *key; /* interchange key */
+    uint8_t optional;
+    uint8_t json; /* value is a JSON value, not a string */
+} ctxc__field_desc_t;
+
+typedef struct {
+    const char *name;
+    uint8_t nfields;
+    ctxc__field_desc_t fields[CTXC__MAX_FIELDS];
+} ctxc__block_desc_t;
+
+extern const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT];
+
+/* Field i of a block (order of ctxc__block_desc). */
+ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i);
+void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v);
+
+/* ---- record writer (history.c) -------------------------------------------
+ * The store writes entries from "sources": each field is a span plus how to
+ * read it. Used by the public append/replace (raw strings, JSON text) and by
+ * the importer (JSON string bodies and JSON value spans, decoded while they
+ * are written into the arena). */
+
+typedef struct {
+    const char *p; /* NULL = absent */
+    size_t n;
+    ctxc__src_kind_t kind; /* for JSON fields: how the JSON text is read */
+} ctxc__src_t;
+
+typedef struct {
+    ctxc_block_type_t type;
+    ctxc__src_t f[CTXC__MAX_FIELDS];
+    /* Optional: what ctxc_estimate_block_default() gives for this block,
+     * when the source knows it already (the importer counts while it
+     * scans); the record writer then does not count it again. */
+    bool has_tokens;
+    uint32_t tokens;
+} ctxc__block_src_t;
+
+/* Produces block i (0-based, called with i = 0..n-1 in order, possibly
+ * several times). Returns CTXC_OK or an error (err set). */
+typedef ctxc_status_t (*ctxc__block_fn)(void *ctx, size_t i,
+                                        ctxc__block_src_t *out,
+                                        ctxc_error_t *err);
+
+typedef struct {
+    ctxc_speaker_t speaker;
+    size_t block_count;
+    ctxc__block_fn block;
+    void *ctx;
+    ctxc__src_t metadata; /* JSON object, or absent */
+} ctxc__entry_src_t;
+
+/* An entry source over a ctxc_entry_in_t (the public append/replace and
+ * plan inserts). */
+ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,
+                                      ctxc__entry_src_t *src,
+                                      ctxc_error_t *err);
+
+/* Estimate of one entry with the history's estimator / with `fn`. */
+uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);
+uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
+                             const ctxc_entry_t *e);
+
+/* Writes an entry record into a scratch area (plans, density results) and
+ * describes it in an INSERT op (replaces = UINT32_MAX). */
+ctxc_status_t ctxc__record_to_scratch(uint8_t *scratch, size_t cap,
+                                      size_t *used,
+                                      const ctxc__entry_src_t *src,
+                                      ctxc_estimate_fn est, void *user,
+                                      ctxc_plan_op_t *op, ctxc_error_t *err);
+
+/* A read-only entry view of an INSERT op's record. */
+void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
+                    ctxc_entry_t *e);
 
 #define CTXC__REC_HEADER 8u
 #define CTXC__SLOT_MARK 0x80u /* transient slot mark of history.c; masked */

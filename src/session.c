@@ -6,11 +6,8 @@
 #include "ctxc/ctxc.h"
 #include "ctxc/session.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
-
-uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
-    return context_limit * threshold * 6u / 10000u;
-}
+#include "error.h"
+#include "sink.h"
 
 /* ---- the settings as the strategies read them ---------------------------- */
 

@@ -11,8 +11,11 @@
  */
 #include <string.h>
 
+#include "error.h"
+#include "json.h"
 #include "settings_file.h"
 #include "settings_registry.h"
+#include "sink.h"
 
 /* The longest a value is written in a file: strings are printable ASCII
  * without quotes or backslashes (no escapes), enum values are quoted. */

@@ -5,9 +5,11 @@
  */
 #include <string.h>
 
+#include "error.h"
 #include "settings_file.h"
 #include "settings_registry.h"
 #include "settings_store.h"
+#include "sink.h"
 
 #define PROFILE_PATH_MAX                                                       \
     (sizeof CTXC_PROFILES_DIR + CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 6u)

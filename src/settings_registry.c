@@ -6,7 +6,10 @@
  */
 #include <string.h>
 
+#include "error.h"
+#include "json.h"
 #include "settings_registry.h"
+#include "sink.h"
 
 /* ---- the registry -------------------------------------------------------- */
 

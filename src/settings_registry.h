@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #include "ctxc/settings.h"
-#include "ctxc_internal.h"
+#include "json.h"
+#include "sink.h"
 
 /* The spec of a valid id (no range check). */
 static inline const ctxc_setting_spec_t *ctxc__spec(ctxc_setting_id_t id) {

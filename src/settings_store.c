@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "error.h"
 #include "settings_file.h"
 #include "settings_registry.h"
 #include "settings_store.h"

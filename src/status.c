@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "sink.h"
 
 static const char *const status_text[] = {
 #define CTXC_STATUS_TEXT_(name, text) text,
@@ -46,7 +47,7 @@ const char *ctxc_error_message(const ctxc_error_t *err) {
     return "";
 }
 
-/* The formatter of ctxc__fail() and friends (see ctxc_internal.h). */
+/* The formatter of ctxc__fail() and friends (see error.h). */
 static void vformat(ctxc__sink_t *m, const char *fmt, va_list ap) {
     for (const char *f = fmt; *f != '\0'; f++) {
         if (*f != '%' || f[1] == '\0') {

@@ -6,7 +6,8 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "strategies.h"
 
 const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
 #define CTXC_STRATEGY_NAME_(id, cfg, name) name,

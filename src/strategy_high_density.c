@@ -20,7 +20,13 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "error.h"
+#include "id_index.h"
+#include "json.h"
+#include "plan_build.h"
+#include "record.h"
+#include "sink.h"
+#include "strategies.h"
 
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
 

@@ -5,7 +5,7 @@
  */
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
-#include "ctxc_internal.h"
+#include "strategies.h"
 
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
 

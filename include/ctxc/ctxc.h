@@ -8,6 +8,7 @@
 #include "ctxc/estimate.h"
 #include "ctxc/history.h"
 #include "ctxc/jsonl.h"
+#include "ctxc/plan.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "ctxc/status.h"

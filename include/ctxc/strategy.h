@@ -1,6 +1,7 @@
 /*
  * ctxc — compression strategies: the static table, the compression context,
  * plans, the density (optimize) step and the tool-call boundary utilities.
+ * Building and applying plans and density results: ctxc/plan.h.
  *
  * A strategy never touches the history store. It reads an immutable context
  * (a read-only view of the entries plus settings) and writes a plan: the new
@@ -294,42 +295,6 @@ size_t ctxc_boundary_forward(const ctxc_boundary_t *b, size_t i);
 size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i);
 /* Forward if that is < N, else backward. */
 size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
-
-/* ---- plans and density results: building and applying -------------------- */
-
-/* Empty plan over the work area. */
-void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work);
-/* Appends KEEP [from, to) (store indexes; merged with a preceding adjacent
- * KEEP). Errors: CTXC_E_NO_SPACE, CTXC_E_INVALID_ARG (not increasing). */
-ctxc_status_t ctxc_plan_keep(ctxc_plan_t *plan, size_t from, size_t to,
-                             ctxc_error_t *err);
-/* Appends an inserted entry (validated and written into the scratch area;
- * its estimate computed with `estimate`). `replaces` is the store index it
- * stands in for, or UINT32_MAX for a synthetic entry. */
-ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
-                               ctxc_estimate_fn estimate, void *user,
-                               uint32_t replaces, ctxc_error_t *err);
-
-/* Applies a plan to the history. All checks happen first; on any error the
- * history is unchanged. Errors: CTXC_E_INVALID_ARG (ops out of order or out
- * of range), CTXC_E_NO_SPACE (the new history does not fit; err->needed). */
-ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
-                                      const ctxc_plan_t *plan,
-                                      ctxc_error_t *err);
-
-/* Validates a density result against a history of `count` entries: every
- * index in range, none listed twice, none both removed and replaced. `mark`
- * (count elements of caller memory) receives one mark per entry; O(count).
- * Errors: CTXC_E_RANGE, CTXC_E_INVALID_ARG. */
-ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
-                                    size_t count, uint16_t *mark,
-                                    ctxc_error_t *err);
-/* Validates, then applies: replacements first, removals from the highest
- * index down (as one atomic step), tokens recounted. Uses work->ops and
- * work->marks. On error nothing is applied. */
-ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
-                                 const ctxc_density_result_t *r,
-                                 ctxc_work_t *work, ctxc_error_t *err);
 
 /* Slots per index table of a work area for `max_entries` entries:
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY per entry rounded up to a power of

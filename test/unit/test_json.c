@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/json.h"
 #include "../../src/json_tok.h"
 #include "ctxc/ctxc.h"
 

@@ -12,7 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../src/ctxc_internal.h"
+#include "../../src/error.h"
+#include "../../src/sink.h"
 #include "ctxc/ctxc.h"
 
 static void test_every_status_has_a_distinct_text_and_name(void **state) {

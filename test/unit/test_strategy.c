@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/ctxc_internal.h"
+#include "../../src/plan_build.h"
 #include "ctxc/ctxc.h"
 #include "support.h"
 

@@ -1,0 +1,49 @@
+/*
+ * ctxc — building plans and density results from entry sources, and
+ * editing an existing entry into a new one (private header; plan.c).
+ */
+#ifndef CTXC_PLAN_BUILD_H
+#define CTXC_PLAN_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/strategy.h"
+#include "record.h"
+
+/* An entry source that yields the blocks of an existing entry, each passed
+ * through `edit` (which may change fields or return false to drop the
+ * block). */
+typedef bool (*ctxc__block_edit_fn)(void *user, size_t index, ctxc_block_t *b);
+typedef struct {
+    const ctxc_entry_t *entry;
+    ctxc__block_edit_fn edit; /* NULL: blocks unchanged */
+    void *user;
+    /* iteration cache */
+    const uint8_t *cur;
+    size_t next_src; /* source block index of cur */
+    size_t next_out; /* output index expected next */
+} ctxc__entry_edit_t;
+
+/* Number of blocks the edit keeps. */
+size_t ctxc__entry_edit_count(ctxc__entry_edit_t *ed);
+/* ctxc__block_fn over a ctxc__entry_edit_t. */
+ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
+                                     ctxc__block_src_t *out, ctxc_error_t *err);
+
+/* ---- plans and density results (plan.c) ---------------------------------- */
+
+ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    uint32_t replaces, ctxc_error_t *err);
+void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work);
+ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
+                                   ctxc_error_t *err);
+ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
+                                    const ctxc__entry_src_t *src,
+                                    ctxc_estimate_fn est, void *user,
+                                    ctxc_error_t *err);
+
+#endif /* CTXC_PLAN_BUILD_H */
