@@ -809,105 +809,69 @@ ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
 
 /* ---- export -------------------------------------------------------------- */
 
-typedef struct {
-    ctxc_write_fn fn;
-    void *user;
-    ctxc_status_t st;
-    size_t n;
-    char buf[192];
-} writer_t;
-
-static void w_flush(writer_t *w) {
-    if (w->n > 0 && w->st == CTXC_OK) {
-        w->st = w->fn(w->user, w->buf, w->n);
-    }
-    w->n = 0;
-}
-
-static void w_put(writer_t *w, const char *p, size_t n) {
-    if (n >= sizeof w->buf) { /* a long run goes out as it is */
-        w_flush(w);
-        if (w->st == CTXC_OK) {
-            w->st = w->fn(w->user, p, n);
-        }
-        return;
-    }
-    while (n > 0) {
-        if (w->n == sizeof w->buf) {
-            w_flush(w);
-        }
-        size_t take = sizeof w->buf - w->n;
-        if (take > n) {
-            take = n;
-        }
-        memcpy(w->buf + w->n, p, take);
-        w->n += take;
-        p += take;
-        n -= take;
-    }
-}
-
-static void w_str(writer_t *w, const char *s) { w_put(w, s, strlen(s)); }
+/* An entry goes out through a stream (sink.h) over this many bytes of
+ * stack: short pieces collect, long runs are written as they are. */
+#define EXPORT_BUF 192u
 
 /* A stored string (valid UTF-8) as a JSON string literal: runs that need
  * no escape are written at once. */
-static void w_json_string(writer_t *w, ctxc_str_t s) {
+static void w_json_string(ctxc__stream_t *w, ctxc_str_t s) {
     const uint8_t *u = (const uint8_t *)s.ptr;
     size_t i = 0;
     size_t run = 0;
-    w_put(w, "\"", 1);
+    ctxc__stream_put(w, "\"", 1);
     while (i < s.len) {
         uint8_t c = u[i];
         if (c >= 0x20u && c != '"' && c != '\\') {
             i++;
             continue;
         }
-        w_put(w, s.ptr + run, i - run);
+        ctxc__stream_put(w, s.ptr + run, i - run);
         char tmp[8];
         ctxc__sink_t o = {tmp, sizeof tmp, 0};
         ctxc__json_escape_cp(&o, c);
-        w_put(w, tmp, o.len);
+        ctxc__stream_put(w, tmp, o.len);
         run = ++i;
     }
-    w_put(w, s.ptr + run, i - run);
-    w_put(w, "\"", 1);
+    ctxc__stream_put(w, s.ptr + run, i - run);
+    ctxc__stream_put(w, "\"", 1);
 }
 
-static void write_entry(writer_t *w, const ctxc_entry_t *e) {
-    w_str(w, "{\"speaker\":\"");
-    w_str(w, ctxc_speaker_name(e->speaker));
-    w_str(w, "\",\"blocks\":[");
+static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
+    ctxc__stream_puts(w, "{\"speaker\":\"");
+    ctxc__stream_puts(w, ctxc_speaker_name(e->speaker));
+    ctxc__stream_puts(w, "\",\"blocks\":[");
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     bool first = true;
     while (ctxc_entry_next_block(e, &cur, &b)) {
         const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
-        w_str(w, first ? "{\"type\":\"" : ",{\"type\":\"");
+        ctxc__stream_puts(w, first ? "{\"type\":\"" : ",{\"type\":\"");
         first = false;
-        w_str(w, d->name);
-        w_put(w, "\"", 1);
+        ctxc__stream_puts(w, d->name);
+        ctxc__stream_put(w, "\"", 1);
         for (unsigned f = 0; f < d->nfields; f++) {
             ctxc_str_t v = ctxc__block_field(&b, f);
             if (v.ptr == NULL) {
                 continue;
             }
-            w_str(w, ",\"");
-            w_str(w, d->fields[f].key);
-            w_str(w, "\":");
+            ctxc__stream_puts(w, ",\"");
+            ctxc__stream_puts(w, d->fields[f].key);
+            ctxc__stream_puts(w, "\":");
             if (d->fields[f].json) {
-                w_put(w, v.ptr, v.len);
+                ctxc__stream_put(w, v.ptr, v.len);
             } else {
                 w_json_string(w, v);
             }
         }
-        w_put(w, "}", 1);
+        ctxc__stream_put(w, "}", 1);
     }
-    w_put(w, "]", 1);
+    ctxc__stream_put(w, "]", 1);
     if (e->metadata.ptr != NULL) {
-        w_str(w, ",\"metadata\":");
-        w_put(w, e->metadata.ptr, e->metadata.len);
+        ctxc__stream_puts(w, ",\"metadata\":");
+        ctxc__stream_put(w, e->metadata.ptr, e->metadata.len);
     }
-    w_str(w, "}\n");
+    ctxc__stream_puts(w, "}\n");
 }
 
 ctxc_status_t ctxc_export_entry(const ctxc_history_t *h, size_t index,
@@ -922,15 +886,13 @@ ctxc_status_t ctxc_export_entry(const ctxc_history_t *h, size_t index,
                           "entry %z does not exist (%z entries)", index,
                           ctxc_history_count(h));
     }
-    writer_t w;
-    w.fn = write;
-    w.user = user;
-    w.st = CTXC_OK;
-    w.n = 0;
+    char buf[EXPORT_BUF];
+    ctxc__stream_t w;
+    ctxc__stream_init(&w, buf, sizeof buf, write, user);
     write_entry(&w, &e);
-    w_flush(&w);
-    if (w.st != CTXC_OK) {
-        return ctxc__fail(err, w.st, "writing entry %z failed", index);
+    ctxc_status_t st = ctxc__stream_flush(&w);
+    if (st != CTXC_OK) {
+        return ctxc__fail(err, st, "writing entry %z failed", index);
     }
     return CTXC_OK;
 }

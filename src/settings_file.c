@@ -4,8 +4,9 @@
  * {"key": value} of registered keys, read, checked and written.
  *
  * Files are read into the store's buffer and parsed twice: a first pass
- * checks everything (JSON through ctxc__json_canon, then every key and
- * value), a second pass, which cannot fail, hands the values to a visitor.
+ * checks everything (the JSON through the one scanner, ctxc__json_scan,
+ * into a fixed array of tokens on the stack, then every key and value), a
+ * second pass, which cannot fail, hands the values to a visitor.
  * So a bad file never changes a layer half-way, and no second layer is
  * needed. Nothing here knows of layers or profiles.
  */
@@ -13,6 +14,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "json_tok.h"
 #include "settings_file.h"
 #include "settings_registry.h"
 #include "sink.h"
@@ -30,53 +32,54 @@ _Static_assert(4u CTXC_SETTINGS_LIST(WORST_) <= CTXC_CFG_SETTINGS_FILE_BYTES,
                "with every setting at its longest value");
 #undef WORST_
 
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+/* Tokens a settings file is read into, on the stack (31 with the 14
+ * settings of the registry: 620 bytes, 744 on 64-bit hosts). A file the
+ * store accepts has the object, and a key and a scalar value per setting: at
+ * most 1 + 2 * CTXC_SETTING_COUNT tokens. The walk below stops at the first
+ * bad member; the members before it are good (registered keys, each once,
+ * scalar values: two tokens each), so there are at most CTXC_SETTING_COUNT
+ * of them and the bad member's key and value fit in two more tokens. A file
+ * with more tokens than this (a container value, more keys than settings)
+ * gets the message it gets when everything fits: "<path>: model: expected a
+ * string, got an array", "<path>: key 'model' appears twice". The bound
+ * check in the walk guards that argument. */
+#define SETTINGS_TOKENS (3u + 2u * (size_t)CTXC_SETTING_COUNT)
 
-static bool json_ws(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static size_t skip_ws(const char *b, size_t len, size_t i) {
-    while (i < len && json_ws(b[i])) {
-        i++;
-    }
-    return i;
-}
-
-static const char *json_kind(char c) {
-    switch (c) {
-    case '"':
+static const char *json_kind(unsigned type) {
+    switch (type) {
+    case CTXC__JT_STRING:
         return "a string";
-    case '{':
+    case CTXC__JT_OBJECT:
         return "an object";
-    case '[':
+    case CTXC__JT_ARRAY:
         return "an array";
-    case 'n':
+    case CTXC__JT_NULL:
         return "null";
-    case 't':
-    case 'f':
+    case CTXC__JT_TRUE:
+    case CTXC__JT_FALSE:
         return "a boolean";
     default:
         return "a number";
     }
 }
 
-/* One value of a file: v[0..n) is the JSON value text (trimmed). */
-static ctxc_status_t file_value(ctxc_setting_id_t id, const char *v, size_t n,
-                                char *tmp, uint32_t *num, size_t *slen,
-                                ctxc_error_t *err) {
+/* One value of a file: token t of the text b. */
+static ctxc_status_t file_value(ctxc_setting_id_t id, const char *b,
+                                const ctxc__jtok_t *t, char *tmp, uint32_t *num,
+                                size_t *slen, ctxc_error_t *err) {
     const ctxc_setting_spec_t *sp = ctxc__spec(id);
-    const char *want = NULL;
+    const char *p = ctxc__jtok_p(b, t);
+    size_t n = ctxc__jtok_n(t);
+    unsigned want = CTXC__JT_NUMBER;
     switch (sp->type) {
     case CTXC_SETTING_TYPE_ENUM:
     case CTXC_SETTING_TYPE_STRING: {
-        if (v[0] != '"') {
-            want = "a string";
+        if (t->type != CTXC__JT_STRING) {
+            want = CTXC__JT_STRING;
             break;
         }
         ctxc__sink_t o = {tmp, CTXC_CFG_SETTINGS_VALUE_BYTES - 1u, 0};
-        ctxc_status_t st =
-            ctxc__write_decoded(&o, v + 1, n - 2, CTXC__SRC_JSTR, err);
+        ctxc_status_t st = ctxc__write_decoded(&o, p, n, CTXC__SRC_JSTR, err);
         if (st != CTXC_OK) {
             return st;
         }
@@ -90,21 +93,22 @@ static ctxc_status_t file_value(ctxc_setting_id_t id, const char *v, size_t n,
         return ctxc__setting_parse(id, tmp, o.len, num, err);
     }
     case CTXC_SETTING_TYPE_BOOL:
-        if (v[0] != 't' && v[0] != 'f') {
-            want = "true or false";
+        if (t->type != CTXC__JT_TRUE && t->type != CTXC__JT_FALSE) {
+            want = CTXC__JT_TRUE;
             break;
         }
-        return ctxc__setting_parse(id, v, n, num, err);
+        return ctxc__setting_parse(id, p, n, num, err);
     case CTXC_SETTING_TYPE_RATIO:
     case CTXC_SETTING_TYPE_INT:
-        if (v[0] != '-' && !is_digit(v[0])) {
-            want = "a number";
+        if (t->type != CTXC__JT_NUMBER) {
             break;
         }
-        return ctxc__setting_parse(id, v, n, num, err);
+        return ctxc__setting_parse(id, p, n, num, err);
     }
     return ctxc__fail(err, CTXC_E_INVALID_ARG, "%s: expected %s, got %s",
-                      sp->key, want, json_kind(v[0]));
+                      sp->key,
+                      want == CTXC__JT_TRUE ? "true or false" : json_kind(want),
+                      json_kind(t->type));
 }
 
 static ctxc_status_t as_parse_error(ctxc_status_t st, ctxc_error_t *err) {
@@ -120,33 +124,29 @@ static ctxc_status_t as_parse_error(ctxc_status_t st, ctxc_error_t *err) {
 ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
                                    ctxc__settings_visit_fn visit, void *user,
                                    uint32_t *present, ctxc_error_t *err) {
-    ctxc__sink_t none = {NULL, 0, 0};
-    ctxc_status_t st = ctxc__json_canon(b, len, CTXC__SRC_RAW,
-                                        CTXC_CFG_JSON_MAX_DEPTH, &none, err);
+    ctxc__jtok_t t[SETTINGS_TOKENS];
+    ctxc_status_t st = ctxc__json_scan(b, len, CTXC_CFG_JSON_MAX_DEPTH, t,
+                                       SETTINGS_TOKENS, NULL, NULL, err);
     if (st != CTXC_OK) {
         return st;
     }
-    uint32_t seen = 0;
-    size_t i = skip_ws(b, len, 0);
-    if (b[i] != '{') {
+    if (t[0].type != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "expected a JSON object {\"key\": value, ...}, got "
                           "%s",
-                          json_kind(b[i]));
+                          json_kind(t[0].type));
     }
-    i = skip_ws(b, len, i + 1);
-    while (b[i] != '}') {
-        /* the JSON is valid: b[i] opens a key string */
-        size_t kend = ctxc__json_skip_value(b, len, i);
-        const char *kp = b + i + 1;
-        size_t kn = kend - i - 2;
-        i = skip_ws(b, len, kend);  /* ':' */
-        i = skip_ws(b, len, i + 1); /* the value */
-        size_t vend = ctxc__json_skip_value(b, len, i);
-        size_t vn = vend - i;
-        while (vn > 0 && json_ws(b[i + vn - 1])) {
-            vn--;
+    uint32_t seen = 0;
+    size_t key = 1;
+    for (uint32_t k = 0; k < t[0].size; k++) {
+        if (key + 1u >= SETTINGS_TOKENS) { /* not reached: SETTINGS_TOKENS */
+            return ctxc__fail(err, CTXC_E_PARSE,
+                              "more than %z JSON tokens (settings file "
+                              "limit)",
+                              SETTINGS_TOKENS);
         }
+        const char *kp = ctxc__jtok_p(b, &t[key]);
+        size_t kn = ctxc__jtok_n(&t[key]);
         ctxc_setting_id_t id;
         if (!ctxc__setting_lookup(kp, kn, CTXC__SRC_JSTR, &id)) {
             return as_parse_error(ctxc__setting_unknown(kp, kn, err), err);
@@ -155,10 +155,11 @@ ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
             return ctxc__fail(err, CTXC_E_PARSE, "key '%s' appears twice",
                               ctxc__spec(id)->key);
         }
+        size_t val = key + 1u;
         char tmp[CTXC_CFG_SETTINGS_VALUE_BYTES];
         uint32_t num = 0;
         size_t slen = 0;
-        st = file_value(id, b + i, vn, tmp, &num, &slen, err);
+        st = file_value(id, b, &t[val], tmp, &num, &slen, err);
         if (st != CTXC_OK) {
             return as_parse_error(st, err);
         }
@@ -166,10 +167,7 @@ ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
         if (visit != NULL) {
             visit(user, id, num, tmp, slen);
         }
-        i = skip_ws(b, len, vend);
-        if (b[i] == ',') {
-            i = skip_ws(b, len, i + 1);
-        }
+        key = t[val].next; /* a scalar: val + 1 */
     }
     if (present != NULL) {
         *present = seen;

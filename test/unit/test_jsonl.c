@@ -74,17 +74,25 @@ static void test_canonical_output(void **state) {
         "{ \"metadata\" : {\"timestamp\": 17, \"model\":\"m\"}, \"blocks\": [ "
         "{\"text\":\"caf\\u00e9 \\/ \\ud83d\\ude00\",\"type\":\"text\"} ], "
         "\"speaker\":\"ai\" }\n",
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"caf\xc3\xa9 / "
-        "\xf0\x9f\x98\x80\"}],\"metadata\":{\"timestamp\":17,\"model\":\"m\"}}\n");
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"caf\xc3\xa9 / "
+        "\xf0\x9f\x98\x80\"}],\"metadata\":{\"timestamp\":17,\"model\":\"m\"}}"
+        "\n");
     assert_fmt(
-        "{\"speaker\":\"ai\",\"blocks\":[{\"parameters\":{ \"file_path\":\"a.c\" },"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"parameters\":{ "
+        "\"file_path\":\"a.c\" },"
         "\"name\":\"read_file\",\"id\":\"c1\",\"type\":\"tool_call\"}]}\r\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
-        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n",
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":"
+        "\"e\"}]}\n",
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"c1\","
+        "\"name\":"
         "\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}}]}\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
-        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":\"e\"}]}\n");
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"x\\ty\",\"error\":"
+        "\"e\"}]}\n");
 }
 
 /* JSON values are stored as written when that is canonical already and
@@ -142,11 +150,26 @@ static uint32_t stored_estimate(size_t i) {
 static void test_import_estimates_match_the_estimator(void **state) {
     (void)state;
     static const char *const pieces[] = {
-        "w",        "word",        " ",           "  ",
-        "\\n",     "\\t\\r",       "\\f",         "\\b",
-        "\\u000b", "\\u00a0",     "\xc2\xa0",    "\\u2028",
-        "\xe3\x80\x80", "\\ufeff", "\\ud83d\\ude00", "\xf0\x9f\x98\x80",
-        "\\\"",    "\\\\",        "\\/",         "\xc3\xa9",
+        "w",
+        "word",
+        " ",
+        "  ",
+        "\\n",
+        "\\t\\r",
+        "\\f",
+        "\\b",
+        "\\u000b",
+        "\\u00a0",
+        "\xc2\xa0",
+        "\\u2028",
+        "\xe3\x80\x80",
+        "\\ufeff",
+        "\\ud83d\\ude00",
+        "\xf0\x9f\x98\x80",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\xc3\xa9",
         "a b c d e f g h",
     };
     const size_t np = sizeof pieces / sizeof pieces[0];
@@ -170,25 +193,27 @@ static void test_import_estimates_match_the_estimator(void **state) {
             }
             text[k][n] = '\0';
         }
-        snprintf(line, sizeof line,
-                 "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                 "\"%s\"},{\"type\":\"thinking\",\"thought\":\"%s\"},{\"type\":"
-                 "\"code\",\"code\":\"%s\"},{\"type\":\"media\",\"mimeType\":"
-                 "\"m\",\"data\":\"d\",\"encoding\":\"e\"%s%s%s}]}\n"
-                 "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
-                 "\"callId\":\"c1\",\"toolName\":\"t\",\"result\":\"%s\",\"error\":"
-                 "\"%s\"},{\"type\":\"tool_response\",\"callId\":\"c2\",\"toolName\":"
-                 "\"t\",\"result\":\"%s\"},{\"type\":\"tool_response\",\"callId\":"
-                 "\"c3\",\"toolName\":\"t\",\"result\":{\"x\":\"%s\"},\"error\":"
-                 "\"%s\"}]}\n"
-                 "\x01{\"role\":\"user\",\"content\":\"%s\"}\n"
-                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
-                 "\"%s\"}]}\n"
-                 "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"%s\"}\n"
-                 "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":null}\n",
-                 text[0], text[1], text[2], round % 2 ? ",\"caption\":\"" : "",
-                 round % 2 ? text[0] : "", round % 2 ? "\"" : "", text[1],
-                 text[2], text[0], text[1], text[2], text[0], text[1], text[2]);
+        snprintf(
+            line, sizeof line,
+            "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+            "\"%s\"},{\"type\":\"thinking\",\"thought\":\"%s\"},{\"type\":"
+            "\"code\",\"code\":\"%s\"},{\"type\":\"media\",\"mimeType\":"
+            "\"m\",\"data\":\"d\",\"encoding\":\"e\"%s%s%s}]}\n"
+            "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+            "\"callId\":\"c1\",\"toolName\":\"t\",\"result\":\"%s\",\"error\":"
+            "\"%s\"},{\"type\":\"tool_response\",\"callId\":\"c2\","
+            "\"toolName\":"
+            "\"t\",\"result\":\"%s\"},{\"type\":\"tool_response\",\"callId\":"
+            "\"c3\",\"toolName\":\"t\",\"result\":{\"x\":\"%s\"},\"error\":"
+            "\"%s\"}]}\n"
+            "\x01{\"role\":\"user\",\"content\":\"%s\"}\n"
+            "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+            "\"%s\"}]}\n"
+            "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"%s\"}\n"
+            "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":null}\n",
+            text[0], text[1], text[2], round % 2 ? ",\"caption\":\"" : "",
+            round % 2 ? text[0] : "", round % 2 ? "\"" : "", text[1], text[2],
+            text[0], text[1], text[2], text[0], text[1], text[2]);
         /* the entries, then (after \x01) the OpenAI messages */
         char *oa = strchr(line, '\x01');
         *oa++ = '\0';
@@ -216,16 +241,20 @@ static void test_import_estimates_match_the_estimator(void **state) {
 static void test_every_block_type_round_trips(void **state) {
     (void)state;
     const char *all =
-        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"hi\"}],"
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"hi\"}"
+        "],"
         "\"metadata\":{}}\n"
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":\"t\","
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":"
+        "\"t\","
         "\"signature\":\"s\"},{\"type\":\"code\",\"code\":\"x=1\",\"language\":"
-        "\"py\"},{\"type\":\"media\",\"mimeType\":\"image/png\",\"data\":\"AA==\","
+        "\"py\"},{\"type\":\"media\",\"mimeType\":\"image/"
+        "png\",\"data\":\"AA==\","
         "\"encoding\":\"base64\",\"caption\":\"c\",\"filename\":\"f.png\"},"
         "{\"type\":\"tool_call\",\"id\":\"1\",\"name\":\"n\",\"parameters\":[1,"
         "{\"a\":null}]}],\"metadata\":{\"isSummary\":true,\"usage\":{"
         "\"promptTokens\":5,\"completionTokens\":1}}}\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
         "\"1\",\"toolName\":\"n\",\"result\":{\"ok\":true,\"n\":1.50}}]}\n";
     assert_fmt(all, all);
     ctxc_entry_t e;
@@ -235,16 +264,18 @@ static void test_every_block_type_round_trips(void **state) {
     ctxc_history_get(&hist, 2, &e);
     ctxc_block_t b;
     ctxc_entry_block(&e, 0, &b);
-    assert_string_equal(b.u.tool_response.result.ptr, "{\"ok\":true,\"n\":1.50}");
+    assert_string_equal(b.u.tool_response.result.ptr,
+                        "{\"ok\":true,\"n\":1.50}");
     assert_null(b.u.tool_response.error.ptr);
 }
 
 static void test_blank_lines_and_no_final_newline(void **state) {
     (void)state;
     assert_int_equal(
-        import_str("\n  \n{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
-                   "\"text\":\"a\"}]}\n\r\n{\"speaker\":\"ai\",\"blocks\":[{"
-                   "\"type\":\"text\",\"text\":\"b\"}]}"),
+        import_str(
+            "\n  \n{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+            "\"text\":\"a\"}]}\n\r\n{\"speaker\":\"ai\",\"blocks\":[{"
+            "\"type\":\"text\",\"text\":\"b\"}]}"),
         CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 2);
 }
@@ -252,18 +283,19 @@ static void test_blank_lines_and_no_final_newline(void **state) {
 static void test_unpaired_calls_and_responses_are_data(void **state) {
     (void)state;
     assert_int_equal(
-        import_str("{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
-                   "\"callId\":\"ghost\",\"toolName\":\"x\",\"result\":\"\"}]}\n"
-                   "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":"
-                   "\"c9\",\"name\":\"x\",\"parameters\":{}}]}\n"),
+        import_str(
+            "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+            "\"callId\":\"ghost\",\"toolName\":\"x\",\"result\":\"\"}]}\n"
+            "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":"
+            "\"c9\",\"name\":\"x\",\"parameters\":{}}]}\n"),
         CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 2);
 }
 
 /* ---- bad input: each class names the line, imports nothing --------------- */
 
-static const char *GOOD =
-    "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n";
+static const char *GOOD = "{\"speaker\":\"human\",\"blocks\":[{\"type\":"
+                          "\"text\",\"text\":\"ok\"}]}\n";
 
 static void assert_bad_line3(const char *bad, ctxc_status_t st,
                              const char *reason) {
@@ -310,8 +342,10 @@ static void assert_bad_line3(const char *bad, ctxc_status_t st,
 
 static void test_not_json(void **state) {
     (void)state;
-    assert_bad_line3("this is not json", CTXC_E_PARSE, "invalid JSON at byte 2");
-    assert_bad_line3("@", CTXC_E_PARSE, "invalid JSON at byte 1: value expected");
+    assert_bad_line3("this is not json", CTXC_E_PARSE,
+                     "invalid JSON at byte 2");
+    assert_bad_line3("@", CTXC_E_PARSE,
+                     "invalid JSON at byte 1: value expected");
     assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[}", CTXC_E_PARSE,
                      "invalid JSON");
     assert_bad_line3("{\"speaker\":\"human\"} {}", CTXC_E_PARSE,
@@ -320,11 +354,12 @@ static void test_not_json(void **state) {
 
 static void test_wrong_shape(void **state) {
     (void)state;
-    assert_bad_line3("[1,2]", CTXC_E_PARSE, "must hold a JSON object, not an array");
+    assert_bad_line3("[1,2]", CTXC_E_PARSE,
+                     "must hold a JSON object, not an array");
     assert_bad_line3("{\"speaker\":\"human\",\"blocks\":{}}", CTXC_E_PARSE,
                      "'blocks' must be an array, not an object");
-    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[\"text\"]}", CTXC_E_PARSE,
-                     "block 0 must be an object");
+    assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[\"text\"]}",
+                     CTXC_E_PARSE, "block 0 must be an object");
     assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[]}", CTXC_E_PARSE,
                      "'blocks' is empty");
     assert_bad_line3("{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
@@ -349,9 +384,10 @@ static void test_unknown_speaker_and_block_type(void **state) {
     assert_bad_line3("{\"speaker\":\"robot\",\"blocks\":[{\"type\":\"text\","
                      "\"text\":\"a\"}]}",
                      CTXC_E_PARSE, "unknown speaker 'robot'");
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "\"a\"},{\"type\":\"image\",\"url\":\"x\"}]}",
-                     CTXC_E_PARSE, "block 1: unknown block type 'image'");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"a\"},{\"type\":\"image\",\"url\":\"x\"}]}",
+        CTXC_E_PARSE, "block 1: unknown block type 'image'");
 }
 
 static void test_missing_field(void **state) {
@@ -364,9 +400,10 @@ static void test_missing_field(void **state) {
     assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\","
                      "\"id\":\"c\",\"parameters\":{}}]}",
                      CTXC_E_PARSE, "block 0 (tool_call): missing key 'name'");
-    assert_bad_line3("{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
-                     "\"callId\":\"c\",\"toolName\":\"n\"}]}",
-                     CTXC_E_PARSE, "missing key 'result'");
+    assert_bad_line3(
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":\"c\",\"toolName\":\"n\"}]}",
+        CTXC_E_PARSE, "missing key 'result'");
     assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"text\":\"a\"}]}",
                      CTXC_E_PARSE, "block 0: missing key 'type'");
 }
@@ -375,27 +412,32 @@ static void test_wrong_type(void **state) {
     (void)state;
     assert_bad_line3("{\"speaker\":1,\"blocks\":[]}", CTXC_E_PARSE,
                      "'speaker' must be a string, not a number");
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "42}]}",
-                     CTXC_E_PARSE, "'text' must be a string");
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "\"a\"}],\"metadata\":[]}",
-                     CTXC_E_PARSE, "'metadata' must be an object");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "42}]}",
+        CTXC_E_PARSE, "'text' must be a string");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"a\"}],\"metadata\":[]}",
+        CTXC_E_PARSE, "'metadata' must be an object");
     assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":7}]}",
                      CTXC_E_PARSE, "'type' must be a string");
 }
 
 static void test_invalid_utf8_and_surrogates(void **state) {
     (void)state;
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "\"bad \xc3\x28 byte\"}]}",
-                     CTXC_E_UTF8, "invalid UTF-8");
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "\"\\ud800 alone\"}]}",
-                     CTXC_E_UTF8, "lone high surrogate");
-    assert_bad_line3("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
-                     "\"\\udfff\"}]}",
-                     CTXC_E_UTF8, "lone low surrogate");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"bad \xc3\x28 byte\"}]}",
+        CTXC_E_UTF8, "invalid UTF-8");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"\\ud800 alone\"}]}",
+        CTXC_E_UTF8, "lone high surrogate");
+    assert_bad_line3(
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+        "\"\\udfff\"}]}",
+        CTXC_E_UTF8, "lone low surrogate");
 }
 
 /* An entry whose tool_call parameters nest `depth` arrays deep. */
@@ -431,15 +473,17 @@ static void test_line_larger_than_arena(void **state) {
     ctxc_history_t tiny;
     ctxc_history_init(&tiny, slots, 4, arena, sizeof arena, NULL);
     char line[400];
-    int n = snprintf(line, sizeof line,
-                     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"");
+    int n = snprintf(
+        line, sizeof line,
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"");
     memset(line + n, 'z', 300);
     snprintf(line + n + 300, sizeof line - (size_t)n - 300, "\"}]}");
     assert_int_equal(ctxc_import_text(&imp, &tiny, line, strlen(line),
                                       CTXC_FORMAT_AUTO, &err),
                      CTXC_E_TOO_LARGE);
     assert_int_equal(err.line, 1);
-    assert_non_null(strstr(err.message, "larger than the history arena (256 bytes)"));
+    assert_non_null(
+        strstr(err.message, "larger than the history arena (256 bytes)"));
     assert_int_equal(ctxc_history_count(&tiny), 0);
 }
 
@@ -451,8 +495,9 @@ static void test_arena_full_midway_rolls_back(void **state) {
     ctxc_history_init(&tiny, slots, 8, arena, sizeof arena, NULL);
     char text[2048] = "";
     for (int i = 0; i < 6; i++) {
-        strcat(text, "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
-                     "\"text\":\"0123456789012345678901234567890123456789\"}]}\n");
+        strcat(text,
+               "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+               "\"text\":\"0123456789012345678901234567890123456789\"}]}\n");
     }
     assert_int_equal(ctxc_import_text(&imp, &tiny, text, strlen(text),
                                       CTXC_FORMAT_AUTO, &err),
@@ -494,7 +539,8 @@ static void test_import_api_misuse(void **state) {
                      CTXC_E_INVALID_ARG);
     /* abort restores */
     ctxc_history_clear(&hist);
-    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, NULL), CTXC_OK);
+    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, NULL),
+                     CTXC_OK);
     assert_int_equal(ctxc_import_line(&imp, GOOD, strlen(GOOD), NULL), CTXC_OK);
     assert_int_equal(ctxc_history_count(&hist), 1);
     ctxc_import_abort(&imp);
@@ -507,12 +553,16 @@ static void test_openai_messages(void **state) {
     (void)state;
     const char *in =
         "{\"role\":\"system\",\"content\":\"You are terse.\"}\n"
-        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"read a.c\"}]}\n"
-        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\","
-        "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"read "
+        "a.c\"}]}\n"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":"
+        "\"call_1\","
+        "\"type\":\"function\",\"function\":{\"name\":\"read_file\","
+        "\"arguments\":"
         "\"{\\\"file_path\\\": \\\"a.c\\\"}\"}},{\"id\":\"call_2\",\"type\":"
         "\"function\",\"function\":{\"name\":\"list\",\"arguments\":\"\"}}]}\n"
-        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"int x;\"}\n"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"int "
+        "x;\"}\n"
         "{\"role\":\"tool\",\"tool_call_id\":\"call_2\",\"name\":\"list\","
         "\"content\":\"a.c\"}\n"
         "{\"role\":\"assistant\",\"content\":\"Done.\",\"refusal\":null}\n";
@@ -520,17 +570,25 @@ static void test_openai_messages(void **state) {
     export_to(&hist, &out);
     assert_string_equal(
         out.buf,
-        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"You are "
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"You "
+        "are "
         "terse.\"}],\"metadata\":{\"source_role\":\"system\"}}\n"
-        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"read a.c\"}]}\n"
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"call_1\","
-        "\"name\":\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}},{\"type\":"
-        "\"tool_call\",\"id\":\"call_2\",\"name\":\"list\",\"parameters\":{}}]}\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"read "
+        "a.c\"}]}\n"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"call_"
+        "1\","
+        "\"name\":\"read_file\",\"parameters\":{\"file_path\":\"a.c\"}},{"
+        "\"type\":"
+        "\"tool_call\",\"id\":\"call_2\",\"name\":\"list\",\"parameters\":{}}]}"
+        "\n"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
         "\"call_1\",\"toolName\":\"read_file\",\"result\":\"int x;\"}]}\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
         "\"call_2\",\"toolName\":\"list\",\"result\":\"a.c\"}]}\n"
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"Done.\"}]}\n");
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"Done.\"}"
+        "]}\n");
 }
 
 static void test_openai_bad_input(void **state) {
@@ -539,7 +597,8 @@ static void test_openai_bad_input(void **state) {
     const char *bad[][2] = {
         {"{\"role\":\"wizard\",\"content\":\"x\"}", "unknown role 'wizard'"},
         {"{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":"
-         "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{oops\"}}]}",
+         "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{oops\"}}]"
+         "}",
          "arguments is not valid JSON"},
         {"{\"role\":\"tool\",\"content\":\"x\"}", "missing key 'tool_call_id'"},
         {"{\"role\":\"assistant\",\"content\":null}", "no content"},
@@ -548,7 +607,8 @@ static void test_openai_bad_input(void **state) {
         {"{\"role\":\"user\",\"content\":\"x\",\"tool_call_id\":\"c\"}",
          "only allowed on tool messages"},
         {"{\"content\":\"x\"}", "missing key 'role'"},
-        {"{\"role\":\"user\",\"content\":\"x\",\"extra\":1}", "unknown key 'extra'"},
+        {"{\"role\":\"user\",\"content\":\"x\",\"extra\":1}",
+         "unknown key 'extra'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ctxc_history_clear(&hist);
@@ -592,12 +652,91 @@ static void test_export_buffer_and_errors(void **state) {
     assert_int_equal(ctxc_export_entry_buf(&hist, 0, buf, 10, &n, &err),
                      CTXC_E_NO_SPACE);
     assert_int_equal(err.needed, strlen(GOOD) + 1 - 10);
-    assert_int_equal(ctxc_export_entry_buf(&hist, 0, buf, strlen(GOOD) + 1, &n,
-                                           &err),
-                     CTXC_OK);
+    assert_int_equal(
+        ctxc_export_entry_buf(&hist, 0, buf, strlen(GOOD) + 1, &n, &err),
+        CTXC_OK);
     assert_int_equal(ctxc_export_entry_buf(&hist, 1, buf, sizeof buf, &n, &err),
                      CTXC_E_RANGE);
     assert_int_equal(ctxc_export(&hist, failing_write, NULL, &err), CTXC_E_IO);
+}
+
+/* A write function that takes `limit` bytes in all: the write that would go
+ * past it fails with CTXC_E_NO_SPACE, and so does every write after it
+ * (whose bytes are counted in `late`). */
+typedef struct {
+    out_t *o;
+    size_t limit;
+    bool failed;
+    size_t late;
+} limited_t;
+
+static ctxc_status_t limited_write(void *user, const char *data, size_t len) {
+    limited_t *l = user;
+    if (l->failed || l->o->len + len > l->limit) {
+        l->late += l->failed ? len : 0;
+        l->failed = true;
+        return CTXC_E_NO_SPACE;
+    }
+    return out_write(l->o, data, len);
+}
+
+/* Export goes out through a bounded buffer: lines longer than it, with
+ * escapes and runs of every length, come out byte for byte; the first
+ * write error stops the export, is returned as is with the entry it
+ * happened in, and nothing is written after it. */
+static void test_export_write_errors_stop_the_export(void **state) {
+    (void)state;
+    static char text[4096];
+    static char big[1200];
+    for (size_t i = 0; i < sizeof big - 1; i++) {
+        big[i] = (char)('a' + i % 26);
+    }
+    big[sizeof big - 1] = '\0';
+    snprintf(text, sizeof text,
+             "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+             "\"%.150s\\n\\\"q\\\"\\t\\u0001%.60s\"}]}\n"
+             "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\","
+             "\"text\":\"%s\"}]}\n"
+             "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+             "\"\\\\\\\\x\\n\\n\\n\"}],\"metadata\":{\"k\":[1,2]}}\n",
+             big, big, big);
+    ctxc_history_clear(&hist);
+    if (import_str(text) != CTXC_OK) {
+        fail_msg("line %u: %s", (unsigned)err.line, err.message);
+    }
+    export_to(&hist, &out);
+    assert_string_equal(out.buf, text);
+    size_t total = out.len;
+    const size_t limits[] = {0,   1,   191, 192,  193,       250,
+                             400, 700, 900, 1500, total - 1, total};
+    for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
+        limited_t l = {&out2, limits[k], false, 0};
+        out2.len = 0;
+        out2.buf[0] = '\0';
+        ctxc_status_t st = ctxc_export(&hist, limited_write, &l, &err);
+        /* what was written is the start of the export */
+        assert_memory_equal(out2.buf, text, out2.len);
+        assert_int_equal(l.late, 0);
+        if (limits[k] == total) {
+            assert_int_equal(st, CTXC_OK);
+            assert_int_equal(out2.len, total);
+            continue;
+        }
+        if (st != CTXC_E_NO_SPACE) {
+            fail_msg("limit %zu of %zu: %s", limits[k], total,
+                     ctxc_status_name(st));
+        }
+        assert_int_equal(err.status, CTXC_E_NO_SPACE);
+        assert_true(out2.len <= limits[k]);
+        /* the entry of the first byte that was not taken */
+        size_t entry = 0;
+        for (size_t i = 0; i < out2.len; i++) {
+            entry += text[i] == '\n';
+        }
+        char want[64];
+        snprintf(want, sizeof want, "writing entry %zu failed", entry);
+        assert_string_equal(err.message, want);
+    }
 }
 
 /* ---- robustness: mutated input never crashes, corrupts or half-imports --- */
@@ -610,17 +749,22 @@ static uint32_t rng(void) { /* xorshift32, fixed seed: reproducible */
     return rng_state;
 }
 
-static void test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) {
+static void
+test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) {
     (void)state;
     static const char seed[] =
         "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":\"fix "
         "caf\\u00e9 \\ud83d\\ude00\"}],\"metadata\":{\"cwd\":\"/w\"}}\n"
-        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":\"t\"},"
+        "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\",\"thought\":"
+        "\"t\"},"
         "{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"read_file\","
         "\"parameters\":{\"file_path\":\"a.c\",\"n\":[1,2.5e3,null,true]}}]}\n"
-        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\",\"callId\":"
-        "\"c1\",\"toolName\":\"read_file\",\"result\":\"int x;\\n\",\"error\":\"e\"}]}\n";
-    static const char alphabet[] = "{}[]\",:\\u0123456789aeflnrstx \n\xc3\xa9\xff";
+        "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+        "\"callId\":"
+        "\"c1\",\"toolName\":\"read_file\",\"result\":\"int "
+        "x;\\n\",\"error\":\"e\"}]}\n";
+    static const char alphabet[] =
+        "{}[]\",:\\u0123456789aeflnrstx \n\xc3\xa9\xff";
     static char buf[sizeof seed + 16];
     int accepted = 0, rejected = 0;
     for (int round = 0; round < 4000; round++) {
@@ -645,8 +789,8 @@ static void test_mutated_input_is_rejected_cleanly_or_round_trips(void **state) 
         ctxc_history_clear(&hist);
         assert_int_equal(import_str(GOOD), CTXC_OK);
         memset(&err, 0, sizeof err);
-        ctxc_status_t st = ctxc_import_text(&imp, &hist, buf, len,
-                                            CTXC_FORMAT_AUTO, &err);
+        ctxc_status_t st =
+            ctxc_import_text(&imp, &hist, buf, len, CTXC_FORMAT_AUTO, &err);
         if (st != CTXC_OK) {
             assert_int_equal(err.status, st);
             assert_true(err.line >= 1 && err.line <= 4);
@@ -680,7 +824,8 @@ int main(void) {
                                setup),
         cmocka_unit_test_setup(test_every_block_type_round_trips, setup),
         cmocka_unit_test_setup(test_blank_lines_and_no_final_newline, setup),
-        cmocka_unit_test_setup(test_unpaired_calls_and_responses_are_data, setup),
+        cmocka_unit_test_setup(test_unpaired_calls_and_responses_are_data,
+                               setup),
         cmocka_unit_test_setup(test_not_json, setup),
         cmocka_unit_test_setup(test_wrong_shape, setup),
         cmocka_unit_test_setup(test_unknown_speaker_and_block_type, setup),
@@ -695,7 +840,9 @@ int main(void) {
         cmocka_unit_test_setup(test_openai_messages, setup),
         cmocka_unit_test_setup(test_openai_bad_input, setup),
         cmocka_unit_test_setup(test_export_buffer_and_errors, setup),
-        cmocka_unit_test_setup(test_mutated_input_is_rejected_cleanly_or_round_trips, setup),
+        cmocka_unit_test_setup(test_export_write_errors_stop_the_export, setup),
+        cmocka_unit_test_setup(
+            test_mutated_input_is_rejected_cleanly_or_round_trips, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -770,6 +770,75 @@ static void test_unreadable_settings_file(void **state) {
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
 }
 
+/* A file with every setting, each at a valid value. */
+#define EVERY_KEY                                                              \
+    "{\"compression.strategy\": \"high-density\", \"compression.profile\": "   \
+    "\"cheap\", \"compression-threshold\": 0.5, "                              \
+    "\"compression-preserve-threshold\": 0.25, "                               \
+    "\"compression-top-preserve-threshold\": 0.1, \"context-limit\": 32000, "  \
+    "\"compression.density.readWritePruning\": false, "                        \
+    "\"compression.density.fileDedupe\": false, "                              \
+    "\"compression.density.recencyPruning\": true, "                           \
+    "\"compression.density.recencyRetention\": 7, \"provider\": \"openai\", "  \
+    "\"m\\u006fdel\": \"gpt-\\u0034o\", \"base-url\": \"https://x.example\", " \
+    "\"auth-key-name\": \"OPENAI_API_KEY\""
+
+/* Settings files are read into a fixed array of JSON tokens: a file with
+ * every key fits, and files with more tokens than a valid file can have
+ * (long arrays, deep objects, more keys than settings) get the same precise
+ * message, with the path, as small ones. */
+static void test_files_with_many_json_values(void **state) {
+    (void)state;
+    ctxc_error_t err;
+    mem_put(&mfs, "settings.json", EVERY_KEY "}");
+    if (ctxc_settings_load(&st, &err) != CTXC_OK) {
+        fail_msg("%s", err.message);
+    }
+    assert_int_equal(st.persistent.set, (1u << CTXC_SETTING_COUNT) - 1u);
+    assert_string_equal(val(&st, "compression.strategy"), "high-density");
+    assert_string_equal(val(&st, "compression.density.recencyRetention"), "7");
+    assert_string_equal(val(&st, "model"), "gpt-4o");
+    assert_string_equal(val(&st, "auth-key-name"), "OPENAI_API_KEY");
+
+    static char text[CTXC_CFG_SETTINGS_FILE_BYTES];
+    static const struct {
+        const char *head, *tail, *why;
+    } cases[] = {
+        {EVERY_KEY ", \"model\": [", "0]}", "key 'model' appears twice"},
+        {EVERY_KEY ", \"zzz\": [", "0]}", "unknown setting 'zzz'"},
+        {"{\"provider\": \"p\", \"model\": [", "0]}",
+         "model: expected a string, got an array"},
+        {"{\"context-limit\": {\"a\": [", "0]}}",
+         "context-limit: expected a number, got an object"},
+        {"[", "0]", "expected a JSON object"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        /* 100 more values between head and tail */
+        size_t n = strlen(cases[c].head);
+        memcpy(text, cases[c].head, n);
+        for (int k = 0; k < 100; k++) {
+            memcpy(text + n, "0, ", 3);
+            n += 3;
+        }
+        strcpy(text + n, cases[c].tail);
+        assert_true(strlen(text) < sizeof text);
+        mem_put(&mfs, "settings.json", text);
+        ctxc_status_t s = ctxc_settings_load(&st, &err);
+        if (s != CTXC_E_PARSE ||
+            strncmp(err.message, "settings.json: ", 15) != 0 ||
+            strstr(err.message, cases[c].why) == NULL) {
+            fail_msg("case %zu: %s '%s'", c, ctxc_status_name(s), err.message);
+        }
+        assert_true(st.file_bad);
+    }
+    /* the same in a profile */
+    mem_put(&mfs, "profiles/big.json", EVERY_KEY ", \"provider\": \"x\"}");
+    assert_int_equal(ctxc_settings_profile_load(&st, "big", &err),
+                     CTXC_E_PARSE);
+    assert_contains(err.message, "profiles/big.json: key 'provider' appears "
+                                 "twice");
+}
+
 /* Write failures at every step leave the old file (and the layer). */
 static void test_write_failures_leave_the_old_file(void **state) {
     (void)state;
@@ -1141,6 +1210,7 @@ int main(void) {
       cmocka_unit_test_setup(test_corrupt_settings_file_is_reported_and_kept,
                              setup),
       cmocka_unit_test_setup(test_unreadable_settings_file, setup),
+      cmocka_unit_test_setup(test_files_with_many_json_values, setup),
       cmocka_unit_test_setup(test_write_failures_leave_the_old_file, setup),
       cmocka_unit_test_setup(test_concurrent_writers, setup),
       cmocka_unit_test_setup(test_no_filesystem, setup),
