@@ -248,10 +248,8 @@ ctxc_status_t ctxc_prompt_resolve(const ctxc_fs_t *fs, const char *provider,
     "over.\n"
 #define HASH_HEX 16u
 
-typedef struct {
-    char *buf; /* manifest text */
-    size_t len, cap;
-} manifest_t;
+/* The manifest text, read in place and appended to through the sink. */
+typedef ctxc__sink_t manifest_t;
 
 static int hex_val(char c) {
     if (c >= '0' && c <= '9') {
@@ -343,15 +341,15 @@ static ctxc_status_t manifest_set(manifest_t *m, const char *path, uint64_t h,
                                 "the prompt manifest does not fit the "
                                 "install scratch area");
     }
-    char *w = m->buf + m->len;
     if (need_nl) {
-        *w++ = '\n';
+        ctxc__putc(m, '\n');
     }
-    hash_hex(h, w);
-    w[HASH_HEX] = ' ';
-    memcpy(w + HASH_HEX + 1u, path, plen);
-    w[HASH_HEX + 1u + plen] = '\n';
-    m->len += add;
+    char hex[HASH_HEX];
+    hash_hex(h, hex);
+    ctxc__put(m, hex, HASH_HEX);
+    ctxc__putc(m, ' ');
+    ctxc__put(m, path, plen);
+    ctxc__putc(m, '\n');
     return CTXC_OK;
 }
 
@@ -377,7 +375,7 @@ ctxc_status_t ctxc_prompts_install(const ctxc_fs_t *fs, char *scratch,
                           "cannot install prompts: the filesystem is "
                           "read-only");
     }
-    manifest_t m = {scratch, 0, cap / 2u};
+    manifest_t m = {.buf = scratch, .cap = cap / 2u, .len = 0};
     char *file = scratch + m.cap;
     size_t file_cap = cap - m.cap;
 
