@@ -238,24 +238,33 @@ static bool is_json_ws(uint8_t c) {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
+#if SIZE_MAX > 0xFFFFFFFFu
+#define SWAR_LO7 0x7F7F7F7F7F7F7F7Full
+#define SWAR_ONES 0x0101010101010101ull
+
+/* The high bit of each byte of x that is not plain: >= 0x80, < 0x20, '"'
+ * or '\\' (exact per byte: no carry crosses a byte). */
+static inline uint64_t special_bytes(uint64_t x) {
+    uint64_t low = x & SWAR_LO7;
+    uint64_t q = low ^ (SWAR_ONES * 0x22u);
+    uint64_t b = low ^ (SWAR_ONES * 0x5Cu);
+    uint64_t ctl = ~(low + SWAR_ONES * 0x60u); /* < 0x20 */
+    uint64_t isq = ~((q + SWAR_LO7) | q);      /* == '"' */
+    uint64_t isb = ~((b + SWAR_LO7) | b);      /* == '\\' */
+    return (x | ctl | isq | isb) & ~SWAR_LO7;
+}
+#endif
+
 /* Index of the first byte of s[i..n) that is not PLAIN (n if none). */
 static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
 #if SIZE_MAX > 0xFFFFFFFFu
     /* 64-bit machines: eight bytes at a time; a byte is special when it is
      * >= 0x80, < 0x20, '"' or '\\' (exact per byte: no carry crosses a
      * byte). Small targets keep the byte loop (and the flash). */
-    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
-    const uint64_t ones = 0x0101010101010101ull;
     while (n - i >= 8) {
         uint64_t x;
         memcpy(&x, s + i, sizeof x);
-        uint64_t low = x & lo7;
-        uint64_t q = low ^ (ones * 0x22u);
-        uint64_t b = low ^ (ones * 0x5Cu);
-        uint64_t ctl = ~(low + ones * 0x60u); /* < 0x20 */
-        uint64_t isq = ~((q + lo7) | q);      /* == '"' */
-        uint64_t isb = ~((b + lo7) | b);      /* == '\\' */
-        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        uint64_t special = special_bytes(x);
         if (special != 0) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
             return i + (size_t)__builtin_ctzll(special) / 8u;
@@ -332,19 +341,11 @@ static bool short_escape(const uint8_t *s, size_t i, size_t n, wsacc_t *w) {
  * the short escapes). */
 static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
                                wsacc_t *w) {
-    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
-    const uint64_t ones = 0x0101010101010101ull;
     while (n - i >= 8) {
         uint64_t x;
         memcpy(&x, s + i, sizeof x);
-        uint64_t low = x & lo7;
-        uint64_t q = low ^ (ones * 0x22u);
-        uint64_t b = low ^ (ones * 0x5Cu);
-        uint64_t sp = low ^ (ones * 0x20u);
-        uint64_t ctl = ~(low + ones * 0x60u);
-        uint64_t isq = ~((q + lo7) | q);
-        uint64_t isb = ~((b + lo7) | b);
-        uint64_t special = (x | ctl | isq | isb) & ~lo7;
+        uint64_t sp = (x & SWAR_LO7) ^ (SWAR_ONES * 0x20u);
+        uint64_t special = special_bytes(x);
         unsigned nb =
             special == 0 ? 8u : (unsigned)__builtin_ctzll(special) / 8u;
         if (nb == 0) {
@@ -354,7 +355,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
             i += 2;
             continue;
         }
-        uint64_t ws = ~((sp + lo7) | sp) & ~lo7;
+        uint64_t ws = ~((sp + SWAR_LO7) | sp) & ~SWAR_LO7;
         if (nb < 8u) {
             ws &= (1ull << (8u * nb)) - 1u;
         }
