@@ -202,6 +202,11 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err);
 
+/* A lower bound of ctxc_estimate_block_default(NULL, b) from the lengths
+ * of its fields alone (no byte read): a block whose floor is above another
+ * estimate needs no exact count to compare. */
+uint32_t ctxc__estimate_block_floor(const ctxc_block_t *b);
+
 /* Estimate of one entry with the history's estimator / with `fn`. */
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);
 uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
@@ -221,7 +226,8 @@ void ctxc__op_entry(const uint8_t *scratch, const ctxc_plan_op_t *op,
 
 /* An entry source that yields the blocks of an existing entry, each passed
  * through `edit` (which may change fields or return false to drop the
- * block). */
+ * block). Fields are handed on as CTXC__SRC_VALID (copied, not checked):
+ * an edit sets only valid UTF-8 strings and canonical JSON values. */
 typedef bool (*ctxc__block_edit_fn)(void *user, size_t index, ctxc_block_t *b);
 typedef struct {
     const ctxc_entry_t *entry;

@@ -343,3 +343,48 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);
 }
+
+/* UTF-16 units the default estimator counts at least for a field of n
+ * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
+ * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
+ * for 1 unit). */
+static uint64_t units_floor(ctxc_str_t s, bool json) {
+    if (s.ptr == NULL) {
+        return 0;
+    }
+    if (json && s.len >= 2 && s.ptr[0] == '"') {
+        return (s.len - 2 + 5) / 6;
+    }
+    return (s.len + 2) / 3;
+}
+
+uint32_t ctxc__estimate_block_floor(const ctxc_block_t *b) {
+    uint64_t units = 0;
+    switch (b->type) {
+    case CTXC_BLOCK_TEXT:
+        units = units_floor(b->u.text.text, false);
+        break;
+    case CTXC_BLOCK_TOOL_CALL:
+        /* {"name":" ... ","parameters": ... } around them */
+        units = 25u + units_floor(b->u.tool_call.name, false) +
+                units_floor(b->u.tool_call.parameters, false);
+        break;
+    case CTXC_BLOCK_TOOL_RESPONSE:
+        if (b->u.tool_response.error.ptr != NULL) {
+            units = units_floor(b->u.tool_response.error, false) + 1u;
+        }
+        units += units_floor(b->u.tool_response.result, true);
+        break;
+    case CTXC_BLOCK_THINKING:
+        units = units_floor(b->u.thinking.thought, false);
+        break;
+    case CTXC_BLOCK_CODE:
+        units = units_floor(b->u.code.code, false);
+        break;
+    case CTXC_BLOCK_MEDIA:
+        units = units_floor(b->u.media.caption, false);
+        break;
+    }
+    uint64_t r = (units + 2u) / 4u;
+    return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}

@@ -34,7 +34,10 @@
 /* marks of the indexed path only (entries the later passes need to see) */
 #define MARK_READ 0x8u    /* ai entry holds a read call */
 #define MARK_INCL 0x10u   /* human entry holds an @file inclusion */
-#define MARK_RECENT 0x20u /* tool entry holds a result marked ID_RECENT */
+#define MARK_RECENT 0x20u /* tool entry holds a result marked recent */
+/* recency-pruned result block k < RECENT_BLOCKS of a tool entry */
+#define MARK_RECENT_BLOCK0 0x40u
+#define RECENT_BLOCKS 10u
 
 static const char END_MARKER[] = "--- End of content ---";
 static const char DEDUPE_NOTE[] =
@@ -772,6 +775,9 @@ static bool call_pruned(const hd_t *hd, size_t p, size_t k,
 static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
                            const ctxc_block_t *b, uint32_t retention) {
     if (hd->pairs != NULL) { /* decided once, in the recency pass */
+        if (k < RECENT_BLOCKS) {
+            return (hd->mark[q] & (MARK_RECENT_BLOCK0 << k)) != 0;
+        }
         const ctxc__id_slot_t *s =
             ctxc__pairs_find(hd->pairs, b->u.tool_response.call_id);
         return s != NULL && (s->flags & ID_RECENT) != 0;
@@ -809,8 +815,11 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                        recency_prunes(hd, p, k, &b, retention)) {
                 ctxc_block_t after = b;
                 after.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-                if (block_tokens(NULL, NULL, &after) <
-                    block_tokens(NULL, NULL, &b)) {
+                uint32_t t_after = block_tokens(NULL, NULL, &after);
+                /* a result whose length alone puts it above the pointer
+                 * is not counted */
+                if (ctxc__estimate_block_floor(&b) > t_after ||
+                    t_after < block_tokens(NULL, NULL, &b)) {
                     ed.pointer |= bit;
                     recency++;
                 }
@@ -867,7 +876,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                              remaining,
                              ctxc__entry_edit_block,
                              &src_ed,
-                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
+                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
     size_t before = r->n_replacements;
     st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
     if (st != CTXC_OK) {
@@ -1020,7 +1029,9 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
 /* The recency pass, newest entry first: per tool name, the results after
  * the current entry (flags), in it (count) and seen so far in it
  * (resp_block); a result with `retention` newer ones that stay is marked
- * ID_RECENT. Results dropped by read->write do not count. */
+ * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
+ * in its id's slot. Results dropped by read->write (only in entries marked
+ * MARK_RWRESP) do not count. */
 static void recency_pass(const hd_t *hd, uint32_t retention) {
     for (size_t p = hd->v->count; p-- > 0;) {
         ctxc_entry_t e;
@@ -1028,22 +1039,46 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
         if (e.speaker != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
+        /* the first blocks' tool slots and whether they stay, found in
+         * step 0 for the next steps */
+        ctxc__id_slot_t *tools[RECENT_BLOCKS];
+        bool stay[RECENT_BLOCKS];
         for (int step = 0; step < 3; step++) {
             const uint8_t *cur = NULL;
             ctxc_block_t b;
-            while (ctxc_entry_next_block(&e, &cur, &b)) {
+            for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
                 if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
                     continue;
                 }
-                ctxc_str_t name = b.u.tool_response.tool_name;
-                ctxc__id_slot_t *t = (ctxc__id_slot_t *)(uintptr_t)key_find(
-                    hd, KEY_TOOL, name.ptr, name.len);
-                ctxc__id_slot_t *id =
-                    ctxc__pairs_find(hd->pairs, b.u.tool_response.call_id);
-                if (t == NULL || id == NULL) {
-                    continue; /* cannot happen: both are indexed */
+                ctxc__id_slot_t *t, *id = NULL;
+                bool stays;
+                if (step > 0 && k < RECENT_BLOCKS) {
+                    t = tools[k];
+                    stays = stay[k];
+                } else {
+                    ctxc_str_t name = b.u.tool_response.tool_name;
+                    t = (ctxc__id_slot_t *)(uintptr_t)key_find(
+                        hd, KEY_TOOL, name.ptr, name.len);
+                    if (rw || k >= RECENT_BLOCKS) {
+                        id = ctxc__pairs_find(hd->pairs,
+                                              b.u.tool_response.call_id);
+                        stays = id != NULL && (id->flags & ID_PRUNED) == 0;
+                    } else {
+                        stays = true;
+                    }
+                    if (t == NULL ||
+                        (id == NULL && (rw || k >= RECENT_BLOCKS))) {
+                        t = NULL; /* cannot happen: both are indexed */
+                    }
+                    if (k < RECENT_BLOCKS) {
+                        tools[k] = t;
+                        stay[k] = stays;
+                    }
                 }
-                bool stays = (id->flags & ID_PRUNED) == 0;
+                if (t == NULL) {
+                    continue;
+                }
                 if (step == 0) {
                     t->count = add_sat(t->count, stays);
                 } else if (step == 1) {
@@ -1051,8 +1086,12 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
                     uint32_t newer =
                         (uint32_t)t->flags + t->count - t->resp_block;
                     if (newer >= retention) {
-                        id->flags |= ID_RECENT;
                         hd->mark[p] |= MARK_RECENT;
+                        if (k < RECENT_BLOCKS) {
+                            hd->mark[p] |= (uint16_t)(MARK_RECENT_BLOCK0 << k);
+                        } else {
+                            id->flags |= ID_RECENT;
+                        }
                     }
                 } else {
                     t->flags = add_sat(t->flags, t->count);
@@ -1179,6 +1218,31 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     }
 }
 
+/* Writes t[0..n) as a JSON string literal, as ctxc__json_write_string
+ * does: ASCII text in runs between the bytes to escape; other text through
+ * it. */
+static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)t[i] >= 0x80u) {
+            (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
+            return;
+        }
+    }
+    ctxc__putc(j, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c >= 0x20u && c != '"' && c != '\\') {
+            continue;
+        }
+        ctxc__put(j, t + run, i - run);
+        ctxc__json_escape_cp(j, c);
+        run = i + 1;
+    }
+    ctxc__put(j, t + run, n - run);
+    ctxc__putc(j, '"');
+}
+
 /* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
 static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
                          char *buf, size_t cap, ctxc_str_t *out) {
@@ -1210,7 +1274,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         ctxc__put(&s, ": ok", 4);
     }
     ctxc__sink_t j = {buf, cap, 0};
-    (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
+    put_json_string(&j, text, s.len);
     out->ptr = buf;
     out->len = j.len;
 }
@@ -1390,7 +1454,7 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
             e.block_count,
             ctxc__entry_edit_block,
             &ed,
-            {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
+            {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
         size_t mark = plan->scratch_used;
         ctxc_plan_op_t op;
         if ((st = ctxc__record_to_scratch(
