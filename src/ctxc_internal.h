@@ -202,10 +202,10 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err);
 
-/* A lower bound of ctxc_estimate_block_default(NULL, b) from the lengths
- * of its fields alone (no byte read): a block whose floor is above another
- * estimate needs no exact count to compare. */
-uint32_t ctxc__estimate_block_floor(const ctxc_block_t *b);
+/* Whether tool_response block b with its result replaced by `result` (a
+ * JSON value) has a smaller default estimate than b: the error both share
+ * is counted once, and b's result only when its length does not decide. */
+bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result);
 
 /* Estimate of one entry with the history's estimator / with `fn`. */
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);

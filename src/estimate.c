@@ -358,33 +358,21 @@ static uint64_t units_floor(ctxc_str_t s, bool json) {
     return (s.len + 2) / 3;
 }
 
-uint32_t ctxc__estimate_block_floor(const ctxc_block_t *b) {
-    uint64_t units = 0;
-    switch (b->type) {
-    case CTXC_BLOCK_TEXT:
-        units = units_floor(b->u.text.text, false);
-        break;
-    case CTXC_BLOCK_TOOL_CALL:
-        /* {"name":" ... ","parameters": ... } around them */
-        units = 25u + units_floor(b->u.tool_call.name, false) +
-                units_floor(b->u.tool_call.parameters, false);
-        break;
-    case CTXC_BLOCK_TOOL_RESPONSE:
-        if (b->u.tool_response.error.ptr != NULL) {
-            units = units_floor(b->u.tool_response.error, false) + 1u;
-        }
-        units += units_floor(b->u.tool_response.result, true);
-        break;
-    case CTXC_BLOCK_THINKING:
-        units = units_floor(b->u.thinking.thought, false);
-        break;
-    case CTXC_BLOCK_CODE:
-        units = units_floor(b->u.code.code, false);
-        break;
-    case CTXC_BLOCK_MEDIA:
-        units = units_floor(b->u.media.caption, false);
-        break;
+bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
+    /* the text both blocks start with: the error and its newline */
+    acc_t head = {0, 0, false};
+    if (b->u.tool_response.error.ptr != NULL) {
+        acc_str(&head, b->u.tool_response.error);
+        acc_cp(&head, '\n');
     }
-    uint64_t r = (units + 2u) / 4u;
-    return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+    acc_t with = head;
+    acc_json_value_text(&with, result);
+    uint32_t t_with = ctxc_estimate_formula(acc_words(&with), with.units);
+    uint64_t floor_units =
+        head.units + units_floor(b->u.tool_response.result, true);
+    if ((floor_units + 2u) / 4u > t_with) {
+        return true; /* the block's length alone puts it above */
+    }
+    acc_json_value_text(&head, b->u.tool_response.result);
+    return t_with < ctxc_estimate_formula(acc_words(&head), head.units);
 }

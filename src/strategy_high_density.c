@@ -813,13 +813,10 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             } else if (cfg->recency_pruning &&
                        !str_is(b.u.tool_response.result, POINTER_JSON) &&
                        recency_prunes(hd, p, k, &b, retention)) {
-                ctxc_block_t after = b;
-                after.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-                uint32_t t_after = block_tokens(NULL, NULL, &after);
                 /* a result whose length alone puts it above the pointer
                  * is not counted */
-                if (ctxc__estimate_block_floor(&b) > t_after ||
-                    t_after < block_tokens(NULL, NULL, &b)) {
+                if (ctxc__estimate_result_smaller(&b,
+                                                  CTXC_STR_LIT(POINTER_JSON))) {
                     ed.pointer |= bit;
                     recency++;
                 }
@@ -913,6 +910,7 @@ typedef enum { INDEX_OK, INDEX_IRREGULAR, INDEX_KEYS_FULL } index_result_t;
 
 static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     const ctxc_density_config_t *cfg = hd->cfg;
+    ctxc_str_t last_tool = CTXC_STR_ABSENT; /* the tool of the last result */
     for (size_t p = 0; p < hd->v->count; p++) {
         ctxc_entry_t e;
         ctxc_view_get(hd->v, p, &e);
@@ -963,9 +961,12 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
                        b.type == CTXC_BLOCK_TOOL_RESPONSE &&
                        cfg->recency_pruning) {
                 ctxc_str_t name = b.u.tool_response.tool_name;
-                if (key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
+                if (!(last_tool.ptr != NULL && /* added just before */
+                      ctxc__str_eq(name, last_tool)) &&
+                    key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
                     return INDEX_KEYS_FULL;
                 }
+                last_tool = name;
             }
         }
     }
@@ -1033,6 +1034,8 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
  * in its id's slot. Results dropped by read->write (only in entries marked
  * MARK_RWRESP) do not count. */
 static void recency_pass(const hd_t *hd, uint32_t retention) {
+    ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
+    ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
         ctxc_entry_t e;
         ctxc_view_get(hd->v, p, &e);
@@ -1058,8 +1061,14 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
                     stays = stay[k];
                 } else {
                     ctxc_str_t name = b.u.tool_response.tool_name;
-                    t = (ctxc__id_slot_t *)(uintptr_t)key_find(
-                        hd, KEY_TOOL, name.ptr, name.len);
+                    if (last_t != NULL && ctxc__str_eq(name, last_name)) {
+                        t = last_t; /* the same tool as the result before */
+                    } else {
+                        t = (ctxc__id_slot_t *)(uintptr_t)key_find(
+                            hd, KEY_TOOL, name.ptr, name.len);
+                        last_t = t;
+                        last_name = name;
+                    }
                     if (rw || k >= RECENT_BLOCKS) {
                         id = ctxc__pairs_find(hd->pairs,
                                               b.u.tool_response.call_id);

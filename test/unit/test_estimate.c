@@ -272,59 +272,53 @@ static size_t repeat(char *buf, size_t cap, const char *unit, size_t reps) {
     return len;
 }
 
-/* The length-only floor of a block's estimate is never above the estimate,
- * whatever bytes make up the text (the densest encodings of a unit: 4-byte
- * UTF-8 for 2 units, \uXXXX for 1), and on plain text it is most of it. */
-static void test_block_floor_is_a_lower_bound(void **state) {
+/* Whether another result makes a tool_response smaller is what the two
+ * blocks' estimates say, whatever bytes make up the old result (down to the
+ * densest encodings of a unit: 4-byte UTF-8 for 2 units, \uXXXX for 1),
+ * with or without an error, long or short. */
+static void test_result_smaller_agrees_with_the_estimates(void **state) {
     (void)state;
-    static const char *const units[] = {
-        "x",  "a b ",        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
-        "\n", "\xe3\x80\x80"};
     static const char *const json_units[] = {
-        "x", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\\\", "\xe2\x82\xac", " "};
-    static char text[8192], json[8192];
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        for (size_t reps = 0; reps < 600; reps += 37) {
-            size_t n = repeat(text, sizeof text, units[u], reps);
-            ctxc_block_t b;
-            memset(&b, 0, sizeof b);
-            b.type = CTXC_BLOCK_TEXT;
-            b.u.text.text = (ctxc_str_t){text, n};
-            assert_true(ctxc__estimate_block_floor(&b) <=
-                        ctxc_estimate_block_default(NULL, &b));
-            b.type = CTXC_BLOCK_TOOL_CALL;
-            b.u.tool_call.id = ctxc_str("c1");
-            b.u.tool_call.name = (ctxc_str_t){text, n};
-            b.u.tool_call.parameters = ctxc_str("{\"a\":1}");
-            assert_true(ctxc__estimate_block_floor(&b) <=
-                        ctxc_estimate_block_default(NULL, &b));
-        }
-    }
+        "x",    "\\n",          "\\u00e9",          "\\ud83d\\ude00",
+        "\\\\", "\xe2\x82\xac", "\xf0\x9f\x98\x80", " ",
+        "a b "};
+    static const char *const errors[] = {NULL, "", "failed",
+                                         "\xf0\x9f\x98\x80 a b c d e f g"};
+    static const char *const news[] = {
+        "\"[Result pruned \xe2\x80\x94 re-run tool to retrieve]\"", "\"\"",
+        "{\"a\":[1,2,3]}", "\"a b c d e f g h i j k l m n o p\""};
+    static char json[8192];
+    size_t agree = 0, smaller = 0;
     for (size_t u = 0; u < sizeof json_units / sizeof json_units[0]; u++) {
-        for (size_t reps = 0; reps < 600; reps += 37) {
+        for (size_t reps = 0; reps < 700; reps += 23) {
             json[0] = '"';
             size_t n = repeat(json + 1, sizeof json - 2, json_units[u], reps);
             json[n + 1] = '"';
-            ctxc_block_t b;
-            memset(&b, 0, sizeof b);
-            b.type = CTXC_BLOCK_TOOL_RESPONSE;
-            b.u.tool_response.call_id = ctxc_str("c1");
-            b.u.tool_response.tool_name = ctxc_str("t");
-            b.u.tool_response.result = (ctxc_str_t){json, n + 2};
-            assert_true(ctxc__estimate_block_floor(&b) <=
-                        ctxc_estimate_block_default(NULL, &b));
-            b.u.tool_response.error = ctxc_str("\xf0\x9f\x98\x80 failed");
-            assert_true(ctxc__estimate_block_floor(&b) <=
-                        ctxc_estimate_block_default(NULL, &b));
+            for (size_t e = 0; e < sizeof errors / sizeof errors[0]; e++) {
+                for (size_t r = 0; r < sizeof news / sizeof news[0]; r++) {
+                    ctxc_block_t b;
+                    memset(&b, 0, sizeof b);
+                    b.type = CTXC_BLOCK_TOOL_RESPONSE;
+                    b.u.tool_response.call_id = ctxc_str("c1");
+                    b.u.tool_response.tool_name = ctxc_str("t");
+                    b.u.tool_response.result = (ctxc_str_t){json, n + 2};
+                    b.u.tool_response.error = errors[e] != NULL
+                                                  ? ctxc_str(errors[e])
+                                                  : CTXC_STR_ABSENT;
+                    ctxc_block_t after = b;
+                    after.u.tool_response.result = ctxc_str(news[r]);
+                    bool want = ctxc_estimate_block_default(NULL, &after) <
+                                ctxc_estimate_block_default(NULL, &b);
+                    assert_int_equal(
+                        ctxc__estimate_result_smaller(&b, ctxc_str(news[r])),
+                        want);
+                    agree++;
+                    smaller += want;
+                }
+            }
         }
     }
-    /* 6000 ASCII letters: 1500 tokens by length; the floor says 500 */
-    ctxc_block_t b;
-    memset(&b, 0, sizeof b);
-    b.type = CTXC_BLOCK_TEXT;
-    b.u.text.text = (ctxc_str_t){text, repeat(text, sizeof text, "x", 6000)};
-    assert_int_equal(ctxc_estimate_block_default(NULL, &b), 1500);
-    assert_int_equal(ctxc__estimate_block_floor(&b), 500);
+    assert_true(smaller > 0 && smaller < agree); /* both answers seen */
 }
 
 static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
@@ -354,7 +348,7 @@ int main(void) {
         cmocka_unit_test(test_block_text_rules),
         cmocka_unit_test(test_string_result_counts_like_its_decoded_text),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
-        cmocka_unit_test(test_block_floor_is_a_lower_bound),
+        cmocka_unit_test(test_result_smaller_agrees_with_the_estimates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
