@@ -111,59 +111,56 @@ static size_t skip_string(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-/* Finds the top-level keys[0..n) of a canonical JSON object in one pass:
- * values[i] is the value of the first member named keys[i] (ptr NULL when
- * there is none), as ctxc__json_find_key() would find each. */
-static void find_keys(ctxc_str_t obj, const char *const *keys, size_t n,
-                      ctxc_str_t *values) {
-    for (size_t k = 0; k < n; k++) {
-        values[k] = CTXC_STR_ABSENT;
-    }
+/* The value of the first of keys[0..n) (in that order of preference) that
+ * is a top-level member of a canonical JSON object, as ctxc__json_find_key()
+ * would find it; *which is its index. False when none is. One pass over
+ * the members, ended by a member named keys[0]. */
+static bool find_first_key(ctxc_str_t obj, const char *const *keys, size_t n,
+                           ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
     size_t len = obj.len;
+    size_t best = n;
     if (o == NULL || len < 2 || o[0] != '{') {
-        return;
+        return false;
     }
     size_t i = 1;
-    while (i < len && o[i] == '"') {
+    while (best > 0 && i < len && o[i] == '"') {
         size_t kstart = i + 1;
         size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
         size_t vstart = kend + 2;                           /* after ':' */
         if (vstart > len) {
-            return;
+            break;
         }
         size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
                                        : ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
         bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < best; k++) {
             size_t klen = strlen(keys[k]);
-            if (values[k].ptr == NULL &&
-                (plain
-                     ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                     : rawlen >= klen &&
-                           ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                            keys[k], klen))) {
-                values[k].ptr = o + vstart;
-                values[k].len = vend - vstart;
+            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                      : rawlen >= klen &&
+                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                             keys[k], klen)) {
+                best = k;
+                value->ptr = o + vstart;
+                value->len = vend - vstart;
+                break;
             }
         }
         i = vend + 1; /* skip ',' */
     }
+    *which = best;
+    return best < n;
 }
 
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
-    ctxc_str_t v[3];
-    find_keys(params, keys, 3, v);
-    for (size_t k = 0; k < 3; k++) {
-        if (v[k].ptr != NULL) {
-            return json_string(v[k], buf, cap, len) && *len > 0;
-        }
-    }
-    return false;
+    ctxc_str_t v;
+    size_t which;
+    return find_first_key(params, keys, 3, &v, &which) &&
+           json_string(v, buf, cap, len) && *len > 0;
 }
 
 /* Resolves `p` against `root` and normalises ".", ".." and "//" segments.
@@ -1228,14 +1225,12 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
 }
 
 /* Writes t[0..n) as a JSON string literal, as ctxc__json_write_string
- * does: ASCII text in runs between the bytes to escape; other text through
- * it. */
+ * does: valid UTF-8 in runs between the bytes to escape (its code points
+ * are written back as the same bytes); other text through it. */
 static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if ((unsigned char)t[i] >= 0x80u) {
-            (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
-            return;
-        }
+    if (!ctxc__utf8_valid(t, n, NULL)) {
+        (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
+        return;
     }
     ctxc__putc(j, '"');
     size_t run = 0;
@@ -1264,13 +1259,18 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         static const char *const keys[] = {"file_path", "absolute_path",
                                            "path",      "command",
                                            "pattern",   "dir_path"};
-        ctxc_str_t v[sizeof keys / sizeof keys[0]];
-        find_keys(call->u.tool_call.parameters, keys,
-                  sizeof keys / sizeof keys[0], v);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t nkeys = sizeof keys / sizeof keys[0];
+        ctxc_str_t v;
+        size_t which;
+        /* the first key present whose value is a string that fits */
+        for (size_t from = 0;
+             from < nkeys &&
+             find_first_key(call->u.tool_call.parameters, keys + from,
+                            nkeys - from, &v, &which);
+             from += which + 1) {
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
-            if (v[k].ptr != NULL && json_string(v[k], arg, sizeof arg, &alen)) {
+            if (json_string(v, arg, sizeof arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;

@@ -704,6 +704,33 @@ static void test_compress_summarises_older_results_and_keeps_the_tail(void **sta
     assert_string_equal(b.u.tool_response.call_id.ptr, "s1");
 }
 
+/* The summary names the first of file_path, absolute_path, path, command,
+ * pattern, dir_path whose value is a string (others are passed over),
+ * escapes what JSON needs escaped and clips long text with an ellipsis. */
+static void test_compress_summary_argument(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("go")
+                    CALL("c1", "grep", "{\"command\":42,\"dir_path\":\"d\",\"pattern\":\"\\\"x\\\"\\\\t\"}")
+                    RESP("c1", "grep", LONG_OUT LONG_OUT)
+                    CALL("c2", "edit", "{\"command\":\"make\",\"path\":\"\\u00e9t\\u00e9.c\",\"file_path\":[1]}")
+                    RESP("c2", "edit", LONG_OUT LONG_OUT)
+                    CALL("c3", "run_shell_command", "{\"command\":\"" LONG_OUT "\"}")
+                    RESP("c3", "run_shell_command", LONG_OUT LONG_OUT)
+                    CALL("c4", "glob", "{\"dir_path\":\"a\\tb\"}")
+                    RESP("c4", "glob", LONG_OUT LONG_OUT)
+                    HUMAN("a") HUMAN("b") HUMAN("c") HUMAN("d") HUMAN("e") HUMAN("f")
+                    HUMAN("g") HUMAN("h") HUMAN("i") HUMAN("j") HUMAN("k") HUMAN("l"));
+    compress(10, 1000);
+    assert_string_equal(t_block_text(&hist, 2, 0),
+                        "\"[summarized] grep \\\"x\\\"\\\\t: ok\"");
+    assert_string_equal(t_block_text(&hist, 4, 0),
+                        "\"[summarized] edit \xc3\xa9t\xc3\xa9.c: ok\"");
+    assert_string_equal(t_block_text(&hist, 6, 0),
+                        "\"[summarized] run_shell_command cc -c sensor.c\xe2\x80\xa6: ok\"");
+    assert_string_equal(t_block_text(&hist, 8, 0),
+                        "\"[summarized] glob a\\tb: ok\"");
+}
+
 static void test_compress_stops_once_below_the_target(void **state) {
     (void)state;
     ten_turns();
@@ -803,6 +830,7 @@ int main(void) {
         cmocka_unit_test_setup(test_recency_in_a_wide_tool_entry, setup),
         cmocka_unit_test_setup(test_density_step_without_room_for_the_index_gives_the_same_result, setup),
         cmocka_unit_test_setup(test_compress_summarises_older_results_and_keeps_the_tail, setup),
+        cmocka_unit_test_setup(test_compress_summary_argument, setup),
         cmocka_unit_test_setup(test_compress_stops_once_below_the_target, setup),
         cmocka_unit_test_setup(test_compress_with_a_larger_preserved_tail, setup),
         cmocka_unit_test_setup(test_compress_without_room_for_the_index_gives_the_same_result, setup),
