@@ -99,6 +99,12 @@ static uint32_t rd32(const uint8_t *p) {
 
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
 static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
     uint32_t n = rd32(p);
     p += 4;
@@ -120,6 +126,9 @@ void ctxc__record_entry(const uint8_t *rec, const ctxc_slot_t *s,
     e->tokens = s->tokens;
     e->blocks_ = read_str(rec + 4, &e->metadata);
     e->end_ = rec + s->size;
+    /* the last field's length is read before the entry's blocks are done
+     * with: its cache line is asked for now, while the first ones are read */
+    PREFETCH(e->end_ - 1);
 }
 
 bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
@@ -136,6 +145,9 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
         p = read_str(p, (ctxc_str_t *)(void *)((char *)out + at[f]));
     }
     *cursor = p;
+    if (p < entry->end_) {
+        PREFETCH(p); /* the next block's header */
+    }
     return true;
 }
 
