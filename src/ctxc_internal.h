@@ -206,6 +206,9 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
  * JSON value) has a smaller default estimate than b: the error both share
  * is counted once, and b's result only when its length does not decide. */
 bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result);
+/* A lower bound of the default estimate of a tool_response whose text is
+ * the JSON value v alone (no error), from its length. */
+uint32_t ctxc__estimate_value_floor(ctxc_str_t v);
 
 /* Estimate of one entry with the history's estimator / with `fn`. */
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e);

@@ -358,6 +358,11 @@ static uint64_t units_floor(ctxc_str_t s, bool json) {
     return (s.len + 2) / 3;
 }
 
+uint32_t ctxc__estimate_value_floor(ctxc_str_t v) {
+    uint64_t r = (units_floor(v, true) + 2u) / 4u;
+    return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
 bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
     /* the text both blocks start with: the error and its newline */
     acc_t head = {0, 0, false};

@@ -266,6 +266,8 @@ typedef struct {
      * compare against them instead of decoding the write call again. */
     char *pool;
     size_t pool_cap, pool_used;
+    /* default estimate of a result that is the pointer text alone */
+    uint32_t pointer_tokens;
 } hd_t;
 
 /* Resolved path of a read/write call's parameters, into out. */
@@ -812,7 +814,10 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                        recency_prunes(hd, p, k, &b, retention)) {
                 /* a result whose length alone puts it above the pointer
                  * is not counted */
-                if (ctxc__estimate_result_smaller(&b,
+                if ((b.u.tool_response.error.ptr == NULL &&
+                     ctxc__estimate_value_floor(b.u.tool_response.result) >
+                         hd->pointer_tokens) ||
+                    ctxc__estimate_result_smaller(&b,
                                                   CTXC_STR_LIT(POINTER_JSON))) {
                     ed.pointer |= bit;
                     recency++;
@@ -1129,7 +1134,12 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0};
+    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0, 0};
+    ctxc_block_t pointer;
+    memset(&pointer, 0, sizeof pointer);
+    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
+    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
+    hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
     ctxc__pairs_t pairs;
     ctxc__id_index_t keys;
     uint32_t retention =

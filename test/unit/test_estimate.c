@@ -309,6 +309,14 @@ static void test_result_smaller_agrees_with_the_estimates(void **state) {
                     after.u.tool_response.result = ctxc_str(news[r]);
                     bool want = ctxc_estimate_block_default(NULL, &after) <
                                 ctxc_estimate_block_default(NULL, &b);
+                    if (errors[e] == NULL) { /* the floor of the result */
+                        assert_true(ctxc__estimate_value_floor(
+                                        b.u.tool_response.result) <=
+                                    ctxc_estimate_block_default(NULL, &b));
+                        assert_true(
+                            ctxc__estimate_value_floor(ctxc_str(news[r])) <=
+                            ctxc_estimate_block_default(NULL, &after));
+                    }
                     assert_int_equal(
                         ctxc__estimate_result_smaller(&b, ctxc_str(news[r])),
                         want);
@@ -319,6 +327,12 @@ static void test_result_smaller_agrees_with_the_estimates(void **state) {
         }
     }
     assert_true(smaller > 0 && smaller < agree); /* both answers seen */
+    /* 6000 letters in a string: 1500 tokens by length, the floor 250 */
+    json[0] = '"';
+    size_t n = repeat(json + 1, sizeof json - 2, "x", 6000);
+    json[n + 1] = '"';
+    assert_int_equal(ctxc__estimate_value_floor((ctxc_str_t){json, n + 2}),
+                     250);
 }
 
 static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
