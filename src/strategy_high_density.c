@@ -1257,10 +1257,13 @@ static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
     ctxc__putc(j, '"');
 }
 
+/* The longest summary text, in bytes. */
+#define SUMMARY_TEXT_MAX 255u
+
 /* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
 static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
                          char *buf, size_t cap, ctxc_str_t *out) {
-    char text[256];
+    char text[SUMMARY_TEXT_MAX + 1];
     ctxc__sink_t s = {text, sizeof text - 1, 0};
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
@@ -1304,6 +1307,9 @@ typedef struct {
     size_t pos;
     ctxc_estimate_fn estimate;
     void *estimate_user;
+    /* the default estimate of any summary is at most this (UINT32_MAX
+     * with another estimator: no bound) */
+    uint32_t summary_max;
     bool decided;  /* `use` holds the decisions of the entry's blocks */
     uint64_t use;  /* response blocks whose summary is smaller */
     char buf[320]; /* the summary of the block being written */
@@ -1410,6 +1416,10 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
                             ? (uint32_t)(e->tokens - others)
                             : block_tokens(se->estimate, se->estimate_user, &b);
         }
+        if (se->summary_max < tokens[k]) {
+            se->use |= (uint64_t)1u << k; /* no summary can reach it */
+            continue;
+        }
         ctxc_block_t after = summarized(se, &b);
         if (block_tokens(se->estimate, se->estimate_user, &after) < tokens[k]) {
             se->use |= (uint64_t)1u << k;
@@ -1453,6 +1463,12 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;
+    /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
+    se.summary_max =
+        ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
+            ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
+                                    SUMMARY_TEXT_MAX)
+            : UINT32_MAX;
     uint64_t estimate = total;
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
