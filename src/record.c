@@ -301,23 +301,6 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
     return CTXC_OK;
 }
 
-/* Whether w[0..wn) occurs in s[0..n). */
-static bool has_bytes(const char *s, size_t n, const char *w, size_t wn) {
-    size_t i = 0;
-    while (n - i >= wn) {
-        const char *c = memchr(s + i, w[0], n - i - wn + 1);
-        if (c == NULL) {
-            return false;
-        }
-        i = (size_t)(c - s);
-        if (memcmp(s + i, w, wn) == 0) {
-            return true;
-        }
-        i++;
-    }
-    return false;
-}
-
 /* The entry flags of a canonical metadata object: one walk over its keys
  * (the first occurrence of a key counts, like ctxc_entry_meta_find; in
  * canonical JSON these names are never written with escapes). */
@@ -336,10 +319,18 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
     if (o == NULL || len < 2 || o[0] != '{') {
         return 0;
     }
-    /* most metadata names none of them: no walk over its members */
+    /* most metadata names none of them: no walk over its members unless
+     * one of the names follows a quote somewhere */
     bool named = false;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !named; k++) {
-        named = has_bytes(o, len, keys[k].key, keys[k].len);
+    const char *end = o + len;
+    for (const char *q = o;
+         !named && (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
+        q++;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !named; k++) {
+            named = (size_t)(end - q) > keys[k].len && q[0] == keys[k].key[0] &&
+                    memcmp(q, keys[k].key, keys[k].len) == 0 &&
+                    q[keys[k].len] == '"';
+        }
     }
     if (!named) {
         return 0;
