@@ -588,6 +588,15 @@ static void wide_tool_entry(void) {
 #undef WCALL
 #undef WRESP
 
+/* Results of a tool with an empty name between results of another. */
+static void empty_tool_names(void) {
+    t_import(&hist, CALL("e1", "", "{}") RESP("e1", "", BODY " e1")
+                    CALL("x1", "x", "{}") RESP("x1", "x", BODY " x1")
+                    CALL("e2", "", "{}") RESP("e2", "", BODY " e2")
+                    CALL("e3", "", "{}") RESP("e3", "", BODY " e3")
+                    CALL("x2", "x", "{}") RESP("x2", "x", BODY " x2"));
+}
+
 static void test_density_step_without_room_for_the_index_gives_the_same_result(void **state) {
     (void)state;
     ctxc_density_config_t cfg;
@@ -613,6 +622,14 @@ static void test_density_step_without_room_for_the_index_gives_the_same_result(v
     cfg.read_write_pruning = false;
     cfg.recency_retention = 2;
     assert_index_sizes_agree(wide_tool_entry, &cfg, true);
+    cfg.recency_retention = 1;
+    assert_index_sizes_agree(empty_tool_names, &cfg, true);
+    ctxc_history_clear(&hist);
+    empty_tool_names();
+    ctxc_density_counts_t c = optimize_in(&cfg, &work);
+    assert_int_equal(c.recency_pruned, 3); /* e1, e2 and x1 */
+    assert_non_null(strstr(after.buf, BODY " e3"));
+    assert_non_null(strstr(after.buf, BODY " x2"));
 }
 
 /* Recency in an entry with more results than an entry's marks have bits
