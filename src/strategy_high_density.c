@@ -1214,12 +1214,15 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     size_t take = n;
     bool cut = false;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '\n' || p[i] == '\r') {
-            take = i;
-            cut = true;
-            break;
-        }
+    /* a line end at or after `max` cuts at `max` all the same */
+    size_t look = n < max ? n : max;
+    const char *nl = look > 0 ? memchr(p, '\n', look) : NULL;
+    size_t before = nl != NULL ? (size_t)(nl - p) : look;
+    const char *cr = before > 0 ? memchr(p, '\r', before) : NULL;
+    const char *end = cr != NULL ? cr : nl;
+    if (end != NULL) {
+        take = (size_t)(end - p);
+        cut = true;
     }
     if (take > max) {
         take = max;
@@ -1238,20 +1241,29 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
  * does: valid UTF-8 in runs between the bytes to escape (its code points
  * are written back as the same bytes); other text through it. */
 static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
-    if (!ctxc__utf8_valid(t, n, NULL)) {
-        (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
-        return;
-    }
+    size_t start = j->len;
     ctxc__putc(j, '"');
     size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)t[i];
+        if (c >= 0x80u) {
+            uint32_t cp;
+            size_t k = ctxc__utf8_decode((const uint8_t *)t + i, n - i, &cp);
+            if (k == 0) { /* not valid UTF-8: written again the slow way */
+                j->len = start;
+                (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
+                return;
+            }
+            i += k;
+            continue;
+        }
         if (c >= 0x20u && c != '"' && c != '\\') {
+            i++;
             continue;
         }
         ctxc__put(j, t + run, i - run);
         ctxc__json_escape_cp(j, c);
-        run = i + 1;
+        run = ++i;
     }
     ctxc__put(j, t + run, n - run);
     ctxc__putc(j, '"');

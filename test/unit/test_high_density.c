@@ -724,6 +724,9 @@ static void test_compress_summarises_older_results_and_keeps_the_tail(void **sta
 /* The summary names the first of file_path, absolute_path, path, command,
  * pattern, dir_path whose value is a string (others are passed over),
  * escapes what JSON needs escaped and clips long text with an ellipsis. */
+#define X16 "xxxxxxxxxxxxxxxx"
+#define X96 X16 X16 X16 X16 X16 X16
+#define X100 X96 "xxxx"
 static void test_compress_summary_argument(void **state) {
     (void)state;
     t_import(&hist, HUMAN("go")
@@ -735,6 +738,10 @@ static void test_compress_summary_argument(void **state) {
                     RESP("c3", "run_shell_command", LONG_OUT LONG_OUT)
                     CALL("c4", "glob", "{\"dir_path\":\"a\\tb\"}")
                     RESP("c4", "glob", LONG_OUT LONG_OUT)
+                    CALL("c5", "sh", "{\"command\":\"make\\r\\nall\"}")
+                    RESP("c5", "sh", LONG_OUT LONG_OUT)
+                    CALL("c6", "sh", "{\"command\":\"" X100 "\\nmore\"}")
+                    RESP("c6", "sh", LONG_OUT LONG_OUT)
                     HUMAN("a") HUMAN("b") HUMAN("c") HUMAN("d") HUMAN("e") HUMAN("f")
                     HUMAN("g") HUMAN("h") HUMAN("i") HUMAN("j") HUMAN("k") HUMAN("l"));
     compress(10, 1000);
@@ -746,7 +753,14 @@ static void test_compress_summary_argument(void **state) {
                         "\"[summarized] run_shell_command cc -c sensor.c\xe2\x80\xa6: ok\"");
     assert_string_equal(t_block_text(&hist, 8, 0),
                         "\"[summarized] glob a\\tb: ok\"");
+    assert_string_equal(t_block_text(&hist, 10, 0),
+                        "\"[summarized] sh make\xe2\x80\xa6: ok\"");
+    assert_string_equal(t_block_text(&hist, 12, 0),
+                        "\"[summarized] sh " X96 "\xe2\x80\xa6: ok\"");
 }
+#undef X16
+#undef X96
+#undef X100
 
 static void test_compress_stops_once_below_the_target(void **state) {
     (void)state;
