@@ -255,6 +255,12 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
     uint16_t running = 0; /* 1 + the furthest response of calls so far */
     mem[0] = 0;
     for (size_t a = 0; a < view->count; a++) {
+        mem[a + 1] = running;
+        /* tool calls are only in ai entries (the store's pairing rule):
+         * the others are not read */
+        if (view->slots_[ctxc_view_index(view, a)].speaker != CTXC_SPEAKER_AI) {
+            continue;
+        }
         ctxc_entry_t e;
         ctxc_view_get(view, a, &e);
         const uint8_t *cur = NULL;

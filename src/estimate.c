@@ -329,3 +329,41 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);
 }
+
+/* UTF-16 units the default estimator counts at least for a field of n
+ * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
+ * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
+ * for 1 unit). */
+static uint64_t units_floor(ctxc_str_t s, bool json) {
+    if (s.ptr == NULL) {
+        return 0;
+    }
+    if (json && s.len >= 2 && s.ptr[0] == '"') {
+        return (s.len - 2 + 5) / 6;
+    }
+    return (s.len + 2) / 3;
+}
+
+uint32_t ctxc__estimate_value_floor(ctxc_str_t v) {
+    uint64_t r = (units_floor(v, true) + 2u) / 4u;
+    return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
+bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
+    /* the text both blocks start with: the error and its newline */
+    acc_t head = {0, 0, false};
+    if (b->u.tool_response.error.ptr != NULL) {
+        acc_str(&head, b->u.tool_response.error);
+        acc_cp(&head, '\n');
+    }
+    acc_t with = head;
+    acc_json_value_text(&with, result);
+    uint32_t t_with = ctxc_estimate_formula(acc_words(&with), with.units);
+    uint64_t floor_units =
+        head.units + units_floor(b->u.tool_response.result, true);
+    if ((floor_units + 2u) / 4u > t_with) {
+        return true; /* the block's length alone puts it above */
+    }
+    acc_json_value_text(&head, b->u.tool_response.result);
+    return t_with < ctxc_estimate_formula(acc_words(&head), head.units);
+}

@@ -208,10 +208,21 @@ static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
 
 /* ---- IContent ------------------------------------------------------------ */
 
+/* Blocks whose sources are kept: the record writer and the store's
+ * pairing check each ask for every block, the second time from here (a few
+ * on small targets, for their stacks). */
+#ifdef CTXC__SCAN_STATS
+#define IC_KEPT 8
+#else
+#define IC_KEPT 2
+#endif
+
 typedef struct {
     const doc_t *d;
     int blocks; /* array token */
     child_cache_t cache;
+    size_t nkept; /* blocks 0 .. nkept-1 are in `kept` */
+    ctxc__block_src_t kept[IC_KEPT];
 } ic_ctx_t;
 
 /* Resolves block element `el` into a source, validating it. */
@@ -308,8 +319,16 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
 static ctxc_status_t ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
                                  ctxc_error_t *err) {
     ic_ctx_t *c = (ic_ctx_t *)ctx;
+    if (i < c->nkept) {
+        *out = c->kept[i];
+        return CTXC_OK;
+    }
     int el = nth_child(c->d, c->blocks, (int)i, &c->cache);
-    return ic_block(c->d, el, i, out, err);
+    ctxc_status_t st = ic_block(c->d, el, i, out, err);
+    if (st == CTXC_OK && i == c->nkept && i < IC_KEPT) {
+        c->kept[c->nkept++] = *out;
+    }
+    return st;
 }
 
 static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
@@ -348,7 +367,11 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
                           "needs at least one block)");
     }
     /* the blocks are checked as the record is written, in order */
-    ic_ctx_t c = {d, v[1], {-1, 0, 0}};
+    ic_ctx_t c;
+    c.d = d;
+    c.blocks = v[1];
+    c.cache = (child_cache_t){-1, 0, 0};
+    c.nkept = 0;
     ctxc__entry_src_t src = {
         (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
         v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};

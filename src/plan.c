@@ -62,7 +62,9 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
         ctxc_str_t v = ctxc__block_field(&b, f);
         out->f[f].p = v.ptr;
         out->f[f].n = v.len;
-        out->f[f].kind = CTXC__SRC_RAW;
+        /* the store's canonical bytes, or an edit's canonical text:
+         * copied, not validated again */
+        out->f[f].kind = CTXC__SRC_VALID;
     }
     return CTXC_OK;
 }

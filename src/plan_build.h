@@ -14,7 +14,8 @@
 
 /* An entry source that yields the blocks of an existing entry, each passed
  * through `edit` (which may change fields or return false to drop the
- * block). */
+ * block). Fields are handed on as CTXC__SRC_VALID (copied, not checked):
+ * an edit sets only valid UTF-8 strings and canonical JSON values. */
 typedef bool (*ctxc__block_edit_fn)(void *user, size_t index, ctxc_block_t *b);
 typedef struct {
     const ctxc_entry_t *entry;

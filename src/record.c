@@ -3,6 +3,7 @@
  * source (once, into free memory), reading it back, per-entry estimates.
  * Layout: see record.h.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "ctxc/ctxc.h"
@@ -37,37 +38,31 @@ const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT] = {
                            {"filename", 1, 0}}},
 };
 
+/* Where field i of each block type is in a ctxc_block_t (the order of
+ * ctxc__block_desc). */
+#define FIELD_AT(m) (uint16_t) offsetof(ctxc_block_t, u.m)
+static const uint16_t field_at[CTXC_BLOCK_TYPE_COUNT][CTXC__MAX_FIELDS] = {
+    [CTXC_BLOCK_TEXT] = {FIELD_AT(text.text)},
+    [CTXC_BLOCK_TOOL_CALL] = {FIELD_AT(tool_call.id), FIELD_AT(tool_call.name),
+                              FIELD_AT(tool_call.parameters)},
+    [CTXC_BLOCK_TOOL_RESPONSE] = {FIELD_AT(tool_response.call_id),
+                                  FIELD_AT(tool_response.tool_name),
+                                  FIELD_AT(tool_response.result),
+                                  FIELD_AT(tool_response.error)},
+    [CTXC_BLOCK_THINKING] = {FIELD_AT(thinking.thought),
+                             FIELD_AT(thinking.signature)},
+    [CTXC_BLOCK_CODE] = {FIELD_AT(code.code), FIELD_AT(code.language)},
+    [CTXC_BLOCK_MEDIA] = {FIELD_AT(media.mime_type), FIELD_AT(media.data),
+                          FIELD_AT(media.encoding), FIELD_AT(media.caption),
+                          FIELD_AT(media.filename)},
+};
+
 static ctxc_str_t *field_ptr(ctxc_block_t *b, unsigned i) {
-    switch (b->type) {
-    case CTXC_BLOCK_TEXT:
-        return i == 0 ? &b->u.text.text : NULL;
-    case CTXC_BLOCK_TOOL_CALL: {
-        ctxc_str_t *f[] = {&b->u.tool_call.id, &b->u.tool_call.name,
-                           &b->u.tool_call.parameters};
-        return i < 3 ? f[i] : NULL;
+    if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT ||
+        i >= ctxc__block_desc[b->type].nfields) {
+        return NULL;
     }
-    case CTXC_BLOCK_TOOL_RESPONSE: {
-        ctxc_str_t *f[] = {
-            &b->u.tool_response.call_id, &b->u.tool_response.tool_name,
-            &b->u.tool_response.result, &b->u.tool_response.error};
-        return i < 4 ? f[i] : NULL;
-    }
-    case CTXC_BLOCK_THINKING: {
-        ctxc_str_t *f[] = {&b->u.thinking.thought, &b->u.thinking.signature};
-        return i < 2 ? f[i] : NULL;
-    }
-    case CTXC_BLOCK_CODE: {
-        ctxc_str_t *f[] = {&b->u.code.code, &b->u.code.language};
-        return i < 2 ? f[i] : NULL;
-    }
-    case CTXC_BLOCK_MEDIA: {
-        ctxc_str_t *f[] = {&b->u.media.mime_type, &b->u.media.data,
-                           &b->u.media.encoding, &b->u.media.caption,
-                           &b->u.media.filename};
-        return i < 5 ? f[i] : NULL;
-    }
-    }
-    return NULL;
+    return (ctxc_str_t *)(void *)((char *)b + field_at[b->type][i]);
 }
 
 ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i) {
@@ -108,6 +103,12 @@ static uint32_t rd32(const uint8_t *p) {
 
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
 static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
     uint32_t n = rd32(p);
     p += 4;
@@ -129,6 +130,9 @@ void ctxc__record_entry(const uint8_t *rec, const ctxc_slot_t *s,
     e->tokens = s->tokens;
     e->blocks_ = read_str(rec + 4, &e->metadata);
     e->end_ = rec + s->size;
+    /* the last field's length is read before the entry's blocks are done
+     * with: its cache line is asked for now, while the first ones are read */
+    PREFETCH(e->end_ - 1);
 }
 
 bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
@@ -140,14 +144,29 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
     memset(out, 0, sizeof *out);
     out->type = (ctxc_block_type_t)p[0];
     p++;
-    const ctxc__block_desc_t *d = &ctxc__block_desc[out->type];
-    for (unsigned f = 0; f < d->nfields; f++) {
-        ctxc_str_t v;
-        p = read_str(p, &v);
-        ctxc__block_set_field(out, f, v);
+    const uint16_t *at = field_at[out->type];
+    for (unsigned f = 0; f < ctxc__block_desc[out->type].nfields; f++) {
+        p = read_str(p, (ctxc_str_t *)(void *)((char *)out + at[f]));
     }
     *cursor = p;
+    if (p < entry->end_) {
+        PREFETCH(p); /* the next block's header */
+    }
     return true;
+}
+
+/* The record of the block after the one at p, read from lengths only. */
+static const uint8_t *skip_block(const uint8_t *p) {
+    unsigned n = ctxc__block_desc[p[0]].nfields;
+    p++;
+    for (unsigned f = 0; f < n; f++) {
+        uint32_t len = rd32(p);
+        p += 4;
+        if (len != ABSENT_LEN) {
+            p += (size_t)len + 1;
+        }
+    }
+    return p;
 }
 
 ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
@@ -155,10 +174,11 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
     if (block_index >= entry->block_count) {
         return CTXC_E_RANGE;
     }
-    const uint8_t *cur = NULL;
-    for (size_t i = 0; i <= block_index; i++) {
-        ctxc_entry_next_block(entry, &cur, out);
+    const uint8_t *cur = entry->blocks_;
+    for (size_t i = 0; i < block_index; i++) {
+        cur = skip_block(cur);
     }
+    ctxc_entry_next_block(entry, &cur, out);
     return CTXC_OK;
 }
 
@@ -301,6 +321,22 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
     uint8_t flags = 0;
     uint8_t seen = 0;
     if (o == NULL || len < 2 || o[0] != '{') {
+        return 0;
+    }
+    /* most metadata names none of them: no walk over its members unless
+     * one of the names follows a quote somewhere */
+    bool named = false;
+    const char *end = o + len;
+    for (const char *q = o;
+         !named && (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
+        q++;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !named; k++) {
+            named = (size_t)(end - q) > keys[k].len && q[0] == keys[k].key[0] &&
+                    memcmp(q, keys[k].key, keys[k].len) == 0 &&
+                    q[keys[k].len] == '"';
+        }
+    }
+    if (!named) {
         return 0;
     }
     size_t i = 1;

@@ -27,6 +27,7 @@
 #include "record.h"
 #include "sink.h"
 #include "strategies.h"
+#include "text_stats.h"
 
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
 
@@ -40,7 +41,10 @@
 /* marks of the indexed path only (entries the later passes need to see) */
 #define MARK_READ 0x8u    /* ai entry holds a read call */
 #define MARK_INCL 0x10u   /* human entry holds an @file inclusion */
-#define MARK_RECENT 0x20u /* tool entry holds a result marked ID_RECENT */
+#define MARK_RECENT 0x20u /* tool entry holds a result marked recent */
+/* recency-pruned result block k < RECENT_BLOCKS of a tool entry */
+#define MARK_RECENT_BLOCK0 0x40u
+#define RECENT_BLOCKS 10u
 
 static const char END_MARKER[] = "--- End of content ---";
 static const char DEDUPE_NOTE[] =
@@ -114,59 +118,56 @@ static size_t skip_string(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-/* Finds the top-level keys[0..n) of a canonical JSON object in one pass:
- * values[i] is the value of the first member named keys[i] (ptr NULL when
- * there is none), as ctxc__json_find_key() would find each. */
-static void find_keys(ctxc_str_t obj, const char *const *keys, size_t n,
-                      ctxc_str_t *values) {
-    for (size_t k = 0; k < n; k++) {
-        values[k] = CTXC_STR_ABSENT;
-    }
+/* The value of the first of keys[0..n) (in that order of preference) that
+ * is a top-level member of a canonical JSON object, as ctxc__json_find_key()
+ * would find it; *which is its index. False when none is. One pass over
+ * the members, ended by a member named keys[0]. */
+static bool find_first_key(ctxc_str_t obj, const char *const *keys, size_t n,
+                           ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
     size_t len = obj.len;
+    size_t best = n;
     if (o == NULL || len < 2 || o[0] != '{') {
-        return;
+        return false;
     }
     size_t i = 1;
-    while (i < len && o[i] == '"') {
+    while (best > 0 && i < len && o[i] == '"') {
         size_t kstart = i + 1;
         size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
         size_t vstart = kend + 2;                           /* after ':' */
         if (vstart > len) {
-            return;
+            break;
         }
         size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
                                        : ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
         bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < best; k++) {
             size_t klen = strlen(keys[k]);
-            if (values[k].ptr == NULL &&
-                (plain
-                     ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                     : rawlen >= klen &&
-                           ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                            keys[k], klen))) {
-                values[k].ptr = o + vstart;
-                values[k].len = vend - vstart;
+            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                      : rawlen >= klen &&
+                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                             keys[k], klen)) {
+                best = k;
+                value->ptr = o + vstart;
+                value->len = vend - vstart;
+                break;
             }
         }
         i = vend + 1; /* skip ',' */
     }
+    *which = best;
+    return best < n;
 }
 
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
-    ctxc_str_t v[3];
-    find_keys(params, keys, 3, v);
-    for (size_t k = 0; k < 3; k++) {
-        if (v[k].ptr != NULL) {
-            return json_string(v[k], buf, cap, len) && *len > 0;
-        }
-    }
-    return false;
+    ctxc_str_t v;
+    size_t which;
+    return find_first_key(params, keys, 3, &v, &which) &&
+           json_string(v, buf, cap, len) && *len > 0;
 }
 
 /* Resolves `p` against `root` and normalises ".", ".." and "//" segments.
@@ -272,6 +273,8 @@ typedef struct {
      * compare against them instead of decoding the write call again. */
     char *pool;
     size_t pool_cap, pool_used;
+    /* default estimate of a result that is the pointer text alone */
+    uint32_t pointer_tokens;
 } hd_t;
 
 /* Resolved path of a read/write call's parameters, into out. */
@@ -778,6 +781,9 @@ static bool call_pruned(const hd_t *hd, size_t p, size_t k,
 static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
                            const ctxc_block_t *b, uint32_t retention) {
     if (hd->pairs != NULL) { /* decided once, in the recency pass */
+        if (k < RECENT_BLOCKS) {
+            return (hd->mark[q] & (MARK_RECENT_BLOCK0 << k)) != 0;
+        }
         const ctxc__id_slot_t *s =
             ctxc__pairs_find(hd->pairs, b->u.tool_response.call_id);
         return s != NULL && (s->flags & ID_RECENT) != 0;
@@ -813,10 +819,13 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             } else if (cfg->recency_pruning &&
                        !str_is(b.u.tool_response.result, POINTER_JSON) &&
                        recency_prunes(hd, p, k, &b, retention)) {
-                ctxc_block_t after = b;
-                after.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-                if (block_tokens(NULL, NULL, &after) <
-                    block_tokens(NULL, NULL, &b)) {
+                /* a result whose length alone puts it above the pointer
+                 * is not counted */
+                if ((b.u.tool_response.error.ptr == NULL &&
+                     ctxc__estimate_value_floor(b.u.tool_response.result) >
+                         hd->pointer_tokens) ||
+                    ctxc__estimate_result_smaller(&b,
+                                                  CTXC_STR_LIT(POINTER_JSON))) {
                     ed.pointer |= bit;
                     recency++;
                 }
@@ -873,7 +882,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                              remaining,
                              ctxc__entry_edit_block,
                              &src_ed,
-                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
+                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
     size_t before = r->n_replacements;
     st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
     if (st != CTXC_OK) {
@@ -910,6 +919,7 @@ typedef enum { INDEX_OK, INDEX_IRREGULAR, INDEX_KEYS_FULL } index_result_t;
 
 static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     const ctxc_density_config_t *cfg = hd->cfg;
+    ctxc_str_t last_tool = CTXC_STR_ABSENT; /* the tool of the last result */
     for (size_t p = 0; p < hd->v->count; p++) {
         ctxc_entry_t e;
         ctxc_view_get(hd->v, p, &e);
@@ -960,9 +970,12 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
                        b.type == CTXC_BLOCK_TOOL_RESPONSE &&
                        cfg->recency_pruning) {
                 ctxc_str_t name = b.u.tool_response.tool_name;
-                if (key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
+                if (!(last_tool.ptr != NULL && /* added just before */
+                      ctxc__str_eq(name, last_tool)) &&
+                    key_add(hd, KEY_TOOL, name.ptr, name.len, p, k) == NULL) {
                     return INDEX_KEYS_FULL;
                 }
+                last_tool = name;
             }
         }
     }
@@ -1026,30 +1039,64 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
 /* The recency pass, newest entry first: per tool name, the results after
  * the current entry (flags), in it (count) and seen so far in it
  * (resp_block); a result with `retention` newer ones that stay is marked
- * ID_RECENT. Results dropped by read->write do not count. */
+ * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
+ * in its id's slot. Results dropped by read->write (only in entries marked
+ * MARK_RWRESP) do not count. */
 static void recency_pass(const hd_t *hd, uint32_t retention) {
+    ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
+    ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
         ctxc_entry_t e;
         ctxc_view_get(hd->v, p, &e);
         if (e.speaker != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
+        /* the first blocks' tool slots and whether they stay, found in
+         * step 0 for the next steps */
+        ctxc__id_slot_t *tools[RECENT_BLOCKS];
+        bool stay[RECENT_BLOCKS];
         for (int step = 0; step < 3; step++) {
             const uint8_t *cur = NULL;
             ctxc_block_t b;
-            while (ctxc_entry_next_block(&e, &cur, &b)) {
+            for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
                 if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
                     continue;
                 }
-                ctxc_str_t name = b.u.tool_response.tool_name;
-                ctxc__id_slot_t *t = (ctxc__id_slot_t *)(uintptr_t)key_find(
-                    hd, KEY_TOOL, name.ptr, name.len);
-                ctxc__id_slot_t *id =
-                    ctxc__pairs_find(hd->pairs, b.u.tool_response.call_id);
-                if (t == NULL || id == NULL) {
-                    continue; /* cannot happen: both are indexed */
+                ctxc__id_slot_t *t, *id = NULL;
+                bool stays;
+                if (step > 0 && k < RECENT_BLOCKS) {
+                    t = tools[k];
+                    stays = stay[k];
+                } else {
+                    ctxc_str_t name = b.u.tool_response.tool_name;
+                    if (last_t != NULL && ctxc__str_eq(name, last_name)) {
+                        t = last_t; /* the same tool as the result before */
+                    } else {
+                        t = (ctxc__id_slot_t *)(uintptr_t)key_find(
+                            hd, KEY_TOOL, name.ptr, name.len);
+                        last_t = t;
+                        last_name = name;
+                    }
+                    if (rw || k >= RECENT_BLOCKS) {
+                        id = ctxc__pairs_find(hd->pairs,
+                                              b.u.tool_response.call_id);
+                        stays = id != NULL && (id->flags & ID_PRUNED) == 0;
+                    } else {
+                        stays = true;
+                    }
+                    if (t == NULL ||
+                        (id == NULL && (rw || k >= RECENT_BLOCKS))) {
+                        t = NULL; /* cannot happen: both are indexed */
+                    }
+                    if (k < RECENT_BLOCKS) {
+                        tools[k] = t;
+                        stay[k] = stays;
+                    }
                 }
-                bool stays = (id->flags & ID_PRUNED) == 0;
+                if (t == NULL) {
+                    continue;
+                }
                 if (step == 0) {
                     t->count = add_sat(t->count, stays);
                 } else if (step == 1) {
@@ -1057,8 +1104,12 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
                     uint32_t newer =
                         (uint32_t)t->flags + t->count - t->resp_block;
                     if (newer >= retention) {
-                        id->flags |= ID_RECENT;
                         hd->mark[p] |= MARK_RECENT;
+                        if (k < RECENT_BLOCKS) {
+                            hd->mark[p] |= (uint16_t)(MARK_RECENT_BLOCK0 << k);
+                        } else {
+                            id->flags |= ID_RECENT;
+                        }
                     }
                 } else {
                     t->flags = add_sat(t->flags, t->count);
@@ -1090,7 +1141,12 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0};
+    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0, 0};
+    ctxc_block_t pointer;
+    memset(&pointer, 0, sizeof pointer);
+    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
+    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
+    hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
     ctxc__pairs_t pairs;
     ctxc__id_index_t keys;
     uint32_t retention =
@@ -1165,12 +1221,15 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     size_t take = n;
     bool cut = false;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '\n' || p[i] == '\r') {
-            take = i;
-            cut = true;
-            break;
-        }
+    /* a line end at or after `max` cuts at `max` all the same */
+    size_t look = n < max ? n : max;
+    const char *nl = look > 0 ? memchr(p, '\n', look) : NULL;
+    size_t before = nl != NULL ? (size_t)(nl - p) : look;
+    const char *cr = before > 0 ? memchr(p, '\r', before) : NULL;
+    const char *end = cr != NULL ? cr : nl;
+    if (end != NULL) {
+        take = (size_t)(end - p);
+        cut = true;
     }
     if (take > max) {
         take = max;
@@ -1185,10 +1244,45 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     }
 }
 
+/* Writes t[0..n) as a JSON string literal, as ctxc__json_write_string
+ * does: valid UTF-8 in runs between the bytes to escape (its code points
+ * are written back as the same bytes); other text through it. */
+static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
+    size_t start = j->len;
+    ctxc__putc(j, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)t[i];
+        if (c >= 0x80u) {
+            uint32_t cp;
+            size_t k = ctxc__utf8_decode((const uint8_t *)t + i, n - i, &cp);
+            if (k == 0) { /* not valid UTF-8: written again the slow way */
+                j->len = start;
+                (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
+                return;
+            }
+            i += k;
+            continue;
+        }
+        if (c >= 0x20u && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        ctxc__put(j, t + run, i - run);
+        ctxc__json_escape_cp(j, c);
+        run = ++i;
+    }
+    ctxc__put(j, t + run, n - run);
+    ctxc__putc(j, '"');
+}
+
+/* The longest summary text, in bytes. */
+#define SUMMARY_TEXT_MAX 255u
+
 /* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
 static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
                          char *buf, size_t cap, ctxc_str_t *out) {
-    char text[256];
+    char text[SUMMARY_TEXT_MAX + 1];
     ctxc__sink_t s = {text, sizeof text - 1, 0};
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
@@ -1197,13 +1291,18 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         static const char *const keys[] = {"file_path", "absolute_path",
                                            "path",      "command",
                                            "pattern",   "dir_path"};
-        ctxc_str_t v[sizeof keys / sizeof keys[0]];
-        find_keys(call->u.tool_call.parameters, keys,
-                  sizeof keys / sizeof keys[0], v);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t nkeys = sizeof keys / sizeof keys[0];
+        ctxc_str_t v;
+        size_t which;
+        /* the first key present whose value is a string that fits */
+        for (size_t from = 0;
+             from < nkeys &&
+             find_first_key(call->u.tool_call.parameters, keys + from,
+                            nkeys - from, &v, &which);
+             from += which + 1) {
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
-            if (v[k].ptr != NULL && json_string(v[k], arg, sizeof arg, &alen)) {
+            if (json_string(v, arg, sizeof arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;
@@ -1216,7 +1315,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         ctxc__put(&s, ": ok", 4);
     }
     ctxc__sink_t j = {buf, cap, 0};
-    (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
+    put_json_string(&j, text, s.len);
     out->ptr = buf;
     out->len = j.len;
 }
@@ -1227,6 +1326,9 @@ typedef struct {
     size_t pos;
     ctxc_estimate_fn estimate;
     void *estimate_user;
+    /* the default estimate of any summary is at most this (UINT32_MAX
+     * with another estimator: no bound) */
+    uint32_t summary_max;
     bool decided;  /* `use` holds the decisions of the entry's blocks */
     uint64_t use;  /* response blocks whose summary is smaller */
     char buf[320]; /* the summary of the block being written */
@@ -1333,6 +1435,10 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
                             ? (uint32_t)(e->tokens - others)
                             : block_tokens(se->estimate, se->estimate_user, &b);
         }
+        if (se->summary_max < tokens[k]) {
+            se->use |= (uint64_t)1u << k; /* no summary can reach it */
+            continue;
+        }
         ctxc_block_t after = summarized(se, &b);
         if (block_tokens(se->estimate, se->estimate_user, &after) < tokens[k]) {
             se->use |= (uint64_t)1u << k;
@@ -1376,6 +1482,12 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;
+    /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
+    se.summary_max =
+        ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
+            ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
+                                    SUMMARY_TEXT_MAX)
+            : UINT32_MAX;
     uint64_t estimate = total;
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
@@ -1396,7 +1508,7 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
             e.block_count,
             ctxc__entry_edit_block,
             &ed,
-            {e.metadata.ptr, e.metadata.len, CTXC__SRC_RAW}};
+            {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
         size_t mark = plan->scratch_used;
         ctxc_plan_op_t op;
         if ((st = ctxc__record_to_scratch(

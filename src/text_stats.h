@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctxc/history.h"
+
 /* 64-bit little-endian hosts: the importer counts the estimator's text
  * statistics while it scans (eight bytes at a time). Small targets keep the
  * separate count after the write (and the flash). */
@@ -46,5 +48,13 @@ static inline bool ctxc__is_space(uint32_t cp) {
 void ctxc__stats_join(ctxc__text_stats_t *a, const ctxc__text_stats_t *b);
 /* round(max(words * 1.3, units / 4)) with words = runs + 1 (0 if empty). */
 uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s);
+
+/* Whether tool_response block b with its result replaced by `result` (a
+ * JSON value) has a smaller default estimate than b: the error both share
+ * is counted once, and b's result only when its length does not decide. */
+bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result);
+/* A lower bound of the default estimate of a tool_response whose text is
+ * the JSON value v alone (no error), from its length. */
+uint32_t ctxc__estimate_value_floor(ctxc_str_t v);
 
 #endif /* CTXC_TEXT_STATS_H */

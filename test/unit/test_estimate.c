@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/text_stats.h"
 #include "ctxc/ctxc.h"
 
 static uint32_t est(const char *s) { return ctxc_estimate_text(s, strlen(s)); }
@@ -27,16 +28,18 @@ static void measure(const char *s, uint64_t words, uint64_t units) {
 static void test_exact_values_ascii(void **state) {
     (void)state;
     assert_int_equal(est(""), 0);
-    assert_int_equal(est("   "), 3);          /* ["", ""]: 2.6 -> 3 */
-    assert_int_equal(est("hello"), 1);        /* 1.3 -> 1, 1.25 -> 1 */
-    assert_int_equal(est("hello world"), 3);  /* 2.6 -> 3, 2.75 -> 3 */
-    assert_int_equal(est("a b c d e"), 7);    /* 6.5 -> 7 (half up) */
-    assert_int_equal(est("ab"), 1);           /* 1.3 -> 1, 0.5 -> 1 */
-    assert_int_equal(est("abcdefghijklmnopqrstuvwxyz"), 7); /* 26/4 = 6.5 -> 7 */
-    assert_int_equal(est("abcdefghijklmnopqrstuvwxy"), 6);  /* 6.25 -> 6 */
+    assert_int_equal(est("   "), 3);         /* ["", ""]: 2.6 -> 3 */
+    assert_int_equal(est("hello"), 1);       /* 1.3 -> 1, 1.25 -> 1 */
+    assert_int_equal(est("hello world"), 3); /* 2.6 -> 3, 2.75 -> 3 */
+    assert_int_equal(est("a b c d e"), 7);   /* 6.5 -> 7 (half up) */
+    assert_int_equal(est("ab"), 1);          /* 1.3 -> 1, 0.5 -> 1 */
+    assert_int_equal(est("abcdefghijklmnopqrstuvwxyz"),
+                     7);                                   /* 26/4 = 6.5 -> 7 */
+    assert_int_equal(est("abcdefghijklmnopqrstuvwxy"), 6); /* 6.25 -> 6 */
     /* ["", "leading", "and", "trailing", ""]: 6.5 -> 7, 24/4 = 6 */
     assert_int_equal(est("  leading and trailing  "), 7);
-    assert_int_equal(est("one\ttwo\nthree\r\nfour\vfive\fsix"), 8); /* 7.8 -> 8 */
+    assert_int_equal(est("one\ttwo\nthree\r\nfour\vfive\fsix"),
+                     8); /* 7.8 -> 8 */
     measure("  a  b  ", 4, 8);
 }
 
@@ -88,12 +91,25 @@ static void test_exact_values_non_ascii(void **state) {
 
 static void test_unicode_whitespace_separates_words(void **state) {
     (void)state;
-    measure("a\xc2\xa0" "b", 2, 3);           /* NO-BREAK SPACE */
-    measure("a\xe3\x80\x80" "b", 2, 3);       /* IDEOGRAPHIC SPACE */
-    measure("a\xe2\x80\xa8" "b", 2, 3);       /* LINE SEPARATOR */
-    measure("a\xef\xbb\xbf" "b", 2, 3);       /* BOM / ZWNBSP */
-    measure("a\xe2\x80\x8b" "b", 1, 3);       /* ZERO WIDTH SPACE is not \s */
-    measure("a\xe2\x80\x8a" "b\xe2\x80\x80" "c", 3, 5); /* HAIR, EN QUAD */
+    measure("a\xc2\xa0"
+            "b",
+            2, 3); /* NO-BREAK SPACE */
+    measure("a\xe3\x80\x80"
+            "b",
+            2, 3); /* IDEOGRAPHIC SPACE */
+    measure("a\xe2\x80\xa8"
+            "b",
+            2, 3); /* LINE SEPARATOR */
+    measure("a\xef\xbb\xbf"
+            "b",
+            2, 3); /* BOM / ZWNBSP */
+    measure("a\xe2\x80\x8b"
+            "b",
+            1, 3); /* ZERO WIDTH SPACE is not \s */
+    measure("a\xe2\x80\x8a"
+            "b\xe2\x80\x80"
+            "c",
+            3, 5); /* HAIR, EN QUAD */
 }
 
 static void test_integer_formula_matches_floating_point(void **state) {
@@ -135,9 +151,10 @@ static void test_block_text_rules(void **state) {
     b.u.tool_call.id = ctxc_str("c1");
     b.u.tool_call.name = ctxc_str("read_file");
     b.u.tool_call.parameters = ctxc_str("{\"file_path\":\"/src/a b.c\"}");
-    assert_int_equal(block_est(&b),
-                     est("{\"name\":\"read_file\",\"parameters\":{\"file_path\":"
-                         "\"/src/a b.c\"}}"));
+    assert_int_equal(
+        block_est(&b),
+        est("{\"name\":\"read_file\",\"parameters\":{\"file_path\":"
+            "\"/src/a b.c\"}}"));
     assert_int_equal(block_est(&b), 15); /* 2 words -> 3, 58 units -> 15 */
     /* the name is JSON-escaped in that text */
     b.u.tool_call.name = ctxc_str("we\"ird\tname");
@@ -164,7 +181,8 @@ static void test_block_text_rules(void **state) {
     memset(&b, 0, sizeof b);
     b.type = CTXC_BLOCK_THINKING;
     b.u.thinking.thought = ctxc_str("let me think about this");
-    b.u.thinking.signature = ctxc_str("very long signature that does not count");
+    b.u.thinking.signature =
+        ctxc_str("very long signature that does not count");
     assert_int_equal(block_est(&b), est("let me think about this"));
 
     memset(&b, 0, sizeof b);
@@ -176,7 +194,8 @@ static void test_block_text_rules(void **state) {
     memset(&b, 0, sizeof b);
     b.type = CTXC_BLOCK_MEDIA;
     b.u.media.mime_type = ctxc_str("image/png");
-    b.u.media.data = ctxc_str("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA");
+    b.u.media.data =
+        ctxc_str("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA");
     b.u.media.encoding = ctxc_str("base64");
     assert_int_equal(block_est(&b), 0); /* no caption */
     b.u.media.caption = ctxc_str("a diagram of the board");
@@ -242,6 +261,80 @@ static void test_string_result_counts_like_its_decoded_text(void **state) {
     }
 }
 
+/* Fills buf with `reps` copies of unit and returns the length. */
+static size_t repeat(char *buf, size_t cap, const char *unit, size_t reps) {
+    size_t n = strlen(unit), len = 0;
+    for (size_t i = 0; i < reps && len + n < cap; i++) {
+        memcpy(buf + len, unit, n);
+        len += n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+/* Whether another result makes a tool_response smaller is what the two
+ * blocks' estimates say, whatever bytes make up the old result (down to the
+ * densest encodings of a unit: 4-byte UTF-8 for 2 units, \uXXXX for 1),
+ * with or without an error, long or short. */
+static void test_result_smaller_agrees_with_the_estimates(void **state) {
+    (void)state;
+    static const char *const json_units[] = {
+        "x",    "\\n",          "\\u00e9",          "\\ud83d\\ude00",
+        "\\\\", "\xe2\x82\xac", "\xf0\x9f\x98\x80", " ",
+        "a b "};
+    static const char *const errors[] = {NULL, "", "failed",
+                                         "\xf0\x9f\x98\x80 a b c d e f g"};
+    static const char *const news[] = {
+        "\"[Result pruned \xe2\x80\x94 re-run tool to retrieve]\"", "\"\"",
+        "{\"a\":[1,2,3]}", "\"a b c d e f g h i j k l m n o p\""};
+    static char json[8192];
+    size_t agree = 0, smaller = 0;
+    for (size_t u = 0; u < sizeof json_units / sizeof json_units[0]; u++) {
+        for (size_t reps = 0; reps < 700; reps += 23) {
+            json[0] = '"';
+            size_t n = repeat(json + 1, sizeof json - 2, json_units[u], reps);
+            json[n + 1] = '"';
+            for (size_t e = 0; e < sizeof errors / sizeof errors[0]; e++) {
+                for (size_t r = 0; r < sizeof news / sizeof news[0]; r++) {
+                    ctxc_block_t b;
+                    memset(&b, 0, sizeof b);
+                    b.type = CTXC_BLOCK_TOOL_RESPONSE;
+                    b.u.tool_response.call_id = ctxc_str("c1");
+                    b.u.tool_response.tool_name = ctxc_str("t");
+                    b.u.tool_response.result = (ctxc_str_t){json, n + 2};
+                    b.u.tool_response.error = errors[e] != NULL
+                                                  ? ctxc_str(errors[e])
+                                                  : CTXC_STR_ABSENT;
+                    ctxc_block_t after = b;
+                    after.u.tool_response.result = ctxc_str(news[r]);
+                    bool want = ctxc_estimate_block_default(NULL, &after) <
+                                ctxc_estimate_block_default(NULL, &b);
+                    if (errors[e] == NULL) { /* the floor of the result */
+                        assert_true(ctxc__estimate_value_floor(
+                                        b.u.tool_response.result) <=
+                                    ctxc_estimate_block_default(NULL, &b));
+                        assert_true(
+                            ctxc__estimate_value_floor(ctxc_str(news[r])) <=
+                            ctxc_estimate_block_default(NULL, &after));
+                    }
+                    assert_int_equal(
+                        ctxc__estimate_result_smaller(&b, ctxc_str(news[r])),
+                        want);
+                    agree++;
+                    smaller += want;
+                }
+            }
+        }
+    }
+    assert_true(smaller > 0 && smaller < agree); /* both answers seen */
+    /* 6000 letters in a string: 1500 tokens by length, the floor 250 */
+    json[0] = '"';
+    size_t n = repeat(json + 1, sizeof json - 2, "x", 6000);
+    json[n + 1] = '"';
+    assert_int_equal(ctxc__estimate_value_floor((ctxc_str_t){json, n + 2}),
+                     250);
+}
+
 static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
     (void)state;
     CTXC_HISTORY_DEFINE(h, 4, 1024);
@@ -269,6 +362,7 @@ int main(void) {
         cmocka_unit_test(test_block_text_rules),
         cmocka_unit_test(test_string_result_counts_like_its_decoded_text),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
+        cmocka_unit_test(test_result_smaller_agrees_with_the_estimates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -547,6 +547,56 @@ static void many_inclusions(void) {
 #undef INC2
 }
 
+/* A tool entry with more results than an entry's marks have bits for (12,
+ * two tools, two of them dropped with reads of files written later), and
+ * newer results of both tools. */
+#define WCALL(id, name, params)                                                \
+    "{\"type\":\"tool_call\",\"id\":\"" id "\",\"name\":\"" name                \
+    "\",\"parameters\":" params "}"
+#define WRESP(id, name, result)                                                \
+    "{\"type\":\"tool_response\",\"callId\":\"" id "\",\"toolName\":\"" name    \
+    "\",\"result\":\"" result "\"}"
+static void wide_tool_entry(void) {
+    t_import(&hist,
+             "{\"speaker\":\"ai\",\"blocks\":["
+             WCALL("r1", "read_file", "{\"file_path\":\"1.c\"}") ","
+             WCALL("g1", "glob", "{\"pattern\":\"1\"}") ","
+             WCALL("r2", "read_file", "{\"file_path\":\"2.c\"}") ","
+             WCALL("g2", "glob", "{\"pattern\":\"2\"}") ","
+             WCALL("r3", "read_file", "{\"file_path\":\"3.c\"}") ","
+             WCALL("g3", "glob", "{\"pattern\":\"3\"}") ","
+             WCALL("r4", "read_file", "{\"file_path\":\"4.c\"}") ","
+             WCALL("g4", "glob", "{\"pattern\":\"4\"}") ","
+             WCALL("r5", "read_file", "{\"file_path\":\"5.c\"}") ","
+             WCALL("g5", "glob", "{\"pattern\":\"5\"}") ","
+             WCALL("r6", "read_file", "{\"file_path\":\"6.c\"}") ","
+             WCALL("g6", "glob", "{\"pattern\":\"6\"}") "]}\n"
+             "{\"speaker\":\"tool\",\"blocks\":["
+             WRESP("r1", "read_file", BODY " 1") "," WRESP("g1", "glob", BODY " g1") ","
+             WRESP("r2", "read_file", BODY " 2") "," WRESP("g2", "glob", BODY " g2") ","
+             WRESP("r3", "read_file", BODY " 3") "," WRESP("g3", "glob", BODY " g3") ","
+             WRESP("r4", "read_file", BODY " 4") "," WRESP("g4", "glob", BODY " g4") ","
+             WRESP("r5", "read_file", BODY " 5") "," WRESP("g5", "glob", BODY " g5") ","
+             WRESP("r6", "read_file", BODY " 6") "," WRESP("g6", "glob", BODY " g6") "]}\n"
+             CALL("w1", "write_file", "{\"file_path\":\"2.c\",\"content\":\"x\"}")
+             RESP("w1", "write_file", "ok")
+             CALL("w2", "write_file", "{\"file_path\":\"6.c\",\"content\":\"x\"}")
+             RESP("w2", "write_file", "ok")
+             READ("r7", "{\"file_path\":\"7.c\"}") RESP("r7", "read_file", BODY " 7")
+             CALL("g7", "glob", "{\"pattern\":\"7\"}") RESP("g7", "glob", BODY " g7"));
+}
+#undef WCALL
+#undef WRESP
+
+/* Results of a tool with an empty name between results of another. */
+static void empty_tool_names(void) {
+    t_import(&hist, CALL("e1", "", "{}") RESP("e1", "", BODY " e1")
+                    CALL("x1", "x", "{}") RESP("x1", "x", BODY " x1")
+                    CALL("e2", "", "{}") RESP("e2", "", BODY " e2")
+                    CALL("e3", "", "{}") RESP("e3", "", BODY " e3")
+                    CALL("x2", "x", "{}") RESP("x2", "x", BODY " x2"));
+}
+
 static void test_density_step_without_room_for_the_index_gives_the_same_result(void **state) {
     (void)state;
     ctxc_density_config_t cfg;
@@ -565,6 +615,40 @@ static void test_density_step_without_room_for_the_index_gives_the_same_result(v
     assert_index_sizes_agree(five_reads_two_shells, &cfg, true);
     cfg.read_write_pruning = true;
     assert_index_sizes_agree(many_inclusions, &cfg, true);
+    for (uint32_t keep = 1; keep <= 6; keep++) {
+        cfg.recency_retention = keep;
+        assert_index_sizes_agree(wide_tool_entry, &cfg, true);
+    }
+    cfg.read_write_pruning = false;
+    cfg.recency_retention = 2;
+    assert_index_sizes_agree(wide_tool_entry, &cfg, true);
+    cfg.recency_retention = 1;
+    assert_index_sizes_agree(empty_tool_names, &cfg, true);
+    ctxc_history_clear(&hist);
+    empty_tool_names();
+    ctxc_density_counts_t c = optimize_in(&cfg, &work);
+    assert_int_equal(c.recency_pruned, 3); /* e1, e2 and x1 */
+    assert_non_null(strstr(after.buf, BODY " e3"));
+    assert_non_null(strstr(after.buf, BODY " x2"));
+}
+
+/* Recency in an entry with more results than an entry's marks have bits
+ * for: the blocks past them are decided like the first ones. */
+static void test_recency_in_a_wide_tool_entry(void **state) {
+    (void)state;
+    t_set(&set, "compression.density.recencyPruning", "true");
+    t_set(&set, "compression.density.recencyRetention", "1");
+    wide_tool_entry();
+    ctxc_density_counts_t c = optimize();
+    /* r2, r6 go with their reads; read_file keeps r7, glob keeps g7 */
+    assert_int_equal(c.read_write_pruned, 2);
+    assert_int_equal(c.recency_pruned, 10);
+    for (size_t k = 0; k < 10; k++) {
+        assert_string_equal(t_block_text(&hist, 1, k),
+                            "\"[Result pruned \xe2\x80\x94 re-run tool to retrieve]\"");
+    }
+    assert_non_null(strstr(after.buf, BODY " 7"));
+    assert_non_null(strstr(after.buf, BODY " g7"));
 }
 
 /* ---- compress ------------------------------------------------------------ */
@@ -636,6 +720,47 @@ static void test_compress_summarises_older_results_and_keeps_the_tail(void **sta
     assert_null(b.u.tool_response.error.ptr);
     assert_string_equal(b.u.tool_response.call_id.ptr, "s1");
 }
+
+/* The summary names the first of file_path, absolute_path, path, command,
+ * pattern, dir_path whose value is a string (others are passed over),
+ * escapes what JSON needs escaped and clips long text with an ellipsis. */
+#define X16 "xxxxxxxxxxxxxxxx"
+#define X96 X16 X16 X16 X16 X16 X16
+#define X100 X96 "xxxx"
+static void test_compress_summary_argument(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("go")
+                    CALL("c1", "grep", "{\"command\":42,\"dir_path\":\"d\",\"pattern\":\"\\\"x\\\"\\\\t\"}")
+                    RESP("c1", "grep", LONG_OUT LONG_OUT)
+                    CALL("c2", "edit", "{\"command\":\"make\",\"path\":\"\\u00e9t\\u00e9.c\",\"file_path\":[1]}")
+                    RESP("c2", "edit", LONG_OUT LONG_OUT)
+                    CALL("c3", "run_shell_command", "{\"command\":\"" LONG_OUT "\"}")
+                    RESP("c3", "run_shell_command", LONG_OUT LONG_OUT)
+                    CALL("c4", "glob", "{\"dir_path\":\"a\\tb\"}")
+                    RESP("c4", "glob", LONG_OUT LONG_OUT)
+                    CALL("c5", "sh", "{\"command\":\"make\\r\\nall\"}")
+                    RESP("c5", "sh", LONG_OUT LONG_OUT)
+                    CALL("c6", "sh", "{\"command\":\"" X100 "\\nmore\"}")
+                    RESP("c6", "sh", LONG_OUT LONG_OUT)
+                    HUMAN("a") HUMAN("b") HUMAN("c") HUMAN("d") HUMAN("e") HUMAN("f")
+                    HUMAN("g") HUMAN("h") HUMAN("i") HUMAN("j") HUMAN("k") HUMAN("l"));
+    compress(10, 1000);
+    assert_string_equal(t_block_text(&hist, 2, 0),
+                        "\"[summarized] grep \\\"x\\\"\\\\t: ok\"");
+    assert_string_equal(t_block_text(&hist, 4, 0),
+                        "\"[summarized] edit \xc3\xa9t\xc3\xa9.c: ok\"");
+    assert_string_equal(t_block_text(&hist, 6, 0),
+                        "\"[summarized] run_shell_command cc -c sensor.c\xe2\x80\xa6: ok\"");
+    assert_string_equal(t_block_text(&hist, 8, 0),
+                        "\"[summarized] glob a\\tb: ok\"");
+    assert_string_equal(t_block_text(&hist, 10, 0),
+                        "\"[summarized] sh make\xe2\x80\xa6: ok\"");
+    assert_string_equal(t_block_text(&hist, 12, 0),
+                        "\"[summarized] sh " X96 "\xe2\x80\xa6: ok\"");
+}
+#undef X16
+#undef X96
+#undef X100
 
 static void test_compress_stops_once_below_the_target(void **state) {
     (void)state;
@@ -733,8 +858,10 @@ int main(void) {
         cmocka_unit_test_setup(test_recency_keeps_the_newest_per_tool, setup),
         cmocka_unit_test_setup(test_recency_retention_below_one_counts_as_one, setup),
         cmocka_unit_test_setup(test_recency_never_grows_a_small_result, setup),
+        cmocka_unit_test_setup(test_recency_in_a_wide_tool_entry, setup),
         cmocka_unit_test_setup(test_density_step_without_room_for_the_index_gives_the_same_result, setup),
         cmocka_unit_test_setup(test_compress_summarises_older_results_and_keeps_the_tail, setup),
+        cmocka_unit_test_setup(test_compress_summary_argument, setup),
         cmocka_unit_test_setup(test_compress_stops_once_below_the_target, setup),
         cmocka_unit_test_setup(test_compress_with_a_larger_preserved_tail, setup),
         cmocka_unit_test_setup(test_compress_without_room_for_the_index_gives_the_same_result, setup),
