@@ -462,22 +462,68 @@ ctxc_status_t ctxc__pairing_check_put(ctxc_history_t *h, size_t pos,
 
 /* ---- checking a plan ----------------------------------------------------- */
 
-/* Whether old entry `i` survives the plan with its block of `type` and `id`:
- * inside a KEEP range, or replaced by an INSERT that still holds the block. */
-static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
-                     ctxc_str_t id) {
+/* The first op that is out of order, or SIZE_MAX: a plan keeps and
+ * replaces old entries in their order (KEEP ranges and replaced entries
+ * increasing), so the new history keeps every response after its call. */
+static size_t first_out_of_order(const ctxc_plan_t *plan) {
+    size_t next = 0; /* old entries before `next` are placed */
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP && op->from <= i && i < op->to) {
-            return true;
+        size_t at = op->kind == CTXC_PLAN_KEEP ? op->from : op->replaces;
+        if (op->kind == CTXC_PLAN_INSERT && op->replaces == UINT32_MAX) {
+            continue; /* a new entry: no place in the old history */
         }
-        if (op->kind == CTXC_PLAN_INSERT && op->replaces == i) {
-            ctxc_entry_t e;
-            ctxc__op_entry(plan->scratch, op, &e);
-            return entry_has(&e, type, id, NULL);
+        if (at < next) {
+            return k;
+        }
+        next = op->kind == CTXC_PLAN_KEEP ? op->to : at + 1u;
+    }
+    return SIZE_MAX;
+}
+
+/* The op that keeps old entry i (its KEEP) or replaces it (an INSERT), or
+ * NULL when the plan drops it, in a plan in order: a binary search over the
+ * increasing KEEPs, then the INSERTs that follow the one found. */
+static const ctxc_plan_op_t *op_for(const ctxc_plan_t *plan, size_t i) {
+    size_t lo = 0, hi = plan->count, best = SIZE_MAX;
+    while (lo < hi) { /* the last KEEP with from <= i */
+        size_t mid = lo + (hi - lo) / 2u;
+        size_t k = mid;
+        while (k > lo && plan->ops[k].kind != CTXC_PLAN_KEEP) {
+            k--;
+        }
+        if (plan->ops[k].kind != CTXC_PLAN_KEEP) {
+            lo = mid + 1u; /* only INSERTs in [lo, mid] */
+        } else if (plan->ops[k].from <= i) {
+            best = k;
+            lo = mid + 1u;
+        } else {
+            hi = k;
         }
     }
-    return false;
+    if (best != SIZE_MAX && i < plan->ops[best].to) {
+        return &plan->ops[best];
+    }
+    for (size_t k = best == SIZE_MAX ? 0u : best + 1u;
+         k < plan->count && plan->ops[k].kind == CTXC_PLAN_INSERT; k++) {
+        if (plan->ops[k].replaces == i) {
+            return &plan->ops[k];
+        }
+    }
+    return NULL;
+}
+
+/* Whether the block of `type` and `id` in old entry i is in the new
+ * history: its entry kept, or replaced by an entry that still holds it. */
+static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
+                     ctxc_str_t id) {
+    const ctxc_plan_op_t *op = op_for(plan, i);
+    if (op == NULL || op->kind == CTXC_PLAN_KEEP) {
+        return op != NULL;
+    }
+    ctxc_entry_t e;
+    ctxc__op_entry(plan->scratch, op, &e);
+    return entry_has(&e, type, id, NULL);
 }
 
 static ctxc_status_t split_pair(ctxc_str_t id, size_t call, size_t resp,
@@ -523,100 +569,62 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
     return CTXC_OK;
 }
 
-/* Marks, in the index, the tool blocks of `e` as surviving. */
-static void mark_entry(const ctxc_history_t *h, ctxc__id_index_t *ix,
-                       const ctxc_entry_t *e) {
+/* The position of the other side of the pair of block b (in entry pos), or
+ * SIZE_MAX: from the index, or by a scan (responses come after calls). */
+static size_t partner_of(const ctxc_history_t *h, const ctxc__id_index_t *ix,
+                         size_t pos, const ctxc_block_t *b) {
+    ctxc_str_t id = block_id(b);
+    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
+    if (ix != NULL) {
+        match_ctx_t m = {h, NULL};
+        const ctxc__id_slot_t *s =
+            ctxc__ids_find(ix, id, ctxc__ids_hash(id), match_store, &m);
+        uint16_t p = s == NULL ? CTXC__IDS_NONE : call ? s->resp : s->call;
+        return p == CTXC__IDS_NONE ? SIZE_MAX : p;
+    }
+    size_t from = call ? pos + 1u : 0u, to = call ? h->count : pos;
+    ctxc_speaker_t sp = call ? CTXC_SPEAKER_TOOL : CTXC_SPEAKER_AI;
+    ctxc_block_type_t type =
+        call ? CTXC_BLOCK_TOOL_RESPONSE : CTXC_BLOCK_TOOL_CALL;
+    for (size_t i = from; i < to; i++) {
+        ctxc_entry_t e;
+        if (h->slots[i].speaker == sp &&
+            (entry_at(h, i, &e), entry_has(&e, type, id, NULL))) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* Old entry i is not kept (dropped or replaced): each of its tool blocks
+ * the plan drops must have its partner dropped too. */
+static ctxc_status_t check_unkept(const ctxc_history_t *h,
+                                  const ctxc__id_index_t *ix,
+                                  const ctxc_plan_t *plan, size_t i,
+                                  ctxc_error_t *err) {
+    if (h->slots[i].speaker == CTXC_SPEAKER_HUMAN) {
+        return CTXC_OK; /* no tool blocks there (the rule) */
+    }
+    const ctxc_plan_op_t *ins = op_for(plan, i);
+    ctxc_entry_t e, repl;
+    if (ins != NULL) {
+        ctxc__op_entry(plan->scratch, ins, &repl);
+    }
+    entry_at(h, i, &e);
     const uint8_t *cur = NULL;
     ctxc_block_t b;
-    match_ctx_t m = {h, NULL};
-    while (next_tool_block(e, &cur, &b)) {
+    while (next_tool_block(&e, &cur, &b)) {
         ctxc_str_t id = block_id(&b);
-        ctxc__id_slot_t *s =
-            ctxc__ids_find(ix, id, ctxc__ids_hash(id), match_store, &m);
-        if (s != NULL) {
-            s->flags |= b.type == CTXC_BLOCK_TOOL_CALL ? 1u : 2u;
+        if (ins != NULL && entry_has(&repl, b.type, id, NULL)) {
+            continue; /* the block stays */
         }
-    }
-}
-
-static ctxc_status_t check_pairs_indexed(ctxc_history_t *h,
-                                         ctxc__id_index_t *ix,
-                                         const ctxc_plan_t *plan,
-                                         ctxc_error_t *err) {
-    for (size_t k = 0; k < plan->count; k++) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        ctxc_entry_t e;
-        if (op->kind == CTXC_PLAN_INSERT) {
-            ctxc__op_entry(plan->scratch, op, &e);
-            mark_entry(h, ix, &e);
-            continue;
-        }
-        for (size_t i = op->from; i < op->to; i++) {
-            if (h->slots[i].speaker != CTXC_SPEAKER_HUMAN) {
-                entry_at(h, i, &e);
-                mark_entry(h, ix, &e);
-            }
-        }
-    }
-    ctxc_status_t st = CTXC_OK;
-    for (size_t i = 0; i < ix->cap; i++) {
-        ctxc__id_slot_t *s = &ix->slots[i];
-        uint16_t mark = s->flags;
-        s->flags = 0;
-        if (st != CTXC_OK || s->call == CTXC__IDS_NONE ||
-            s->resp == CTXC__IDS_NONE || mark == 0 || mark == 3) {
-            continue;
-        }
-        ctxc_entry_t e;
-        entry_at(h, s->call, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        ctxc_str_t id = CTXC_STR_ABSENT;
-        match_ctx_t m = {h, NULL};
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            ctxc_str_t x = block_id(&b);
-            if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                ctxc__ids_find(ix, x, ctxc__ids_hash(x), match_store, &m) ==
-                    s) {
-                id = x;
-            }
-        }
-        st = split_pair(id, s->call, s->resp, mark == 1, err);
-    }
-    return st;
-}
-
-/* Without an index: for each call, its response by a forward scan. */
-static ctxc_status_t check_pairs_scan(const ctxc_history_t *h,
-                                      const ctxc_plan_t *plan,
-                                      ctxc_error_t *err) {
-    for (size_t c = 0; c < h->count; c++) {
-        if (h->slots[c].speaker != CTXC_SPEAKER_AI) {
-            continue;
-        }
-        ctxc_entry_t e;
-        entry_at(h, c, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type != CTXC_BLOCK_TOOL_CALL) {
-                continue;
-            }
-            ctxc_str_t id = block_id(&b);
-            for (size_t r = c + 1; r < h->count; r++) {
-                ctxc_entry_t t;
-                if (h->slots[r].speaker != CTXC_SPEAKER_TOOL ||
-                    (entry_at(h, r, &t),
-                     !entry_has(&t, CTXC_BLOCK_TOOL_RESPONSE, id, NULL))) {
-                    continue;
-                }
-                bool kc = survives(plan, c, CTXC_BLOCK_TOOL_CALL, id);
-                bool kr = survives(plan, r, CTXC_BLOCK_TOOL_RESPONSE, id);
-                if (kc != kr) {
-                    return split_pair(id, c, r, kc, err);
-                }
-                break;
-            }
+        size_t p = partner_of(h, ix, i, &b);
+        bool call = b.type == CTXC_BLOCK_TOOL_CALL;
+        if (p != SIZE_MAX &&
+            survives(plan, p,
+                     call ? CTXC_BLOCK_TOOL_RESPONSE : CTXC_BLOCK_TOOL_CALL,
+                     id)) {
+            return split_pair(id, call ? i : p, call ? p : i, !call, err);
         }
     }
     return CTXC_OK;
@@ -625,12 +633,39 @@ static ctxc_status_t check_pairs_scan(const ctxc_history_t *h,
 ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
                                        const ctxc_plan_t *plan,
                                        ctxc_error_t *err) {
+    size_t bad = first_out_of_order(plan);
+    if (bad != SIZE_MAX) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "plan op %z is out of order: it places entry %z "
+                          "after entries that come later in the history",
+                          bad,
+                          (size_t)(plan->ops[bad].kind == CTXC_PLAN_KEEP
+                                       ? plan->ops[bad].from
+                                       : plan->ops[bad].replaces));
+    }
     ctxc_status_t st = check_inserts(h, plan, err);
     if (st != CTXC_OK) {
         return st;
     }
+    /* only what the plan does not keep can break a pair: the entries
+     * between the KEEP ranges */
     ctxc__id_index_t store_ix;
-    ctxc__id_index_t *ix = usable_index(h, &store_ix);
-    return ix != NULL ? check_pairs_indexed(h, ix, plan, err)
-                      : check_pairs_scan(h, plan, err);
+    const ctxc__id_index_t *ix = usable_index(h, &store_ix);
+    size_t next = 0;
+    for (size_t k = 0; k <= plan->count && st == CTXC_OK; k++) {
+        size_t end = h->count;
+        if (k < plan->count) {
+            if (plan->ops[k].kind != CTXC_PLAN_KEEP) {
+                continue;
+            }
+            end = plan->ops[k].from;
+        }
+        for (size_t i = next; i < end && st == CTXC_OK; i++) {
+            st = check_unkept(h, ix, plan, i, err);
+        }
+        if (k < plan->count) {
+            next = plan->ops[k].to;
+        }
+    }
+    return st;
 }

@@ -15,13 +15,13 @@
 #include "ctxc/ctxc.h"
 #include "support.h"
 
-CTXC_HISTORY_DEFINE(hist, 64, 16384);
-CTXC_WORK_DEFINE(work, 64, 8192);
+CTXC_HISTORY_DEFINE(hist, 128, 32768);
+CTXC_WORK_DEFINE(work, 128, 8192);
 
 /* Index modes every case runs in: none (scans), a roomy index, and one too
  * small for the history (full: falls back to scans mid-way). */
 enum { MODE_NONE, MODE_INDEX, MODE_TINY, MODE_COUNT };
-static uint32_t ids_mem[CTXC_HISTORY_ID_INDEX_BYTES(64) / 4];
+static uint32_t ids_mem[CTXC_HISTORY_ID_INDEX_BYTES(128) / 4];
 
 static void reset(int mode) {
     ctxc_history_clear(&hist);
@@ -293,7 +293,7 @@ static void expect_import_error(const char *text, uint32_t line,
     "\"}]}\n"
 #define AI(t)                                                                  \
     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":\"" t "\"}]}" \
-                                                                       "\n"
+    "\n"
 #define CALL(id, name, params)                                                 \
     "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"tool_call\",\"id\":\"" id     \
     "\",\"name\":\"" name "\",\"parameters\":" params "}]}\n"
@@ -469,6 +469,93 @@ static void test_plans_keep_pairs_together(void **state) {
     }
 }
 
+/* Plans keep old entries in their order: a replacement placed before the
+ * entries it followed (here: a response before its call) is refused. */
+static void test_plans_keep_the_order(void **state) {
+    (void)state;
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        ctxc_plan_t plan;
+        ctxc_error_t err;
+        load_pairs(mode);
+        t_snapshot(&hist, &snap);
+        ctxc_plan_init(&plan, &work);
+        ctxc_block_t r = t_resp("c1", "read_file", "\"short\"", NULL);
+        ctxc_entry_in_t in = {CTXC_SPEAKER_TOOL, &r, 1, CTXC_STR_ABSENT};
+        assert_int_equal(ctxc_plan_insert(&plan, &in, NULL, NULL, 2, &err),
+                         CTXC_OK);
+        assert_int_equal(ctxc_plan_keep(&plan, 0, 2, &err), CTXC_OK);
+        assert_int_equal(ctxc_plan_keep(&plan, 3, 7, &err), CTXC_OK);
+        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
+                         CTXC_E_INVALID_ARG);
+        assert_non_null(strstr(err.message, "plan op 1 is out of order"));
+        t_assert_unchanged(&hist, &snap);
+    }
+}
+
+/* Many pairs and a plan of many ops: every pair is checked wherever its
+ * sides are (kept, replaced, dropped), with and without the index. */
+static void test_long_plans(void **state) {
+    (void)state;
+    static char ids[30][8];
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        for (int broken = 0; broken < 2; broken++) {
+            reset(mode);
+            ctxc_error_t err;
+            for (int k = 0; k < 30; k++) { /* 0: call, 1: text, 2: response */
+                snprintf(ids[k], sizeof ids[k], "p%d", k);
+                assert_int_equal(call(ids[k], &err), CTXC_OK);
+                t_add_text(&hist, CTXC_SPEAKER_HUMAN, "between");
+                assert_int_equal(resp(CTXC_SPEAKER_TOOL, ids[k], &err),
+                                 CTXC_OK);
+            }
+            t_snapshot(&hist, &snap);
+            /* pair k: kept (k % 3 == 0), its response replaced by a
+             * shorter copy (1), dropped with its call (2) */
+            ctxc_plan_t plan;
+            ctxc_plan_init(&plan, &work);
+            for (int k = 0; k < 30; k++) {
+                size_t c = (size_t)k * 3u;
+                if (k % 3 == 0) {
+                    assert_int_equal(ctxc_plan_keep(&plan, c, c + 3, &err),
+                                     CTXC_OK);
+                } else if (k % 3 == 1) {
+                    assert_int_equal(ctxc_plan_keep(&plan, c, c + 2, &err),
+                                     CTXC_OK);
+                    ctxc_block_t r = t_resp(ids[k], "read_file", "1", NULL);
+                    ctxc_entry_in_t in = {CTXC_SPEAKER_TOOL, &r, 1,
+                                          CTXC_STR_ABSENT};
+                    assert_int_equal(ctxc_plan_insert(&plan, &in, NULL, NULL,
+                                                      (uint32_t)(c + 2), &err),
+                                     CTXC_OK);
+                } else if (broken && k == 26) { /* keeps only the call */
+                    assert_int_equal(ctxc_plan_keep(&plan, c, c + 1, &err),
+                                     CTXC_OK);
+                } else {
+                    assert_int_equal(ctxc_plan_keep(&plan, c + 1, c + 2, &err),
+                                     CTXC_OK);
+                }
+            }
+            ctxc_status_t st = ctxc_history_apply_plan(&hist, &plan, &err);
+            if (broken) {
+                assert_int_equal(st, CTXC_E_INVALID_ARG);
+                assert_non_null(strstr(err.message,
+                                       "keeps the tool_call of call id 'p26' "
+                                       "(entry 78) without its tool_response "
+                                       "(entry 80)"));
+                t_assert_unchanged(&hist, &snap);
+                continue;
+            }
+            assert_int_equal(st, CTXC_OK);
+            ctxc_history_stats_t stats;
+            ctxc_history_stats(&hist, &stats);
+            assert_int_equal(stats.tool_calls, 20);
+            assert_int_equal(stats.tool_responses, 20);
+            assert_int_equal(stats.unpaired_calls, 0);
+            assert_int_equal(stats.unpaired_responses, 0);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_live_in_their_speakers_entries),
@@ -482,6 +569,8 @@ int main(void) {
         cmocka_unit_test(test_escaped_ids_are_the_same_ids),
         cmocka_unit_test(test_openai_tool_messages_pair_with_their_calls),
         cmocka_unit_test(test_plans_keep_pairs_together),
+        cmocka_unit_test(test_plans_keep_the_order),
+        cmocka_unit_test(test_long_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
