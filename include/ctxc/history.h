@@ -346,8 +346,10 @@ typedef struct {
 } ctxc_history_stats_t;
 
 /* Counts entries, blocks and tool-call pairing. Linear with the history's
- * id index (ctxc_history_set_id_index), otherwise O(calls x blocks) with no
- * memory beyond `out`; the same counts either way. */
+ * id index (ctxc_history_set_id_index; a stale index is rebuilt here, which
+ * writes the index memory and its cache fields, though `h` is const),
+ * otherwise O(calls x blocks) with no memory beyond `out`; the same counts
+ * either way. */
 void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
 
 /* --- Metadata ------------------------------------------------------------ */
