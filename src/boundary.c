@@ -43,6 +43,19 @@ size_t ctxc__view_blocks(const ctxc_view_t *v) {
     return n;
 }
 
+static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                        size_t bytes, bool built) {
+    pr->v = v;
+    pr->ok = false;
+    pr->built = built;
+    pr->mem = mem;
+    pr->bytes = bytes;
+    pr->ix.slots = NULL;
+    pr->ix.cap = 0;
+    pr->ix.used = 0;
+}
+
+#if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY > 0
 /* The id at the slot's call (or, without one, response) position. */
 static bool pairs_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
     const ctxc__pairs_t *pr = (const ctxc__pairs_t *)ctx;
@@ -91,11 +104,7 @@ bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
 
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
-    pr->v = v;
-    pr->ok = false;
-    pr->built = true;
-    pr->mem = mem;
-    pr->bytes = bytes;
+    pairs_reset(pr, v, mem, bytes, true);
     ctxc__ids_init_for(&pr->ix, mem, bytes, ctxc__view_blocks(v));
     return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
 }
@@ -121,13 +130,39 @@ void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     pr->ok = true;
 }
 
+#else /* no index in this build: every lookup scans (the same answers) */
+
+ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
+    (void)pr;
+    (void)id;
+    return NULL;
+}
+
+bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
+                     size_t k, const ctxc_block_t *b) {
+    (void)pr;
+    (void)e;
+    (void)p;
+    (void)k;
+    (void)b;
+    return false;
+}
+
+bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    pairs_reset(pr, v, mem, bytes, true);
+    return false;
+}
+
+void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                       size_t bytes) {
+    pairs_reset(pr, v, mem, bytes, true);
+}
+#endif
+
 void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                       size_t bytes) {
-    pr->v = v;
-    pr->ok = false;
-    pr->built = false;
-    pr->mem = mem;
-    pr->bytes = bytes;
+    pairs_reset(pr, v, mem, bytes, false);
 }
 
 /* Builds a lazy index on its first use; whether it answers (regular and
