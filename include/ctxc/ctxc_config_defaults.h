@@ -80,8 +80,10 @@
  * two). A table holds keys (tool call ids; written paths, @file paths and
  * tool names) up to 3/4 of its slots; with them the density step and the
  * tool-call boundaries are linear in the history. A history with more keys
- * takes a slower path (quadratic) with the same result; 0 always does.
- * Default: 2 (1.5 tool calls per entry of a full history). */
+ * takes a slower path (quadratic) with the same result; 0 always does and
+ * compiles the indexed paths out (less flash and RAM: for small histories
+ * on small targets). Default: 2 (1.5 tool calls per entry of a full
+ * history). */
 #ifndef CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY
 #define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 2
 #endif
