@@ -989,7 +989,8 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
                           ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
     const ctxc_density_config_t *cfg = hd->cfg;
-    if (w->index == NULL || w->index_slots == 0 ||
+    if (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0 || /* compiled out */
+        w->index == NULL || w->index_slots == 0 ||
         (cfg->recency_pruning && cfg->recency_retention > 0xFFFFu)) {
         return false;
     }
