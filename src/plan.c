@@ -71,6 +71,26 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
 
 /* ---- plans --------------------------------------------------------------- */
 
+void ctxc__note_counted(ctxc_estimate_fn *fn, void **user, size_t *count,
+                        ctxc_estimate_fn est, void *est_user) {
+    if (est == NULL || est == ctxc_estimate_block_default) {
+        est = ctxc_estimate_block_default;
+        est_user = NULL;
+    }
+    if (*count == SIZE_MAX) {
+        return; /* two estimators seen already */
+    }
+    if (*count == 0) {
+        *fn = est;
+        *user = est_user;
+        *count = 1;
+    } else if (*fn == est && *user == est_user) {
+        (*count)++;
+    } else {
+        *count = SIZE_MAX;
+    }
+}
+
 void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work) {
     memset(plan, 0, sizeof *plan);
     plan->ops = work->ops;
@@ -144,6 +164,8 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
     }
     op.replaces = replaces;
     plan->ops[plan->count++] = op;
+    ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
+                       &plan->counted_, est, user);
     return CTXC_OK;
 }
 
@@ -267,6 +289,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     size_t next = 0;
     size_t new_count = 0;
     size_t new_used = 0;
+    size_t inserts = 0;
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
         if (op->kind == CTXC_PLAN_KEEP) {
@@ -293,6 +316,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
             }
             new_count++;
             new_used += op->size;
+            inserts++;
         } else {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "plan op %z has unknown kind %u", k,
@@ -320,6 +344,12 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
      * inserted records into the gaps left between them */
     place_runs(h, plan, new_used);
     place_slots(h, plan, new_count, new_used);
+    /* the inserts' tokens as they are when they were counted with the
+     * store's estimator, else counted again with it */
+    bool counted = inserts > 0 && plan->counted_ == inserts &&
+                   plan->counted_estimate_ == h->estimate &&
+                   (h->estimate == ctxc_estimate_block_default ||
+                    plan->counted_user_ == h->estimate_user);
     size_t j = 0, pos = 0;
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
@@ -334,11 +364,13 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
         }
         memcpy(h->arena + pos, plan->scratch + op->offset, op->size);
         /* inserted entries are counted with the store's own estimator */
-        ctxc_slot_t s = {(uint32_t)pos,   op->size,    0,
+        ctxc_slot_t s = {(uint32_t)pos,   op->size,    op->tokens,
                          op->block_count, op->speaker, op->flags};
-        ctxc_entry_t e;
-        ctxc__record_entry(h->arena + pos, &s, &e);
-        s.tokens = ctxc__estimate_entry(h, &e);
+        if (!counted) {
+            ctxc_entry_t e;
+            ctxc__record_entry(h->arena + pos, &s, &e);
+            s.tokens = ctxc__estimate_entry(h, &e);
+        }
         h->slots[j++] = s;
         pos += op->size;
     }
@@ -384,6 +416,8 @@ ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
     }
     op.replaces = (uint32_t)index;
     r->replacements[r->n_replacements++] = op;
+    ctxc__note_counted(&r->counted_estimate_, &r->counted_user_, &r->counted_,
+                       est, user);
     return CTXC_OK;
 }
 
@@ -465,6 +499,9 @@ ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
     plan.scratch = r->scratch;
     plan.scratch_used = r->scratch_used;
     plan.scratch_cap = r->scratch_cap;
+    plan.counted_estimate_ = r->counted_estimate_;
+    plan.counted_user_ = r->counted_user_;
+    plan.counted_ = r->counted_;
     for (size_t i = 0; i < h->count; i++) {
         if (mark[i] == MARK_KEEP) {
             st = ctxc_plan_keep(&plan, i, i + 1, err);

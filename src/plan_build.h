@@ -39,6 +39,10 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
                                     const ctxc__entry_src_t *src,
                                     ctxc_estimate_fn est, void *user,
                                     uint32_t replaces, ctxc_error_t *err);
+/* Notes that one more INSERT op was counted with `est` (NULL: the default
+ * estimator) in a plan's or density result's counted_ fields. */
+void ctxc__note_counted(ctxc_estimate_fn *fn, void **user, size_t *count,
+                        ctxc_estimate_fn est, void *est_user);
 void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work);
 ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
                                    ctxc_error_t *err);

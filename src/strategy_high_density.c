@@ -1530,6 +1530,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
                                     plan->cap);
         }
         plan->ops[plan->count++] = op;
+        ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
+                           &plan->counted_, ctx->estimate, ctx->estimate_user);
         estimate -= e.tokens - op.tokens;
         next_keep = index + 1;
         summarized_count++;

@@ -408,6 +408,61 @@ static void test_random_plans_place_every_entry(void **state) {
     }
 }
 
+/* An estimator of `*per` tokens per block. */
+static uint32_t per_block(void *user, const ctxc_block_t *b) {
+    (void)b;
+    return *(const uint32_t *)user;
+}
+
+/* Inserted entries end up counted with the history's estimator, whatever
+ * their ops were counted with: another estimator, the same one with another
+ * user, or tokens written into an op by hand. */
+static void test_plan_inserts_counted_with_the_history_estimator(void **state) {
+    (void)state;
+    static uint32_t seven = 7, nine = 9;
+    five_entries();
+    ctxc_block_t x = t_text("X is new");
+    ctxc_entry_in_t xin = {CTXC_SPEAKER_AI, &x, 1, CTXC_STR_ABSENT};
+    ctxc_entry_t e;
+    for (int round = 0; round < 4; round++) {
+        /* the history counts 7 per block except in round 0 (default) */
+        ctxc_history_set_estimator(&hist, round == 0 ? NULL : per_block,
+                                   round == 0 ? NULL : &seven);
+        ctxc_plan_t plan;
+        ctxc_plan_init(&plan, &work);
+        assert_int_equal(ctxc_plan_keep(&plan, 0, 5, NULL), CTXC_OK);
+        ctxc_estimate_fn fn = round == 0   ? per_block
+                              : round == 1 ? NULL
+                                           : per_block;
+        void *user = round == 0 || round == 2 ? (void *)&nine
+                     : round == 1             ? NULL
+                                              : (void *)&seven;
+        assert_int_equal(
+            ctxc_plan_insert(&plan, &xin, fn, user, UINT32_MAX, NULL), CTXC_OK);
+        if (round == 3) { /* counted by the right one, then changed */
+            plan.ops[plan.count - 1].tokens = 1000;
+            ctxc_plan_op_t copy = plan.ops[plan.count - 1];
+            plan.ops[plan.count++] = copy; /* and one made by hand */
+        }
+        uint32_t want = round == 0 ? ctxc_estimate_text("X is new", 8) : 7;
+        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, NULL), CTXC_OK);
+        assert_int_equal(ctxc_history_get(&hist, 5, &e), CTXC_OK);
+        assert_int_equal(e.tokens, want);
+        if (round == 3) {
+            assert_int_equal(ctxc_history_get(&hist, 6, &e), CTXC_OK);
+            assert_int_equal(e.tokens, want);
+        }
+        uint64_t sum = 0;
+        for (size_t i = 0; i < ctxc_history_count(&hist); i++) {
+            ctxc_history_get(&hist, i, &e);
+            sum += e.tokens;
+        }
+        assert_int_equal(ctxc_history_tokens(&hist), sum);
+        ctxc_history_remove_range(&hist, 5, ctxc_history_count(&hist), NULL);
+    }
+    ctxc_history_set_estimator(&hist, NULL, NULL);
+}
+
 static void test_plan_keep_merges_and_rejects_disorder(void **state) {
     (void)state;
     five_entries();
@@ -590,6 +645,8 @@ int main(void) {
                                setup),
         cmocka_unit_test_setup(test_plan_keeps_inserts_and_drops, setup),
         cmocka_unit_test_setup(test_random_plans_place_every_entry, setup),
+        cmocka_unit_test_setup(
+            test_plan_inserts_counted_with_the_history_estimator, setup),
         cmocka_unit_test_setup(test_plan_keep_merges_and_rejects_disorder,
                                setup),
         cmocka_unit_test_setup(test_bad_plans_change_nothing, setup),
