@@ -21,6 +21,11 @@ typedef struct {
     const ctxc_entry_t *entry;
     ctxc__block_edit_fn edit; /* NULL: blocks unchanged */
     void *user;
+    /* optional: the default estimate of each source block as the edit
+     * leaves it (UINT32_MAX: not known), taken by the record writer instead
+     * of counting the block again; NULL: none known */
+    const uint32_t *tokens;
+    size_t ntokens;
     /* iteration cache */
     const uint8_t *cur;
     size_t next_src; /* source block index of cur */

@@ -867,7 +867,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         return CTXC_OK;
     }
     size_t index = ctxc_view_index(hd->v, p);
-    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, 0};
+    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, NULL, 0, 0};
     size_t remaining = ctxc__entry_edit_count(&src_ed);
     ctxc_status_t st;
     if (remaining == 0) {
@@ -1337,6 +1337,10 @@ typedef struct {
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
     char cache_buf[SUM_CACHE][320];
+    /* with the default estimator: the estimate of each block as it is
+     * written (UINT32_MAX: not known), for the record writer */
+    bool default_estimate;
+    uint32_t out_tokens[MAX_EDIT_BLOCKS];
 } sum_edit_t;
 
 /* The tool_call a response of position pos answers: the last one with its
@@ -1416,13 +1420,15 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             largest_size = n;
         }
     }
-    uint32_t tokens[MAX_EDIT_BLOCKS];
+    uint32_t *tokens = se->out_tokens;
     uint64_t others = 0;
     cur = NULL;
     for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
         if (k != largest) {
             tokens[k] = block_tokens(se->estimate, se->estimate_user, &b);
             others += tokens[k];
+        } else {
+            tokens[k] = UINT32_MAX; /* not known unless a response */
         }
     }
     cur = NULL;
@@ -1437,11 +1443,14 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
         }
         if (se->summary_max < tokens[k]) {
             se->use |= (uint64_t)1u << k; /* no summary can reach it */
+            tokens[k] = UINT32_MAX;       /* the summary's: not counted */
             continue;
         }
         ctxc_block_t after = summarized(se, &b);
-        if (block_tokens(se->estimate, se->estimate_user, &after) < tokens[k]) {
+        uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
+        if (t < tokens[k]) {
             se->use |= (uint64_t)1u << k;
+            tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
             if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
                 size_t c = se->ncached++;
@@ -1482,6 +1491,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;
+    se.default_estimate =
+        ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default;
     /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
     se.summary_max =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
@@ -1502,7 +1513,15 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         if (se.decided && se.use == 0) {
             continue; /* the entry as it is: nothing to gain */
         }
-        ctxc__entry_edit_t ed = {&e, summarize_edit, &se, NULL, 0, 0};
+        ctxc__entry_edit_t ed = {
+            &e,
+            summarize_edit,
+            &se,
+            se.decided && se.default_estimate ? se.out_tokens : NULL,
+            e.block_count,
+            NULL,
+            0,
+            0};
         ctxc__entry_src_t src = {
             e.speaker,
             e.block_count,
