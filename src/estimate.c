@@ -4,6 +4,9 @@
  * the bytes; ASCII needs no decoding.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
+#endif
 
 #include "ctxc/ctxc.h"
 #include "json.h"
@@ -86,6 +89,32 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
 #endif
     while (i < n) {
         size_t stop = i + 1; /* one character by the byte path */
+#if defined(SWAR) && defined(__SSE2__)
+        /* sixteen ASCII bytes at a time while there is no escape either */
+        while (n - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+            unsigned stop16 = (unsigned)_mm_movemask_epi8(v);
+            if (jstr) {
+                stop16 |= (unsigned)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+            }
+            if (stop16 != 0) {
+                break;
+            }
+            __m128i ctl = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x08)),
+                                        _mm_cmplt_epi8(v, _mm_set1_epi8(0x0E)));
+            unsigned ws = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+            runs += (uint64_t)__builtin_popcount(ws &
+                                                 ~((ws << 1) | (in ? 1u : 0u)));
+            in = (ws >> 15) != 0;
+            i += 16;
+            ascii += 16;
+        }
+        if (i >= n) {
+            break;
+        }
+#endif
 #ifdef SWAR
         /* eight bytes at a time up to the next byte >= 0x80 (or, in a
          * string body, backslash); first the plain words, in a tight loop */
