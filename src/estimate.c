@@ -74,6 +74,17 @@ static uint64_t byte_sum(uint64_t v) {
 }
 #endif
 
+#if defined(__SSE2__)
+/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
+ * __builtin_popcount would be a library call). */
+static inline unsigned pop16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+#endif
+
 /* Adds UTF-8 text s[0..n); with `jstr`, s is the body of a canonical JSON
  * string literal and its escapes count as the characters they stand for. */
 static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
@@ -105,8 +116,7 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
                                         _mm_cmplt_epi8(v, _mm_set1_epi8(0x0E)));
             unsigned ws = (unsigned)_mm_movemask_epi8(
                 _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
-            runs += (uint64_t)__builtin_popcount(ws &
-                                                 ~((ws << 1) | (in ? 1u : 0u)));
+            runs += (uint64_t)pop16(ws & ~((ws << 1) | (in ? 1u : 0u)));
             in = (ws >> 15) != 0;
             i += 16;
             ascii += 16;

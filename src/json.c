@@ -259,6 +259,17 @@ static inline uint64_t special_bytes(uint64_t x) {
 #endif
 
 #if defined(__SSE2__)
+/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
+ * __builtin_popcount would be a library call). */
+static inline unsigned pop16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+#endif
+
+#if defined(__SSE2__)
 /* Bit j set when byte j of s[0..16) is not plain (see special_bytes); with
  * `spaces`, the bits of the bytes that are ' '. */
 static inline unsigned special16(const uint8_t *s, unsigned *spaces) {
@@ -387,8 +398,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
             w->first = (ws & 1u) != 0;
             w->any = true;
         }
-        w->runs +=
-            (uint64_t)__builtin_popcount(ws & ~((ws << 1) | (w->in ? 1u : 0u)));
+        w->runs += (uint64_t)pop16(ws & ~((ws << 1) | (w->in ? 1u : 0u)));
         w->in = ((ws >> (nb - 1u)) & 1u) != 0;
         w->units += nb;
         i += nb;
