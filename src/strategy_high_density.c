@@ -56,6 +56,12 @@ static bool str_is(ctxc_str_t s, const char *lit) {
     return s.ptr != NULL && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
+/* The speaker of view position p, from its slot (the record is not
+ * touched: passes that skip other speakers do not read their records). */
+static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
+    return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
+}
+
 static bool is_read_tool(ctxc_str_t n) {
     return str_is(n, "read_file") || str_is(n, "read_line_range") ||
            str_is(n, "read_many_files") || str_is(n, "ast_read_file");
@@ -628,11 +634,11 @@ static bool incl_walk(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
 static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
                            const incl_t *in) {
     for (size_t q = p; q < hd->v->count; q++) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, q, &e);
-        if (e.speaker != CTXC_SPEAKER_HUMAN) {
+        if (speaker_at(hd->v, q) != CTXC_SPEAKER_HUMAN) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, q, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t j = 0; ctxc_entry_next_block(&e, &cur, &b); j++) {
@@ -694,11 +700,11 @@ static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
                             size_t enough) {
     size_t n = 0;
     for (size_t p = q; p < hd->v->count && n < enough; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t j = 0; ctxc_entry_next_block(&e, &cur, &b) && n < enough;
@@ -1046,11 +1052,11 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
     ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
     ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
         bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
         /* the first blocks' tool slots and whether they stay, found in
          * step 0 for the next steps */
@@ -1157,6 +1163,9 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     bool indexed = index_prepare(&hd, &pairs, &keys);
     if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
+            if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
+                continue;
+            }
             ctxc_entry_t e;
             ctxc_view_get(raw, p, &e);
             const uint8_t *cur = NULL;
@@ -1503,11 +1512,11 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
         se.pos = p;
         decide_entry(&se, &e);
         if (se.decided && se.use == 0) {
