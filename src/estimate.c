@@ -389,6 +389,13 @@ uint32_t ctxc__estimate_value_floor(ctxc_str_t v) {
 }
 
 bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
+    /* an empty result: any other one only adds text after the error, which
+     * takes neither words nor units away (the error is not read) */
+    ctxc_str_t old = b->u.tool_response.result;
+    if (old.ptr == NULL || old.len == 0 ||
+        (old.len == 2 && old.ptr[0] == '"' && old.ptr[1] == '"')) {
+        return false;
+    }
     /* the text both blocks start with: the error and its newline */
     acc_t head = {0, 0, false};
     if (b->u.tool_response.error.ptr != NULL) {
