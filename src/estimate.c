@@ -4,6 +4,9 @@
  * the bytes; ASCII needs no decoding.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
+#endif
 
 #include "ctxc/ctxc.h"
 #include "json.h"
@@ -71,6 +74,17 @@ static uint64_t byte_sum(uint64_t v) {
 }
 #endif
 
+#if defined(__SSE2__)
+/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
+ * __builtin_popcount would be a library call). */
+static inline unsigned pop16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+#endif
+
 /* Adds UTF-8 text s[0..n); with `jstr`, s is the body of a canonical JSON
  * string literal and its escapes count as the characters they stand for. */
 static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
@@ -86,6 +100,31 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
 #endif
     while (i < n) {
         size_t stop = i + 1; /* one character by the byte path */
+#if defined(SWAR) && defined(__SSE2__)
+        /* sixteen ASCII bytes at a time while there is no escape either */
+        while (n - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+            unsigned stop16 = (unsigned)_mm_movemask_epi8(v);
+            if (jstr) {
+                stop16 |= (unsigned)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+            }
+            if (stop16 != 0) {
+                break;
+            }
+            __m128i ctl = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x08)),
+                                        _mm_cmplt_epi8(v, _mm_set1_epi8(0x0E)));
+            unsigned ws = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+            runs += (uint64_t)pop16(ws & ~((ws << 1) | (in ? 1u : 0u)));
+            in = (ws >> 15) != 0;
+            i += 16;
+            ascii += 16;
+        }
+        if (i >= n) {
+            break;
+        }
+#endif
 #ifdef SWAR
         /* eight bytes at a time up to the next byte >= 0x80 (or, in a
          * string body, backslash); first the plain words, in a tight loop */
@@ -350,6 +389,13 @@ uint32_t ctxc__estimate_value_floor(ctxc_str_t v) {
 }
 
 bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
+    /* an empty result: any other one only adds text after the error, which
+     * takes neither words nor units away (the error is not read) */
+    ctxc_str_t old = b->u.tool_response.result;
+    if (old.ptr == NULL || old.len == 0 ||
+        (old.len == 2 && old.ptr[0] == '"' && old.ptr[1] == '"')) {
+        return false;
+    }
     /* the text both blocks start with: the error and its newline */
     acc_t head = {0, 0, false};
     if (b->u.tool_response.error.ptr != NULL) {

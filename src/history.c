@@ -406,16 +406,6 @@ ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
 
 /* ---- store steps of a plan application (plan.c) -------------------------- */
 
-void ctxc__store_drop_if(ctxc_history_t *h, bool (*drop)(void *ctx, size_t i),
-                         void *ctx) {
-    for (size_t i = 0; i < h->count; i++) {
-        if (drop(ctx, i)) {
-            h->slots[i].flags |= SLOT_MARK;
-        }
-    }
-    compact_marked(h);
-}
-
 void ctxc__store_commit(ctxc_history_t *h, size_t count, size_t used) {
     h->count = count;
     h->used = used;

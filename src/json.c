@@ -3,6 +3,9 @@
  * escaping. Iterative (no recursion), bounded depth, no allocation.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
+#endif
 
 #include "error.h"
 #include "json.h"
@@ -255,8 +258,45 @@ static inline uint64_t special_bytes(uint64_t x) {
 }
 #endif
 
+#if defined(__SSE2__)
+/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
+ * __builtin_popcount would be a library call). */
+static inline unsigned pop16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+#endif
+
+#if defined(__SSE2__)
+/* Bit j set when byte j of s[0..16) is not plain (see special_bytes); with
+ * `spaces`, the bits of the bytes that are ' '. */
+static inline unsigned special16(const uint8_t *s, unsigned *spaces) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    /* signed: bytes >= 0x80 are below 0x20 too */
+    __m128i ctl = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    if (spaces != NULL) {
+        *spaces =
+            (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+    }
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(q, b)));
+}
+#endif
+
 /* Index of the first byte of s[i..n) that is not PLAIN (n if none). */
 static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
+#if defined(__SSE2__)
+    while (n - i >= 16) {
+        unsigned special = special16(s + i, NULL);
+        if (special != 0) {
+            return i + (size_t)__builtin_ctz(special);
+        }
+        i += 16;
+    }
+#endif
 #if SIZE_MAX > 0xFFFFFFFFu
     /* 64-bit machines: eight bytes at a time; a byte is special when it is
      * >= 0x80, < 0x20, '"' or '\\' (exact per byte: no carry crosses a
@@ -341,6 +381,35 @@ static bool short_escape(const uint8_t *s, size_t i, size_t n, wsacc_t *w) {
  * the short escapes). */
 static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
                                wsacc_t *w) {
+#if defined(__SSE2__)
+    while (n - i >= 16) {
+        unsigned ws;
+        unsigned special = special16(s + i, &ws);
+        unsigned nb = special == 0 ? 16u : (unsigned)__builtin_ctz(special);
+        if (nb == 0) {
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
+            continue;
+        }
+        ws &= (1u << nb) - 1u;
+        if (!w->any) {
+            w->first = (ws & 1u) != 0;
+            w->any = true;
+        }
+        w->runs += (uint64_t)pop16(ws & ~((ws << 1) | (w->in ? 1u : 0u)));
+        w->in = ((ws >> (nb - 1u)) & 1u) != 0;
+        w->units += nb;
+        i += nb;
+        if (nb < 16u) {
+            if (!short_escape(s, i, n, w)) {
+                return i;
+            }
+            i += 2;
+        }
+    }
+#endif
     while (n - i >= 8) {
         uint64_t x;
         memcpy(&x, s + i, sizeof x);

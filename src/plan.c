@@ -58,6 +58,12 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
     }
     memset(out, 0, sizeof *out);
     out->type = b.type;
+    size_t src = ed->next_src - 1; /* the source block of b */
+    if (ed->tokens != NULL && src < ed->ntokens &&
+        ed->tokens[src] != UINT32_MAX) {
+        out->has_tokens = true;
+        out->tokens = ed->tokens[src];
+    }
     for (unsigned f = 0; f < ctxc__block_desc[b.type].nfields; f++) {
         ctxc_str_t v = ctxc__block_field(&b, f);
         out->f[f].p = v.ptr;
@@ -70,6 +76,26 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
 }
 
 /* ---- plans --------------------------------------------------------------- */
+
+void ctxc__note_counted(ctxc_estimate_fn *fn, void **user, size_t *count,
+                        ctxc_estimate_fn est, void *est_user) {
+    if (est == NULL || est == ctxc_estimate_block_default) {
+        est = ctxc_estimate_block_default;
+        est_user = NULL;
+    }
+    if (*count == SIZE_MAX) {
+        return; /* two estimators seen already */
+    }
+    if (*count == 0) {
+        *fn = est;
+        *user = est_user;
+        *count = 1;
+    } else if (*fn == est && *user == est_user) {
+        (*count)++;
+    } else {
+        *count = SIZE_MAX;
+    }
+}
 
 void ctxc_plan_init(ctxc_plan_t *plan, ctxc_work_t *work) {
     memset(plan, 0, sizeof *plan);
@@ -144,6 +170,8 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
     }
     op.replaces = replaces;
     plan->ops[plan->count++] = op;
+    ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
+                       &plan->counted_, est, user);
     return CTXC_OK;
 }
 
@@ -160,20 +188,101 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
 
 /* ---- applying a plan ----------------------------------------------------- */
 
-/* The entries no KEEP of the plan covers (i increasing). */
-typedef struct {
-    const ctxc_plan_t *plan;
-    size_t k; /* the first op that may still cover i */
-} unkept_t;
+/* The arena bytes of the kept run [from, to) (records are packed in entry
+ * order: a run is one span). */
+static size_t run_start(const ctxc_history_t *h, const ctxc_plan_op_t *op) {
+    return op->to > op->from ? h->slots[op->from].offset : 0;
+}
 
-static bool unkept(void *ctx, size_t i) {
-    unkept_t *u = (unkept_t *)ctx;
-    const ctxc_plan_t *plan = u->plan;
-    while (u->k < plan->count && (plan->ops[u->k].kind != CTXC_PLAN_KEEP ||
-                                  plan->ops[u->k].to <= i)) {
-        u->k++;
+static size_t run_bytes(const ctxc_history_t *h, const ctxc_plan_op_t *op) {
+    if (op->to <= op->from) {
+        return 0;
     }
-    return !(u->k < plan->count && plan->ops[u->k].from <= i);
+    const ctxc_slot_t *last = &h->slots[op->to - 1];
+    return last->offset + last->size - h->slots[op->from].offset;
+}
+
+/* Moves every kept run to its place in the new layout, each byte once.
+ * Runs keep their order, so a run that moves down only lands on the old
+ * bytes of runs before it (moved already when going up the arena), and a
+ * run that moves up only on those of runs after it (moved already when
+ * going down): two sweeps. Reads the old slots, writes none. */
+static void place_runs(ctxc_history_t *h, const ctxc_plan_t *plan,
+                       size_t new_used) {
+    size_t pos = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            size_t from = run_start(h, op), n = run_bytes(h, op);
+            if (pos < from) {
+                memmove(h->arena + pos, h->arena + from, n);
+            }
+            pos += n;
+        } else {
+            pos += op->size;
+        }
+    }
+    pos = new_used;
+    for (size_t k = plan->count; k-- > 0;) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_KEEP) {
+            size_t from = run_start(h, op), n = run_bytes(h, op);
+            pos -= n;
+            if (pos > from) {
+                memmove(h->arena + pos, h->arena + from, n);
+            }
+        } else {
+            pos -= op->size;
+        }
+    }
+}
+
+/* The same for the kept slots (their own displacement: index, not bytes),
+ * with their new offsets. */
+static void place_slots(ctxc_history_t *h, const ctxc_plan_t *plan,
+                        size_t new_count, size_t new_used) {
+    size_t j = 0, pos = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind != CTXC_PLAN_KEEP) {
+            j++;
+            pos += op->size;
+        } else if (j <= op->from) {
+            for (size_t i = op->from; i < op->to; i++) {
+                ctxc_slot_t s = h->slots[i];
+                s.offset = (uint32_t)pos;
+                pos += s.size;
+                h->slots[j++] = s;
+            }
+        } else {
+            j += op->to - op->from;
+            pos += run_bytes(h, op);
+        }
+    }
+    j = new_count;
+    pos = new_used;
+    for (size_t k = plan->count; k-- > 0;) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind != CTXC_PLAN_KEEP) {
+            j--;
+            pos -= op->size;
+            continue;
+        }
+        size_t n = op->to - op->from;
+        j -= n;
+        if (j > op->from) {
+            size_t from = run_start(h, op);
+            pos -= run_bytes(h, op);
+            for (size_t i = op->to; i-- > op->from;) {
+                ctxc_slot_t s = h->slots[i];
+                s.offset = (uint32_t)(pos + (s.offset - from));
+                h->slots[j + (i - op->from)] = s;
+            }
+        } else {
+            /* placed by the first sweep: its bytes start at the slot */
+            pos = n > 0 ? h->slots[j].offset : pos;
+        }
+    }
 }
 
 ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
@@ -186,6 +295,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     size_t next = 0;
     size_t new_count = 0;
     size_t new_used = 0;
+    size_t inserts = 0;
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
         if (op->kind == CTXC_PLAN_KEEP) {
@@ -212,6 +322,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
             }
             new_count++;
             new_used += op->size;
+            inserts++;
         } else {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "plan op %z has unknown kind %u", k,
@@ -235,34 +346,39 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     if (st != CTXC_OK) {
         return st;
     }
-    /* 2. drop every entry no KEEP covers, compacting what stays */
-    unkept_t u = {plan, 0};
-    ctxc__store_drop_if(h, unkept, &u);
-    /* 3. place everything from the back: kept records only move up */
-    size_t kept_left = h->count;
-    size_t pos_slot = new_count;
-    size_t pos_byte = new_used;
-    for (size_t j = plan->count; j-- > 0;) {
-        const ctxc_plan_op_t *op = &plan->ops[j];
+    /* 2. move the kept records, each once, then their slots; 3. copy the
+     * inserted records into the gaps left between them */
+    place_runs(h, plan, new_used);
+    place_slots(h, plan, new_count, new_used);
+    /* the inserts' tokens as they are when they were counted with the
+     * store's estimator, else counted again with it */
+    bool counted = inserts > 0 && plan->counted_ == inserts &&
+                   plan->counted_estimate_ == h->estimate &&
+                   (h->estimate == ctxc_estimate_block_default ||
+                    plan->counted_user_ == h->estimate_user);
+    size_t j = 0, pos = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
         if (op->kind == CTXC_PLAN_KEEP) {
-            for (size_t n = op->to - op->from; n > 0; n--) {
-                ctxc_slot_t s = h->slots[--kept_left];
-                pos_byte -= s.size;
-                memmove(h->arena + pos_byte, h->arena + s.offset, s.size);
-                s.offset = (uint32_t)pos_byte;
-                h->slots[--pos_slot] = s;
+            size_t n = op->to - op->from;
+            if (n > 0) {
+                const ctxc_slot_t *last = &h->slots[j + n - 1];
+                pos = last->offset + last->size;
             }
-        } else {
-            pos_byte -= op->size;
-            memcpy(h->arena + pos_byte, plan->scratch + op->offset, op->size);
-            /* inserted entries are counted with the store's own estimator */
-            ctxc_slot_t s = {(uint32_t)pos_byte, op->size,    0,
-                             op->block_count,    op->speaker, op->flags};
-            ctxc_entry_t e;
-            ctxc__record_entry(h->arena + pos_byte, &s, &e);
-            s.tokens = ctxc__estimate_entry(h, &e);
-            h->slots[--pos_slot] = s;
+            j += n;
+            continue;
         }
+        memcpy(h->arena + pos, plan->scratch + op->offset, op->size);
+        /* inserted entries are counted with the store's own estimator */
+        ctxc_slot_t s = {(uint32_t)pos,   op->size,    op->tokens,
+                         op->block_count, op->speaker, op->flags};
+        if (!counted) {
+            ctxc_entry_t e;
+            ctxc__record_entry(h->arena + pos, &s, &e);
+            s.tokens = ctxc__estimate_entry(h, &e);
+        }
+        h->slots[j++] = s;
+        pos += op->size;
     }
     ctxc__store_commit(h, new_count, new_used);
     return CTXC_OK;
@@ -306,6 +422,8 @@ ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,
     }
     op.replaces = (uint32_t)index;
     r->replacements[r->n_replacements++] = op;
+    ctxc__note_counted(&r->counted_estimate_, &r->counted_user_, &r->counted_,
+                       est, user);
     return CTXC_OK;
 }
 
@@ -387,6 +505,9 @@ ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
     plan.scratch = r->scratch;
     plan.scratch_used = r->scratch_used;
     plan.scratch_cap = r->scratch_cap;
+    plan.counted_estimate_ = r->counted_estimate_;
+    plan.counted_user_ = r->counted_user_;
+    plan.counted_ = r->counted_;
     for (size_t i = 0; i < h->count; i++) {
         if (mark[i] == MARK_KEEP) {
             st = ctxc_plan_keep(&plan, i, i + 1, err);

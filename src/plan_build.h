@@ -21,6 +21,11 @@ typedef struct {
     const ctxc_entry_t *entry;
     ctxc__block_edit_fn edit; /* NULL: blocks unchanged */
     void *user;
+    /* optional: the default estimate of each source block as the edit
+     * leaves it (UINT32_MAX: not known), taken by the record writer instead
+     * of counting the block again; NULL: none known */
+    const uint32_t *tokens;
+    size_t ntokens;
     /* iteration cache */
     const uint8_t *cur;
     size_t next_src; /* source block index of cur */
@@ -39,6 +44,10 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
                                     const ctxc__entry_src_t *src,
                                     ctxc_estimate_fn est, void *user,
                                     uint32_t replaces, ctxc_error_t *err);
+/* Notes that one more INSERT op was counted with `est` (NULL: the default
+ * estimator) in a plan's or density result's counted_ fields. */
+void ctxc__note_counted(ctxc_estimate_fn *fn, void **user, size_t *count,
+                        ctxc_estimate_fn est, void *est_user);
 void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work);
 ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
                                    ctxc_error_t *err);

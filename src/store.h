@@ -1,7 +1,7 @@
 /*
  * ctxc — the history store's own operations for the core (private header;
- * history.c): writing an entry from a source, and the two steps a plan
- * application needs (dropping entries, committing a rebuilt store).
+ * history.c): writing an entry from a source, and the step a plan
+ * application ends with (committing a store rebuilt in place).
  */
 #ifndef CTXC_STORE_H
 #define CTXC_STORE_H
@@ -17,12 +17,6 @@
 ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err);
-
-/* Drops every entry i for which drop(ctx, i) is true (called once per
- * entry, in order) and compacts the arena in place; the anchor is
- * dropped. */
-void ctxc__store_drop_if(ctxc_history_t *h, bool (*drop)(void *ctx, size_t i),
-                         void *ctx);
 
 /* After the slots [0, count) and arena bytes [0, used) were rewritten in
  * place: takes them as the store, recounts the token sum, drops the anchor,

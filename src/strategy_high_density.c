@@ -56,6 +56,12 @@ static bool str_is(ctxc_str_t s, const char *lit) {
     return s.ptr != NULL && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
+/* The speaker of view position p, from its slot (the record is not
+ * touched: passes that skip other speakers do not read their records). */
+static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
+    return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
+}
+
 static bool is_read_tool(ctxc_str_t n) {
     return str_is(n, "read_file") || str_is(n, "read_line_range") ||
            str_is(n, "read_many_files") || str_is(n, "ast_read_file");
@@ -628,11 +634,11 @@ static bool incl_walk(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
 static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
                            const incl_t *in) {
     for (size_t q = p; q < hd->v->count; q++) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, q, &e);
-        if (e.speaker != CTXC_SPEAKER_HUMAN) {
+        if (speaker_at(hd->v, q) != CTXC_SPEAKER_HUMAN) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, q, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t j = 0; ctxc_entry_next_block(&e, &cur, &b); j++) {
@@ -694,11 +700,11 @@ static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
                             size_t enough) {
     size_t n = 0;
     for (size_t p = q; p < hd->v->count && n < enough; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t j = 0; ctxc_entry_next_block(&e, &cur, &b) && n < enough;
@@ -867,7 +873,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         return CTXC_OK;
     }
     size_t index = ctxc_view_index(hd->v, p);
-    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, 0};
+    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, NULL, 0, 0};
     size_t remaining = ctxc__entry_edit_count(&src_ed);
     ctxc_status_t st;
     if (remaining == 0) {
@@ -1047,11 +1053,11 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
     ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
     ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(hd->v, p, &e);
         bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
         /* the first blocks' tool slots and whether they stay, found in
          * step 0 for the next steps */
@@ -1158,6 +1164,9 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     bool indexed = index_prepare(&hd, &pairs, &keys);
     if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
+            if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
+                continue;
+            }
             ctxc_entry_t e;
             ctxc_view_get(raw, p, &e);
             const uint8_t *cur = NULL;
@@ -1338,6 +1347,10 @@ typedef struct {
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
     char cache_buf[SUM_CACHE][320];
+    /* with the default estimator: the estimate of each block as it is
+     * written (UINT32_MAX: not known), for the record writer */
+    bool default_estimate;
+    uint32_t out_tokens[MAX_EDIT_BLOCKS];
 } sum_edit_t;
 
 /* The tool_call a response of position pos answers: the last one with its
@@ -1417,13 +1430,15 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             largest_size = n;
         }
     }
-    uint32_t tokens[MAX_EDIT_BLOCKS];
+    uint32_t *tokens = se->out_tokens;
     uint64_t others = 0;
     cur = NULL;
     for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
         if (k != largest) {
             tokens[k] = block_tokens(se->estimate, se->estimate_user, &b);
             others += tokens[k];
+        } else {
+            tokens[k] = UINT32_MAX; /* not known unless a response */
         }
     }
     cur = NULL;
@@ -1438,11 +1453,14 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
         }
         if (se->summary_max < tokens[k]) {
             se->use |= (uint64_t)1u << k; /* no summary can reach it */
+            tokens[k] = UINT32_MAX;       /* the summary's: not counted */
             continue;
         }
         ctxc_block_t after = summarized(se, &b);
-        if (block_tokens(se->estimate, se->estimate_user, &after) < tokens[k]) {
+        uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
+        if (t < tokens[k]) {
             se->use |= (uint64_t)1u << k;
+            tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
             if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
                 size_t c = se->ncached++;
@@ -1483,6 +1501,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;
+    se.default_estimate =
+        ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default;
     /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
     se.summary_max =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
@@ -1493,17 +1513,25 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
+        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
         se.pos = p;
         decide_entry(&se, &e);
         if (se.decided && se.use == 0) {
             continue; /* the entry as it is: nothing to gain */
         }
-        ctxc__entry_edit_t ed = {&e, summarize_edit, &se, NULL, 0, 0};
+        ctxc__entry_edit_t ed = {
+            &e,
+            summarize_edit,
+            &se,
+            se.decided && se.default_estimate ? se.out_tokens : NULL,
+            e.block_count,
+            NULL,
+            0,
+            0};
         ctxc__entry_src_t src = {
             e.speaker,
             e.block_count,
@@ -1531,6 +1559,8 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
                                     plan->cap);
         }
         plan->ops[plan->count++] = op;
+        ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
+                           &plan->counted_, ctx->estimate, ctx->estimate_user);
         estimate -= e.tokens - op.tokens;
         next_keep = index + 1;
         summarized_count++;

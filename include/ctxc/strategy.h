@@ -207,6 +207,12 @@ typedef struct {
     uint8_t *scratch;
     size_t scratch_used, scratch_cap;
     ctxc_compress_meta_t meta;
+    /* internal: the estimator (and its user) that the first `counted_`
+     * INSERT ops were counted with; when that is every INSERT and the
+     * history counts with the same, applying the plan takes their tokens */
+    ctxc_estimate_fn counted_estimate_;
+    void *counted_user_;
+    size_t counted_;
 } ctxc_plan_t;
 
 /* ---- density step -------------------------------------------------------- */
@@ -231,6 +237,10 @@ typedef struct {
     uint8_t *scratch;
     size_t scratch_used, scratch_cap;
     ctxc_density_counts_t counts;
+    /* internal: as in ctxc_plan_t, for the replacements */
+    ctxc_estimate_fn counted_estimate_;
+    void *counted_user_;
+    size_t counted_;
 } ctxc_density_result_t;
 
 /* The pointer text that replaces a pruned result (recency pruning). */

@@ -352,6 +352,69 @@ static void test_entry_estimate_is_the_sum_of_blocks(void **state) {
     assert_int_equal(ctxc_history_tokens(&h), 10);
 }
 
+/* Random texts of words, whitespace runs (ASCII and unicode) and
+ * non-ASCII characters, long enough for the wide paths and at every
+ * alignment: words and UTF-16 units are what a count piece by piece gives,
+ * and a JSON string result holding the same text (with escapes) counts
+ * like the text. */
+static void test_random_texts_count_like_their_pieces(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;    /* the piece */
+        const char *escaped; /* as a JSON string body */
+        unsigned units;
+        bool space;
+    } piece[] = {
+        {" ", " ", 1, true},
+        {"    ", "    ", 4, true},
+        {"\t\n", "\\t\\n", 2, true},
+        {"\r\f\v", "\\r\\f\\u000b", 3, true},
+        {"\xc2\xa0", "\xc2\xa0", 1, true},    /* U+00A0 */
+        {"\xe2\x80\x83", "\\u2003", 1, true}, /* U+2003 */
+        {"w", "w", 1, false},
+        {"words", "words", 5, false},
+        {"0123456789abcdefghijklmnop", "0123456789abcdefghijklmnop", 26,
+         false},
+        {"\"q\\", "\\\"q\\\\", 3, false},
+        {"\xc3\xa9", "\xc3\xa9", 1, false},                 /* e acute */
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", 2, false}, /* 2 units */
+    };
+    const size_t npiece = sizeof piece / sizeof piece[0];
+    uint32_t seed = 5;
+    for (int trial = 0; trial < 4000; trial++) {
+        char text[1200], json[1200];
+        size_t tn = 0, jn = 0;
+        uint64_t units = 0, runs = 0;
+        bool in = false;
+        json[jn++] = '"';
+        seed = seed * 1103515245u + 12345u;
+        size_t pieces = (seed >> 8) % 40;
+        for (size_t i = 0; i < pieces; i++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t k = (seed >> 8) % npiece;
+            size_t tl = strlen(piece[k].text), el = strlen(piece[k].escaped);
+            memcpy(text + tn, piece[k].text, tl);
+            tn += tl;
+            memcpy(json + jn, piece[k].escaped, el);
+            jn += el;
+            units += piece[k].units;
+            runs += piece[k].space && !in;
+            in = piece[k].space;
+        }
+        json[jn++] = '"';
+        uint64_t w, u;
+        ctxc_estimate_measure(text, tn, &w, &u);
+        assert_int_equal(u, units);
+        assert_int_equal(w, units == 0 ? 0 : runs + 1);
+        ctxc_block_t b;
+        memset(&b, 0, sizeof b);
+        b.type = CTXC_BLOCK_TOOL_RESPONSE;
+        b.u.tool_response.result.ptr = json;
+        b.u.tool_response.result.len = jn;
+        assert_int_equal(block_est(&b), ctxc_estimate_formula(w, u));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_values_ascii),
@@ -363,6 +426,7 @@ int main(void) {
         cmocka_unit_test(test_string_result_counts_like_its_decoded_text),
         cmocka_unit_test(test_entry_estimate_is_the_sum_of_blocks),
         cmocka_unit_test(test_result_smaller_agrees_with_the_estimates),
+        cmocka_unit_test(test_random_texts_count_like_their_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

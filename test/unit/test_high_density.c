@@ -721,6 +721,54 @@ static void test_compress_summarises_older_results_and_keeps_the_tail(void **sta
     assert_string_equal(b.u.tool_response.call_id.ptr, "s1");
 }
 
+/* The entries compress rewrites carry the estimate a recount gives: in a
+ * wide tool entry, a large result summarised, a short one kept (its summary
+ * is not smaller), a medium one summarised, and a text after them. */
+#define WIDE_CALL(id)                                                          \
+    "{\"type\":\"tool_call\",\"id\":\"" id                                  \
+    "\",\"name\":\"run_shell_command\",\"parameters\":{\"command\":\"make\"}}"
+#define WIDE_RESP(id, result)                                                  \
+    "{\"type\":\"tool_response\",\"callId\":\"" id                          \
+    "\",\"toolName\":\"run_shell_command\",\"result\":\"" result "\"}"
+static void test_compress_counts_rewritten_entries_as_a_recount(void **state) {
+    (void)state;
+    t_import(&hist, HUMAN("build it")
+                    "{\"speaker\":\"ai\",\"blocks\":["
+                    WIDE_CALL("w1") "," WIDE_CALL("w2") "," WIDE_CALL("w3") "]}\n"
+                    "{\"speaker\":\"tool\",\"blocks\":["
+                    WIDE_RESP("w1", LONG_OUT LONG_OUT LONG_OUT LONG_OUT LONG_OUT LONG_OUT
+                                    LONG_OUT LONG_OUT) ","
+                    WIDE_RESP("w2", "ok") "," WIDE_RESP("w3", LONG_OUT) "]}\n"
+                    CALL("s2", "run_shell_command", "{\"command\":\"make\"}")
+                    RESP("s2", "run_shell_command", LONG_OUT LONG_OUT)
+                    CALL("s3", "run_shell_command", "{\"command\":\"make check\"}")
+                    RESP("s3", "run_shell_command", LONG_OUT LONG_OUT)
+                    HUMAN("thanks") HUMAN("more") HUMAN("done"));
+    compress(10, 1000);
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    ctxc_history_get(&hist, 2, &e);
+    ctxc_entry_block(&e, 0, &b);
+    assert_non_null(strstr(b.u.tool_response.result.ptr, "[summarized]"));
+    ctxc_entry_block(&e, 1, &b);
+    assert_string_equal(b.u.tool_response.result.ptr, "\"ok\"");
+    ctxc_entry_block(&e, 2, &b);
+    assert_non_null(strstr(b.u.tool_response.result.ptr, "[summarized]"));
+    static uint32_t tokens[64];
+    size_t n = ctxc_history_count(&hist);
+    for (size_t i = 0; i < n; i++) {
+        ctxc_history_get(&hist, i, &e);
+        tokens[i] = e.tokens;
+    }
+    uint64_t total = ctxc_history_tokens_estimated(&hist);
+    ctxc_history_set_estimator(&hist, NULL, NULL); /* counts every entry */
+    for (size_t i = 0; i < n; i++) {
+        ctxc_history_get(&hist, i, &e);
+        assert_int_equal(e.tokens, tokens[i]);
+    }
+    assert_int_equal(ctxc_history_tokens_estimated(&hist), total);
+}
+
 /* The summary names the first of file_path, absolute_path, path, command,
  * pattern, dir_path whose value is a string (others are passed over),
  * escapes what JSON needs escaped and clips long text with an ellipsis. */
@@ -859,6 +907,8 @@ int main(void) {
         cmocka_unit_test_setup(test_recency_retention_below_one_counts_as_one, setup),
         cmocka_unit_test_setup(test_recency_never_grows_a_small_result, setup),
         cmocka_unit_test_setup(test_recency_in_a_wide_tool_entry, setup),
+        cmocka_unit_test_setup(
+            test_compress_counts_rewritten_entries_as_a_recount, setup),
         cmocka_unit_test_setup(test_density_step_without_room_for_the_index_gives_the_same_result, setup),
         cmocka_unit_test_setup(test_compress_summarises_older_results_and_keeps_the_tail, setup),
         cmocka_unit_test_setup(test_compress_summary_argument, setup),

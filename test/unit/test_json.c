@@ -382,6 +382,76 @@ static void test_scan_with_statistics(void **state) {
     }
 }
 
+/* Random strings of plain runs, spaces, escapes and non-ASCII characters
+ * at every alignment: the statistics of the scan agree with the estimator
+ * on the decoded content (the wide paths of the scan cut their words at
+ * every kind of byte). */
+static void test_scan_statistics_of_random_strings(void **state) {
+    (void)state;
+#ifdef CTXC__SCAN_STATS
+    static const char *const piece[][2] = {
+        {" ", " "},         {"   ", "   "},     {"a", "a"},
+        {"words", "words"}, {"\\n", "\n"},      {"\\t", "\t"},
+        {"\\\"", "\""},     {"\\\\", "\\"},     {"\\u00a0", "\xc2\xa0"},
+        {"\\r", "\r"},      {"\\/", "/"},       {"\\b", "\b"},
+        {"\\f", "\f"},      {"\xc2\xa0", "\xc2\xa0"},
+        {"\xe2\x80\x83", "\xe2\x80\x83"},
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
+        {"0123456789abcdefghij", "0123456789abcdefghij"},
+    };
+    const size_t npiece = sizeof piece / sizeof piece[0];
+    uint32_t seed = 11;
+    static char content[1024];
+    size_t cn = 0;
+    ctxc__text_stats_t joined;
+    memset(&joined, 0, sizeof joined);
+    for (int trial = 0; trial < 3000; trial++) {
+        char js[512];
+        size_t jn = 0;
+        if (trial % 2 == 0) { /* pairs of strings: their stats joined */
+            cn = 0;
+            memset(&joined, 0, sizeof joined);
+        }
+        size_t c0 = cn;
+        seed = seed * 1103515245u + 12345u;
+        size_t lead = (seed >> 8) % 17;
+        for (size_t i = 0; i < lead; i++) {
+            js[jn++] = ' ';
+        }
+        memcpy(js + jn, "{\"k\":\"", 6);
+        jn += 6;
+        seed = seed * 1103515245u + 12345u;
+        size_t pieces = (seed >> 8) % 24;
+        for (size_t i = 0; i < pieces; i++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t k = (seed >> 8) % npiece;
+            size_t bl = strlen(piece[k][0]), dl = strlen(piece[k][1]);
+            memcpy(js + jn, piece[k][0], bl);
+            jn += bl;
+            memcpy(content + cn, piece[k][1], dl);
+            cn += dl;
+        }
+        memcpy(js + jn, "\"}", 2);
+        jn += 2;
+        ctxc__jtok_t t[8];
+        size_t nt;
+        assert_int_equal(ctxc__json_scan_stats(js, jn, 8, t, 8, &nt, NULL),
+                         CTXC_OK);
+        assert_int_equal(nt, 3);
+        assert_true((t[2].flags & CTXC__JF_STATS) != 0);
+        ctxc__text_stats_t st = ctxc__jtok_stats(&t[2]);
+        uint64_t w, u;
+        ctxc_estimate_measure(content + c0, cn - c0, &w, &u);
+        assert_int_equal(st.units, u);
+        assert_int_equal(st.units == 0 ? 0 : st.runs + 1, w);
+        ctxc__stats_join(&joined, &st);
+        ctxc_estimate_measure(content, cn, &w, &u);
+        assert_int_equal(ctxc__stats_tokens(&joined),
+                         ctxc_estimate_formula(w, u));
+    }
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whitespace_and_structure),
@@ -397,6 +467,7 @@ int main(void) {
         cmocka_unit_test(test_token_storage_too_small_counts_what_is_needed),
         cmocka_unit_test(test_noncanonical_flag_matches_the_canonical_form),
         cmocka_unit_test(test_scan_with_statistics),
+        cmocka_unit_test(test_scan_statistics_of_random_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

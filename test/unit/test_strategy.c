@@ -330,6 +330,139 @@ static void test_plan_keeps_inserts_and_drops(void **state) {
     assert_string_equal(t_block_text(&hist, 5, 0), "foxtrot");
 }
 
+/* Random plans over entries of random sizes: kept runs move down (drops
+ * before them) and up (larger inserts before them), their slots sometimes
+ * the other way than their bytes; every entry ends in its place, records
+ * stay packed in order and the token sum is the sum of the entries'. */
+static uint32_t rnd_state;
+static uint32_t rnd(uint32_t n) {
+    rnd_state = rnd_state * 1103515245u + 12345u;
+    return (rnd_state >> 8) % n;
+}
+
+static void random_text(char *buf, size_t cap, const char *tag) {
+    size_t n = (size_t)snprintf(buf, cap, "%s:", tag);
+    size_t len = n + 1 + rnd(200);
+    for (; n < len && n + 1 < cap; n++) {
+        buf[n] = (char)('a' + rnd(26));
+    }
+    buf[n] = '\0';
+}
+
+static void test_random_plans_place_every_entry(void **state) {
+    (void)state;
+    static char old_text[16][256], new_text[64][256];
+    static const char *want[64];
+    rnd_state = 7;
+    for (int trial = 0; trial < 300; trial++) {
+        ctxc_history_clear(&hist);
+        size_t n = 1 + rnd(16);
+        for (size_t i = 0; i < n; i++) {
+            char tag[16];
+            snprintf(tag, sizeof tag, "old%zu", i);
+            random_text(old_text[i], sizeof old_text[i], tag);
+            t_add_text(&hist, CTXC_SPEAKER_HUMAN, old_text[i]);
+        }
+        ctxc_plan_t plan;
+        ctxc_plan_init(&plan, &work);
+        size_t m = 0, inserted = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t what = rnd(4); /* keep, drop, replace, keep + insert */
+            if (what == 0 || what == 3) {
+                assert_int_equal(ctxc_plan_keep(&plan, i, i + 1, NULL),
+                                 CTXC_OK);
+                want[m++] = old_text[i];
+            }
+            if (what >= 2) {
+                char tag[16];
+                snprintf(tag, sizeof tag, "new%zu", inserted);
+                char *t = new_text[inserted++];
+                random_text(t, sizeof new_text[0], tag);
+                ctxc_block_t b = t_text(t);
+                ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1,
+                                      CTXC_STR_ABSENT};
+                assert_int_equal(
+                    ctxc_plan_insert(&plan, &in, NULL, NULL,
+                                     what == 2 ? (uint32_t)i : UINT32_MAX,
+                                     NULL),
+                    CTXC_OK);
+                want[m++] = t;
+            }
+        }
+        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, NULL), CTXC_OK);
+        assert_int_equal(ctxc_history_count(&hist), m);
+        uint64_t sum = 0;
+        size_t at = 0;
+        for (size_t i = 0; i < m; i++) {
+            assert_string_equal(t_block_text(&hist, i, 0), want[i]);
+            assert_int_equal(hist.slots[i].offset, at);
+            at += hist.slots[i].size;
+            sum += hist.slots[i].tokens;
+        }
+        ctxc_history_usage_t u;
+        ctxc_history_usage(&hist, &u);
+        assert_int_equal(u.bytes_used, at);
+        assert_int_equal(ctxc_history_tokens(&hist), sum);
+        t_add_text(&hist, CTXC_SPEAKER_AI, "after");
+        assert_string_equal(t_block_text(&hist, m, 0), "after");
+    }
+}
+
+/* An estimator of `*per` tokens per block. */
+static uint32_t per_block(void *user, const ctxc_block_t *b) {
+    (void)b;
+    return *(const uint32_t *)user;
+}
+
+/* Inserted entries end up counted with the history's estimator, whatever
+ * their ops were counted with: another estimator, the same one with another
+ * user, or tokens written into an op by hand. */
+static void test_plan_inserts_counted_with_the_history_estimator(void **state) {
+    (void)state;
+    static uint32_t seven = 7, nine = 9;
+    five_entries();
+    ctxc_block_t x = t_text("X is new");
+    ctxc_entry_in_t xin = {CTXC_SPEAKER_AI, &x, 1, CTXC_STR_ABSENT};
+    ctxc_entry_t e;
+    for (int round = 0; round < 4; round++) {
+        /* the history counts 7 per block except in round 0 (default) */
+        ctxc_history_set_estimator(&hist, round == 0 ? NULL : per_block,
+                                   round == 0 ? NULL : &seven);
+        ctxc_plan_t plan;
+        ctxc_plan_init(&plan, &work);
+        assert_int_equal(ctxc_plan_keep(&plan, 0, 5, NULL), CTXC_OK);
+        ctxc_estimate_fn fn = round == 0   ? per_block
+                              : round == 1 ? NULL
+                                           : per_block;
+        void *user = round == 0 || round == 2 ? (void *)&nine
+                     : round == 1             ? NULL
+                                              : (void *)&seven;
+        assert_int_equal(
+            ctxc_plan_insert(&plan, &xin, fn, user, UINT32_MAX, NULL), CTXC_OK);
+        if (round == 3) { /* counted by the right one, then changed */
+            plan.ops[plan.count - 1].tokens = 1000;
+            ctxc_plan_op_t copy = plan.ops[plan.count - 1];
+            plan.ops[plan.count++] = copy; /* and one made by hand */
+        }
+        uint32_t want = round == 0 ? ctxc_estimate_text("X is new", 8) : 7;
+        assert_int_equal(ctxc_history_apply_plan(&hist, &plan, NULL), CTXC_OK);
+        assert_int_equal(ctxc_history_get(&hist, 5, &e), CTXC_OK);
+        assert_int_equal(e.tokens, want);
+        if (round == 3) {
+            assert_int_equal(ctxc_history_get(&hist, 6, &e), CTXC_OK);
+            assert_int_equal(e.tokens, want);
+        }
+        uint64_t sum = 0;
+        for (size_t i = 0; i < ctxc_history_count(&hist); i++) {
+            ctxc_history_get(&hist, i, &e);
+            sum += e.tokens;
+        }
+        assert_int_equal(ctxc_history_tokens(&hist), sum);
+        ctxc_history_remove_range(&hist, 5, ctxc_history_count(&hist), NULL);
+    }
+    ctxc_history_set_estimator(&hist, NULL, NULL);
+}
+
 static void test_plan_keep_merges_and_rejects_disorder(void **state) {
     (void)state;
     five_entries();
@@ -511,6 +644,9 @@ int main(void) {
         cmocka_unit_test_setup(test_stats_pairing_with_and_without_an_index,
                                setup),
         cmocka_unit_test_setup(test_plan_keeps_inserts_and_drops, setup),
+        cmocka_unit_test_setup(test_random_plans_place_every_entry, setup),
+        cmocka_unit_test_setup(
+            test_plan_inserts_counted_with_the_history_estimator, setup),
         cmocka_unit_test_setup(test_plan_keep_merges_and_rejects_disorder,
                                setup),
         cmocka_unit_test_setup(test_bad_plans_change_nothing, setup),
