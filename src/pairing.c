@@ -569,10 +569,25 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
     return CTXC_OK;
 }
 
+/* The history's index as a plan check needs it: only when a dropped tool
+ * block asks for its partner (a plan that drops none, such as one that
+ * only rewrites results, does not pay for a rebuild). */
+typedef struct {
+    ctxc_history_t *h;
+    bool tried;
+    const ctxc__id_index_t *ix; /* NULL: scan */
+    ctxc__id_index_t store;
+} lazy_index_t;
+
 /* The position of the other side of the pair of block b (in entry pos), or
  * SIZE_MAX: from the index, or by a scan (responses come after calls). */
-static size_t partner_of(const ctxc_history_t *h, const ctxc__id_index_t *ix,
-                         size_t pos, const ctxc_block_t *b) {
+static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
+    const ctxc_history_t *h = lz->h;
+    if (!lz->tried) {
+        lz->tried = true;
+        lz->ix = usable_index(lz->h, &lz->store);
+    }
+    const ctxc__id_index_t *ix = lz->ix;
     ctxc_str_t id = block_id(b);
     bool call = b->type == CTXC_BLOCK_TOOL_CALL;
     if (ix != NULL) {
@@ -598,8 +613,7 @@ static size_t partner_of(const ctxc_history_t *h, const ctxc__id_index_t *ix,
 
 /* Old entry i is not kept (dropped or replaced): each of its tool blocks
  * the plan drops must have its partner dropped too. */
-static ctxc_status_t check_unkept(const ctxc_history_t *h,
-                                  const ctxc__id_index_t *ix,
+static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
                                   const ctxc_plan_t *plan, size_t i,
                                   ctxc_error_t *err) {
     if (h->slots[i].speaker == CTXC_SPEAKER_HUMAN) {
@@ -618,7 +632,7 @@ static ctxc_status_t check_unkept(const ctxc_history_t *h,
         if (ins != NULL && entry_has(&repl, b.type, id, NULL)) {
             continue; /* the block stays */
         }
-        size_t p = partner_of(h, ix, i, &b);
+        size_t p = partner_of(lz, i, &b);
         bool call = b.type == CTXC_BLOCK_TOOL_CALL;
         if (p != SIZE_MAX &&
             survives(plan, p,
@@ -649,8 +663,7 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
     }
     /* only what the plan does not keep can break a pair: the entries
      * between the KEEP ranges */
-    ctxc__id_index_t store_ix;
-    const ctxc__id_index_t *ix = usable_index(h, &store_ix);
+    lazy_index_t lz = {h, false, NULL, {NULL, 0, 0}};
     size_t next = 0;
     for (size_t k = 0; k <= plan->count && st == CTXC_OK; k++) {
         size_t end = h->count;
@@ -661,7 +674,7 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
             end = plan->ops[k].from;
         }
         for (size_t i = next; i < end && st == CTXC_OK; i++) {
-            st = check_unkept(h, ix, plan, i, err);
+            st = check_unkept(h, &lz, plan, i, err);
         }
         if (k < plan->count) {
             next = plan->ops[k].to;
