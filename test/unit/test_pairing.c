@@ -556,6 +556,47 @@ static void test_long_plans(void **state) {
     }
 }
 
+/* A response far from its call (beyond the nearby entries a plan check
+ * looks at first): still found, through the index or the scans. */
+static void test_plans_with_far_pairs(void **state) {
+    (void)state;
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        for (int drop_call = 0; drop_call < 2; drop_call++) {
+            reset(mode);
+            ctxc_error_t err;
+            t_add_text(&hist, CTXC_SPEAKER_HUMAN, "go");  /* 0 */
+            assert_int_equal(call("far", &err), CTXC_OK); /* 1 */
+            for (int k = 0; k < 20; k++) {                /* 2-21 */
+                t_add_text(&hist, k % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN,
+                           "filler");
+            }
+            assert_int_equal(resp(CTXC_SPEAKER_TOOL, "far", &err),
+                             CTXC_OK);                 /* 22 */
+            t_add_text(&hist, CTXC_SPEAKER_AI, "end"); /* 23 */
+            t_snapshot(&hist, &snap);
+            ctxc_plan_t plan;
+            ctxc_plan_init(&plan, &work);
+            if (drop_call) { /* keeps the response alone */
+                assert_int_equal(ctxc_plan_keep(&plan, 2, 24, &err), CTXC_OK);
+            } else { /* keeps the call alone */
+                assert_int_equal(ctxc_plan_keep(&plan, 0, 22, &err), CTXC_OK);
+                assert_int_equal(ctxc_plan_keep(&plan, 23, 24, &err), CTXC_OK);
+            }
+            assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
+                             CTXC_E_INVALID_ARG);
+            assert_non_null(strstr(err.message, "call id 'far' (entry"));
+            t_assert_unchanged(&hist, &snap);
+            /* dropping both is fine */
+            ctxc_plan_init(&plan, &work);
+            assert_int_equal(ctxc_plan_keep(&plan, 2, 22, &err), CTXC_OK);
+            assert_int_equal(ctxc_plan_keep(&plan, 23, 24, &err), CTXC_OK);
+            assert_int_equal(ctxc_history_apply_plan(&hist, &plan, &err),
+                             CTXC_OK);
+            assert_int_equal(ctxc_history_count(&hist), 21);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_live_in_their_speakers_entries),
@@ -571,6 +612,7 @@ int main(void) {
         cmocka_unit_test(test_plans_keep_pairs_together),
         cmocka_unit_test(test_plans_keep_the_order),
         cmocka_unit_test(test_long_plans),
+        cmocka_unit_test(test_plans_with_far_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
