@@ -11,6 +11,7 @@
 #include "ctxc/ctxc.h"
 #include "json.h"
 #include "sink.h"
+#include "swar.h"
 #include "text_stats.h"
 
 /* The text of a block is fed in pieces; `runs` counts maximal whitespace
@@ -56,33 +57,6 @@ static void acc_cp(acc_t *a, uint32_t cp) {
 /* 64-bit little-endian machines count eight ASCII bytes at a time; small
  * targets keep the byte loop (and the flash). */
 #define SWAR 1
-#define ONES 0x0101010101010101ull
-#define HIGH (ONES * 0x80u)
-#define LOW (ONES * 0x7Fu)
-
-/* 0x80 in each byte of x (bytes < 0x80) that equals c. Exact per byte: no
- * carry crosses a byte. */
-static uint64_t eq8(uint64_t x, uint8_t c) {
-    uint64_t d = x ^ (ONES * c);
-    return ~((d + LOW) | d) & HIGH;
-}
-
-/* Sum of the byte counts of v. */
-static uint64_t byte_sum(uint64_t v) {
-    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
-    return (v * 0x0001000100010001ull) >> 48;
-}
-#endif
-
-#if defined(__SSE2__)
-/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
- * __builtin_popcount would be a library call). */
-static inline unsigned pop16(unsigned x) {
-    x = x - ((x >> 1) & 0x5555u);
-    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
-    x = (x + (x >> 4)) & 0x0F0Fu;
-    return (x + (x >> 8)) & 0x1Fu;
-}
 #endif
 
 /* Adds UTF-8 text s[0..n); with `jstr`, s is the body of a canonical JSON
@@ -116,7 +90,7 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
                                         _mm_cmplt_epi8(v, _mm_set1_epi8(0x0E)));
             unsigned ws = (unsigned)_mm_movemask_epi8(
                 _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
-            runs += (uint64_t)pop16(ws & ~((ws << 1) | (in ? 1u : 0u)));
+            runs += (uint64_t)ctxc__pop16(ws & ~((ws << 1) | (in ? 1u : 0u)));
             in = (ws >> 15) != 0;
             i += 16;
             ascii += 16;
@@ -133,18 +107,20 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             while (n - i >= 8) {
                 uint64_t x;
                 memcpy(&x, u + i, sizeof x);
-                if ((x & HIGH) != 0) {
+                if ((x & CTXC__SWAR_HIGH) != 0) {
                     break;
                 }
-                uint64_t ge09 = (x + ONES * (0x80u - 0x09u)) & HIGH;
-                uint64_t ge0e = (x + ONES * (0x80u - 0x0Eu)) & HIGH;
-                uint64_t ws = eq8(x, ' ') | (ge09 & ~ge0e);
+                uint64_t ge09 =
+                    (x + CTXC__SWAR_ONES * (0x80u - 0x09u)) & CTXC__SWAR_HIGH;
+                uint64_t ge0e =
+                    (x + CTXC__SWAR_ONES * (0x80u - 0x0Eu)) & CTXC__SWAR_HIGH;
+                uint64_t ws = ctxc__swar_eq(x, ' ') | (ge09 & ~ge0e);
                 lanes += (ws & ~((ws << 8) | in_bit)) >> 7;
                 in_bit = (ws >> 56) & 0x80u;
                 i += 8;
                 ascii += 8;
                 if (++nlanes == 255u) {
-                    runs += byte_sum(lanes);
+                    runs += ctxc__swar_byte_sum(lanes);
                     lanes = 0;
                     nlanes = 0;
                 }
@@ -154,12 +130,14 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
         if (n - i >= 8) {
             uint64_t x;
             memcpy(&x, u + i, sizeof x);
-            uint64_t xl = x & LOW;
-            uint64_t cut = x & HIGH; /* stop before: non-ASCII */
-            uint64_t ge09 = (xl + ONES * (0x80u - 0x09u)) & HIGH;
-            uint64_t ge0e = (xl + ONES * (0x80u - 0x0Eu)) & HIGH;
-            uint64_t ws = eq8(xl, ' ') | (ge09 & ~ge0e);
-            uint64_t esc = jstr ? eq8(xl, '\\') : 0u;
+            uint64_t xl = x & CTXC__SWAR_LOW;
+            uint64_t cut = x & CTXC__SWAR_HIGH; /* stop before: non-ASCII */
+            uint64_t ge09 =
+                (xl + CTXC__SWAR_ONES * (0x80u - 0x09u)) & CTXC__SWAR_HIGH;
+            uint64_t ge0e =
+                (xl + CTXC__SWAR_ONES * (0x80u - 0x0Eu)) & CTXC__SWAR_HIGH;
+            uint64_t ws = ctxc__swar_eq(xl, ' ') | (ge09 & ~ge0e);
+            uint64_t esc = jstr ? ctxc__swar_eq(xl, '\\') : 0u;
             if (esc != 0) {
                 /* a string body: an escape counts as the character it
                  * stands for. Backslashes pair up from the left: the first
@@ -173,9 +151,11 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
                     m &= ~(bit | (bit << 8));
                 }
                 uint64_t after = esc << 8;
-                cut |= ((after & eq8(xl, 'u')) >> 8) | (esc & (0x80ull << 56));
-                uint64_t wl = after & (eq8(xl, 'n') | eq8(xl, 't') |
-                                       eq8(xl, 'r') | eq8(xl, 'f'));
+                cut |= ((after & ctxc__swar_eq(xl, 'u')) >> 8) |
+                       (esc & (0x80ull << 56));
+                uint64_t wl =
+                    after & (ctxc__swar_eq(xl, 'n') | ctxc__swar_eq(xl, 't') |
+                             ctxc__swar_eq(xl, 'r') | ctxc__swar_eq(xl, 'f'));
                 ws |= wl | (wl >> 8);
             }
             unsigned nb = cut == 0 ? 8u : (unsigned)__builtin_ctzll(cut) / 8u;
@@ -188,8 +168,8 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
                 lanes += starts >> 7;
                 esc_lanes += esc >> 7;
                 if (++nlanes == 255u) {
-                    runs += byte_sum(lanes);
-                    ascii -= byte_sum(esc_lanes);
+                    runs += ctxc__swar_byte_sum(lanes);
+                    ascii -= ctxc__swar_byte_sum(esc_lanes);
                     lanes = esc_lanes = 0;
                     nlanes = 0;
                 }
@@ -257,8 +237,8 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
         }
     }
 #ifdef SWAR
-    runs += byte_sum(lanes);
-    ascii -= byte_sum(esc_lanes);
+    runs += ctxc__swar_byte_sum(lanes);
+    ascii -= ctxc__swar_byte_sum(esc_lanes);
 #endif
     a->units += ascii;
     a->runs = runs;

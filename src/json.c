@@ -11,6 +11,7 @@
 #include "json.h"
 #include "json_tok.h"
 #include "sink.h"
+#include "swar.h"
 #include "text_stats.h"
 
 /* ---- UTF-8 -------------------------------------------------------------- */
@@ -242,30 +243,16 @@ static bool is_json_ws(uint8_t c) {
 }
 
 #if SIZE_MAX > 0xFFFFFFFFu
-#define SWAR_LO7 0x7F7F7F7F7F7F7F7Full
-#define SWAR_ONES 0x0101010101010101ull
+#define SWAR_LO7 CTXC__SWAR_LOW
+#define SWAR_ONES CTXC__SWAR_ONES
 
 /* The high bit of each byte of x that is not plain: >= 0x80, < 0x20, '"'
  * or '\\' (exact per byte: no carry crosses a byte). */
 static inline uint64_t special_bytes(uint64_t x) {
     uint64_t low = x & SWAR_LO7;
-    uint64_t q = low ^ (SWAR_ONES * 0x22u);
-    uint64_t b = low ^ (SWAR_ONES * 0x5Cu);
     uint64_t ctl = ~(low + SWAR_ONES * 0x60u); /* < 0x20 */
-    uint64_t isq = ~((q + SWAR_LO7) | q);      /* == '"' */
-    uint64_t isb = ~((b + SWAR_LO7) | b);      /* == '\\' */
-    return (x | ctl | isq | isb) & ~SWAR_LO7;
-}
-#endif
-
-#if defined(__SSE2__)
-/* Bits set in a 16-bit mask (no popcount instruction in the baseline ISA:
- * __builtin_popcount would be a library call). */
-static inline unsigned pop16(unsigned x) {
-    x = x - ((x >> 1) & 0x5555u);
-    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
-    x = (x + (x >> 4)) & 0x0F0Fu;
-    return (x + (x >> 8)) & 0x1Fu;
+    return (x | ctl | ctxc__swar_eq(low, '"') | ctxc__swar_eq(low, '\\')) &
+           ~SWAR_LO7;
 }
 #endif
 
@@ -353,11 +340,6 @@ static inline void ws_char(wsacc_t *w, uint32_t cp) {
     w->units += cp >= 0x10000u ? 2u : 1u;
 }
 
-static uint64_t byte_sum(uint64_t v) {
-    v = (v & 0x00FF00FF00FF00FFull) + ((v >> 8) & 0x00FF00FF00FF00FFull);
-    return (v * 0x0001000100010001ull) >> 48;
-}
-
 /* A short canonical escape at s[i] (\\n \\t \\r \\f \\b \\" \\\\), taken
  * without leaving the run: counted (the first four are whitespace) and
  * noted. Only for scans that write nothing. */
@@ -398,7 +380,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
             w->first = (ws & 1u) != 0;
             w->any = true;
         }
-        w->runs += (uint64_t)pop16(ws & ~((ws << 1) | (w->in ? 1u : 0u)));
+        w->runs += (uint64_t)ctxc__pop16(ws & ~((ws << 1) | (w->in ? 1u : 0u)));
         w->in = ((ws >> (nb - 1u)) & 1u) != 0;
         w->units += nb;
         i += nb;
@@ -434,7 +416,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
         }
         w->lanes += (ws & ~((ws << 8) | (w->in ? 0x80u : 0u))) >> 7;
         if (++w->nl == 255u) {
-            w->runs += byte_sum(w->lanes);
+            w->runs += ctxc__swar_byte_sum(w->lanes);
             w->lanes = 0;
             w->nl = 0;
         }
@@ -793,7 +775,7 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
 #ifdef SCAN_STATS
         if (stats) {
             flags |= w.esc ? CTXC__JF_ESCAPES : 0u;
-            w.runs += byte_sum(w.lanes);
+            w.runs += ctxc__swar_byte_sum(w.lanes);
             t->size = (uint32_t)w.runs;
             t->units = (uint32_t)w.units;
             flags |= CTXC__JF_STATS;
