@@ -82,14 +82,15 @@ ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
 bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
                      size_t k, const ctxc_block_t *b) {
     bool call = b->type == CTXC_BLOCK_TOOL_CALL;
-    if (k >= CTXC__IDS_NONE ||
-        e->speaker != (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+    (void)e; /* the store's pairing rule: calls in ai entries, responses in
+                tool entries, one of each per id */
+    if (k >= CTXC__IDS_NONE) {
         return false;
     }
     ctxc_str_t id = call ? b->u.tool_call.id : b->u.tool_response.call_id;
     ctxc__id_slot_t *s =
         ctxc__ids_add(&pr->ix, id, ctxc__ids_hash(id), pairs_match, pr);
-    if (s == NULL || (call ? s->call : s->resp) != CTXC__IDS_NONE) {
+    if (s == NULL) {
         return false;
     }
     if (call) {
@@ -165,8 +166,8 @@ void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     pairs_reset(pr, v, mem, bytes, false);
 }
 
-/* Builds a lazy index on its first use; whether it answers (regular and
- * complete). */
+/* Builds a lazy index on its first use; whether it answers (it holds every
+ * id). */
 static bool pairs_ready(ctxc__pairs_t *pr) {
     if (!pr->built) {
         pr->built = true;

@@ -27,12 +27,12 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 
 /* ---- tool-call pairing of a view (boundary.c) ----------------------------
  * A call id index over a view: for each id the position and block of its
- * tool_call and of its tool_response. `ok` when the view is regular (every
- * tool_call in an ai entry, every tool_response in a tool entry, no id with
- * two calls or two responses) and the index holds every id: then "the first
- * tool_response after the call" and "the last tool_call before the
- * response" are the indexed ones when they lie on the right side. Otherwise
- * callers scan (the same answers, slower). */
+ * tool_call and of its tool_response. `ok` when the index holds every id
+ * (a view of a store has at most one call and one response per id, the
+ * store's pairing rule): then "the first tool_response after the call" and
+ * "the last tool_call before the response" are the indexed ones when they
+ * lie on the right side. Otherwise callers scan (the same answers,
+ * slower). */
 typedef struct {
     const ctxc_view_t *v;
     ctxc__id_index_t ix;
@@ -47,7 +47,7 @@ void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
 /* The same in steps, for a caller that walks the view anyway: begin (false:
  * no table), add every tool_call and tool_response block in view order
- * (false: not regular or full), then set pr->ok when every add succeeded. */
+ * (false: the table is full), then set pr->ok when every add succeeded. */
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
 bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,

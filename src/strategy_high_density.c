@@ -921,7 +921,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
 /* Pass 0: marks the entries with write calls, and puts the latest write of
  * each path, the @file inclusions of each path and the tool names into the
  * key table. False when the table is full. */
-typedef enum { INDEX_OK, INDEX_IRREGULAR, INDEX_KEYS_FULL } index_result_t;
+typedef enum { INDEX_OK, INDEX_IDS_FULL, INDEX_KEYS_FULL } index_result_t;
 
 static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     const ctxc_density_config_t *cfg = hd->cfg;
@@ -935,7 +935,7 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
             if ((b.type == CTXC_BLOCK_TOOL_CALL ||
                  b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
                 !ctxc__pairs_add(pairs, &e, p, k, &b)) {
-                return INDEX_IRREGULAR; /* or its table is full */
+                return INDEX_IDS_FULL;
             }
             if (e.speaker == CTXC_SPEAKER_AI &&
                 b.type == CTXC_BLOCK_TOOL_CALL &&
@@ -990,7 +990,7 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
 }
 
 /* Sets up the indexed path over the work area's index: false (marks
- * cleared) when the history is not regular or a table is too small. */
+ * cleared) when a table is too small. */
 static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
                           ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
@@ -1026,7 +1026,7 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
             hd->pairs = pairs;
             return true;
         }
-        if (r == INDEX_IRREGULAR) {
+        if (r == INDEX_IDS_FULL) {
             break;
         }
     }
@@ -1128,9 +1128,9 @@ static void recency_pass(const hd_t *hd, uint32_t retention) {
     }
 }
 
-/* On the indexed path (a regular view: calls only in ai entries, results
- * only in tool entries), whether entry p can have an edit: a pruned read,
- * a dropped or recency-pruned result, an @file inclusion. */
+/* On the indexed path (calls only in ai entries, results only in tool
+ * entries: the store's pairing rule), whether entry p can have an edit: a
+ * pruned read, a dropped or recency-pruned result, an @file inclusion. */
 static bool may_edit(const hd_t *hd, size_t p) {
     uint16_t m = hd->mark[p];
     return (m & (MARK_RWCALL | MARK_RWRESP | MARK_RECENT)) != 0 ||
