@@ -179,18 +179,33 @@ static bool pairs_ready(ctxc__pairs_t *pr) {
 /* Entries scanned next to a call or response before the index is asked. */
 #define PAIR_WINDOW 8u
 
-/* Block index of the first tool_response to `id` in entry e, if any. */
-static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
+/* The first block of `type` (tool_call or tool_response) with call id `id`
+ * in entry e: its index in *block and the block in *out. */
+static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
+                          ctxc_str_t id, size_t *block, ctxc_block_t *out) {
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
-        if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
-            ctxc__str_eq(b.u.tool_response.call_id, id)) {
+        if (b.type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
+                                               ? b.u.tool_call.id
+                                               : b.u.tool_response.call_id,
+                                           id)) {
             *block = k;
+            *out = b;
             return true;
         }
     }
     return false;
+}
+
+static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
+    ctxc_block_t b;
+    return tool_block_in(e, CTXC_BLOCK_TOOL_RESPONSE, id, block, &b);
+}
+
+static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
+                    ctxc_block_t *call) {
+    return tool_block_in(e, CTXC_BLOCK_TOOL_CALL, id, block, call);
 }
 
 bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
@@ -221,9 +236,6 @@ bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
     return ctxc__find_response(v, end - 1, id, pos, block);
 }
 
-static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
-                    ctxc_block_t *call);
-
 bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
                      size_t *pos, size_t *block, ctxc_block_t *call) {
     for (size_t p = before; p-- > 0;) {
@@ -231,22 +243,6 @@ bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
         ctxc_view_get(v, p, &e);
         if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
             *pos = p;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Block index of the first tool_call `id` in entry e, if any. */
-static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
-                    ctxc_block_t *call) {
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
-        if (b.type == CTXC_BLOCK_TOOL_CALL &&
-            ctxc__str_eq(b.u.tool_call.id, id)) {
-            *block = k;
-            *call = b;
             return true;
         }
     }
