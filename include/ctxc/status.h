@@ -34,7 +34,12 @@ extern "C" {
     X(CTXC_E_PROMPT_NOT_FOUND, "prompt not found")                             \
     X(CTXC_E_PROFILE_NOT_FOUND, "profile not found")                           \
     X(CTXC_E_EXISTS, "already exists")                                         \
-    X(CTXC_E_READ_ONLY, "read-only filesystem")
+    X(CTXC_E_READ_ONLY, "read-only filesystem")                                \
+    X(CTXC_E_NETWORK, "network failure (resolve, connect, reset)")             \
+    X(CTXC_E_TLS, "TLS handshake or certificate verification failed")          \
+    X(CTXC_E_TIMEOUT, "timed out")                                             \
+    X(CTXC_E_HTTP_STATUS, "the server answered with an HTTP error status")     \
+    X(CTXC_E_INSECURE, "refused: a secret would cross plain HTTP")
 
 typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,
