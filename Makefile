@@ -5,7 +5,8 @@
 #   make test       install test deps if missing, build host + cortex-m4, print
 #                   the cortex-m4 size table, run every test (ctest, last)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
-#                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS)
+#                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
+#                   then the instruction-count linearity check (valgrind)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
 #   make clean      remove build/
@@ -44,8 +45,9 @@ BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 TEST_DEPS  := $(BUILD_DEPS) python3 libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-# jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c).
-BENCH_DEPS := libjsmn-dev
+# jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
+# valgrind: its instruction counts (test/bench/instr_linearity.sh).
+BENCH_DEPS := libjsmn-dev valgrind
 
 # $(call install_deps,<what>,<packages>): install the missing packages (one
 # apt-get run, only when something is missing), then print one line.
@@ -102,6 +104,7 @@ test: deps-test
 bench: all deps-bench
 	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
 	$(BENCH)
+	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md
 
 cortex-m4: deps-cross
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)

@@ -54,7 +54,9 @@ extern const op_info_t bench_ops[OP_COUNT];
 typedef struct {
     bool done;
     double median_s;
-    double bytes; /* input of the operation (see op_info_t.text_input) */
+    double cold_s; /* median with the caches emptied before each run; 0: not
+                      measured (see bench_strategies.c, evict_caches()) */
+    double bytes;  /* input of the operation (see op_info_t.text_input) */
     size_t entries_before, entries_after;
     uint64_t tokens_before, tokens_after;
     size_t peak_arena; /* arena high-water mark (in-process), 0: n/a */
