@@ -578,7 +578,8 @@ ctxc_status_t ctxc_settings_complete(const ctxc_settings_store_t *s,
     if (s == NULL || line == NULL || fn == NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "complete: NULL argument");
     }
-    size_t len = strlen(line);
+    /* the line ends at its first CR or LF, as for split() */
+    size_t len = strcspn(line, "\r\n");
     word_t w[MAX_WORDS];
     size_t nw = split(line, w);
     comp_t c = {fn, user, {line + len, 0}, false};

@@ -410,7 +410,8 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
                                     ctxc_write_fn write, void *user,
                                     ctxc_error_t *err);
 
-/* Completion of the last word of `line` (the cursor at its end): calls fn
+/* Completion of the last word of `line` (the cursor at its end; the line
+ * ends at its first CR or LF, as for ctxc_settings_command): calls fn
  * with each full candidate word that starts with the partial word, and sets
  * *word_start (may be NULL) to the offset where that word begins:
  *   "/"..., "/se"                 /set /settings /profile

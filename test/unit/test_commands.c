@@ -449,6 +449,17 @@ static void test_complete_commands(void **state) {
     expect("/compress ", 10, NONE);
 }
 
+/* The line ends at its first CR or LF, for the words and for the partial
+ * word alike (found by fuzz_commands: "/settings \r..." used to complete
+ * the command word instead of the word after it). */
+static void test_complete_stops_at_a_line_end(void **state) {
+    (void)state;
+    expect("/settings \rjunk", 10, W("set", "unset"));
+    expect("/settings \njunk", 10, W("set", "unset"));
+    expect("/profile l\r x", 9, W("load", "list"));
+    expect("/se\n/profile ", 0, W("/set", "/settings"));
+}
+
 /* Keys after /set, /set unset, /settings set|unset. */
 static void test_complete_keys(void **state) {
     (void)state;
@@ -585,6 +596,7 @@ int main(void) {
             test_profile_save_notes_an_unusable_settings_file, setup),
         cmocka_unit_test_setup(test_output_errors_propagate, setup),
         cmocka_unit_test_setup(test_complete_commands, setup),
+        cmocka_unit_test_setup(test_complete_stops_at_a_line_end, setup),
         cmocka_unit_test_setup(test_complete_keys, setup),
         cmocka_unit_test_setup(test_complete_values, setup),
         cmocka_unit_test_setup(test_complete_profile_names, setup),
