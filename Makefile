@@ -7,6 +7,9 @@
 #   make bench      build the host tree, run the benchmark (summary on stdout,
 #                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
 #                   then the instruction-count linearity check (valgrind)
+#   make fuzz       build the libFuzzer targets with clang (build/fuzz) and run
+#                   each for FUZZ_SECONDS (default 60); crashes are kept in
+#                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
 #   make clean      remove build/
@@ -41,10 +44,17 @@ RUN_CMD  = $(CLI) compress $(EXAMPLE) --strategy high-density --context-limit 16
 BENCH_TARGET := bench_strategies
 BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 
+# `make fuzz`: the targets of test/fuzz (their names), seconds each.
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies
+FUZZ_SECONDS ?= 60
+
 # Debian packages.
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 TEST_DEPS  := $(BUILD_DEPS) python3 libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+# clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
+FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
 # valgrind: its instruction counts (test/bench/instr_linearity.sh).
 BENCH_DEPS := libjsmn-dev valgrind
@@ -81,7 +91,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench cortex-m4 size clean help deps-build deps-cross deps-test deps-bench
+.PHONY: all run test bench fuzz cortex-m4 size clean help deps-build deps-cross deps-test deps-bench deps-fuzz
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -106,6 +116,30 @@ bench: all deps-bench
 	$(BENCH)
 	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md
 
+# Each target: FUZZ_SECONDS of libFuzzer over its working corpus
+# (build/fuzz/corpus/<t>, grown across runs) and its seeds; one summary line
+# per target (runs, exec/s, coverage, features); fails when one crashed.
+fuzz: deps-fuzz
+	$(CMAKE) -S . -B $(FUZZ_DIR) -DCTXC_TARGET=host-fuzz -DCTXC_BUILD_TESTS=ON -DCTXC_FUZZ=ON
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_seeds $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@set -e; failed=0; summary=""; \
+	for t in $(FUZZ_TARGETS); do \
+	    case $$t in commands) dict=test/fuzz/dict/commands.dict ;; manifest) dict="" ;; *) dict=test/fuzz/dict/json.dict ;; esac; \
+	    mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    if $(FUZZ_DIR)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        $${dict:+-dict=$$dict} -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
+	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/test/fuzz/seeds/$$t test/fuzz/regressions/$$t \
+	        > $(FUZZ_DIR)/$$t.log 2>&1; then res=ok; else res=CRASH; failed=1; fi; \
+	    runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_DIR)/$$t.log); \
+	    eps=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_DIR)/$$t.log); \
+	    cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_DIR)/$$t.log | tail -1); \
+	    ft=$$(grep -o 'ft: [0-9]*' $(FUZZ_DIR)/$$t.log | tail -1); \
+	    summary="$$summary$$(printf '%-14s %-6s %10s runs %7s exec/s  %-10s %s' $$t $$res "$$runs" "$$eps" "$$cov" "$$ft")\n"; \
+	done; \
+	printf "\nfuzz summary ($(FUZZ_SECONDS) s per target; logs in $(FUZZ_DIR)/<target>.log):\n$$summary"; \
+	if [ $$failed -ne 0 ]; then echo "fuzz: a target crashed: see its log and $(FUZZ_DIR)/crashes/"; exit 1; fi
+
 cortex-m4: deps-cross
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
@@ -129,6 +163,9 @@ deps-cross:
 
 deps-test:
 	$(call install_deps,test,$(TEST_DEPS))
+
+deps-fuzz:
+	$(call install_deps,fuzz,$(FUZZ_DEPS))
 
 deps-bench:
 	$(call install_deps,bench,$(BENCH_DEPS))

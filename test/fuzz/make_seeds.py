@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Builds the seed corpora of the fuzz targets (test/fuzz/fuzz_*.c).
+
+    make_seeds.py OUT_DIR SOURCE_DIR DEFAULT_CORPUS_DIR
+
+The corpus is $CTXC_CORPUS when set, else DEFAULT_CORPUS_DIR. Touches
+OUT_DIR/.stamp when done (the build's output).
+
+Writes OUT_DIR/<target>/<name> for every target, from
+  - the project's test data and the shipped example session,
+  - the transcripts of CORPUS_DIR when it exists (cut into pieces of a few
+    lines, so each seed is small and fast),
+  - a few inputs written here for the targets whose inputs are not JSONL
+    (settings files, command lines, prompt manifests).
+Nothing of the corpus is committed: the seeds are made at build time.
+Prints one line per target with the number of seeds.
+"""
+import json
+import os
+import shutil
+import sys
+
+MAX_SEED = 64 * 1024  # bytes of one seed
+CHUNK_LINES = 12      # lines of a transcript piece
+CHUNKS_PER_FILE = 24  # pieces taken from each corpus file
+
+
+def jsonl_files(source, corpus):
+    files = []
+    for d in (os.path.join(source, "test", "data"),
+              os.path.join(source, "boards", "host", "examples")):
+        files += [os.path.join(d, f) for f in sorted(os.listdir(d))
+                  if f.endswith(".jsonl")]
+    have_corpus = os.path.isdir(corpus)
+    if have_corpus:
+        files += [os.path.join(corpus, f) for f in sorted(os.listdir(corpus))
+                  if f.endswith(".jsonl")]
+    return files, have_corpus
+
+
+def pieces(path):
+    """Pieces of CHUNK_LINES lines, spread over the file."""
+    with open(path, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    if len(lines) <= CHUNK_LINES:
+        return [b"".join(lines)[:MAX_SEED]]
+    starts = range(0, len(lines), CHUNK_LINES)
+    step = max(1, len(starts) // CHUNKS_PER_FILE)
+    out = []
+    for s in list(starts)[::step][:CHUNKS_PER_FILE]:
+        out.append(b"".join(lines[s:s + CHUNK_LINES])[:MAX_SEED])
+    return out
+
+
+def openai_lines():
+    msgs = [
+        [{"role": "system", "content": "You are terse."},
+         {"role": "user", "content": "Read main.c"},
+         {"role": "assistant", "content": None,
+          "tool_calls": [{"id": "c1", "type": "function",
+                          "function": {"name": "read_file",
+                                       "arguments": "{\"path\":\"main.c\"}"}}]},
+         {"role": "tool", "tool_call_id": "c1", "content": "int main(void){}"},
+         {"role": "assistant", "content": "It is empty."}],
+        [{"role": "user", "content": [{"type": "text", "text": "hi"},
+                                      {"type": "text", "text": "there"}]},
+         {"role": "assistant", "content": "hello"}],
+    ]
+    return [("\n".join(json.dumps(m) for m in conv) + "\n").encode()
+            for conv in msgs]
+
+
+def settings_files():
+    return [
+        b"{}",
+        b'{"context-limit":128000,"compression.strategy":"high-density"}',
+        b'{"compression-threshold":0.7,"compression.density.recencyPruning":true,'
+        b'"compression.density.recencyRetention":5,"provider":"openai",'
+        b'"model":"gpt-4o-mini","base-url":"https://api.openai.com/v1",'
+        b'"auth-key-name":"OPENAI_API_KEY","compression.profile":"cheap"}',
+        b'{"context-limit":"12"}',
+        b'{"context-limit":1,"context-limit":2}',
+        b'{"unknown":1}',
+        b"[1,2,3]",
+    ]
+
+
+def command_scripts():
+    return [
+        b"/set context-limit 5000\n/settings\n/set unset context-limit\n",
+        b"/settings set compression.strategy top-down-truncation\n"
+        b"/profile save cheap\n/profile list\n/profile load cheap\n"
+        b"/profile delete cheap\n",
+        b"/set compression.profile cheap\n/set comp\n/pro\n/profile load \n",
+        b"/set compression-threshold 0.75\n/settings unset context-limit\n/s",
+        b"/set\n/profile\n/settings set\n/bogus\n",
+    ]
+
+
+def manifests():
+    return [
+        b"",
+        b"# ctxc prompt manifest\n",
+        b"0123456789abcdef compression/middle-out.md\n",
+        b"# c\n0123456789abcdef compression/middle-out.md\n"
+        b"fedcba9876543210 compression/one-shot.md\n",
+        b"not a manifest line\n",
+    ]
+
+
+def main():
+    out, source, corpus = sys.argv[1:4]
+    corpus = os.environ.get("CTXC_CORPUS") or corpus
+    files, have_corpus = jsonl_files(source, corpus)
+    seeds = {t: [] for t in ("jsonl", "openai", "json", "settings_file",
+                             "commands", "manifest", "strategies")}
+    for path in files:
+        base = os.path.basename(path)
+        for i, p in enumerate(pieces(path)):
+            name = "%s.%02d" % (base, i)
+            seeds["jsonl"].append((name, p))
+            seeds["strategies"].append((name + ".a", bytes([0x00]) + p))
+            seeds["strategies"].append((name + ".b", bytes([0x13]) + p))
+            for j, line in enumerate(p.splitlines()[:3]):
+                seeds["json"].append(("%s.%d" % (name, j),
+                                      bytes([31]) + line[:MAX_SEED]))
+    for i, t in enumerate(openai_lines()):
+        seeds["openai"].append(("openai.%d" % i, t))
+    for i, t in enumerate(settings_files()):
+        seeds["settings_file"].append(("settings.%d" % i, t))
+        seeds["json"].append(("settings.%d" % i, bytes([31]) + t))
+    for i, t in enumerate(command_scripts()):
+        seeds["commands"].append(("commands.%d" % i, t))
+    for i, t in enumerate(manifests()):
+        seeds["manifest"].append(("manifest.%d" % i, t))
+    for target, items in seeds.items():
+        d = os.path.join(out, target)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for name, data in items:
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        print("seeds: %-14s %4d inputs" % (target, len(items)))
+    with open(os.path.join(out, ".stamp"), "w"):
+        pass
+    if not have_corpus:
+        print("seeds: no corpus at %s (set CTXC_CORPUS): seeds from the "
+              "test data and the example only" % corpus)
+
+
+if __name__ == "__main__":
+    main()
