@@ -403,7 +403,11 @@ static ctxc_status_t handshake(ctxc_posix_transport_t *t, uint64_t deadline,
 static ctxc_status_t px_connect(void *ctx, const char *host, uint16_t port,
                                 bool tls, ctxc_error_t *err) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL || host == NULL || host[0] == '\0' || port == 0) {
+    if (t == NULL || !t->inited) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: the transport is not initialised");
+    }
+    if (host == NULL || host[0] == '\0' || port == 0) {
         return ctxc_error_set(err, CTXC_E_INVALID_ARG,
                               "connect: a host name and a port are needed");
     }
@@ -481,7 +485,7 @@ static int32_t clip(size_t len) {
 
 static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL || t->fd < 0) {
+    if (t == NULL || !t->inited || t->fd < 0) {
         return CTXC_TRANSPORT_ERROR;
     }
     if (len == 0) {
@@ -524,7 +528,7 @@ static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
 
 static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL || t->fd < 0) {
+    if (t == NULL || !t->inited || t->fd < 0) {
         return CTXC_TRANSPORT_ERROR;
     }
     if (cap == 0) {
@@ -569,7 +573,7 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
 
 static void px_close(void *ctx) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL) {
+    if (t == NULL || !t->inited) {
         return;
     }
     if (t->ssl_live && t->tls && t->fd >= 0) {
@@ -614,6 +618,7 @@ ctxc_posix_transport_init(ctxc_posix_transport_t *t,
     t->entropy = cfg->entropy;
     t->entropy_ctx = cfg->entropy_ctx;
     t->fd = -1;
+    t->inited = true;
     mbedtls_x509_crt_init(&t->ca);
     mbedtls_ctr_drbg_init(&t->drbg);
     mbedtls_ssl_config_init(&t->conf);
@@ -649,7 +654,7 @@ const char *ctxc_posix_transport_last_error(const ctxc_posix_transport_t *t) {
 }
 
 void ctxc_posix_transport_deinit(ctxc_posix_transport_t *t) {
-    if (t == NULL) {
+    if (t == NULL || !t->inited) {
         return;
     }
     px_close(t);
@@ -657,4 +662,5 @@ void ctxc_posix_transport_deinit(ctxc_posix_transport_t *t) {
     mbedtls_ctr_drbg_free(&t->drbg);
     mbedtls_x509_crt_free(&t->ca);
     t->tls_ready = false;
+    t->inited = false;
 }

@@ -87,7 +87,8 @@ typedef struct {
     ctxc_entropy_fn entropy;
     void *entropy_ctx;
 
-    int fd; /* -1: not connected */
+    bool inited; /* between init and deinit */
+    int fd;      /* -1: not connected */
     bool tls;
     bool ssl_live;  /* ssl was set up for this connection */
     bool tls_ready; /* CA parsed, generator seeded, config built */
@@ -104,8 +105,9 @@ typedef struct {
 } ctxc_posix_transport_t;
 
 /* Initialises t (not connected) with a copy of cfg. Nothing is read or
- * opened yet. Errors: CTXC_E_INVALID_ARG (NULL t or cfg, a CA path longer
- * than CTXC_POSIX_CA_PATH_MAX). */
+ * opened yet. Call ctxc_posix_transport_deinit() before initialising an
+ * initialised t again (mbedTLS state would leak). Errors: CTXC_E_INVALID_ARG
+ * (NULL t or cfg, a CA path longer than CTXC_POSIX_CA_PATH_MAX). */
 ctxc_status_t
 ctxc_posix_transport_init(ctxc_posix_transport_t *t,
                           const ctxc_posix_transport_config_t *cfg,
@@ -130,7 +132,8 @@ const char *ctxc_posix_transport_last_error(const ctxc_posix_transport_t *t);
 
 /* Closes any connection and releases what mbedTLS holds for t (the CA
  * certificates, the generator, the TLS config). t can be initialised
- * again. */
+ * again. Does nothing on a t that is not initialised (a zeroed one, or one
+ * already deinitialised). */
 void ctxc_posix_transport_deinit(ctxc_posix_transport_t *t);
 
 #ifdef __cplusplus
