@@ -242,7 +242,7 @@ typedef struct {
 
 /* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
  * CTXC_CFG_SETTINGS_VALUE_BYTES = 840 bytes by default), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3604 bytes on the
+ * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3884 bytes on the
  * Cortex-M4 board with the defaults. Treat the fields as read-only. */
 typedef struct {
     ctxc_fs_t fs; /* ops NULL: no filesystem */
