@@ -50,9 +50,12 @@ FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies
 FUZZ_SECONDS ?= 60
 
 # Debian packages.
-BUILD_DEPS := cmake make gcc libc6-dev libedit-dev
+# libmbedtls-dev: the POSIX transport's TLS (port/posix); openssl and python3:
+# the test fixture (test/fixtures: certificates made at test time, the local
+# HTTPS server).
+BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-TEST_DEPS  := $(BUILD_DEPS) python3 libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);

@@ -466,6 +466,7 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
         return CTXC_OK;
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:
+    case CTXC_SETTING_CHECK_PATH:
     case CTXC_SETTING_CHECK_NONE:
         break;
     }
@@ -476,6 +477,11 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
                               "control or non-ASCII character",
                               sp->key, p, n);
         }
+    }
+    if (sp->check == CTXC_SETTING_CHECK_PATH && p[0] != '/') {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%s: %q must be an absolute path (starting with /)",
+                          sp->key, p, n);
     }
     if (sp->check == CTXC_SETTING_CHECK_URL) {
         bool http = n > 7 && memcmp(p, "http://", 7) == 0;

@@ -116,7 +116,8 @@
 /* --- Settings and profiles (include/ctxc/settings.h) -------------------- */
 
 /* CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (provider,
- * model, base-url, auth-key-name, compression.profile), including the
+ * model, base-url, auth-key-name, compression.profile, network.ca-file),
+ * including the
  * terminating NUL. Each string setting costs this much per layer (two layers
  * in ctxc_settings_store_t). Longer values are rejected by /set and make a
  * settings or profile file invalid. Default: 128. */

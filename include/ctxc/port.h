@@ -5,7 +5,8 @@
  * comes through the hooks declared here, filled in by a port:
  *
  *   port/posix/     directory filesystem under $CTXC_HOME, POSIX clock,
- *                   stderr log, pthread mutex (hosts)
+ *                   stderr log, pthread mutex, getrandom() entropy, and
+ *                   the transport (BSD sockets + mbedTLS) (hosts)
  *   port/romfs/     read-only filesystem over the built-in prompt table
  *                   (devices without a filesystem)
  *   port/template/  every hook stubbed, with what a port must do: start a
@@ -187,19 +188,31 @@ typedef struct {
  * host name; there is no insecure mode.
  *
  * Return convention of send/recv: > 0 bytes moved, 0 = nothing moved yet,
- * try again (would block / timeout slice), < 0 = error (the connection is
- * unusable; close it). recv() answering < 0 after the peer closed cleanly
- * is CTXC_TRANSPORT_EOF. */
+ * try again (would block, or a short wait slice passed without data: the
+ * caller counts its own timeout across 0 answers with the port clock),
+ * < 0 = error (the connection is unusable; close it). recv() answering < 0
+ * after the peer closed cleanly is CTXC_TRANSPORT_EOF; a reset or any other
+ * failure is CTXC_TRANSPORT_ERROR. */
 #define CTXC_TRANSPORT_EOF (-1)
 #define CTXC_TRANSPORT_ERROR (-2)
 
 typedef struct {
-    /* Connects ctx to host:port. Errors: CTXC_E_IO (resolve, connect, TLS
-     * handshake or verification), message naming the host and the step. */
+    /* Connects ctx to host:port (TCP, then with tls the TLS handshake with
+     * SNI = host, the chain verified against the port's CA certificates and
+     * the certificate matched to host). Errors, each with a message naming
+     * host:port and the step:
+     *   CTXC_E_NETWORK  resolving, connecting (refused, unreachable), reset
+     *   CTXC_E_TLS      TLS setup (CA certificates, entropy), the handshake,
+     *                   or verification: the message says why (expired, not
+     *                   trusted, name mismatch)
+     *   CTXC_E_TIMEOUT  connect (or the handshake) took longer than the
+     *                   port's connect timeout */
     ctxc_status_t (*connect)(void *ctx, const char *host, uint16_t port,
                              bool tls, ctxc_error_t *err);
     int32_t (*send)(void *ctx, const uint8_t *data, size_t len);
     int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
+    /* Ends the connection (TLS close_notify where possible) and releases
+     * the socket; safe after errors and on a closed context. */
     void (*close)(void *ctx);
 } ctxc_transport_ops_t;
 
@@ -207,6 +220,17 @@ typedef struct {
     const ctxc_transport_ops_t *ops;
     void *ctx;
 } ctxc_transport_t;
+
+/* ---- entropy --------------------------------------------------------------
+ *
+ * Fills buf[0..len) with unpredictable bytes from a real entropy source
+ * (a TRNG peripheral, getrandom()); TLS seeds its random generator from it
+ * (nonces, key exchange). Never a counter, a clock or a fixed seed: a
+ * predictable source makes every TLS session readable. A source that cannot
+ * deliver answers an error (CTXC_E_IO or CTXC_E_UNAVAILABLE with a message);
+ * TLS setup then fails with CTXC_E_TLS and that message, nothing is sent. */
+typedef ctxc_status_t (*ctxc_entropy_fn)(void *ctx, uint8_t *buf, size_t len,
+                                         ctxc_error_t *err);
 
 /* ---- the port: everything in one place -------------------------------------
  */
@@ -220,6 +244,8 @@ typedef struct {
     ctxc_log_level_t log_level; /* lines above this level are not built */
     ctxc_mutex_t mutex;         /* lock NULL: no locking */
     ctxc_transport_t transport; /* ops NULL: no network */
+    ctxc_entropy_fn entropy;    /* NULL: no TLS (nothing to seed it) */
+    void *entropy_ctx;
 } ctxc_port_t;
 
 /* Milliseconds from port->clock, 0 without one (port may be NULL). */

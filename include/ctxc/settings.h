@@ -69,7 +69,8 @@ extern "C" {
  *   CHECK    what a STRING must look like: NAME (a profile name), KEY_NAME
  *            (the name of an environment variable or key file, never the
  *            key itself), URL (http:// or https://), TEXT (printable, no
- *            spaces); NONE for the other types
+ *            spaces), PATH (an absolute path: TEXT starting with '/');
+ *            NONE for the other types
  *   persist  1: stored by /profile save (REQ-CS-007.6)
  *
  * compression-threshold has no default: unset, the strategy's
@@ -128,7 +129,17 @@ extern const char *const ctxc_strategy_names[];
     X(AUTH_KEY_NAME, "auth-key-name", STRING, NULL, NULL, 0, 0, KEY_NAME, 1,   \
       "Provider", "variable or key file name",                                 \
       "name of the environment variable or key file holding the API key "      \
-      "(never the key itself)")
+      "(never the key itself)")                                                \
+    X(NETWORK_CA_FILE, "network.ca-file", STRING, NULL, NULL, 0, 0, PATH, 1,   \
+      "Network", "absolute path of a PEM file",                                \
+      "CA certificates TLS trusts (unset: the system bundle, "                 \
+      "/etc/ssl/certs/ca-certificates.crt on POSIX hosts)")                    \
+    X(NETWORK_CONNECT_TIMEOUT_MS, "network.connect-timeout-ms", INT, NULL,     \
+      "10000", 100, 600000, NONE, 1, "Network", "milliseconds",                \
+      "longest wait for a connection, TLS handshake included")                 \
+    X(NETWORK_READ_TIMEOUT_MS, "network.read-timeout-ms", INT, NULL, "60000",  \
+      100, 3600000, NONE, 1, "Network", "milliseconds",                        \
+      "longest wait for the next bytes of an answer")
 
 typedef enum {
 #define CTXC_SETTING_ENUM_(id, ...) CTXC_SETTING_##id,
@@ -150,7 +161,8 @@ typedef enum {
     CTXC_SETTING_CHECK_NAME,     /* a profile name */
     CTXC_SETTING_CHECK_KEY_NAME, /* [A-Za-z0-9_.-]+ and not a secret */
     CTXC_SETTING_CHECK_URL,      /* http:// or https:// + TEXT */
-    CTXC_SETTING_CHECK_TEXT      /* printable ASCII, no space, " or \ */
+    CTXC_SETTING_CHECK_TEXT,     /* printable ASCII, no space, " or \ */
+    CTXC_SETTING_CHECK_PATH      /* TEXT starting with '/' */
 } ctxc_setting_check_t;
 
 /* Slots of the string settings in a layer (internal numbering). */
@@ -228,9 +240,9 @@ typedef struct {
             [CTXC_CFG_SETTINGS_VALUE_BYTES];
 } ctxc_settings_layer_t;
 
-/* Caller-owned store: two layers (each 4 + 4 x keys + 5 x
- * CTXC_CFG_SETTINGS_VALUE_BYTES = 700 bytes by default), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3604 bytes on the
+/* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
+ * CTXC_CFG_SETTINGS_VALUE_BYTES = 840 bytes by default), the file buffer
+ * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3884 bytes on the
  * Cortex-M4 board with the defaults. Treat the fields as read-only. */
 typedef struct {
     ctxc_fs_t fs; /* ops NULL: no filesystem */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -397,6 +398,26 @@ static void px_log(void *ctx, ctxc_log_level_t level, const char *msg) {
     fprintf(stderr, "ctxc: %s: %s\n", name, msg);
 }
 
+ctxc_status_t ctxc_posix_entropy(void *ctx, uint8_t *buf, size_t len,
+                                 ctxc_error_t *err) {
+    (void)ctx;
+    size_t got = 0;
+    while (got < len) {
+        /* flags 0: the urandom pool, blocking only until it is seeded once
+         * at boot */
+        ssize_t r = getrandom(buf + got, len - got, 0);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return ctxc_error_set(err, CTXC_E_IO, "getrandom: %s",
+                                  r < 0 ? strerror(errno) : "no bytes");
+        }
+        got += (size_t)r;
+    }
+    return CTXC_OK;
+}
+
 static void px_lock(void *ctx) { (void)pthread_mutex_lock(ctx); }
 static void px_unlock(void *ctx) { (void)pthread_mutex_unlock(ctx); }
 
@@ -420,6 +441,7 @@ ctxc_status_t ctxc_posix_port_init(ctxc_posix_port_t *p, const char *root,
     p->port.mutex.lock = px_lock;
     p->port.mutex.unlock = px_unlock;
     p->port.mutex.ctx = &p->mutex;
+    p->port.entropy = ctxc_posix_entropy;
     return CTXC_OK;
 }
 

@@ -6,6 +6,9 @@
  *   clock       clock_gettime(CLOCK_MONOTONIC)
  *   log         one line per message on stderr: "ctxc: <level>: <text>"
  *   mutex       a pthread mutex
+ *   entropy     getrandom() (the kernel's urandom pool)
+ *   transport   BSD sockets + mbedTLS: ctxc_transport_posix.h (its own
+ *               state, so a build without network does not carry it)
  *
  *     ctxc_posix_port_t p;
  *     if (ctxc_posix_port_init(&p, NULL, CTXC_LOG_WARN, &err) != CTXC_OK) ...
@@ -53,9 +56,16 @@ typedef struct {
     pthread_mutex_t mutex;
 } ctxc_posix_port_t;
 
+/* The entropy hook of the POSIX port: getrandom() (flags 0), retried on
+ * EINTR and short reads. ctx is unused. Errors: CTXC_E_IO naming errno. */
+ctxc_status_t ctxc_posix_entropy(void *ctx, uint8_t *buf, size_t len,
+                                 ctxc_error_t *err);
+
 /* Fills p->port: the filesystem (root as for ctxc_posix_fs_init), the
- * clock, the stderr log with lines up to `log_level`, and the mutex. No
- * transport yet (the LLM provider layer adds it).
+ * clock, the stderr log with lines up to `log_level`, the mutex and the
+ * entropy hook. The transport is separate: ctxc_posix_transport_init()
+ * (ctxc_transport_posix.h), then p->port.transport =
+ * ctxc_posix_transport(&t).
  * Errors: those of ctxc_posix_fs_init, CTXC_E_IO (mutex). */
 ctxc_status_t ctxc_posix_port_init(ctxc_posix_port_t *p, const char *root,
                                    ctxc_log_level_t log_level,

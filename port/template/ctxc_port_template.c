@@ -134,25 +134,33 @@ static void tpl_unlock(void *ctx) { (void)ctx; }
 /* ---- transport (used by the LLM provider layer)
  * -------------------------------- */
 
-/* Resolve host, connect a TCP socket to port, and with tls run the TLS
- * handshake verifying the certificate chain against your CA bundle and
- * the host name (mbedtls_ssl_set_hostname). Never skip verification.
- * Errors: CTXC_E_IO naming the host and the step that failed. */
+/* Resolve host, connect a TCP socket to port (bounded by your connect
+ * timeout), and with tls run the TLS handshake verifying the certificate
+ * chain against your CA certificates and the host name
+ * (mbedtls_ssl_set_hostname; mbedtls_ssl_conf_authmode REQUIRED). Never
+ * skip verification. Seed mbedTLS's random generator from the entropy hook
+ * below. port/posix/ctxc_transport_posix.c is a complete example.
+ * Errors, naming host:port and the step: CTXC_E_NETWORK (resolve, connect,
+ * reset), CTXC_E_TLS (setup, handshake, verification: say why, e.g. with
+ * mbedtls_x509_crt_verify_info), CTXC_E_TIMEOUT. */
 static ctxc_status_t tpl_connect(void *ctx, const char *host, uint16_t port,
                                  bool tls, ctxc_error_t *err) {
     (void)ctx, (void)host, (void)port, (void)tls;
     return TODO(err, "transport.connect");
 }
 
-/* Send up to len bytes: > 0 bytes sent, 0 = try again (would block),
- * < 0 = error (CTXC_TRANSPORT_ERROR). */
+/* Send up to len bytes: > 0 bytes sent, 0 = try again (would block; wait
+ * at most a short slice, e.g. 100 ms, before answering 0), < 0 = error
+ * (CTXC_TRANSPORT_ERROR). MBEDTLS_ERR_SSL_WANT_READ/WANT_WRITE are 0. */
 static int32_t tpl_send(void *ctx, const uint8_t *data, size_t len) {
     (void)ctx, (void)data, (void)len;
     return CTXC_TRANSPORT_ERROR;
 }
 
-/* Receive up to cap bytes: > 0 bytes, 0 = try again, CTXC_TRANSPORT_EOF
- * when the peer closed cleanly, CTXC_TRANSPORT_ERROR otherwise. */
+/* Receive up to cap bytes: > 0 bytes, 0 = try again (nothing within a
+ * short slice; the caller counts its read timeout across 0 answers),
+ * CTXC_TRANSPORT_EOF when the peer closed cleanly, CTXC_TRANSPORT_ERROR
+ * otherwise (reset, TLS alert). */
 static int32_t tpl_recv(void *ctx, uint8_t *buf, size_t cap) {
     (void)ctx, (void)buf, (void)cap;
     return CTXC_TRANSPORT_ERROR;
@@ -168,6 +176,21 @@ static const ctxc_transport_ops_t tpl_transport_ops = {
     tpl_close_conn,
 };
 
+/* ---- entropy (TLS) --------------------------------------------------------
+ */
+
+/* Fill buf[0..len) from a real hardware entropy source: the MCU's TRNG
+ * (HAL_RNG_GenerateRandomNumber, the RNG peripheral's data register after
+ * its ready flag), never a counter, the tick or a fixed seed - a
+ * predictable source makes TLS worthless. A device without a TRNG needs an
+ * external one (a secure element) before it can use TLS. On a failure
+ * answer CTXC_E_IO with the reason; TLS setup then stops with CTXC_E_TLS. */
+static ctxc_status_t tpl_entropy(void *ctx, uint8_t *buf, size_t len,
+                                 ctxc_error_t *err) {
+    (void)ctx, (void)buf, (void)len;
+    return TODO(err, "entropy");
+}
+
 void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->fs.ops = &tpl_fs_ops;
     port->fs.ctx = t;
@@ -181,4 +204,6 @@ void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->mutex.ctx = t;
     port->transport.ops = &tpl_transport_ops;
     port->transport.ctx = t;
+    port->entropy = tpl_entropy;
+    port->entropy_ctx = t;
 }

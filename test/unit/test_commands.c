@@ -469,7 +469,8 @@ static void test_complete_keys(void **state) {
         "context-limit", "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
         "compression.density.recencyRetention", "provider", "model", "base-url",
-        "auth-key-name");
+        "auth-key-name", "network.ca-file", "network.connect-timeout-ms",
+        "network.read-timeout-ms");
     cands_t got;
     memset(&got, 0, sizeof got);
     assert_int_equal(

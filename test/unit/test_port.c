@@ -872,6 +872,38 @@ static void posix_init_root_from_environment(void **state) {
     assert_true(exists_abs(full));
 }
 
+/* The POSIX entropy hook (getrandom): fills every byte asked for, two
+ * draws differ, the port gets it from ctxc_posix_port_init. */
+static void posix_entropy_fills_and_differs(void **state) {
+    (void)state;
+    uint8_t a[64], b[64];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    assert_int_equal(ctxc_posix_entropy(NULL, a, sizeof a, NULL), CTXC_OK);
+    assert_int_equal(ctxc_posix_entropy(NULL, b, sizeof b, NULL), CTXC_OK);
+    /* 2^-512 to fail by chance */
+    assert_memory_not_equal(a, b, sizeof a);
+    /* a large request (more than one getrandom() call may return) */
+    static uint8_t big[1u << 20];
+    assert_int_equal(ctxc_posix_entropy(NULL, big, sizeof big, NULL), CTXC_OK);
+    size_t zeros = 0;
+    for (size_t i = 0; i < sizeof big; i++) {
+        zeros += big[i] == 0;
+    }
+    assert_true(zeros < sizeof big / 128u); /* about 1/256 expected */
+    assert_int_equal(ctxc_posix_entropy(NULL, a, 0, NULL), CTXC_OK);
+
+    ctxc_posix_port_t p;
+    char root[] = "/tmp/ctxc-entropy-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    assert_int_equal(ctxc_posix_port_init(&p, root, CTXC_LOG_WARN, NULL),
+                     CTXC_OK);
+    assert_ptr_equal(p.port.entropy, ctxc_posix_entropy);
+    assert_int_equal(p.port.entropy(p.port.entropy_ctx, a, 16, NULL), CTXC_OK);
+    ctxc_posix_port_deinit(&p);
+    rmdir(root);
+}
+
 static void posix_init_relative_root_is_invalid(void **state) {
     (void)state;
     ctxc_posix_fs_t pfs;
@@ -1539,6 +1571,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(posix_init_root_from_environment,
                                         env_setup, env_teardown),
         cmocka_unit_test(posix_init_relative_root_is_invalid),
+        cmocka_unit_test(posix_entropy_fills_and_differs),
         cmocka_unit_test(posix_root_created_0700_on_first_write),
         cmocka_unit_test(posix_read_errors),
         cmocka_unit_test(posix_read_refuses_non_regular_files),

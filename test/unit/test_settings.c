@@ -111,6 +111,9 @@ static void test_registry_lists_every_key(void **state) {
         {"model", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"base-url", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"auth-key-name", CTXC_SETTING_TYPE_STRING, "Provider"},
+        {"network.ca-file", CTXC_SETTING_TYPE_STRING, "Network"},
+        {"network.connect-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
+        {"network.read-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
     };
     assert_int_equal(CTXC_SETTING_COUNT, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -180,6 +183,10 @@ static void test_defaults_come_from_the_table(void **state) {
     assert_int_equal(src(&st, "compression-threshold"), CTXC_SOURCE_UNSET);
     assert_int_equal(src(&st, "context-limit"), CTXC_SOURCE_UNSET);
     assert_int_equal(src(&st, "provider"), CTXC_SOURCE_UNSET);
+    /* unset: the transport uses the system CA bundle */
+    assert_int_equal(src(&st, "network.ca-file"), CTXC_SOURCE_UNSET);
+    assert_string_equal(val(&st, "network.connect-timeout-ms"), "10000");
+    assert_string_equal(val(&st, "network.read-timeout-ms"), "60000");
     assert_int_equal(ctxc_settings_preserve_threshold(&st), 200);
     assert_int_equal(ctxc_settings_top_preserve_threshold(&st), 200);
     assert_int_equal(ctxc_settings_context_limit(&st), 0);
@@ -450,6 +457,74 @@ static void test_integer_and_boolean_checks(void **state) {
     }
 }
 
+/* The transport's settings (issue 11): set and read back through the
+ * typed accessors, out-of-range and malformed values refused with the range
+ * and nothing changed. */
+static void test_network_settings(void **state) {
+    (void)state;
+    uint32_t ms = 0;
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_NETWORK_CONNECT_TIMEOUT_MS, &ms));
+    assert_int_equal(ms, 10000);
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &ms));
+    assert_int_equal(ms, 60000);
+    assert_null(ctxc_settings_string(&st, CTXC_SETTING_NETWORK_CA_FILE));
+
+    set_ok("network.connect-timeout-ms", "250");
+    set_ok("network.read-timeout-ms", "3600000");
+    set_ok("network.ca-file", "/tmp/ca.pem");
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_NETWORK_CONNECT_TIMEOUT_MS, &ms));
+    assert_int_equal(ms, 250);
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &ms));
+    assert_int_equal(ms, 3600000);
+    assert_string_equal(ctxc_settings_string(&st, CTXC_SETTING_NETWORK_CA_FILE),
+                        "/tmp/ca.pem");
+    assert_int_equal(src(&st, "network.ca-file"), CTXC_SOURCE_EPHEMERAL);
+
+    static const struct {
+        const char *key, *value, *why;
+    } bad[] = {
+        {"network.connect-timeout-ms", "99",
+         "network.connect-timeout-ms: '99' is not a whole number from 100 to "
+         "600000"},
+        {"network.connect-timeout-ms", "600001", "from 100 to 600000"},
+        {"network.connect-timeout-ms", "0", "from 100 to 600000"},
+        {"network.connect-timeout-ms", "10s", "from 100 to 600000"},
+        {"network.read-timeout-ms", "3600001", "from 100 to 3600000"},
+        {"network.read-timeout-ms", "-5", "from 100 to 3600000"},
+        {"network.ca-file", "ca.pem",
+         "network.ca-file: 'ca.pem' must be an absolute path"},
+        {"network.ca-file", "/a b.pem", "contains a space"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ctxc_error_t err;
+        if (ctxc_settings_set(&st, bad[i].key, bad[i].value, &err) !=
+            CTXC_E_INVALID_ARG) {
+            fail_msg("%s %s accepted", bad[i].key, bad[i].value);
+        }
+        assert_contains(err.message, bad[i].why);
+    }
+    /* nothing changed */
+    assert_string_equal(val(&st, "network.connect-timeout-ms"), "250");
+    assert_string_equal(val(&st, "network.read-timeout-ms"), "3600000");
+    assert_string_equal(val(&st, "network.ca-file"), "/tmp/ca.pem");
+
+    /* the settings file takes them too; unset falls back to the default */
+    persist_ok(&st, "network.read-timeout-ms", "1500");
+    assert_int_equal(ctxc_settings_unset(&st, "network.read-timeout-ms", NULL),
+                     CTXC_OK);
+    assert_string_equal(val(&st, "network.read-timeout-ms"), "1500");
+    assert_int_equal(src(&st, "network.read-timeout-ms"),
+                     CTXC_SOURCE_PERSISTENT);
+    assert_int_equal(
+        ctxc_settings_persist_unset(&st, "network.read-timeout-ms", NULL),
+        CTXC_OK);
+    assert_string_equal(val(&st, "network.read-timeout-ms"), "60000");
+}
+
 /* REQ-CS-008: an invalid value changes nothing and the error names the
  * valid values; a near miss is suggested. */
 static void test_enum_value_errors_name_the_allowed_values(void **state) {
@@ -499,6 +574,12 @@ static void test_string_checks(void **state) {
         {CTXC_SETTING_AUTH_KEY_NAME, "..", false},
         {CTXC_SETTING_COMPRESSION_PROFILE, "cheap-model", true},
         {CTXC_SETTING_COMPRESSION_PROFILE, "../x", false},
+        {CTXC_SETTING_NETWORK_CA_FILE, "/etc/ssl/certs/ca-certificates.crt",
+         true},
+        {CTXC_SETTING_NETWORK_CA_FILE, "/opt/my-ca/root_2025.pem", true},
+        {CTXC_SETTING_NETWORK_CA_FILE, "certs/ca.pem", false},
+        {CTXC_SETTING_NETWORK_CA_FILE, "/my certs/ca.pem", false},
+        {CTXC_SETTING_NETWORK_CA_FILE, "", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ctxc_error_t err;
@@ -781,7 +862,10 @@ static void test_unreadable_settings_file(void **state) {
     "\"compression.density.recencyPruning\": true, "                           \
     "\"compression.density.recencyRetention\": 7, \"provider\": \"openai\", "  \
     "\"m\\u006fdel\": \"gpt-\\u0034o\", \"base-url\": \"https://x.example\", " \
-    "\"auth-key-name\": \"OPENAI_API_KEY\""
+    "\"auth-key-name\": \"OPENAI_API_KEY\", "                                  \
+    "\"network.ca-file\": \"/etc/ctxc/ca.pem\", "                              \
+    "\"network.connect-timeout-ms\": 5000, "                                   \
+    "\"network.read-timeout-ms\": 90000"
 
 /* Settings files are read into a fixed array of JSON tokens: a file with
  * every key fits, and files with more tokens than a valid file can have
@@ -1202,6 +1286,7 @@ int main(void) {
       cmocka_unit_test_setup(test_enum_value_errors_name_the_allowed_values,
                              setup),
       cmocka_unit_test_setup(test_string_checks, setup),
+      cmocka_unit_test_setup(test_network_settings, setup),
       cmocka_unit_test_setup(test_auth_key_name_refuses_secrets, setup),
       cmocka_unit_test_setup(test_profile_name_validation, setup),
       cmocka_unit_test_setup(test_persistence_round_trip, setup),

@@ -1,0 +1,666 @@
+/*
+ * ctxc POSIX transport (see ctxc_transport_posix.h): BSD sockets, mbedTLS.
+ *
+ * mbedTLS calls are limited to ones that exist in 2.28 and 3.x alike (the
+ * one difference, the minimum TLS version, is behind a version #if); no
+ * mbedtls_net_*: the socket I/O is ours, handed to mbedTLS through
+ * mbedtls_ssl_set_bio().
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mbedtls/error.h>
+#include <mbedtls/version.h>
+
+#include "ctxc_transport_posix.h"
+
+#ifdef MSG_NOSIGNAL
+#define SEND_FLAGS MSG_NOSIGNAL
+#else
+#define SEND_FLAGS 0 /* SO_NOSIGPIPE is set on the socket instead */
+#endif
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Milliseconds left until deadline (0 when passed), as poll() takes them. */
+static int left_ms(uint64_t deadline) {
+    uint64_t now = now_ms();
+    if (now >= deadline) {
+        return 0;
+    }
+    uint64_t d = deadline - now;
+    return d > (uint64_t)INT_MAX ? INT_MAX : (int)d;
+}
+
+/* Waits until fd is ready for events or ms pass. >0 ready (or an error
+ * condition the next call will report), 0 timeout, <0 poll failed. */
+static int wait_fd(int fd, short events, int ms) {
+    struct pollfd p = {fd, events, 0};
+    int r = poll(&p, 1, ms);
+    if (r < 0 && errno == EINTR) {
+        return 0;
+    }
+    return r;
+}
+
+static void set_last(ctxc_posix_transport_t *t, const char *what,
+                     const char *why) {
+    (void)snprintf(t->last_error, sizeof t->last_error, "%s: %s", what, why);
+}
+
+/* ---- mbedTLS glue ---------------------------------------------------------
+ */
+
+/* BIO callbacks: the socket is non-blocking; "would block" becomes
+ * WANT_READ / WANT_WRITE, a failure keeps its errno in t->sock_errno. */
+static int bio_send(void *ctx, const unsigned char *buf, size_t len) {
+    ctxc_posix_transport_t *t = ctx;
+    if (len > (size_t)INT_MAX) {
+        len = (size_t)INT_MAX;
+    }
+    ssize_t n = send(t->fd, buf, len, SEND_FLAGS);
+    if (n >= 0) {
+        return (int)n;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        return MBEDTLS_ERR_SSL_WANT_WRITE;
+    }
+    t->sock_errno = errno;
+    return MBEDTLS_ERR_SSL_INTERNAL_ERROR;
+}
+
+static int bio_recv(void *ctx, unsigned char *buf, size_t len) {
+    ctxc_posix_transport_t *t = ctx;
+    if (len > (size_t)INT_MAX) {
+        len = (size_t)INT_MAX;
+    }
+    ssize_t n = recv(t->fd, buf, len, 0);
+    if (n >= 0) {
+        return (int)n; /* 0: the peer closed (mbedTLS: CONN_EOF) */
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        return MBEDTLS_ERR_SSL_WANT_READ;
+    }
+    t->sock_errno = errno;
+    return MBEDTLS_ERR_SSL_INTERNAL_ERROR;
+}
+
+/* The generator's entropy source: the port's hook. */
+static int entropy_cb(void *ctx, unsigned char *buf, size_t len) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t->entropy == NULL) {
+        (void)ctxc_error_set(&t->entropy_err, CTXC_E_UNAVAILABLE,
+                             "the port has no entropy hook");
+        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+    }
+    if (t->entropy(t->entropy_ctx, buf, len, &t->entropy_err) != CTXC_OK) {
+        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+    }
+    return 0;
+}
+
+static void mbed_text(int ret, char *buf, size_t cap) {
+    mbedtls_strerror(ret, buf, cap);
+    if (buf[0] == '\0') {
+        (void)snprintf(buf, cap, "mbedTLS error -0x%04X",
+                       (unsigned)(ret < 0 ? -ret : ret));
+    }
+}
+
+/* Frees what tls_prepare built and makes the contexts fresh again. */
+static void tls_release(ctxc_posix_transport_t *t) {
+    mbedtls_ssl_config_free(&t->conf);
+    mbedtls_ctr_drbg_free(&t->drbg);
+    mbedtls_x509_crt_free(&t->ca);
+    mbedtls_x509_crt_init(&t->ca);
+    mbedtls_ctr_drbg_init(&t->drbg);
+    mbedtls_ssl_config_init(&t->conf);
+    t->tls_ready = false;
+}
+
+/* Once per transport: the CA certificates, the seeded generator, the
+ * client config (TLS >= 1.2, verification required). */
+static ctxc_status_t tls_prepare(ctxc_posix_transport_t *t, ctxc_error_t *err) {
+    if (t->tls_ready) {
+        return CTXC_OK;
+    }
+    char why[96];
+    const char *ca = t->ca_file[0] != '\0' ? t->ca_file : CTXC_POSIX_CA_BUNDLE;
+    int fd = open(ca, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: CA file %s cannot be read: %s", t->host,
+                              (unsigned)t->port, ca, strerror(errno));
+    }
+    (void)close(fd);
+    int ret = mbedtls_x509_crt_parse_file(&t->ca, ca);
+    if (ret < 0) { /* >= 0: at least one certificate was read */
+        mbed_text(ret, why, sizeof why);
+        tls_release(t);
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: CA file %s holds no usable certificate "
+                              "(%s)",
+                              t->host, (unsigned)t->port, ca, why);
+    }
+    memset(&t->entropy_err, 0, sizeof t->entropy_err);
+    static const unsigned char pers[] = "ctxc posix transport";
+    ret =
+        mbedtls_ctr_drbg_seed(&t->drbg, entropy_cb, t, pers, sizeof pers - 1u);
+    if (ret != 0) {
+        tls_release(t);
+        if (t->entropy_err.status != CTXC_OK) {
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: the entropy source "
+                                  "failed: %s",
+                                  t->host, (unsigned)t->port,
+                                  ctxc_error_message(&t->entropy_err));
+        }
+        mbed_text(ret, why, sizeof why);
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: TLS setup: seeding the generator: %s",
+                              t->host, (unsigned)t->port, why);
+    }
+    ret = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT,
+                                      MBEDTLS_SSL_TRANSPORT_STREAM,
+                                      MBEDTLS_SSL_PRESET_DEFAULT);
+    if (ret != 0) {
+        mbed_text(ret, why, sizeof why);
+        tls_release(t);
+        return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: %s", t->host,
+                              (unsigned)t->port, why);
+    }
+    /* verification can not be turned off: REQUIRED is the only mode set */
+    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
+    mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+#if MBEDTLS_VERSION_NUMBER >= 0x03020000
+    /* 3.2+: the version enum; mbedtls_ssl_conf_min_version is deprecated */
+    mbedtls_ssl_conf_min_tls_version(&t->conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#elif MBEDTLS_VERSION_NUMBER >= 0x03000000
+    /* 3.0 and 3.1 know no TLS version older than 1.2 */
+#else
+    mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+#endif
+    t->tls_ready = true;
+    return CTXC_OK;
+}
+
+/* ---- connect ----------------------------------------------------------------
+ */
+
+static void drop_connection(ctxc_posix_transport_t *t) {
+    if (t->ssl_live) {
+        mbedtls_ssl_free(&t->ssl);
+        t->ssl_live = false;
+    }
+    if (t->fd >= 0) {
+        (void)close(t->fd);
+        t->fd = -1;
+    }
+    t->tls = false;
+}
+
+static int open_socket(const struct addrinfo *ai) {
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) {
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+        fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        int e = errno;
+        (void)close(fd);
+        errno = e;
+        return -1;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#ifdef SO_NOSIGPIPE
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+    return fd;
+}
+
+/* TCP to every address of host in turn until one answers or the deadline
+ * passes. */
+static ctxc_status_t connect_tcp(ctxc_posix_transport_t *t, uint64_t deadline,
+                                 ctxc_error_t *err) {
+    char service[8];
+    (void)snprintf(service, sizeof service, "%u", (unsigned)t->port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    struct addrinfo *list = NULL;
+    int g = getaddrinfo(t->host, service, &hints, &list);
+    if (g != 0) {
+        return ctxc_error_set(
+            err, CTXC_E_NETWORK, "%s:%u: cannot resolve the host name: %s",
+            t->host, (unsigned)t->port,
+            g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+    }
+    int last_errno = 0;
+    unsigned tried = 0;
+    bool timed_out = false;
+    for (const struct addrinfo *ai = list; ai != NULL && t->fd < 0;
+         ai = ai->ai_next) {
+        if (left_ms(deadline) == 0) {
+            timed_out = true;
+            break;
+        }
+        tried++;
+        int fd = open_socket(ai);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (r != 0 && (errno == EINPROGRESS || errno == EINTR)) {
+            int w = 0;
+            do {
+                w = wait_fd(fd, POLLOUT, left_ms(deadline));
+            } while (w == 0 && left_ms(deadline) > 0);
+            if (w == 0) {
+                timed_out = true;
+                (void)close(fd);
+                break;
+            }
+            int so = 0;
+            socklen_t sl = sizeof so;
+            if (w < 0) {
+                so = errno;
+            } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0) {
+                so = errno;
+            }
+            r = so == 0 ? 0 : -1;
+            errno = so;
+        }
+        if (r == 0) {
+            t->fd = fd;
+        } else {
+            last_errno = errno;
+            (void)close(fd);
+        }
+    }
+    freeaddrinfo(list);
+    if (t->fd >= 0) {
+        return CTXC_OK;
+    }
+    if (timed_out) {
+        return ctxc_error_set(
+            err, CTXC_E_TIMEOUT, "%s:%u: connect timed out after %u ms",
+            t->host, (unsigned)t->port, (unsigned)t->connect_timeout_ms);
+    }
+    return ctxc_error_set(
+        err, CTXC_E_NETWORK, "%s:%u: cannot connect (%u address%s tried): %s",
+        t->host, (unsigned)t->port, tried, tried == 1 ? "" : "es",
+        last_errno != 0 ? strerror(last_errno) : "no address");
+}
+
+/* Why verification failed, from mbedtls_x509_crt_verify_info: one line per
+ * reason, joined with "; ". */
+static void verify_reasons(uint32_t flags, char *out, size_t cap) {
+    char info[256];
+    int n = mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
+    if (n <= 0) {
+        (void)snprintf(out, cap, "verification flags 0x%x", (unsigned)flags);
+        return;
+    }
+    size_t k = 0;
+    for (const char *p = info; *p != '\0' && k + 1 < cap; p++) {
+        if (*p == '\n') {
+            if (p[1] != '\0' && k + 3 < cap) {
+                out[k++] = ';';
+                out[k++] = ' ';
+            }
+            continue;
+        }
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+}
+
+static ctxc_status_t handshake(ctxc_posix_transport_t *t, uint64_t deadline,
+                               ctxc_error_t *err) {
+    char why[128];
+    mbedtls_ssl_init(&t->ssl);
+    t->ssl_live = true;
+    int ret = mbedtls_ssl_setup(&t->ssl, &t->conf);
+    if (ret == 0) {
+        ret = mbedtls_ssl_set_hostname(&t->ssl, t->host);
+    }
+    if (ret != 0) {
+        mbed_text(ret, why, sizeof why);
+        return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: %s", t->host,
+                              (unsigned)t->port, why);
+    }
+    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+    t->sock_errno = 0;
+    for (;;) {
+        ret = mbedtls_ssl_handshake(&t->ssl);
+        if (ret == 0) {
+            return CTXC_OK;
+        }
+        if (ret != MBEDTLS_ERR_SSL_WANT_READ &&
+            ret != MBEDTLS_ERR_SSL_WANT_WRITE) {
+            break;
+        }
+        int ms = left_ms(deadline);
+        if (ms == 0) {
+            return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                                  "%s:%u: TLS handshake timed out after %u ms "
+                                  "(connect timeout)",
+                                  t->host, (unsigned)t->port,
+                                  (unsigned)t->connect_timeout_ms);
+        }
+        (void)wait_fd(t->fd,
+                      ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT, ms);
+    }
+    uint32_t flags = mbedtls_ssl_get_verify_result(&t->ssl);
+    if (ret == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED ||
+        (flags != 0u && flags != (uint32_t)-1)) {
+        verify_reasons(flags, why, sizeof why);
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: server certificate rejected: %s", t->host,
+                              (unsigned)t->port, why);
+    }
+    if (t->sock_errno != 0) {
+        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: TLS handshake: %s",
+                              t->host, (unsigned)t->port,
+                              strerror(t->sock_errno));
+    }
+    if (ret == MBEDTLS_ERR_SSL_CONN_EOF) {
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: TLS handshake: the server closed the "
+                              "connection",
+                              t->host, (unsigned)t->port);
+    }
+    mbed_text(ret, why, sizeof why);
+    return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed: %s",
+                          t->host, (unsigned)t->port, why);
+}
+
+static ctxc_status_t px_connect(void *ctx, const char *host, uint16_t port,
+                                bool tls, ctxc_error_t *err) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: the transport is not initialised");
+    }
+    if (host == NULL || host[0] == '\0' || port == 0) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: a host name and a port are needed");
+    }
+    if (t->fd >= 0) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect %s:%u: the transport is already "
+                              "connected to %s (close it first)",
+                              host, (unsigned)port, t->host);
+    }
+    size_t n = strlen(host);
+    if (n > CTXC_POSIX_HOST_MAX) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: host name longer than %u bytes",
+                              (unsigned)CTXC_POSIX_HOST_MAX);
+    }
+    memcpy(t->host, host, n + 1);
+    t->port = port;
+    t->last_error[0] = '\0';
+    uint64_t deadline = now_ms() + t->connect_timeout_ms;
+    ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
+    if (st == CTXC_OK) {
+        st = connect_tcp(t, deadline, err);
+    }
+    if (st == CTXC_OK && tls) {
+        st = handshake(t, deadline, err);
+    }
+    if (st != CTXC_OK) {
+        drop_connection(t);
+        (void)snprintf(t->last_error, sizeof t->last_error, "%s",
+                       err != NULL ? ctxc_error_message(err) : "connect");
+        return st;
+    }
+    t->tls = tls;
+    return CTXC_OK;
+}
+
+/* ---- send / recv ----------------------------------------------------------
+ */
+
+/* The answer of a TLS read or write that did not move bytes. */
+static int32_t tls_fail(ctxc_posix_transport_t *t, const char *what, int ret) {
+    if (ret == 0 || ret == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
+        ret == MBEDTLS_ERR_SSL_CONN_EOF) {
+        set_last(t, what, "the server closed the connection");
+        return CTXC_TRANSPORT_EOF;
+    }
+    if (t->sock_errno != 0) {
+        set_last(t, what, strerror(t->sock_errno));
+        return CTXC_TRANSPORT_ERROR;
+    }
+    char why[80];
+    mbed_text(ret, why, sizeof why);
+    set_last(t, what, why);
+    return CTXC_TRANSPORT_ERROR;
+}
+
+static bool tls_again(int ret) {
+    return ret == MBEDTLS_ERR_SSL_WANT_READ ||
+           ret == MBEDTLS_ERR_SSL_WANT_WRITE
+#ifdef MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET
+           /* 3.x, TLS 1.3: a ticket arrived instead of data */
+           || ret == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET
+#endif
+        ;
+}
+
+static int slice(const ctxc_posix_transport_t *t) {
+    return t->poll_slice_ms > (uint32_t)INT_MAX ? INT_MAX
+                                                : (int)t->poll_slice_ms;
+}
+
+static int32_t clip(size_t len) {
+    return len > (size_t)INT32_MAX ? INT32_MAX : (int32_t)len;
+}
+
+static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t == NULL || !t->inited || t->fd < 0) {
+        return CTXC_TRANSPORT_ERROR;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    size_t n = (size_t)clip(len);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (t->tls) {
+            t->sock_errno = 0;
+            int ret = mbedtls_ssl_write(&t->ssl, data, n);
+            if (ret > 0) {
+                return ret;
+            }
+            if (!tls_again(ret)) {
+                int32_t r = tls_fail(t, "send", ret);
+                /* a closed peer cannot take bytes: an error for send */
+                return r == CTXC_TRANSPORT_EOF ? CTXC_TRANSPORT_ERROR : r;
+            }
+            if (attempt == 0) {
+                (void)wait_fd(
+                    t->fd, ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT,
+                    slice(t));
+            }
+            continue;
+        }
+        ssize_t s = send(t->fd, data, n, SEND_FLAGS);
+        if (s >= 0) {
+            return (int32_t)s;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            set_last(t, "send", strerror(errno));
+            return CTXC_TRANSPORT_ERROR;
+        }
+        if (attempt == 0) {
+            (void)wait_fd(t->fd, POLLOUT, slice(t));
+        }
+    }
+    return 0;
+}
+
+static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t == NULL || !t->inited || t->fd < 0) {
+        return CTXC_TRANSPORT_ERROR;
+    }
+    if (cap == 0) {
+        return 0;
+    }
+    size_t n = (size_t)clip(cap);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (t->tls) {
+            t->sock_errno = 0;
+            int ret = mbedtls_ssl_read(&t->ssl, buf, n);
+            if (ret > 0) {
+                return ret;
+            }
+            if (!tls_again(ret)) {
+                return tls_fail(t, "recv", ret);
+            }
+            if (attempt == 0) {
+                (void)wait_fd(
+                    t->fd, ret == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN,
+                    slice(t));
+            }
+            continue;
+        }
+        ssize_t r = recv(t->fd, buf, n, 0);
+        if (r > 0) {
+            return (int32_t)r;
+        }
+        if (r == 0) {
+            set_last(t, "recv", "the server closed the connection");
+            return CTXC_TRANSPORT_EOF;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            set_last(t, "recv", strerror(errno));
+            return CTXC_TRANSPORT_ERROR;
+        }
+        if (attempt == 0) {
+            (void)wait_fd(t->fd, POLLIN, slice(t));
+        }
+    }
+    return 0;
+}
+
+static void px_close(void *ctx) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    if (t->ssl_live && t->tls && t->fd >= 0) {
+        /* one try, never waits: the peer may be gone already */
+        (void)mbedtls_ssl_close_notify(&t->ssl);
+    }
+    drop_connection(t);
+}
+
+static const ctxc_transport_ops_t px_transport_ops = {
+    px_connect,
+    px_send,
+    px_recv,
+    px_close,
+};
+
+/* ---- public -----------------------------------------------------------------
+ */
+
+ctxc_status_t
+ctxc_posix_transport_init(ctxc_posix_transport_t *t,
+                          const ctxc_posix_transport_config_t *cfg,
+                          ctxc_error_t *err) {
+    if (t == NULL || cfg == NULL) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "transport init: NULL argument");
+    }
+    const char *ca = cfg->ca_file != NULL ? cfg->ca_file : "";
+    size_t n = strlen(ca);
+    if (n > CTXC_POSIX_CA_PATH_MAX) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "CA file path longer than %u bytes",
+                              (unsigned)CTXC_POSIX_CA_PATH_MAX);
+    }
+    memset(t, 0, sizeof *t);
+    memcpy(t->ca_file, ca, n + 1);
+    t->connect_timeout_ms = cfg->connect_timeout_ms != 0
+                                ? cfg->connect_timeout_ms
+                                : CTXC_POSIX_CONNECT_TIMEOUT_MS;
+    t->poll_slice_ms =
+        cfg->poll_slice_ms != 0 ? cfg->poll_slice_ms : CTXC_POSIX_POLL_SLICE_MS;
+    t->entropy = cfg->entropy;
+    t->entropy_ctx = cfg->entropy_ctx;
+    t->fd = -1;
+    t->inited = true;
+    mbedtls_x509_crt_init(&t->ca);
+    mbedtls_ctr_drbg_init(&t->drbg);
+    mbedtls_ssl_config_init(&t->conf);
+    return CTXC_OK;
+}
+
+ctxc_posix_transport_config_t
+ctxc_posix_transport_config(const ctxc_settings_store_t *settings,
+                            const ctxc_port_t *port) {
+    ctxc_posix_transport_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (settings != NULL) {
+        cfg.ca_file =
+            ctxc_settings_string(settings, CTXC_SETTING_NETWORK_CA_FILE);
+        (void)ctxc_settings_int(settings,
+                                CTXC_SETTING_NETWORK_CONNECT_TIMEOUT_MS,
+                                &cfg.connect_timeout_ms);
+    }
+    if (port != NULL) {
+        cfg.entropy = port->entropy;
+        cfg.entropy_ctx = port->entropy_ctx;
+    }
+    return cfg;
+}
+
+ctxc_transport_t ctxc_posix_transport(ctxc_posix_transport_t *t) {
+    ctxc_transport_t tr = {&px_transport_ops, t};
+    return tr;
+}
+
+const char *ctxc_posix_transport_last_error(const ctxc_posix_transport_t *t) {
+    return t != NULL ? t->last_error : "";
+}
+
+void ctxc_posix_transport_deinit(ctxc_posix_transport_t *t) {
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    px_close(t);
+    mbedtls_ssl_config_free(&t->conf);
+    mbedtls_ctr_drbg_free(&t->drbg);
+    mbedtls_x509_crt_free(&t->ca);
+    t->tls_ready = false;
+    t->inited = false;
+}

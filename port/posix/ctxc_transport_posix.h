@@ -1,0 +1,143 @@
+/*
+ * ctxc POSIX transport — the transport of include/ctxc/port.h over BSD
+ * sockets, with mbedTLS for https (hosts and simulation builds).
+ *
+ *     static ctxc_posix_transport_t net;   // caller-owned, one per connection
+ *     ctxc_posix_transport_config_t cfg = {
+ *         .ca_file = NULL,                 // NULL / "": the system bundle
+ *         .connect_timeout_ms = 10000,     // 0: the default
+ *         .poll_slice_ms = 100,            // 0: the default
+ *         .entropy = ctxc_posix_entropy,   // the port's entropy hook
+ *     };
+ *     ctxc_posix_transport_init(&net, &cfg, &err);
+ *     port.transport = ctxc_posix_transport(&net);
+ *     ... the HTTP client calls connect / send / recv / close ...
+ *     ctxc_posix_transport_deinit(&net);
+ *
+ * connect(host, port, tls):
+ *   - getaddrinfo(host) (IPv4 and IPv6), each address tried in turn with a
+ *     non-blocking connect; the connect timeout bounds the whole call, the
+ *     TLS handshake included;
+ *   - with tls: TLS 1.2 or later, SNI = host, the chain verified against
+ *     the CA file (PEM; the system bundle by default) and the certificate
+ *     matched to host (mbedTLS 2.28 matches DNS names only: give a name,
+ *     not an IP address, for https). There is no way to turn verification
+ *     off. The CA file is read and the random generator seeded (from the
+ *     entropy hook) at the first TLS connect, once per transport.
+ *   - errors: CTXC_E_NETWORK (resolve, refused, unreachable, reset),
+ *     CTXC_E_TLS (CA file, entropy, handshake; a verification failure
+ *     names host:port and the reason from mbedtls_x509_crt_verify_info:
+ *     expired, not trusted, name mismatch), CTXC_E_TIMEOUT,
+ *     CTXC_E_INVALID_ARG (NULL or empty host, port 0, already connected).
+ *
+ * send / recv: the socket is non-blocking; each call waits at most
+ * poll_slice_ms for the socket, then answers 0 (try again). recv answers
+ * CTXC_TRANSPORT_EOF when the peer closed (TLS close_notify, or the TCP
+ * stream ending: an HTTP client tells a cut answer from a whole one by its
+ * framing), CTXC_TRANSPORT_ERROR on a reset or a TLS error;
+ * ctxc_posix_transport_last_error() says which. SIGPIPE is never raised
+ * (MSG_NOSIGNAL).
+ *
+ * Memory: everything ctxc keeps is in the caller's ctxc_posix_transport_t.
+ * mbedTLS allocates its own internals (the parsed CA certificates, the
+ * session buffers) from its heap; ctxc code calls no allocator.
+ */
+#ifndef CTXC_TRANSPORT_POSIX_H
+#define CTXC_TRANSPORT_POSIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+
+#include "ctxc/port.h"
+#include "ctxc/settings.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The CA bundle used when no CA file is configured (Debian, Ubuntu). */
+#define CTXC_POSIX_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+/* Defaults for a config value of 0 (the settings registry has the same
+ * connect default: network.connect-timeout-ms). */
+#define CTXC_POSIX_CONNECT_TIMEOUT_MS 10000u
+#define CTXC_POSIX_POLL_SLICE_MS 100u
+/* Longest CA file path and host name (bytes, without the NUL). */
+#define CTXC_POSIX_CA_PATH_MAX 1023u
+#define CTXC_POSIX_HOST_MAX 253u
+
+typedef struct {
+    const char *ca_file;         /* PEM file; NULL or "": the system bundle
+                                    (copied by init) */
+    uint32_t connect_timeout_ms; /* connect + TLS handshake; 0: default */
+    uint32_t poll_slice_ms;      /* longest wait of one send/recv; 0:
+                                    default */
+    ctxc_entropy_fn entropy;     /* seeds TLS; NULL: TLS connects fail */
+    void *entropy_ctx;
+} ctxc_posix_transport_config_t;
+
+/* One connection's state; caller-owned, fields private. */
+typedef struct {
+    char ca_file[CTXC_POSIX_CA_PATH_MAX + 1];
+    uint32_t connect_timeout_ms;
+    uint32_t poll_slice_ms;
+    ctxc_entropy_fn entropy;
+    void *entropy_ctx;
+
+    bool inited; /* between init and deinit */
+    int fd;      /* -1: not connected */
+    bool tls;
+    bool ssl_live;  /* ssl was set up for this connection */
+    bool tls_ready; /* CA parsed, generator seeded, config built */
+    int sock_errno; /* errno of the last failed socket call in a BIO */
+    char host[CTXC_POSIX_HOST_MAX + 1];
+    uint16_t port;
+    ctxc_error_t entropy_err; /* why the entropy hook failed */
+    char last_error[96];      /* why the last send/recv failed */
+
+    mbedtls_x509_crt ca;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_context ssl;
+} ctxc_posix_transport_t;
+
+/* Initialises t (not connected) with a copy of cfg. Nothing is read or
+ * opened yet. Call ctxc_posix_transport_deinit() before initialising an
+ * initialised t again (mbedTLS state would leak). Errors: CTXC_E_INVALID_ARG
+ * (NULL t or cfg, a CA path longer than CTXC_POSIX_CA_PATH_MAX). */
+ctxc_status_t
+ctxc_posix_transport_init(ctxc_posix_transport_t *t,
+                          const ctxc_posix_transport_config_t *cfg,
+                          ctxc_error_t *err);
+
+/* The config from the settings: network.ca-file (unset: NULL, the system
+ * bundle), network.connect-timeout-ms, and the port's entropy hook (port
+ * may be NULL: no entropy). poll_slice_ms is the default. ca_file points
+ * into the store (init copies it). network.read-timeout-ms is not the
+ * transport's: the HTTP client counts it across recv's 0 answers. */
+ctxc_posix_transport_config_t
+ctxc_posix_transport_config(const ctxc_settings_store_t *settings,
+                            const ctxc_port_t *port);
+
+/* The transport over t (which must outlive it): ops + ctx for
+ * ctxc_port_t.transport. */
+ctxc_transport_t ctxc_posix_transport(ctxc_posix_transport_t *t);
+
+/* Why the last send/recv answered < 0, or the last connect failed ("" when
+ * nothing failed). */
+const char *ctxc_posix_transport_last_error(const ctxc_posix_transport_t *t);
+
+/* Closes any connection and releases what mbedTLS holds for t (the CA
+ * certificates, the generator, the TLS config). t can be initialised
+ * again. Does nothing on a t that is not initialised (a zeroed one, or one
+ * already deinitialised). */
+void ctxc_posix_transport_deinit(ctxc_posix_transport_t *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_TRANSPORT_POSIX_H */
