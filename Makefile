@@ -55,7 +55,7 @@ FUZZ_SECONDS ?= 60
 # HTTPS server).
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
