@@ -302,6 +302,7 @@ typedef enum {
     FAULT_CLOSE,
     FAULT_RENAME,
     FAULT_READ,
+    FAULT_REMOVE,
     FAULT_COUNT_
 } fault_op_t;
 
@@ -400,6 +401,10 @@ static inline ctxc_status_t fault_rename(void *ctx, const char *from,
 static inline ctxc_status_t fault_remove(void *ctx, const char *path,
                                          ctxc_error_t *err) {
     fault_fs_t *f = ctx;
+    if (fault_hit(f, FAULT_REMOVE)) {
+        return ctxc_error_set(err, CTXC_E_IO, "%s: injected remove error",
+                              path);
+    }
     return f->inner.ops->remove(f->inner.ctx, path, err);
 }
 
