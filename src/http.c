@@ -366,33 +366,48 @@ static void exc_put(http_t *h, const char *p, size_t n) {
     h->exc[h->exc_len] = '\0';
 }
 
-/* Masks tok[0..n) wherever it occurs in the excerpt, and a prefix of it (4
- * bytes or more) that the excerpt ends with (a secret cut by the limit). */
-static void mask_token(http_t *h, const char *tok, size_t n) {
+/* Masks in buf[0..len) every run of at least min(8, n) bytes that also
+ * occurs in the secret token tok[0..n) (an echo of the key, whole or in
+ * part), and a prefix of tok of 4 bytes or more that buf ends with (a key
+ * cut by a limit). */
+static void mask_token(char *buf, size_t len, const char *tok, size_t n) {
     if (n < 4) {
         return;
     }
-    for (size_t i = 0; i + n <= h->exc_len; i++) {
-        if (memcmp(h->exc + i, tok, n) == 0) {
-            memset(h->exc + i, '*', n);
+    size_t min = n < 8u ? n : 8u;
+    for (size_t i = 0; i < len; i++) {
+        size_t best = 0;
+        for (size_t j = 0; j + min <= n; j++) {
+            size_t k = 0;
+            while (i + k < len && j + k < n && buf[i + k] == tok[j + k]) {
+                k++;
+            }
+            best = k > best ? k : best;
+        }
+        if (best >= min) {
+            memset(buf + i, '*', best);
+            i += best - 1u;
         }
     }
-    for (size_t k = n - 1u; k >= 4; k--) {
-        if (k <= h->exc_len && memcmp(h->exc + h->exc_len - k, tok, k) == 0) {
-            memset(h->exc + h->exc_len - k, '*', k);
+    for (size_t k = (n - 1u < len ? n - 1u : len); k >= 4u; k--) {
+        if (memcmp(buf + len - k, tok, k) == 0) {
+            memset(buf + len - k, '*', k);
             break;
         }
     }
 }
 
-static void mask_secrets(http_t *h) {
-    for (size_t i = 0; i < h->req->header_count; i++) {
-        const ctxc_http_header_t *hd = &h->req->headers[i];
-        if (!hd->secret) {
+/* Masks every secret header value (and each of its space-separated words,
+ * e.g. the key of "Bearer <key>") in buf[0..len). */
+static void mask_secrets(const ctxc_http_request_t *req, char *buf,
+                         size_t len) {
+    for (size_t i = 0; req->headers != NULL && i < req->header_count; i++) {
+        const ctxc_http_header_t *hd = &req->headers[i];
+        if (!hd->secret || hd->value == NULL) {
             continue;
         }
         const char *v = hd->value;
-        mask_token(h, v, strlen(v));
+        mask_token(buf, len, v, strlen(v));
         while (*v != '\0') {
             while (*v == ' ' || *v == '\t') {
                 v++;
@@ -401,14 +416,14 @@ static void mask_secrets(http_t *h) {
             while (v[n] != '\0' && v[n] != ' ' && v[n] != '\t') {
                 n++;
             }
-            mask_token(h, v, n);
+            mask_token(buf, len, v, n);
             v += n;
         }
     }
 }
 
 static ctxc_status_t status_error(http_t *h) {
-    mask_secrets(h);
+    mask_secrets(h->req, h->exc, h->exc_len);
     h->resp->error_body = h->exc;
     return ctxc__fail(h->err, CTXC_E_HTTP_STATUS, "http: HTTP %u from %s: %s",
                       (unsigned)h->resp->status, h->host,
@@ -1040,6 +1055,13 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     h->host[0] = '\0';
     exc_reset(h);
     ctxc_status_t st = exchange(h);
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    if (st != CTXC_OK && err != NULL) {
+        /* a last guard: nothing the server sent back quoted in a message
+         * (a malformed line, an excerpt) shows a secret */
+        mask_secrets(req, err->message, strlen(err->message));
+    }
+#endif
     resp->retryable = ctxc_http_retryable(st, resp);
     return st;
 }
