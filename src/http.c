@@ -313,17 +313,17 @@ static ctxc_status_t send_request(http_t *h) {
         if (h->out.st != CTXC_OK) {
             return h->out.st; /* a transport error, reported by send_all */
         }
+        if (st != CTXC_OK && !h->overflow) {
+            return ctxc__fail(h->err, st,
+                              "http: the request body writer failed: %s",
+                              ctxc_strerror(st));
+        }
         if (h->overflow || h->body_left != 0) {
             return ctxc__fail(
                 h->err, CTXC_E_INVALID_ARG,
                 "http: the request body writer wrote %s bytes on the "
                 "send pass than the %z it counted (nothing more sent)",
                 h->overflow ? "more" : "fewer", (size_t)h->body_total);
-        }
-        if (st != CTXC_OK) {
-            return ctxc__fail(h->err, st,
-                              "http: the request body writer failed: %s",
-                              ctxc_strerror(st));
         }
         if (h->has_held) {
             ctxc__stream_put(&h->out, &h->held, 1);
