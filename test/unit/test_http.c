@@ -440,6 +440,43 @@ static void test_body_passes_of_different_length_fail(void **state) {
     }
 }
 
+/* The 2000-byte body in one write (larger than the I/O buffer, so it goes
+ * out directly), then one byte more on the send pass. */
+static ctxc_status_t one_put_then_more(void *user, ctxc_http_write_fn write,
+                                       void *wu) {
+    (void)user;
+    ctxc_status_t st = write(wu, g_big, 2000);
+    if (st == CTXC_OK && g_pass++ > 0) {
+        st = write(wu, "x", 1);
+    }
+    return st;
+}
+
+static void test_body_longer_in_one_write_never_completes(void **state) {
+    (void)state;
+    memset(g_big, 'b', 2000);
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    g_pass = 0;
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.method = "POST";
+    req.body_fn = one_put_then_more;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_INVALID_ARG);
+    assert_has(g_res.err.message, "more bytes");
+    f.sent[f.sent_len] = '\0';
+    assert_has(f.sent, "Content-Length: 2000\r\n");
+    const char *body = strstr(f.sent, "\r\n\r\n") + 4;
+    assert_int_equal(strlen(body), 1999); /* the last byte was held back */
+}
+
+/* Counts fine, then fails on the send pass. */
+static ctxc_status_t fails_second(void *user, ctxc_http_write_fn write,
+                                  void *wu) {
+    (void)user;
+    ctxc_status_t st = write(wu, "abc", 3);
+    return st == CTXC_OK && g_pass++ > 0 ? CTXC_E_RANGE : st;
+}
+
 static ctxc_status_t failing_body(void *user, ctxc_http_write_fn write,
                                   void *wu) {
     (void)user;
@@ -458,6 +495,13 @@ static void test_body_writer_error_is_returned(void **state) {
     assert_int_equal(run_req(&req, &f, true), CTXC_E_NO_SPACE);
     assert_has(g_res.err.message, "body writer failed");
     assert_false(f.connected);
+    /* its error on the send pass is its own, not a length mismatch */
+    fake_init(&f, "HTTP/1.1 200 OK\r\n\r\n");
+    g_pass = 0;
+    req.body_fn = fails_second;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_RANGE);
+    assert_has(g_res.err.message, "body writer failed");
+    assert_true(f.closed);
 }
 
 static void test_send_errors(void **state) {
@@ -518,23 +562,25 @@ static void test_chunked_body(void **state) {
 
 static void test_bad_chunks(void **state) {
     (void)state;
-    static const char *const bad[] = {
-        "zz\r\nabc\r\n0\r\n\r\n",       /* not hex */
-        "\r\nabc\r\n0\r\n\r\n",         /* empty size */
-        "3 x\r\nabc\r\n0\r\n\r\n",      /* junk after the size */
-        "3\r\nabcX\r\n0\r\n\r\n",       /* no CRLF after the data */
-        "3\r\nabc\r\r\n0\r\n\r\n",      /* CR CR */
-        "FFFFFFFFFFFFFFFFF\r\nabc\r\n", /* too large */
+    static const struct {
+        const char *body, *why;
+    } bad[] = {
+        {"zz\r\nabc\r\n0\r\n\r\n", "bad chunk size line"},  /* not hex */
+        {"\r\nabc\r\n0\r\n\r\n", "bad chunk size line"},    /* empty */
+        {"3 x\r\nabc\r\n0\r\n\r\n", "bad chunk size line"}, /* junk */
+        {"3\r\nabcX\r\n0\r\n\r\n", "not followed by CRLF"},
+        {"3\r\nabc\r\r\n0\r\n\r\n", "not followed by CRLF"},
+        {"FFFFFFFFFFFFFFFFF\r\nabc\r\n", "chunk size too large"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char resp[256];
         snprintf(resp, sizeof resp,
                  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%s",
-                 bad[i]);
+                 bad[i].body);
         fake_t f;
         fake_init(&f, resp);
         assert_int_equal(run_get("https://h.example/", &f), CTXC_E_PARSE);
-        assert_has(g_res.err.message, "chunk");
+        assert_has(g_res.err.message, bad[i].why);
         assert_false(g_res.resp.retryable);
     }
     /* the connection ends inside the chunked body */
@@ -1498,6 +1544,7 @@ int main(void) {
         cmocka_unit_test(test_request_bytes_exactly),
         cmocka_unit_test(test_request_defaults),
         cmocka_unit_test(test_body_passes_of_different_length_fail),
+        cmocka_unit_test(test_body_longer_in_one_write_never_completes),
         cmocka_unit_test(test_body_writer_error_is_returned),
         cmocka_unit_test(test_send_errors),
         cmocka_unit_test(test_content_length_body),
