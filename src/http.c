@@ -81,8 +81,7 @@ _Static_assert(CTXC_HTTP_STATE_BYTES % 8u == 0,
 
 #define LINE_CAP ((size_t)CTXC_CFG_HTTP_LINE_MAX + 1u)
 
-/* ---- small helpers --------------------------------------------------------
- */
+/* ---- small helpers ------------------------------------------------------- */
 
 static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
@@ -128,8 +127,7 @@ static bool value_ok(const char *v) {
 
 static bool is_ows(char c) { return c == ' ' || c == '\t'; }
 
-/* ---- timing ---------------------------------------------------------------
- */
+/* ---- timing -------------------------------------------------------------- */
 
 static bool has_clock(const http_t *h) {
     return h->port != NULL && h->port->clock != NULL;
@@ -165,8 +163,7 @@ static ctxc_status_t idle(http_t *h, const char *what) {
     return CTXC_OK;
 }
 
-/* ---- sending --------------------------------------------------------------
- */
+/* ---- sending ------------------------------------------------------------- */
 
 /* The stream's write function: every byte out through the transport. */
 static ctxc_status_t send_all(void *user, const char *data, size_t len) {
@@ -332,8 +329,7 @@ static ctxc_status_t send_request(http_t *h) {
     return ctxc__stream_flush(&h->out);
 }
 
-/* ---- the error body excerpt ----------------------------------------------
- */
+/* ---- the error body excerpt ---------------------------------------------- */
 
 static void exc_reset(http_t *h) {
     h->exc_len = 0;
@@ -430,33 +426,32 @@ static ctxc_status_t status_error(http_t *h) {
                       h->exc_len > 0 ? h->exc : "(no body)");
 }
 
-/* ---- the response parser --------------------------------------------------
- */
+/* ---- the response parser ------------------------------------------------- */
 
-/* Body bytes (dechunked). */
+/* Body bytes (dechunked). With the SSE reader, on_body gets the bytes it
+ * read (so what it gets does not depend on how the bytes were sliced). */
 static ctxc_status_t deliver(http_t *h, const char *p, size_t n) {
     const ctxc_http_request_t *req = h->req;
-    h->resp->body_bytes += n;
-    if (h->is_error) {
-        exc_put(h, p, n);
-    }
-    if (req->on_body != NULL) {
-        ctxc_status_t st = req->on_body(req->user, p, n);
-        if (st != CTXC_OK) {
-            return st;
-        }
-    }
+    ctxc_status_t st = CTXC_OK;
     if (h->use_sse) {
-        ctxc_status_t st = ctxc_sse_feed(h->sse, p, n, h->err);
-        if (st != CTXC_OK) {
-            return st;
-        }
+        st = ctxc_sse_feed(h->sse, p, n, h->err);
+        n = ctxc_sse_used(h->sse);
         if (ctxc_sse_done(h->sse)) {
             h->resp->sse_done = true;
             h->state = ST_DONE; /* [DONE]: the rest is not read */
         }
     }
-    return CTXC_OK;
+    h->resp->body_bytes += n;
+    if (h->is_error) {
+        exc_put(h, p, n);
+    }
+    if (req->on_body != NULL && n > 0) {
+        ctxc_status_t body_st = req->on_body(req->user, p, n);
+        if (st == CTXC_OK) {
+            st = body_st;
+        }
+    }
+    return st;
 }
 
 static ctxc_status_t body_end(http_t *h) {
@@ -873,8 +868,7 @@ static ctxc_status_t read_response(http_t *h) {
     }
 }
 
-/* ---- the request ----------------------------------------------------------
- */
+/* ---- the request --------------------------------------------------------- */
 
 static ctxc_status_t check_request(http_t *h) {
     const ctxc_http_request_t *req = h->req;

@@ -267,8 +267,7 @@ bool ctxc_http_host_is_loopback(const char *host, size_t len) {
     return ipv4_loopback(host, len);
 }
 
-/* ---- HTTP dates ------------------------------------------------------------
- */
+/* ---- HTTP dates ---------------------------------------------------------- */
 
 static const char month_names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
 

@@ -137,10 +137,12 @@ static ctxc_status_t line_end(ctxc_sse_parser_t *p, ctxc_error_t *err) {
 
 ctxc_status_t ctxc_sse_feed(ctxc_sse_parser_t *p, const char *data, size_t len,
                             ctxc_error_t *err) {
+    p->used_ = 0;
     for (size_t i = 0; i < len; i++) {
         if ((p->flags_ & SSE_DONE) != 0) {
             return CTXC_OK;
         }
+        p->used_ = i + 1u;
         char c = data[i];
         if ((p->flags_ & SSE_CR) != 0) {
             p->flags_ &= (uint8_t)~SSE_CR;
@@ -168,6 +170,7 @@ ctxc_status_t ctxc_sse_feed(ctxc_sse_parser_t *p, const char *data, size_t len,
         }
         /* one byte stays free for the NUL after the data */
         if (p->data_len_ + p->line_len_ + 2u > p->cap_) {
+            p->used_ = i;
             return ctxc__fail(err, CTXC_E_TOO_LARGE,
                               "SSE line and event data longer than the %z "
                               "byte buffer (CTXC_CFG_HTTP_SSE_BUFFER_BYTES)",
@@ -177,6 +180,8 @@ ctxc_status_t ctxc_sse_feed(ctxc_sse_parser_t *p, const char *data, size_t len,
     }
     return CTXC_OK;
 }
+
+size_t ctxc_sse_used(const ctxc_sse_parser_t *p) { return p->used_; }
 
 ctxc_status_t ctxc_sse_finish(ctxc_sse_parser_t *p, ctxc_error_t *err) {
     if ((p->flags_ & SSE_DONE) != 0) {

@@ -42,8 +42,7 @@
 extern "C" {
 #endif
 
-/* ---- URLs ------------------------------------------------------------------
- */
+/* ---- URLs ---------------------------------------------------------------- */
 
 /* Longest host name or address a URL may have (bytes, without brackets). */
 #define CTXC_HTTP_HOST_MAX 255u
@@ -82,8 +81,7 @@ bool ctxc_http_host_is_loopback(const char *host, size_t len);
  * is not one of the three forms (or a date before 1970). */
 bool ctxc_http_parse_date(const char *s, size_t len, uint64_t *unix_time);
 
-/* ---- requests --------------------------------------------------------------
- */
+/* ---- requests ------------------------------------------------------------ */
 
 /* One request header. name and value are NUL-terminated; neither may hold
  * CR, LF or NUL, and name must be an HTTP token. */
@@ -170,9 +168,11 @@ typedef struct {
     ctxc_http_header_fn on_header;
     ctxc_http_data_fn on_body;
     /* When not NULL, a 2xx body is read as an event stream and each event
-     * goes to on_event (on_body still gets the raw bytes). After a
-     * "[DONE]" event the request ends with CTXC_OK without reading further;
-     * a stream that ends inside an event fails with CTXC_E_PARSE. */
+     * goes to on_event; on_body still gets the raw bytes the reader read
+     * (the events of a slice of bytes come first). After a "[DONE]" event
+     * the request ends with CTXC_OK without reading further (on_body gets
+     * the bytes up to its line end); a stream that ends inside an event
+     * fails with CTXC_E_PARSE. */
     ctxc_sse_event_fn on_event;
     void *user;
 } ctxc_http_request_t;
@@ -222,6 +222,7 @@ typedef struct {
     uint8_t flags_;
     size_t type_len_;
     size_t id_len_;
+    size_t used_; /* bytes of the last feed read */
     ctxc_sse_event_fn fn_;
     void *user_;
     char type_[CTXC_CFG_HTTP_SSE_FIELD_MAX];
@@ -244,6 +245,12 @@ void ctxc_sse_init(ctxc_sse_parser_t *p, char *buf, size_t cap,
 ctxc_status_t ctxc_sse_feed(ctxc_sse_parser_t *p, const char *data, size_t len,
                             ctxc_error_t *err);
 
+/* Bytes of the last ctxc_sse_feed() call that were read: all of them,
+ * except after the [DONE] event (the bytes up to the line end that
+ * dispatched it) or an error (the bytes before the one that failed, or up to
+ * the line end whose field or callback failed). */
+size_t ctxc_sse_used(const ctxc_sse_parser_t *p);
+
 /* The end of the stream. Errors: CTXC_E_PARSE when it ends inside an event
  * (a line without its end, or fields not yet dispatched by an empty line),
  * unless [DONE] was seen. */
@@ -252,8 +259,7 @@ ctxc_status_t ctxc_sse_finish(ctxc_sse_parser_t *p, ctxc_error_t *err);
 /* True once the [DONE] event was dispatched. */
 bool ctxc_sse_done(const ctxc_sse_parser_t *p);
 
-/* ---- the client ------------------------------------------------------------
- */
+/* ---- the client ---------------------------------------------------------- */
 
 /* Bytes of work area one request needs (with the configured sizes). */
 #define CTXC_HTTP_WORK_BYTES                                                   \

@@ -37,8 +37,7 @@
 #define SECRET "sk-test-9f8e7d6c5b4a39281706"
 #define AUTH "Bearer " SECRET
 
-/* ---- the fake transport ----------------------------------------------------
- */
+/* ---- the fake transport -------------------------------------------------- */
 
 typedef struct {
     /* script */
@@ -173,8 +172,7 @@ static ctxc_port_t port_of(fake_t *f, bool with_clock) {
     return p;
 }
 
-/* ---- what a request gave back ---------------------------------------------
- */
+/* ---- what a request gave back -------------------------------------------- */
 
 typedef struct {
     char headers[4096];
@@ -275,8 +273,7 @@ static void assert_has(const char *hay, const char *needle) {
     }
 }
 
-/* ---- request bytes ---------------------------------------------------------
- */
+/* ---- request bytes ------------------------------------------------------- */
 
 /* A body of 2000 bytes written in pieces of 1..97 bytes. */
 static char g_big[2001];
@@ -523,8 +520,7 @@ static void test_send_errors(void **state) {
     assert_true(g_res.resp.retryable);
 }
 
-/* ---- bodies ----------------------------------------------------------------
- */
+/* ---- bodies -------------------------------------------------------------- */
 
 static void test_content_length_body(void **state) {
     (void)state;
@@ -680,8 +676,7 @@ static void test_callbacks_can_stop(void **state) {
     assert_true(f.closed);
 }
 
-/* ---- every split gives the same result --------------------------------------
- */
+/* ---- every split gives the same result ----------------------------------- */
 
 static void signature(char *out, size_t cap) {
     snprintf(out, cap,
@@ -722,10 +717,12 @@ static const char *const g_responses[] = {
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX",
 };
 
-static void run_split(const char *resp, size_t split_at, size_t recv_max,
-                      unsigned zero_every, char *sig, size_t cap) {
+static void run_split_n(const char *resp, size_t len, size_t split_at,
+                        size_t recv_max, unsigned zero_every, char *sig,
+                        size_t cap) {
     fake_t f;
     fake_init(&f, resp);
+    f.resp_len = len;
     f.split_at = split_at;
     f.recv_max = recv_max;
     f.zero_every = zero_every;
@@ -736,6 +733,11 @@ static void run_split(const char *resp, size_t split_at, size_t recv_max,
     req.on_event = on_event;
     run_req(&req, &f, true);
     signature(sig, cap);
+}
+
+static void run_split(const char *resp, size_t split_at, size_t recv_max,
+                      unsigned zero_every, char *sig, size_t cap) {
+    run_split_n(resp, strlen(resp), split_at, recv_max, zero_every, sig, cap);
 }
 
 static void test_every_split_gives_the_same_result(void **state) {
@@ -770,9 +772,44 @@ static void test_every_split_gives_the_same_result(void **state) {
     assert_string_equal(g_res.got.events, "[message||x|]\n");
 }
 
-/* ---- SSE
- * ---------------------------------------------------------------------
- */
+/* Responses with a few bytes changed (a fuzz of the parsers): whatever the
+ * outcome, fed whole, one byte at a time or split anywhere, it is the same
+ * (and the sanitizer build sees no bad access). */
+static void test_mutated_responses_split_consistently(void **state) {
+    (void)state;
+    static char want[40000];
+    static char got[40000];
+    static char resp[1024];
+    static const char alphabet[] = "\r\n :;0aF-[]\x00\xff" "9";
+    uint32_t seed = 12345u;
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t r = (size_t)iter % (sizeof g_responses / sizeof g_responses[0]);
+        size_t len = strlen(g_responses[r]);
+        memcpy(resp, g_responses[r], len + 1);
+        for (int k = 0; k < 1 + iter % 3; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            resp[at] = alphabet[(seed >> 8) % (sizeof alphabet - 1)];
+        }
+        /* the length stays: a NUL byte is part of the response */
+        run_split_n(resp, len, 0, 0, 0, want, sizeof want);
+        run_split_n(resp, len, 0, 1, 0, got, sizeof got);
+        if (strcmp(want, got) != 0) {
+            fail_msg("iteration %d, one byte at a time:\n%s\nvs\n%s", iter, got,
+                     want);
+        }
+        seed = seed * 1103515245u + 12345u;
+        size_t split = 1 + (seed >> 8) % (len - 1);
+        run_split_n(resp, len, split, 0, 0, got, sizeof got);
+        if (strcmp(want, got) != 0) {
+            fail_msg("iteration %d, split at %zu:\n%s\nvs\n%s", iter, split,
+                     got, want);
+        }
+    }
+}
+
+/* ---- SSE ----------------------------------------------------------------- */
 
 static ctxc_status_t run_sse(const char *body, size_t len) {
     char resp[12000];
@@ -842,6 +879,8 @@ static void test_sse_done_ends_the_stream(void **state) {
     assert_string_equal(g_res.got.events,
                         "[message||x|]\n[message||[DONE]||done]\n");
     assert_true(g_res.resp.sse_done);
+    /* the raw bytes end with the event too, however they were sliced */
+    assert_string_equal(g_res.got.body, "data: x\n\ndata: [DONE]\n\n");
     /* "[DONE]" with anything around it is data */
     static const char other[] = "data: [DONE] \n\ndata: [DONE]\ndata: x\n\n";
     assert_int_equal(run_sse(other, sizeof other - 1), CTXC_OK);
@@ -939,9 +978,7 @@ static void test_sse_reader_alone(void **state) {
     assert_int_equal(ctxc_sse_finish(&p, &err), CTXC_OK);
 }
 
-/* ---- error statuses
- * ----------------------------------------------------------
- */
+/* ---- error statuses ------------------------------------------------------ */
 
 static void test_client_errors_carry_the_body(void **state) {
     (void)state;
@@ -1073,9 +1110,7 @@ static void test_redirects_are_not_followed(void **state) {
     }
 }
 
-/* ---- limits and broken connections
- * --------------------------------------------
- */
+/* ---- limits and broken connections --------------------------------------- */
 
 static void test_header_limits(void **state) {
     (void)state;
@@ -1173,9 +1208,7 @@ static void test_stalls_time_out(void **state) {
     assert_true(g_res.resp.retryable);
 }
 
-/* ---- connect and the secret rule
- * ----------------------------------------------
- */
+/* ---- connect and the secret rule ----------------------------------------- */
 
 static void test_secrets_need_https_or_loopback(void **state) {
     (void)state;
@@ -1422,9 +1455,7 @@ static void test_secret_never_in_messages(void **state) {
     }
 }
 
-/* ---- URLs, loopback, dates
- * ------------------------------------------------------
- */
+/* ---- URLs, loopback, dates ----------------------------------------------- */
 
 static void test_url_parse(void **state) {
     (void)state;
@@ -1555,6 +1586,7 @@ int main(void) {
         cmocka_unit_test(test_malformed_responses),
         cmocka_unit_test(test_callbacks_can_stop),
         cmocka_unit_test(test_every_split_gives_the_same_result),
+        cmocka_unit_test(test_mutated_responses_split_consistently),
         cmocka_unit_test(test_sse_events),
         cmocka_unit_test(test_sse_line_ends),
         cmocka_unit_test(test_sse_done_ends_the_stream),
