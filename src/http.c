@@ -538,6 +538,12 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
             h->ra_value = s;
             h->resp->has_retry_after = true;
         }
+    } else if (eq_ci(name, nl, "content-type")) {
+        size_t k = 0; /* the media type, without parameters */
+        while (k < vl && v[k] != ';' && !is_ows(v[k])) {
+            k++;
+        }
+        h->resp->event_stream = eq_ci(v, k, "text/event-stream");
     } else if (eq_ci(name, nl, "date")) {
         h->has_date = ctxc_http_parse_date(v, vl, &h->date);
     } else if (eq_ci(name, nl, "location")) {
@@ -621,7 +627,7 @@ static ctxc_status_t headers_end(http_t *h) {
         h->state = ST_STATUS;
         h->header_count = 0;
         h->has_length = h->te_present = h->te_chunked = false;
-        r->has_retry_after = false;
+        r->has_retry_after = r->event_stream = false;
         return CTXC_OK;
     }
     retry_after(h);
@@ -637,7 +643,7 @@ static ctxc_status_t headers_end(http_t *h) {
     }
     exc_reset(h);
     h->is_error = r->status >= 400u;
-    if (!h->is_error && h->req->on_event != NULL) {
+    if (!h->is_error && h->req->on_event != NULL && r->event_stream) {
         h->use_sse = true;
         ctxc_sse_init(h->sse, h->sse_buf, CTXC_CFG_HTTP_SSE_BUFFER_BYTES,
                       h->req->on_event, h->req->user);

@@ -167,12 +167,13 @@ typedef struct {
     /* Response callbacks (each may be NULL) and their user pointer. */
     ctxc_http_header_fn on_header;
     ctxc_http_data_fn on_body;
-    /* When not NULL, a 2xx body is read as an event stream and each event
-     * goes to on_event; on_body still gets the raw bytes the reader read
-     * (the events of a slice of bytes come first). After a "[DONE]" event
-     * the request ends with CTXC_OK without reading further (on_body gets
-     * the bytes up to its line end); a stream that ends inside an event
-     * fails with CTXC_E_PARSE. */
+    /* When not NULL, a 2xx body with Content-Type text/event-stream is read
+     * as an event stream and each event goes to on_event (another body
+     * goes to on_body only: check resp->event_stream); on_body still gets the
+     * raw bytes the reader read (the events of a slice of bytes come first).
+     * After a "[DONE]" event the request ends with CTXC_OK without reading
+     * further (on_body gets the bytes up to its line end); a stream that ends
+     * inside an event fails with CTXC_E_PARSE. */
     ctxc_sse_event_fn on_event;
     void *user;
 } ctxc_http_request_t;
@@ -196,6 +197,7 @@ typedef struct {
     bool has_content_length;
     uint64_t content_length;
     bool chunked;        /* Transfer-Encoding: chunked */
+    bool event_stream;   /* Content-Type: text/event-stream */
     bool sse_done;       /* the event stream ended with [DONE] */
     uint64_t body_bytes; /* body bytes received (after dechunking) */
     /* The Location of a 3xx, or the printable excerpt of an error body

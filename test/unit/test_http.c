@@ -704,7 +704,8 @@ static const char *const g_responses[] = {
     "21\r\n: hi\r\ndata: a\r\ndata: b\r\nid: 7\r\n\r\n"
     "\r\n21\r\nevent: e\rretry: 30\rdata:c\r\rdata\n\n\r\n"
     "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n",
-    "HTTP/1.1 200 OK\r\n\r\ndata: x\n\ndata: y\n",
+    "HTTP/1.1 200 OK\r\ncontent-type: Text/Event-Stream; charset=utf-8\r\n"
+    "\r\ndata: x\n\ndata: y\n",
     "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
     "Content-Length: 60\r\n\r\n"
     "{\"error\": {\"message\": \"no such model\",\n  \"type\": \"invalid\"}}",
@@ -780,7 +781,8 @@ static void test_mutated_responses_split_consistently(void **state) {
     static char want[40000];
     static char got[40000];
     static char resp[1024];
-    static const char alphabet[] = "\r\n :;0aF-[]\x00\xff" "9";
+    static const char alphabet[] = "\r\n :;0aF-[]\x00\xff"
+                                   "9";
     uint32_t seed = 12345u;
     for (int iter = 0; iter < 3000; iter++) {
         size_t r = (size_t)iter % (sizeof g_responses / sizeof g_responses[0]);
@@ -902,7 +904,8 @@ static void test_sse_cut_event_is_an_error(void **state) {
     }
     /* a Content-Length body that ends the stream inside an event */
     fake_t f;
-    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\ndata: x");
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n"
+                  "Content-Type: text/event-stream\r\n\r\ndata: x");
     ctxc_http_request_t req = get_req("https://h.example/");
     req.on_event = on_event;
     assert_int_equal(run_req(&req, &f, true), CTXC_E_PARSE);
@@ -955,6 +958,29 @@ static ctxc_status_t count_events(void *user, const ctxc_sse_event_t *ev) {
     (void)ev;
     (*(int *)user)++;
     return CTXC_OK;
+}
+
+static void test_sse_only_for_event_streams(void **state) {
+    (void)state;
+    /* a JSON answer to a streaming request: the body, no events, OK */
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 13\r\n\r\n{\"id\": \"x:1\"}");
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.on_event = on_event;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_false(g_res.resp.event_stream);
+    assert_string_equal(g_res.got.body, "{\"id\": \"x:1\"}");
+    assert_int_equal(g_res.got.events_len, 0);
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Type: text/event-streams\r\n"
+                  "\r\ndata: x\n\n");
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_int_equal(g_res.got.events_len, 0);
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream ;x=y\r\n"
+                  "\r\ndata: x\n\n");
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_true(g_res.resp.event_stream);
+    assert_string_equal(g_res.got.events, "[message||x|]\n");
 }
 
 static void test_sse_reader_alone(void **state) {
@@ -1592,6 +1618,7 @@ int main(void) {
         cmocka_unit_test(test_sse_done_ends_the_stream),
         cmocka_unit_test(test_sse_cut_event_is_an_error),
         cmocka_unit_test(test_sse_long_lines),
+        cmocka_unit_test(test_sse_only_for_event_streams),
         cmocka_unit_test(test_sse_reader_alone),
         cmocka_unit_test(test_client_errors_carry_the_body),
         cmocka_unit_test(test_rate_limits_and_server_errors_are_retryable),
