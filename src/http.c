@@ -863,7 +863,8 @@ static ctxc_status_t read_response(http_t *h) {
         if (st != CTXC_OK) {
             /* an error status is the better report than what broke while
              * reading its body */
-            if (h->is_error && st != CTXC_E_HTTP_STATUS) {
+            if (h->is_error && (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
+                                st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
                 return status_error(h);
             }
             return st;
