@@ -102,8 +102,9 @@ typedef struct {
  * (Content-Length; write() only counts), then to send them (write() sends
  * through the I/O buffer). A second pass of another length fails the request
  * with CTXC_E_INVALID_ARG before the last byte goes out, so the server never
- * receives a complete request with a wrong body. The shape is that of
- * ctxc_write_fn (ctxc/jsonl.h), so ctxc_export() can be a body writer. */
+ * receives a complete request with a wrong body. write has the shape of
+ * ctxc_write_fn (ctxc/jsonl.h): a body writer can hand it straight to
+ * ctxc_export() and the other streaming writers. */
 typedef ctxc_status_t (*ctxc_http_write_fn)(void *user, const char *data,
                                             size_t len);
 typedef ctxc_status_t (*ctxc_http_body_fn)(void *body_user,
