@@ -12,6 +12,7 @@ static ctxc_import_t ram_import;
 static ctxc_error_t ram_error;
 static ctxc_session_t ram_session;
 static ctxc_settings_store_t ram_settings;
+static CTXC_HTTP_WORK_DEFINE(ram_http_work);
 
 void *ctxc_ram_probe(unsigned which);
 void *ctxc_ram_probe(unsigned which) {
@@ -26,6 +27,8 @@ void *ctxc_ram_probe(unsigned which) {
         return &ram_session;
     case 4:
         return &ram_settings;
+    case 5:
+        return ram_http_work;
     default:
         return &ram_error;
     }

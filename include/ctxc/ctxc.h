@@ -7,6 +7,7 @@
 #include "ctxc/ctxc_config_defaults.h"
 #include "ctxc/estimate.h"
 #include "ctxc/history.h"
+#include "ctxc/http.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/plan.h"
 #include "ctxc/session.h"

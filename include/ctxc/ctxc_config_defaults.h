@@ -113,6 +113,72 @@
 #define CTXC_CFG_LOG_LINE_LEN 128
 #endif
 
+/* --- HTTP client and SSE reader (include/ctxc/http.h) ------------------- *
+ * Every buffer lives in the caller's work area of CTXC_HTTP_WORK_BYTES
+ * (the sum of the buffers below plus the client's state). */
+
+/* CTXC_CFG_HTTP_IO_BUFFER_BYTES: bytes of the buffer the request (head and
+ * body) is sent through in slices, then reused for the response bytes
+ * received per recv() call. A request body of any size goes through it.
+ * Default: 512. */
+#ifndef CTXC_CFG_HTTP_IO_BUFFER_BYTES
+#define CTXC_CFG_HTTP_IO_BUFFER_BYTES 512
+#endif
+
+/* CTXC_CFG_HTTP_LINE_MAX: longest response line the client accepts: the
+ * status line, one header line, a chunk-size line or a trailer line (bytes,
+ * without the line end). A longer one fails with CTXC_E_TOO_LARGE naming
+ * this option. Default: 1024. */
+#ifndef CTXC_CFG_HTTP_LINE_MAX
+#define CTXC_CFG_HTTP_LINE_MAX 1024
+#endif
+
+/* CTXC_CFG_HTTP_MAX_HEADERS: most header (and trailer) lines one response
+ * may have; more fail with CTXC_E_TOO_LARGE naming this option.
+ * Default: 64. */
+#ifndef CTXC_CFG_HTTP_MAX_HEADERS
+#define CTXC_CFG_HTTP_MAX_HEADERS 64
+#endif
+
+/* CTXC_CFG_HTTP_SSE_BUFFER_BYTES: bytes of the Server-Sent Events buffer:
+ * the data of one event (its data lines joined with "\n", plus a NUL) and
+ * the line being read must fit together. More fails with
+ * CTXC_E_TOO_LARGE naming this option. Default: 4096. */
+#ifndef CTXC_CFG_HTTP_SSE_BUFFER_BYTES
+#define CTXC_CFG_HTTP_SSE_BUFFER_BYTES 4096
+#endif
+
+/* CTXC_CFG_HTTP_SSE_FIELD_MAX: bytes kept for an SSE event's type (the
+ * `event:` field) and for its last event id (the `id:` field), each
+ * including a NUL. Longer values fail with CTXC_E_TOO_LARGE. Default: 64. */
+#ifndef CTXC_CFG_HTTP_SSE_FIELD_MAX
+#define CTXC_CFG_HTTP_SSE_FIELD_MAX 64
+#endif
+
+/* CTXC_CFG_HTTP_ERROR_BODY_MAX: bytes of the body of an HTTP error status
+ * (>= 400) kept, made printable, as the excerpt that the error message and
+ * ctxc_http_response_t.error_body show (including a NUL; the message is
+ * also cut to CTXC_CFG_ERROR_MESSAGE_LEN). It also holds the Location of a
+ * redirect. Default: 256. */
+#ifndef CTXC_CFG_HTTP_ERROR_BODY_MAX
+#define CTXC_CFG_HTTP_ERROR_BODY_MAX 256
+#endif
+
+/* CTXC_CFG_HTTP_TIMEOUT_MS: the read timeout (ms without progress while
+ * sending or receiving) of a request that gives 0. Default: 60000. */
+#ifndef CTXC_CFG_HTTP_TIMEOUT_MS
+#define CTXC_CFG_HTTP_TIMEOUT_MS 60000
+#endif
+
+/* CTXC_CFG_HTTP_IDLE_POLLS_MAX: without a clock in the port, this many
+ * consecutive "try again" (0) answers of the transport's send or recv count
+ * as a timeout (CTXC_E_TIMEOUT), so a stalled peer never makes the client
+ * spin forever. With a clock the read timeout is measured instead.
+ * Default: 1000. */
+#ifndef CTXC_CFG_HTTP_IDLE_POLLS_MAX
+#define CTXC_CFG_HTTP_IDLE_POLLS_MAX 1000
+#endif
+
 /* --- Settings and profiles (include/ctxc/settings.h) -------------------- */
 
 /* CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (provider,
@@ -231,6 +297,30 @@
 #if CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 21 > CTXC_CFG_PATH_MAX
 #error                                                                         \
     "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX is too long for CTXC_CFG_PATH_MAX (profiles/<name>.json.tmpNN must fit)"
+#endif
+#if CTXC_CFG_HTTP_IO_BUFFER_BYTES < 64
+#error "CTXC_CFG_HTTP_IO_BUFFER_BYTES must be at least 64"
+#endif
+#if CTXC_CFG_HTTP_LINE_MAX < 64
+#error "CTXC_CFG_HTTP_LINE_MAX must be at least 64"
+#endif
+#if CTXC_CFG_HTTP_MAX_HEADERS < 1
+#error "CTXC_CFG_HTTP_MAX_HEADERS must be at least 1"
+#endif
+#if CTXC_CFG_HTTP_SSE_BUFFER_BYTES < 64
+#error "CTXC_CFG_HTTP_SSE_BUFFER_BYTES must be at least 64"
+#endif
+#if CTXC_CFG_HTTP_SSE_FIELD_MAX < 8
+#error "CTXC_CFG_HTTP_SSE_FIELD_MAX must be at least 8"
+#endif
+#if CTXC_CFG_HTTP_ERROR_BODY_MAX < 16
+#error "CTXC_CFG_HTTP_ERROR_BODY_MAX must be at least 16"
+#endif
+#if CTXC_CFG_HTTP_TIMEOUT_MS < 1
+#error "CTXC_CFG_HTTP_TIMEOUT_MS must be at least 1"
+#endif
+#if CTXC_CFG_HTTP_IDLE_POLLS_MAX < 1
+#error "CTXC_CFG_HTTP_IDLE_POLLS_MAX must be at least 1"
 #endif
 #if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION && \
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY

@@ -75,6 +75,9 @@ reject "tiny settings values" "CTXC_CFG_SETTINGS_VALUE_BYTES must be at least 32
 reject "tiny settings file buffer" "CTXC_CFG_SETTINGS_FILE_BYTES must be at least 512" -DCTXC_CFG_SETTINGS_FILE_BYTES=100
 reject "profile names longer than values" "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be below" -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=200
 reject "profile names longer than paths" "too long for CTXC_CFG_PATH_MAX" -DCTXC_CFG_PATH_MAX=64 -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=60
+reject "tiny HTTP I/O buffer" "CTXC_CFG_HTTP_IO_BUFFER_BYTES must be at least 64" -DCTXC_CFG_HTTP_IO_BUFFER_BYTES=16
+reject "no HTTP headers" "CTXC_CFG_HTTP_MAX_HEADERS must be at least 1" -DCTXC_CFG_HTTP_MAX_HEADERS=0
+reject "tiny SSE buffer" "CTXC_CFG_HTTP_SSE_BUFFER_BYTES must be at least 64" -DCTXC_CFG_HTTP_SSE_BUFFER_BYTES=10
 reject "no strategy" "at least one CTXC_CFG_STRATEGY" -DCTXC_CFG_STRATEGY_MIDDLE_OUT=0 \
     -DCTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION=0 -DCTXC_CFG_STRATEGY_ONE_SHOT=0 -DCTXC_CFG_STRATEGY_HIGH_DENSITY=0
 

@@ -40,6 +40,7 @@ total=0
     ram_work_scratch_) what="work: scratch for inserted entries (CTXC_CFG_WORK_SCRATCH_BYTES)" ;;
     ram_session) what="ctxc_session_t" ;;
     ram_settings) what="ctxc_settings_store_t (two layers + settings file buffer)" ;;
+    ram_http_work) what="HTTP client work area (CTXC_HTTP_WORK_BYTES; only during a request)" ;;
     *) what="$name" ;;
     esac
     echo "| $what | \`$name\` | $bytes |"

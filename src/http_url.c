@@ -1,0 +1,414 @@
+/*
+ * ctxc — URLs, loopback hosts and HTTP dates for the HTTP client.
+ */
+#include <string.h>
+
+#include "ctxc/http.h"
+#include "error.h"
+
+static char lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int hex_value(char c) {
+    if (is_digit(c)) {
+        return c - '0';
+    }
+    c = lower(c);
+    return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+}
+
+/* Case-insensitive: s[0..n) starts with the lower-case literal lit. */
+static bool starts_with_ci(const char *s, size_t n, const char *lit) {
+    size_t k = strlen(lit);
+    if (n < k) {
+        return false;
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (lower(s[i]) != lit[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool host_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
+           c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
+                             ctxc_error_t *err) {
+    if (url == NULL || out == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "url: NULL argument");
+    }
+    memset(out, 0, sizeof *out);
+    size_t n = strlen(url);
+    size_t i;
+    if (starts_with_ci(url, n, "https://")) {
+        out->tls = true;
+        out->port = 443;
+        i = 8;
+    } else if (starts_with_ci(url, n, "http://")) {
+        out->port = 80;
+        i = 7;
+    } else {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "url: the scheme must be http:// or https:// (in "
+                          "%q)",
+                          url, n < 12 ? n : (size_t)12);
+    }
+    size_t auth = i; /* authority: up to '/', '?' or '#' */
+    size_t end = auth;
+    while (end < n && url[end] != '/' && url[end] != '?' && url[end] != '#') {
+        end++;
+    }
+    if (memchr(url + auth, '@', end - auth) != NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "url: user info (user:password@) is not supported; "
+                          "put credentials in a secret header");
+    }
+    size_t h = auth;
+    size_t hend;
+    if (h < end && url[h] == '[') {
+        hend = h + 1;
+        while (hend < end && url[hend] != ']') {
+            char c = url[hend];
+            if (hex_value(c) < 0 && c != ':' && c != '.') {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "url: bad character in the IPv6 literal");
+            }
+            hend++;
+        }
+        if (hend >= end) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "url: IPv6 literal without its ']'");
+        }
+        out->ipv6 = true;
+        out->host = url + h + 1;
+        out->host_len = hend - h - 1;
+        hend++; /* past ']' */
+    } else {
+        hend = h;
+        while (hend < end && url[hend] != ':') {
+            if (!host_name_char(url[hend])) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "url: bad character in the host %q", url + h,
+                                  end - h);
+            }
+            hend++;
+        }
+        out->host = url + h;
+        out->host_len = hend - h;
+    }
+    if (out->host_len == 0) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "url: empty host");
+    }
+    if (out->host_len > CTXC_HTTP_HOST_MAX) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "url: host longer than %u bytes",
+                          (unsigned)CTXC_HTTP_HOST_MAX);
+    }
+    if (hend < end) {
+        if (url[hend] != ':') {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "url: unexpected text after the host");
+        }
+        uint32_t port = 0;
+        size_t p = hend + 1;
+        if (p == end) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "url: empty port after ':'");
+        }
+        for (; p < end; p++) {
+            if (!is_digit(url[p]) || port > 65535u) {
+                return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                                  "url: the port must be 1..65535");
+            }
+            port = port * 10u + (uint32_t)(url[p] - '0');
+        }
+        if (port == 0 || port > 65535u) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "url: the port must be 1..65535");
+        }
+        out->port = (uint16_t)port;
+    }
+    size_t pend = end;
+    while (pend < n && url[pend] != '#') {
+        unsigned char c = (unsigned char)url[pend];
+        if (c <= 0x20u || c == 0x7Fu) {
+            return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                              "url: space or control character in the path "
+                              "(percent-encode it)");
+        }
+        pend++;
+    }
+    if (pend == end) {
+        out->path = "/";
+        out->path_len = 1;
+    } else if (url[end] == '?') {
+        /* "http://h?q": the path is empty; the client sends "/?q" */
+        out->path = url + end;
+        out->path_len = pend - end;
+    } else {
+        out->path = url + end;
+        out->path_len = pend - end;
+    }
+    return CTXC_OK;
+}
+
+/* ---- loopback ------------------------------------------------------------ */
+
+static bool ipv4_loopback(const char *s, size_t n) {
+    unsigned parts = 0;
+    size_t i = 0;
+    unsigned first = 0;
+    while (parts < 4) {
+        unsigned v = 0;
+        size_t digits = 0;
+        while (i < n && is_digit(s[i]) && digits < 3) {
+            v = v * 10u + (unsigned)(s[i] - '0');
+            i++;
+            digits++;
+        }
+        if (digits == 0 || v > 255u) {
+            return false;
+        }
+        if (parts == 0) {
+            first = v;
+        }
+        parts++;
+        if (parts < 4) {
+            if (i >= n || s[i] != '.') {
+                return false;
+            }
+            i++;
+        }
+    }
+    return i == n && first == 127u;
+}
+
+/* IPv6 text (no brackets, no zone, no embedded IPv4) equal to ::1. */
+static bool ipv6_loopback(const char *s, size_t n) {
+    uint16_t g[8];
+    size_t count = 0;
+    size_t gap = 8; /* group index of "::", 8 = none */
+    size_t i = 0;
+    if (n >= 2 && s[0] == ':' && s[1] == ':') {
+        gap = 0;
+        i = 2;
+    }
+    while (i < n) {
+        unsigned v = 0;
+        size_t digits = 0;
+        while (i < n && hex_value(s[i]) >= 0 && digits < 4) {
+            v = v * 16u + (unsigned)hex_value(s[i]);
+            i++;
+            digits++;
+        }
+        if (digits == 0 || count == 8) {
+            return false;
+        }
+        g[count++] = (uint16_t)v;
+        if (i == n) {
+            break;
+        }
+        if (s[i] != ':') {
+            return false;
+        }
+        i++;
+        if (i < n && s[i] == ':') {
+            if (gap != 8) {
+                return false; /* a second "::" */
+            }
+            gap = count;
+            i++;
+        } else if (i == n) {
+            return false; /* a trailing single ':' */
+        }
+    }
+    if (gap == 8 && count != 8) {
+        return false;
+    }
+    if (gap != 8 && count > 7) {
+        return false;
+    }
+    /* expand: zeros at the gap */
+    uint16_t full[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t tail = gap == 8 ? 0 : count - gap;
+    for (size_t k = 0; k < count; k++) {
+        size_t at = (gap == 8 || k < gap) ? k : 8u - tail + (k - gap);
+        full[at] = g[k];
+    }
+    for (size_t k = 0; k < 7; k++) {
+        if (full[k] != 0) {
+            return false;
+        }
+    }
+    return full[7] == 1;
+}
+
+bool ctxc_http_host_is_loopback(const char *host, size_t len) {
+    if (host == NULL) {
+        return false;
+    }
+    if (len > 0 && host[len - 1] == '.' &&
+        starts_with_ci(host, len, "localhost")) {
+        len--;
+    }
+    if (len == 9 && starts_with_ci(host, len, "localhost")) {
+        return true;
+    }
+    if (memchr(host, ':', len) != NULL) {
+        return ipv6_loopback(host, len);
+    }
+    return ipv4_loopback(host, len);
+}
+
+/* ---- HTTP dates ---------------------------------------------------------- */
+
+static const char month_names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
+
+/* Reads a month name of 3 letters at s; 1..12, 0 if none. */
+static unsigned month_at(const char *s) {
+    for (unsigned m = 0; m < 12; m++) {
+        const char *name = month_names + 3u * m;
+        if (lower(s[0]) == name[0] && lower(s[1]) == name[1] &&
+            lower(s[2]) == name[2]) {
+            return m + 1u;
+        }
+    }
+    return 0;
+}
+
+/* Reads exactly `digits` decimal digits at s[*i]. */
+static bool num_at(const char *s, size_t n, size_t *i, size_t digits,
+                   unsigned *v) {
+    unsigned x = 0;
+    for (size_t k = 0; k < digits; k++) {
+        if (*i >= n || !is_digit(s[*i])) {
+            return false;
+        }
+        x = x * 10u + (unsigned)(s[*i] - '0');
+        (*i)++;
+    }
+    *v = x;
+    return true;
+}
+
+static bool char_at(const char *s, size_t n, size_t *i, char c) {
+    if (*i < n && s[*i] == c) {
+        (*i)++;
+        return true;
+    }
+    return false;
+}
+
+/* "HH:MM:SS" */
+static bool time_at(const char *s, size_t n, size_t *i, unsigned *hh,
+                    unsigned *mm, unsigned *ss) {
+    return num_at(s, n, i, 2, hh) && char_at(s, n, i, ':') &&
+           num_at(s, n, i, 2, mm) && char_at(s, n, i, ':') &&
+           num_at(s, n, i, 2, ss) && *hh < 24u && *mm < 60u && *ss < 61u;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; y >= 1970). */
+static uint64_t days_since_epoch(unsigned y, unsigned m, unsigned d) {
+    static const unsigned short before[12] = {0,   31,  59,  90,  120, 151,
+                                              181, 212, 243, 273, 304, 334};
+    uint64_t days = 0;
+    /* leap days before year y, counted from year 1 */
+    unsigned py = y - 1u;
+    uint64_t leaps = py / 4u - py / 100u + py / 400u;
+    uint64_t leaps_1970 = 1969u / 4u - 1969u / 100u + 1969u / 400u;
+    days = (uint64_t)(y - 1970u) * 365u + (leaps - leaps_1970);
+    days += before[m - 1u];
+    bool leap = (y % 4u == 0 && y % 100u != 0) || y % 400u == 0;
+    if (leap && m > 2u) {
+        days++;
+    }
+    return days + d - 1u;
+}
+
+static bool day_ok(unsigned y, unsigned m, unsigned d) {
+    static const unsigned char len[12] = {31, 29, 31, 30, 31, 30,
+                                          31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4u == 0 && y % 100u != 0) || y % 400u == 0;
+    if (d == 0 || d > len[m - 1u]) {
+        return false;
+    }
+    return !(m == 2u && d == 29u && !leap);
+}
+
+bool ctxc_http_parse_date(const char *s, size_t n, uint64_t *unix_time) {
+    if (s == NULL || unix_time == NULL) {
+        return false;
+    }
+    size_t i = 0;
+    while (i < n &&
+           ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z'))) {
+        i++; /* the weekday name */
+    }
+    if (i < 3) {
+        return false;
+    }
+    unsigned y, m, d, hh, mm, ss;
+    if (char_at(s, n, &i, ',')) {
+        if (!char_at(s, n, &i, ' ') || !num_at(s, n, &i, 2, &d)) {
+            return false;
+        }
+        bool rfc850 = char_at(s, n, &i, '-');
+        if (!rfc850 && !char_at(s, n, &i, ' ')) {
+            return false;
+        }
+        if (i + 3 > n || (m = month_at(s + i)) == 0) {
+            return false;
+        }
+        i += 3;
+        if (!char_at(s, n, &i, rfc850 ? '-' : ' ')) {
+            return false;
+        }
+        if (rfc850) {
+            if (!num_at(s, n, &i, 2, &y)) {
+                return false;
+            }
+            y += y < 70u ? 2000u : 1900u;
+        } else if (!num_at(s, n, &i, 4, &y)) {
+            return false;
+        }
+        if (!char_at(s, n, &i, ' ') || !time_at(s, n, &i, &hh, &mm, &ss) ||
+            !char_at(s, n, &i, ' ') || i + 3 != n ||
+            memcmp(s + i, "GMT", 3) != 0) {
+            return false;
+        }
+    } else {
+        /* asctime: "Sun Nov  6 08:49:37 1994" */
+        if (!char_at(s, n, &i, ' ') || i + 3 > n ||
+            (m = month_at(s + i)) == 0) {
+            return false;
+        }
+        i += 3;
+        if (!char_at(s, n, &i, ' ')) {
+            return false;
+        }
+        if (char_at(s, n, &i, ' ')) {
+            if (!num_at(s, n, &i, 1, &d)) {
+                return false;
+            }
+        } else if (!num_at(s, n, &i, 2, &d)) {
+            return false;
+        }
+        if (!char_at(s, n, &i, ' ') || !time_at(s, n, &i, &hh, &mm, &ss) ||
+            !char_at(s, n, &i, ' ') || !num_at(s, n, &i, 4, &y) || i != n) {
+            return false;
+        }
+    }
+    if (y < 1970u || !day_ok(y, m, d)) {
+        return false;
+    }
+    *unix_time =
+        days_since_epoch(y, m, d) * 86400u + hh * 3600u + mm * 60u + ss;
+    return true;
+}
