@@ -242,7 +242,6 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx.values.density.workspace_root = s->workspace_root;
     ctx.profile =
         ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
-    ctx.prompt_id = NULL;
     ctx.work = s->work;
 
     ctxc_plan_t plan;

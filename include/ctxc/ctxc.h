@@ -8,6 +8,7 @@
 #include "ctxc/estimate.h"
 #include "ctxc/history.h"
 #include "ctxc/http.h"
+#include "ctxc/llm.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/plan.h"
 #include "ctxc/session.h"

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "ctxc/history.h"
+#include "ctxc/llm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,15 +91,35 @@ typedef struct {
     ctxc_density_config_t density;
 } ctxc_strategy_values_t;
 
-/* Resolvers of the LLM strategies (filled in by the provider and prompt
- * issues; NULL until then). */
-typedef ctxc_status_t (*ctxc_provider_resolver_fn)(void *user,
-                                                   const char *profile,
-                                                   const void **provider,
-                                                   ctxc_error_t *err);
+/* Resolvers of the LLM strategies, called only when a summary call will be
+ * made (after the split checks).
+ * llm: the model that writes the summary (ctxc/llm.h): the profile named by
+ * compression.profile when `profile` is not NULL, else the active provider.
+ * Errors: CTXC_E_PROFILE_NOT_FOUND (naming the profile), CTXC_E_INVALID_ARG
+ * (no provider configured: the message names the settings to set),
+ * CTXC_E_UNAVAILABLE (no provider layer in this build).
+ * prompt: the text of prompt_id for that provider and model (valid until
+ * the strategy returns). */
+typedef ctxc_status_t (*ctxc_llm_resolver_fn)(void *user, const char *profile,
+                                              const ctxc_llm_t **llm,
+                                              ctxc_error_t *err);
 typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
+
+/* An active todo of the agent (REQ-HD-011), listed in the summariser
+ * request: in-progress ones first, then pending; completed ones are left
+ * out. */
+typedef enum {
+    CTXC_TODO_PENDING = 0,
+    CTXC_TODO_IN_PROGRESS = 1,
+    CTXC_TODO_COMPLETED = 2
+} ctxc_todo_status_t;
+
+typedef struct {
+    const char *content; /* one line of UTF-8 */
+    ctxc_todo_status_t status;
+} ctxc_todo_t;
 
 /* Caller memory the strategies and the session work in. Declare with
  * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries.
@@ -143,16 +164,14 @@ typedef struct {
     void *estimate_user;
     uint64_t current_tokens; /* ctxc_history_tokens() now */
     ctxc_strategy_values_t values;
-    ctxc_provider_resolver_fn provider_resolver; /* NULL: none */
-    void *provider_user;
+    ctxc_llm_resolver_fn llm_resolver; /* NULL: no provider layer */
+    void *llm_user;
     const char *profile;                     /* compression.profile, or NULL */
-    ctxc_prompt_resolver_fn prompt_resolver; /* NULL: none */
+    ctxc_prompt_resolver_fn prompt_resolver; /* NULL: the built-in prompt */
     void *prompt_user;
-    const char *prompt_provider; /* prompt context */
-    const char *prompt_model;
-    const char *prompt_id;       /* e.g. "compression/middle-out.md" */
-    const char *todos;           /* optional active todos, or NULL */
-    const char *transcript_path; /* optional, or NULL */
+    const ctxc_todo_t *todos; /* the agent's todos (may be NULL) */
+    size_t todo_count;
+    const char *transcript_path; /* the full transcript's path, or NULL */
     ctxc_work_t *work;           /* working memory (not the store) */
 } ctxc_compress_ctx_t;
 

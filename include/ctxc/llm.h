@@ -1,0 +1,90 @@
+/*
+ * ctxc — the summariser call: what the LLM strategies (middle-out, one-shot)
+ * ask of a model, independent of any provider or transport.
+ *
+ * A strategy builds a ctxc_llm_request_t whose parts are produced by
+ * callbacks (so the history is rendered straight into the request body and
+ * never copied whole into RAM) and hands it to a ctxc_llm_t. The provider
+ * layer (ctxc/provider.h) implements ctxc_llm_t over the HTTP client and the
+ * port's transport for the OpenAI-compatible, Anthropic and Gemini APIs;
+ * tests implement it with a fake.
+ *
+ * Every writer callback may be called more than once per request (a count
+ * pass for Content-Length, then a send pass; again on a retry) and must
+ * write the same bytes each time.
+ */
+#ifndef CTXC_LLM_H
+#define CTXC_LLM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Receives a piece of plain UTF-8 text of a request part (not JSON-escaped:
+ * the provider escapes it). Returns CTXC_OK, or an error that the part's
+ * writer must return as is. */
+typedef ctxc_status_t (*ctxc_llm_write_fn)(void *user, const char *text,
+                                           size_t len);
+
+/* Writes one part (the system instruction, or message i) through write. */
+typedef ctxc_status_t (*ctxc_llm_part_fn)(void *src, size_t index,
+                                          ctxc_llm_write_fn write,
+                                          void *write_user);
+
+typedef enum {
+    CTXC_LLM_ROLE_USER = 0,
+    CTXC_LLM_ROLE_ASSISTANT = 1
+} ctxc_llm_role_t;
+
+/* One summariser request: a system instruction and a list of messages. */
+typedef struct {
+    ctxc_llm_part_fn system; /* writes the system instruction (index 0);
+                                NULL: none */
+    size_t message_count;    /* >= 1 */
+    ctxc_llm_part_fn message; /* writes message i, 0 <= i < message_count */
+    const ctxc_llm_role_t *roles; /* message_count roles; NULL: all user */
+    void *src;                    /* passed to system and message */
+    uint32_t max_output_tokens;   /* 0: the provider's default */
+} ctxc_llm_request_t;
+
+/* What the call reported besides the text. */
+typedef struct {
+    uint64_t input_tokens;  /* as the provider counted them; 0: not reported */
+    uint64_t output_tokens;
+    char finish_reason[24]; /* the provider's own word ("stop", "end_turn",
+                               "STOP", ...), "" when none was reported */
+    uint32_t attempts;      /* requests sent (1 + retries) */
+    uint32_t http_status;   /* of the last response, 0: none */
+} ctxc_llm_usage_t;
+
+/* A model that writes summaries. complete() sends the request and writes
+ * the answer's text (thinking/reasoning left out) into out[0..cap), NUL-
+ * terminated, *len its length; it retries transient failures itself
+ * (bounded) and never switches to another model.
+ * Errors: CTXC_E_TOO_LARGE (the answer does not fit cap; err->needed when
+ * known), CTXC_E_PARSE (malformed answer, or cut off by the output limit:
+ * the message says which), CTXC_E_HTTP_STATUS (with the provider's own
+ * error text), CTXC_E_NETWORK, CTXC_E_TLS, CTXC_E_TIMEOUT, CTXC_E_INSECURE,
+ * CTXC_E_NOT_FOUND (no API key under the configured name), or a writer's
+ * own error. No key or auth header text ever appears in err. */
+typedef struct ctxc_llm {
+    ctxc_status_t (*complete)(const struct ctxc_llm *llm,
+                              const ctxc_llm_request_t *req, char *out,
+                              size_t cap, size_t *len, ctxc_llm_usage_t *usage,
+                              ctxc_error_t *err);
+    void *ctx;
+    const char *provider; /* names for prompts and reports ("openai", ...) */
+    const char *model;
+} ctxc_llm_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_LLM_H */
