@@ -58,4 +58,7 @@ int cli_cmd_repl(int argc, char **argv);
 /* `ctxc prompts list|show|install ...` (argv after the command). */
 int cli_cmd_prompts(int argc, char **argv);
 
+/* `ctxc http-get URL ...` (argv after the command): cli_http.c. */
+int cli_cmd_http_get(int argc, char **argv);
+
 #endif /* CTXC_CLI_H */

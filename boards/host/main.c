@@ -63,6 +63,11 @@ static const char cli_usage_text[] =
     "                          (default ~/.config/ctxc): the level each one\n"
     "                          resolves from, the text, or install the\n"
     "                          built-in ones (see `ctxc prompts --help`)\n"
+    "  http-get URL [--ca-file FILE] [--header 'Name: value' ...] [--bytes N]\n"
+    "           [--timeout-ms N]\n"
+    "                          fetch URL through the port (TLS verified) and\n"
+    "                          print the headers, the first N bytes of the\n"
+    "                          body (512) and the status: a network check\n"
     "\n"
     "FILE is a JSON Lines file in the IContent interchange format or the\n"
     "OpenAI chat-messages format (one entry per line); - reads stdin.\n"
@@ -359,6 +364,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "prompts") == 0) {
         return cli_cmd_prompts(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "http-get") == 0) {
+        return cli_cmd_http_get(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "stats") != 0 && strcmp(cmd, "fmt") != 0) {
         fprintf(stderr, "ctxc: unknown command '%s'\n", cmd);

@@ -1,0 +1,246 @@
+/*
+ * `ctxc http-get URL [--ca-file FILE] [--header 'Name: value' ...]
+ *                    [--bytes N] [--timeout-ms N]`
+ *
+ * A diagnostic of the network path the LLM strategies use: fetches URL
+ * through the port (the POSIX transport: sockets + mbedTLS, certificate
+ * and host name always verified) with the library's HTTP client, and
+ * prints the status line, the response headers and the first N bytes of
+ * the body (default 512) to stdout. The CA file, connect and read
+ * timeouts come from the settings (network.ca-file,
+ * network.connect-timeout-ms, network.read-timeout-ms) unless given here.
+ * A header given with --header is sent as is; one whose name is
+ * Authorization, x-api-key or x-goog-api-key is treated as a secret (never
+ * sent over plain http:// to a non-loopback host, never printed).
+ *
+ * Exit status: 0 for a 2xx answer, 1 for any error (the error printed on
+ * stderr, with whether a retry could help), 2 usage error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "ctxc/ctxc.h"
+#include "ctxc_port_posix.h"
+#include "ctxc_transport_posix.h"
+
+#define HTTP_GET_MAX_HEADERS 16
+
+static const char http_get_usage[] =
+    "usage: ctxc http-get URL [--ca-file FILE] [--header 'Name: value' ...]\n"
+    "                         [--bytes N] [--timeout-ms N]\n"
+    "Fetches URL through the port's transport (TLS verified against the\n"
+    "system CA bundle or --ca-file / network.ca-file) and prints the status,\n"
+    "the response headers and the first N bytes of the body (default 512).\n";
+
+typedef struct {
+    size_t shown, limit;
+    unsigned long long total;
+} body_view_t;
+
+static ctxc_status_t print_header(void *user, const char *name, size_t name_len,
+                                  const char *value, size_t value_len) {
+    (void)user;
+    printf("%.*s: %.*s\n", (int)name_len, name, (int)value_len, value);
+    return CTXC_OK;
+}
+
+static ctxc_status_t print_body(void *user, const char *data, size_t len) {
+    body_view_t *b = user;
+    if (b->shown == 0 && b->total == 0) {
+        fputc('\n', stdout); /* the blank line between headers and body */
+    }
+    b->total += len;
+    if (b->shown < b->limit) {
+        size_t n = len < b->limit - b->shown ? len : b->limit - b->shown;
+        fwrite(data, 1, n, stdout);
+        b->shown += n;
+    }
+    return CTXC_OK;
+}
+
+static bool is_secret_name(const char *name, size_t len) {
+    static const char *const secret[] = {
+        "authorization", "x-api-key", "x-goog-api-key", "proxy-authorization"};
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++) {
+        if (strlen(secret[i]) == len &&
+            strncasecmp(name, secret[i], len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool parse_u32(const char *s, uint32_t max, uint32_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static ctxc_settings_store_t http_settings;
+static ctxc_posix_fs_t http_pfs;
+static ctxc_posix_transport_t http_net;
+static CTXC_HTTP_WORK_DEFINE(http_work);
+/* "Name: value" copies split in place */
+static char header_text[HTTP_GET_MAX_HEADERS][1024];
+
+int cli_cmd_http_get(int argc, char **argv) {
+    const char *url = NULL, *ca_file = NULL;
+    uint32_t bytes = 512, timeout_ms = 0;
+    bool have_timeout = false;
+    ctxc_http_header_t headers[HTTP_GET_MAX_HEADERS];
+    size_t nh = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool takes = strcmp(a, "--ca-file") == 0 ||
+                     strcmp(a, "--header") == 0 || strcmp(a, "--bytes") == 0 ||
+                     strcmp(a, "--timeout-ms") == 0;
+        if (takes && i + 1 >= argc) {
+            fprintf(stderr, "ctxc http-get: %s needs a value\n%s", a,
+                    http_get_usage);
+            return CLI_EXIT_USAGE;
+        }
+        if (strcmp(a, "--ca-file") == 0) {
+            ca_file = argv[++i];
+        } else if (strcmp(a, "--bytes") == 0) {
+            if (!parse_u32(argv[++i], 1u << 30, &bytes)) {
+                fprintf(stderr,
+                        "ctxc http-get: --bytes takes a number, not "
+                        "'%s'\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--timeout-ms") == 0) {
+            if (!parse_u32(argv[++i], 3600000u, &timeout_ms) ||
+                timeout_ms == 0) {
+                fprintf(stderr,
+                        "ctxc http-get: --timeout-ms takes 1..3600000, not "
+                        "'%s'\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+            have_timeout = true;
+        } else if (strcmp(a, "--header") == 0) {
+            const char *h = argv[++i];
+            const char *colon = strchr(h, ':');
+            if (nh == HTTP_GET_MAX_HEADERS || colon == NULL || colon == h ||
+                strlen(h) >= sizeof header_text[0]) {
+                fprintf(stderr,
+                        "ctxc http-get: --header takes 'Name: value' (at "
+                        "most %d, each under %zu bytes)\n",
+                        HTTP_GET_MAX_HEADERS, sizeof header_text[0]);
+                return CLI_EXIT_USAGE;
+            }
+            char *t = header_text[nh];
+            strcpy(t, h);
+            size_t name_len = (size_t)(colon - h);
+            t[name_len] = '\0';
+            const char *value = t + name_len + 1;
+            while (*value == ' ' || *value == '\t') {
+                value++;
+            }
+            headers[nh].name = t;
+            headers[nh].value = value;
+            headers[nh].secret = is_secret_name(t, name_len);
+            nh++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "ctxc http-get: unknown option '%s'\n%s", a,
+                    http_get_usage);
+            return CLI_EXIT_USAGE;
+        } else if (url == NULL) {
+            url = a;
+        } else {
+            fprintf(stderr, "ctxc http-get: one URL only\n%s", http_get_usage);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (url == NULL) {
+        fprintf(stderr, "ctxc http-get: missing URL\n%s", http_get_usage);
+        return CLI_EXIT_USAGE;
+    }
+    if (!cli_settings_open(&http_settings, &http_pfs, NULL, "ctxc http-get")) {
+        return CLI_EXIT_FAIL;
+    }
+    ctxc_error_t err;
+    ctxc_posix_port_t pp;
+    if (ctxc_posix_port_init(&pp, NULL, CTXC_LOG_WARN, &err) != CTXC_OK) {
+        fprintf(stderr, "ctxc http-get: %s\n", ctxc_error_message(&err));
+        return CLI_EXIT_FAIL;
+    }
+    ctxc_posix_transport_config_t cfg =
+        ctxc_posix_transport_config(&http_settings, &pp.port);
+    if (ca_file != NULL) {
+        cfg.ca_file = ca_file;
+    }
+    int rc = CLI_EXIT_FAIL;
+    if (ctxc_posix_transport_init(&http_net, &cfg, &err) != CTXC_OK) {
+        fprintf(stderr, "ctxc http-get: %s\n", ctxc_error_message(&err));
+        ctxc_posix_port_deinit(&pp);
+        return CLI_EXIT_FAIL;
+    }
+    pp.port.transport = ctxc_posix_transport(&http_net);
+    if (!have_timeout) {
+        uint32_t t = 0;
+        timeout_ms = ctxc_settings_int(&http_settings,
+                                       CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &t)
+                         ? t
+                         : 0;
+    }
+    body_view_t body = {0, bytes, 0};
+    ctxc_http_request_t req;
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.url = url;
+    req.accept = "*/*";
+    req.headers = headers;
+    req.header_count = nh;
+    req.timeout_ms = timeout_ms;
+    req.on_header = print_header;
+    req.on_body = print_body;
+    req.user = &body;
+    ctxc_http_response_t resp;
+    ctxc_status_t st = ctxc_http_request(&req, &pp.port, http_work,
+                                         sizeof http_work, &resp, &err);
+    /* the status line is known only after the headers: printed last */
+    if (body.total > body.shown) {
+        printf("\n[... %llu body bytes in all, %zu shown]\n", body.total,
+               body.shown);
+    } else if (body.total > 0 && body.shown > 0) {
+        fputc('\n', stdout);
+    }
+    if (resp.status != 0) {
+        printf("status: %u\n", (unsigned)resp.status);
+    }
+    if (st == CTXC_OK) {
+        rc = resp.status >= 200 && resp.status < 300 ? CLI_EXIT_OK
+                                                     : CLI_EXIT_FAIL;
+    } else {
+        const char *why = ctxc_posix_transport_last_error(&http_net);
+        if (strstr(ctxc_error_message(&err), why) != NULL) {
+            why = ""; /* already in the message */
+        }
+        fprintf(stderr, "ctxc http-get: %s: %s%s%s (%s)\n",
+                ctxc_status_name(st), ctxc_error_message(&err),
+                why[0] != '\0' ? "; transport: " : "", why,
+                ctxc_http_retryable(st, &resp) ? "a retry could help"
+                                               : "a retry would not help");
+        if (resp.has_retry_after) {
+            fprintf(stderr, "ctxc http-get: Retry-After: %u s\n",
+                    (unsigned)resp.retry_after_s);
+        }
+    }
+    ctxc_posix_transport_deinit(&http_net);
+    ctxc_posix_port_deinit(&pp);
+    if (!cli_stdout_ok("ctxc http-get")) {
+        return CLI_EXIT_FAIL;
+    }
+    return rc;
+}
