@@ -108,12 +108,40 @@ def manifests():
     ]
 
 
+def sse_streams():
+    return [
+        b"data: {\"a\":1}\n\ndata: [DONE]\n\n",
+        b"event: message_start\r\ndata: {\"x\":\r\ndata: 2}\r\nid: 7\r\n\r\n",
+        b": comment\nretry: 1500\ndata:x\rdata: y\r\r",
+        b"data: cut in the middle",
+    ]
+
+
+def http_responses():
+    json_body = b'{"choices":[{"message":{"content":"hi"}}]}'
+    chunked = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n"
+    sse = b"data: {\"d\":1}\n\ndata: [DONE]\n\n"
+    return [
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(json_body) + json_body,
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + sse,
+        b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\n"
+        b"Content-Length: 26\r\n\r\n{\"error\":{\"message\":\"x\"}}",
+        b"HTTP/1.1 503 Unavailable\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+        b"Date: Sun, 06 Nov 1994 08:49:30 GMT\r\nConnection: close\r\n\r\nbusy",
+        b"HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.0 200 OK\nContent-Length: 5\n\nhel",
+    ]
+
+
 def main():
     out, source, corpus = sys.argv[1:4]
     corpus = os.environ.get("CTXC_CORPUS") or corpus
     files, have_corpus = jsonl_files(source, corpus)
     seeds = {t: [] for t in ("jsonl", "openai", "json", "settings_file",
-                             "commands", "manifest", "strategies")}
+                             "commands", "manifest", "strategies", "sse",
+                             "http")}
     for path in files:
         base = os.path.basename(path)
         for i, p in enumerate(pieces(path)):
@@ -131,6 +159,10 @@ def main():
         seeds["json"].append(("settings.%d" % i, bytes([31]) + t))
     for i, t in enumerate(command_scripts()):
         seeds["commands"].append(("commands.%d" % i, t))
+    for i, t in enumerate(sse_streams()):
+        seeds["sse"].append(("sse.%d" % i, bytes([7]) + t))
+    for i, t in enumerate(http_responses()):
+        seeds["http"].append(("http.%d" % i, bytes([13]) + t))
     for i, t in enumerate(manifests()):
         seeds["manifest"].append(("manifest.%d" % i, t))
     for target, items in seeds.items():
