@@ -11,28 +11,6 @@
 #include "record.h"
 #include "strategies.h"
 
-bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
-                         size_t *pos, size_t *block) {
-    for (size_t p = from + 1; p < v->count; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
-                ctxc__str_eq(b.u.tool_response.call_id, id)) {
-                *pos = p;
-                *block = k;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 /* ---- the call id index of a view ---------------------------------------- */
 
 size_t ctxc__view_blocks(const ctxc_view_t *v) {
@@ -176,9 +154,6 @@ static bool pairs_ready(ctxc__pairs_t *pr) {
     return pr->ok;
 }
 
-/* Entries scanned next to a call or response before the index is asked. */
-#define PAIR_WINDOW 8u
-
 /* The first block of `type` (tool_call or tool_response) with call id `id`
  * in entry e: its index in *block and the block in *out. */
 static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
@@ -198,84 +173,46 @@ static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
     return false;
 }
 
-static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
-    ctxc_block_t b;
-    return tool_block_in(e, CTXC_BLOCK_TOOL_RESPONSE, id, block, &b);
-}
-
-static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
-                    ctxc_block_t *call) {
-    return tool_block_in(e, CTXC_BLOCK_TOOL_CALL, id, block, call);
-}
-
-bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
-                          size_t *pos, size_t *block) {
+bool ctxc__pairs_seek(ctxc__pairs_t *pr, size_t at, ctxc_str_t id, bool call,
+                      size_t window, size_t *pos, size_t *block,
+                      ctxc_block_t *out) {
     const ctxc_view_t *v = pr->v;
-    size_t end =
-        v->count - from - 1 > PAIR_WINDOW ? from + 1 + PAIR_WINDOW : v->count;
-    for (size_t p = from + 1; p < end; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_TOOL && response_in(&e, id, block)) {
+    ctxc_block_t b;
+    ctxc_entry_t e;
+    /* positions to look at: [0, at) backwards, or (at, count) forwards */
+    size_t n = call ? at : v->count - at - 1;
+    for (size_t i = 0; i < n; i++) {
+        if (i == window && pairs_ready(pr)) {
+            /* the only call (response), when it lies on the right side */
+            const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
+            size_t p = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
+            if (p == CTXC__IDS_NONE || (call ? p >= at : p <= at)) {
+                return false;
+            }
             *pos = p;
-            return true;
+            *block = call ? s->call_block : s->resp_block;
+            if (out == NULL) {
+                return true;
+            }
+            ctxc_view_get(v, p, &e);
+            return ctxc_entry_block(&e, *block, out) == CTXC_OK;
         }
-    }
-    if (end == v->count) {
-        return false; /* the window reached the end */
-    }
-    if (pairs_ready(pr)) { /* the only response, when it lies after `from` */
-        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
-        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= from) {
-            return false;
+        size_t p = call ? at - 1 - i : at + 1 + i;
+        /* the store's pairing rule: calls in ai entries, responses in tool
+         * entries; the others are not read */
+        if (v->slots_[ctxc_view_index(v, p)].speaker !=
+            (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+            continue;
         }
-        *pos = s->resp;
-        *block = s->resp_block;
-        return true;
-    }
-    return ctxc__find_response(v, end - 1, id, pos, block);
-}
-
-bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
-                     size_t *pos, size_t *block, ctxc_block_t *call) {
-    for (size_t p = before; p-- > 0;) {
-        ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
+        if (tool_block_in(&e,
+                          call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
+                          id, block, out != NULL ? out : &b)) {
             *pos = p;
             return true;
         }
     }
     return false;
-}
-
-bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
-                      size_t *pos, size_t *block, ctxc_block_t *call) {
-    const ctxc_view_t *v = pr->v;
-    size_t start = before > PAIR_WINDOW ? before - PAIR_WINDOW : 0;
-    for (size_t p = before; p-- > start;) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
-            *pos = p;
-            return true;
-        }
-    }
-    if (start == 0) {
-        return false; /* the window reached the start */
-    }
-    if (pairs_ready(pr)) { /* the only call, when it lies before `before` */
-        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
-        ctxc_entry_t e;
-        if (s == NULL || s->call == CTXC__IDS_NONE || s->call >= before) {
-            return false;
-        }
-        ctxc_view_get(v, s->call, &e);
-        *pos = s->call;
-        *block = s->call_block;
-        return ctxc_entry_block(&e, s->call_block, call) == CTXC_OK;
-    }
-    return ctxc__find_call(v, start, id, pos, block, call);
 }
 
 /* ---- boundaries ---------------------------------------------------------- */
@@ -302,7 +239,8 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
                 continue;
             }
             size_t p, k;
-            if (ctxc__pairs_response(pr, a, blk.u.tool_call.id, &p, &k) &&
+            if (ctxc__pairs_seek(pr, a, blk.u.tool_call.id, false, CTXC__PAIR_WINDOW,
+                                 &p, &k, NULL) &&
                 p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
             }

@@ -274,6 +274,8 @@ typedef struct {
      * of the step (written paths, @file paths, tool names). */
     const ctxc__pairs_t *pairs;
     ctxc__id_index_t *keys;
+    /* the same pairs, also on the scan path (then they scan) */
+    ctxc__pairs_t *pr;
     /* Resolved written paths, kept in the work scratch until the edits
      * start writing there (NULL then): KEY_PATH slots with KEY_BYTES
      * compare against them instead of decoding the write call again. */
@@ -375,15 +377,8 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
         return false;
     }
     size_t q, r;
-    if (hd->pairs != NULL) {
-        const ctxc__id_slot_t *s =
-            ctxc__pairs_find(hd->pairs, b->u.tool_call.id);
-        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= p) {
-            return false;
-        }
-        q = s->resp;
-        r = s->resp_block;
-    } else if (!ctxc__find_response(hd->v, p, b->u.tool_call.id, &q, &r)) {
+    if (!ctxc__pairs_seek(hd->pr, p, b->u.tool_call.id, false, 0, &q, &r,
+                          NULL)) {
         return false;
     }
     if (r >= MAX_EDIT_BLOCKS) {
@@ -419,8 +414,8 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
     }
     size_t p, ck, rq, rk;
     ctxc_block_t call;
-    return ctxc__find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck,
-                           &call) &&
+    return ctxc__pairs_seek(hd->pr, q, b->u.tool_response.call_id, true, 0, &p,
+                            &ck, &call) &&
            (hd->mark[p] & MARK_RWCALL) != 0 &&
            rw_prunes(hd, p, ck, &call, &rq, &rk) && rq == q && rk == k;
 }
@@ -1148,13 +1143,14 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0, 0};
+    ctxc__pairs_t pairs;
+    ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
+    hd_t hd = {raw, config, work, work->marks, NULL, NULL, &pairs, NULL, 0, 0, 0};
     ctxc_block_t pointer;
     memset(&pointer, 0, sizeof pointer);
     pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
     pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
     hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
-    ctxc__pairs_t pairs;
     ctxc__id_index_t keys;
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
@@ -1357,7 +1353,8 @@ typedef struct {
  * id before pos. */
 static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
     size_t p, k;
-    return ctxc__pairs_call(se->pairs, se->pos, id, &p, &k, call);
+    return ctxc__pairs_seek(se->pairs, se->pos, id, true, CTXC__PAIR_WINDOW, &p,
+                            &k, call);
 }
 
 /* The summarised form of response block b (into se->buf). */
