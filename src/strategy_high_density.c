@@ -62,15 +62,25 @@ static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
     return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
 }
 
+/* Whether n is one of the NUL-separated names of `list` (ended by an empty
+ * name). */
+static bool is_one_of(ctxc_str_t n, const char *list) {
+    for (size_t k; (k = strlen(list)) > 0; list += k + 1) {
+        if (n.len == k && memcmp(n.ptr, list, k) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool is_read_tool(ctxc_str_t n) {
-    return str_is(n, "read_file") || str_is(n, "read_line_range") ||
-           str_is(n, "read_many_files") || str_is(n, "ast_read_file");
+    return is_one_of(n, "read_file\0read_line_range\0read_many_files\0"
+                        "ast_read_file\0");
 }
 
 static bool is_write_tool(ctxc_str_t n) {
-    return str_is(n, "write_file") || str_is(n, "ast_edit") ||
-           str_is(n, "replace") || str_is(n, "insert_at_line") ||
-           str_is(n, "delete_line_range");
+    return is_one_of(n, "write_file\0ast_edit\0replace\0insert_at_line\0"
+                        "delete_line_range\0");
 }
 
 /* ---- parameters and paths ------------------------------------------------ */
