@@ -154,65 +154,19 @@ static bool pairs_ready(ctxc__pairs_t *pr) {
     return pr->ok;
 }
 
-/* The first block of `type` (tool_call or tool_response) with call id `id`
- * in entry e: its index in *block and the block in *out. */
-static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
-                          ctxc_str_t id, size_t *block, ctxc_block_t *out) {
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
-        if (b.type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
-                                               ? b.u.tool_call.id
-                                               : b.u.tool_response.call_id,
-                                           id)) {
-            *block = k;
-            *out = b;
-            return true;
-        }
-    }
-    return false;
+/* The view's index for ctxc__ids_seek (built on the first ask). */
+static const ctxc__id_slot_t *pairs_lookup(void *ctx, ctxc_str_t id,
+                                           bool *usable) {
+    ctxc__pairs_t *pr = (ctxc__pairs_t *)ctx;
+    *usable = pairs_ready(pr);
+    return ctxc__pairs_find(pr, id);
 }
 
 bool ctxc__pairs_seek(ctxc__pairs_t *pr, size_t at, ctxc_str_t id, bool call,
                       size_t window, size_t *pos, size_t *block,
                       ctxc_block_t *out) {
-    const ctxc_view_t *v = pr->v;
-    ctxc_block_t b;
-    ctxc_entry_t e;
-    /* positions to look at: [0, at) backwards, or (at, count) forwards */
-    size_t n = call ? at : v->count - at - 1;
-    for (size_t i = 0; i < n; i++) {
-        if (i == window && pairs_ready(pr)) {
-            /* the only call (response), when it lies on the right side */
-            const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
-            size_t p = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
-            if (p == CTXC__IDS_NONE || (call ? p >= at : p <= at)) {
-                return false;
-            }
-            *pos = p;
-            *block = call ? s->call_block : s->resp_block;
-            if (out == NULL) {
-                return true;
-            }
-            ctxc_view_get(v, p, &e);
-            return ctxc_entry_block(&e, *block, out) == CTXC_OK;
-        }
-        size_t p = call ? at - 1 - i : at + 1 + i;
-        /* the store's pairing rule: calls in ai entries, responses in tool
-         * entries; the others are not read */
-        if (v->slots_[ctxc_view_index(v, p)].speaker !=
-            (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
-            continue;
-        }
-        ctxc_view_get(v, p, &e);
-        if (tool_block_in(&e,
-                          call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
-                          id, block, out != NULL ? out : &b)) {
-            *pos = p;
-            return true;
-        }
-    }
-    return false;
+    return ctxc__ids_seek(pr->v, at, id, call, window, pairs_lookup, pr, pos,
+                          block, out);
 }
 
 /* ---- boundaries ---------------------------------------------------------- */

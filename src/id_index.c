@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctxc/strategy.h"
+#include "record.h"
 
 _Static_assert(sizeof(ctxc__id_slot_t) == CTXC__ID_SLOT_BYTES,
                "CTXC__ID_SLOT_BYTES is the size of a slot");
@@ -166,4 +167,67 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
     ix->used++;
     s->hash = hash;
     return s;
+}
+
+/* The first block of `type` with call id `id` in entry e: its index in
+ * *block and the block in *out. */
+static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
+                          ctxc_str_t id, size_t *block, ctxc_block_t *out) {
+    const uint8_t *cur = NULL;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, out); k++) {
+        if (out->type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
+                                                  ? out->u.tool_call.id
+                                                  : out->u.tool_response.call_id,
+                                              id)) {
+            *block = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Entry p of a view (a map of NULL: store indexes). */
+static void view_entry(const ctxc_view_t *v, size_t p, ctxc_entry_t *e) {
+    const ctxc_slot_t *s = &v->slots_[v->map != NULL ? v->map[p] : p];
+    ctxc__record_entry(v->arena_ + s->offset, s, e);
+}
+
+bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
+                    size_t window, ctxc__ids_lookup_fn lookup, void *ctx,
+                    size_t *pos, size_t *block, ctxc_block_t *out) {
+    ctxc_block_t b;
+    ctxc_entry_t e;
+    ctxc_block_type_t type =
+        call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE;
+    /* positions to look at: [0, at) backwards, or (at, count) forwards */
+    size_t n = call ? at : v->count - at - 1;
+    for (size_t i = 0; i < n; i++) {
+        bool usable = false;
+        const ctxc__id_slot_t *s =
+            i == window ? lookup(ctx, id, &usable) : NULL;
+        if (usable) {
+            size_t p = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
+            if (p == CTXC__IDS_NONE || (call ? p >= at : p <= at)) {
+                return false;
+            }
+            *pos = p;
+            *block = call ? s->call_block : s->resp_block;
+            if (out == NULL) {
+                return true;
+            }
+            view_entry(v, p, &e);
+            return ctxc_entry_block(&e, *block, out) == CTXC_OK;
+        }
+        size_t p = call ? at - 1 - i : at + 1 + i;
+        if (v->slots_[v->map != NULL ? v->map[p] : p].speaker !=
+            (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+            continue;
+        }
+        view_entry(v, p, &e);
+        if (tool_block_in(&e, type, id, block, out != NULL ? out : &b)) {
+            *pos = p;
+            return true;
+        }
+    }
+    return false;
 }

@@ -95,4 +95,27 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
                                uint32_t hash, ctxc__id_match_fn match,
                                void *ctx);
 
+/* ---- finding the other side of a pair ------------------------------------
+ * One finder for the store (pairing.c, over a view of the whole store) and
+ * the strategies (boundary.c, over their view), each with its own index. */
+
+/* The index of a finder: the slot of `id` (NULL: not held) when *usable is
+ * set; *usable false when there is no index to ask (then the finder
+ * scans). Asked at most once per search. */
+typedef const ctxc__id_slot_t *(*ctxc__ids_lookup_fn)(void *ctx, ctxc_str_t id,
+                                                     bool *usable);
+
+/* The tool_call (`call`) or tool_response with call id `id` nearest to view
+ * position `at`: the last tool_call in an ai entry before it (its first such
+ * block), or the first tool_response in a tool entry after it (the store's
+ * pairing rule: the entries of other speakers are not read). Its position,
+ * block index and, when `out` is not NULL, the block. The `window` entries
+ * next to `at` are scanned, then the index answers (the slot's call or
+ * response, when it lies on the right side), or, when it cannot, a scan of
+ * the rest: the same answers. `block` and `out` come from the slot's
+ * call_block / resp_block when the index answers. */
+bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
+                    size_t window, ctxc__ids_lookup_fn lookup, void *ctx,
+                    size_t *pos, size_t *block, ctxc_block_t *out);
+
 #endif /* CTXC_ID_INDEX_H */

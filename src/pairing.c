@@ -583,21 +583,20 @@ typedef struct {
  * index is asked (a response usually follows its call closely). */
 #define NEAR_ENTRIES 8u
 
-/* The first entry in [from, to) (walking down when `down`) that holds a
- * block of `type` with `id`, or SIZE_MAX. */
-static size_t scan_for(const ctxc_history_t *h, size_t from, size_t to,
-                       bool down, ctxc_block_type_t type, ctxc_str_t id) {
-    ctxc_speaker_t sp =
-        type == CTXC_BLOCK_TOOL_CALL ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL;
-    for (size_t n = from; n < to; n++) {
-        size_t i = down ? to - 1u - (n - from) : n;
-        ctxc_entry_t e;
-        if (h->slots[i].speaker == sp &&
-            (entry_at(h, i, &e), entry_has(&e, type, id, NULL))) {
-            return i;
-        }
+/* The history's index for ctxc__ids_seek (made usable on the first
+ * ask). */
+static const ctxc__id_slot_t *lazy_lookup(void *ctx, ctxc_str_t id,
+                                          bool *usable) {
+    lazy_index_t *lz = (lazy_index_t *)ctx;
+    if (!lz->tried) {
+        lz->tried = true;
+        lz->ix = usable_index(lz->h, &lz->store);
     }
-    return SIZE_MAX;
+    *usable = lz->ix != NULL;
+    match_ctx_t m = {lz->h, NULL};
+    return *usable ? ctxc__ids_find(lz->ix, id, ctxc__ids_hash(id),
+                                    match_store, &m)
+                   : NULL;
 }
 
 /* The position of the other side of the pair of block b (in entry pos), or
@@ -605,32 +604,13 @@ static size_t scan_for(const ctxc_history_t *h, size_t from, size_t to,
  * come after calls; an id has one of each). */
 static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
     const ctxc_history_t *h = lz->h;
-    ctxc_str_t id = block_id(b);
-    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
-    ctxc_block_type_t other =
-        call ? CTXC_BLOCK_TOOL_RESPONSE : CTXC_BLOCK_TOOL_CALL;
-    size_t from = call ? pos + 1u : 0u, to = call ? h->count : pos;
-    size_t near_from =
-        call ? from : (to > NEAR_ENTRIES ? to - NEAR_ENTRIES : 0);
-    size_t near_to =
-        call ? (to - from > NEAR_ENTRIES ? from + NEAR_ENTRIES : to) : to;
-    size_t p = scan_for(h, near_from, near_to, !call, other, id);
-    if (p != SIZE_MAX || (near_from == from && near_to == to)) {
-        return p;
-    }
-    if (!lz->tried) {
-        lz->tried = true;
-        lz->ix = usable_index(lz->h, &lz->store);
-    }
-    if (lz->ix != NULL) {
-        match_ctx_t m = {h, NULL};
-        const ctxc__id_slot_t *s =
-            ctxc__ids_find(lz->ix, id, ctxc__ids_hash(id), match_store, &m);
-        uint16_t q = s == NULL ? CTXC__IDS_NONE : call ? s->resp : s->call;
-        return q == CTXC__IDS_NONE ? SIZE_MAX : q;
-    }
-    return call ? scan_for(h, near_to, to, false, other, id)
-                : scan_for(h, from, near_from, true, other, id);
+    ctxc_view_t all = {h->slots, h->arena, NULL, h->count, h->count};
+    size_t p, k;
+    return ctxc__ids_seek(&all, pos, block_id(b),
+                          b->type == CTXC_BLOCK_TOOL_RESPONSE, NEAR_ENTRIES,
+                          lazy_lookup, lz, &p, &k, NULL)
+               ? p
+               : SIZE_MAX;
 }
 
 /* Old entry i is not kept (dropped or replaced): each of its tool blocks
