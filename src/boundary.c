@@ -24,6 +24,8 @@ size_t ctxc__view_blocks(const ctxc_view_t *v) {
 static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                         size_t bytes, bool built) {
     pr->v = v;
+    pr->at.v = v;
+    pr->at.sid = NULL;
     pr->ok = false;
     pr->built = built;
     pr->mem = mem;
@@ -34,51 +36,19 @@ static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
 }
 
 #if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY > 0
-/* The id at the slot's call (or, without one, response) position. */
-static bool pairs_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
-    const ctxc__pairs_t *pr = (const ctxc__pairs_t *)ctx;
-    bool call = slot->call != CTXC__IDS_NONE;
-    ctxc_entry_t e;
-    ctxc_block_t b;
-    ctxc_view_get(pr->v, call ? slot->call : slot->resp, &e);
-    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
-        CTXC_OK) {
-        return false;
-    }
-    return ctxc__str_eq(call ? b.u.tool_call.id : b.u.tool_response.call_id,
-                        id);
-}
-
 ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
     if (!pr->ok) {
         return NULL;
     }
-    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), pairs_match,
-                          (void *)(uintptr_t)pr);
+    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), ctxc__ids_match_at,
+                          (void *)(uintptr_t)&pr->at);
 }
 
 bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
                      size_t k, const ctxc_block_t *b) {
-    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
     (void)e; /* the store's pairing rule: calls in ai entries, responses in
                 tool entries, one of each per id */
-    if (k >= CTXC__IDS_NONE) {
-        return false;
-    }
-    ctxc_str_t id = call ? b->u.tool_call.id : b->u.tool_response.call_id;
-    ctxc__id_slot_t *s =
-        ctxc__ids_add(&pr->ix, id, ctxc__ids_hash(id), pairs_match, pr);
-    if (s == NULL) {
-        return false;
-    }
-    if (call) {
-        s->call = (uint16_t)p;
-        s->call_block = (uint16_t)k;
-    } else {
-        s->resp = (uint16_t)p;
-        s->resp_block = (uint16_t)k;
-    }
-    return true;
+    return ctxc__ids_add_block(&pr->ix, &pr->at, b, p, k);
 }
 
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,

@@ -169,27 +169,56 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
     return s;
 }
 
-/* The first block of `type` with call id `id` in entry e: its index in
- * *block and the block in *out. */
-static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
-                          ctxc_str_t id, size_t *block, ctxc_block_t *out) {
-    const uint8_t *cur = NULL;
-    for (size_t k = 0; ctxc_entry_next_block(e, &cur, out); k++) {
-        if (out->type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
-                                                  ? out->u.tool_call.id
-                                                  : out->u.tool_response.call_id,
-                                              id)) {
-            *block = k;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Entry p of a view (a map of NULL: store indexes). */
 static void view_entry(const ctxc_view_t *v, size_t p, ctxc_entry_t *e) {
     const ctxc_slot_t *s = &v->slots_[v->map != NULL ? v->map[p] : p];
     ctxc__record_entry(v->arena_ + s->offset, s, e);
+}
+
+/* The id of a tool block (call id or response callId). */
+static ctxc_str_t tool_id(const ctxc_block_t *b) {
+    return b->type == CTXC_BLOCK_TOOL_CALL ? b->u.tool_call.id
+                                           : b->u.tool_response.call_id;
+}
+
+bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const ctxc__ids_at_t *at = (const ctxc__ids_at_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    size_t p = call ? slot->call : slot->resp;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    if (p >= at->v->count) {
+        return false;
+    }
+    view_entry(at->v, p, &e);
+    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
+        CTXC_OK) {
+        return false;
+    }
+    ctxc_str_t bid = tool_id(&b);
+    return at->sid != NULL ? ctxc__src_equals(at->sid->p, at->sid->n,
+                                              at->sid->kind, bid.ptr, bid.len)
+                           : ctxc__str_eq(bid, id);
+}
+
+bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                         const ctxc_block_t *b, size_t p, size_t k) {
+    ctxc_str_t id = tool_id(b);
+    ctxc__id_slot_t *s =
+        k < CTXC__IDS_NONE
+            ? ctxc__ids_add(ix, id, ctxc__ids_hash(id), ctxc__ids_match_at, at)
+            : NULL;
+    if (s == NULL) {
+        return false;
+    }
+    if (b->type == CTXC_BLOCK_TOOL_CALL) {
+        s->call = (uint16_t)p;
+        s->call_block = (uint16_t)k;
+    } else {
+        s->resp = (uint16_t)p;
+        s->resp_block = (uint16_t)k;
+    }
+    return true;
 }
 
 bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
@@ -199,34 +228,44 @@ bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
     ctxc_entry_t e;
     ctxc_block_type_t type =
         call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE;
+    /* the store's pairing rule: calls in ai entries, responses in tool
+     * entries; the entries of the others are not read */
+    uint8_t speaker = call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL;
     /* positions to look at: [0, at) backwards, or (at, count) forwards */
     size_t n = call ? at : v->count - at - 1;
+    size_t p = at;
+    if (out == NULL) {
+        out = &b;
+    }
     for (size_t i = 0; i < n; i++) {
+        p = call ? p - 1 : p + 1;
         bool usable = false;
         const ctxc__id_slot_t *s =
             i == window ? lookup(ctx, id, &usable) : NULL;
         if (usable) {
-            size_t p = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
-            if (p == CTXC__IDS_NONE || (call ? p >= at : p <= at)) {
+            size_t q = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
+            if (q == CTXC__IDS_NONE || (call ? q >= at : q <= at)) {
                 return false;
             }
-            *pos = p;
+            *pos = q;
             *block = call ? s->call_block : s->resp_block;
-            if (out == NULL) {
+            if (out == &b) {
                 return true;
             }
-            view_entry(v, p, &e);
+            view_entry(v, q, &e);
             return ctxc_entry_block(&e, *block, out) == CTXC_OK;
         }
-        size_t p = call ? at - 1 - i : at + 1 + i;
-        if (v->slots_[v->map != NULL ? v->map[p] : p].speaker !=
-            (call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL)) {
+        if (v->slots_[v->map != NULL ? v->map[p] : p].speaker != speaker) {
             continue;
         }
         view_entry(v, p, &e);
-        if (tool_block_in(&e, type, id, block, out != NULL ? out : &b)) {
-            *pos = p;
-            return true;
+        const uint8_t *cur = NULL;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, out); k++) {
+            if (out->type == type && ctxc__str_eq(tool_id(out), id)) {
+                *pos = p;
+                *block = k;
+                return true;
+            }
         }
     }
     return false;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "ctxc/history.h"
+#include "record.h"
 
 #define CTXC__IDS_NONE 0xFFFFu
 
@@ -94,6 +95,25 @@ ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,
 ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
                                uint32_t hash, ctxc__id_match_fn match,
                                void *ctx);
+
+/* ---- ids of tool blocks at view positions --------------------------------
+ * A table whose slots hold the positions and block indexes of tool_call and
+ * tool_response blocks in a view (the store's own index: a view of the
+ * whole store, map NULL). */
+
+typedef struct {
+    const ctxc_view_t *v;
+    const ctxc__src_t *sid; /* compare with this source, not `id` (or NULL) */
+} ctxc__ids_at_t;
+
+/* ctxc__id_match_fn over an ctxc__ids_at_t: whether the block at the
+ * slot's call (or, without one, response) position holds `id`. */
+bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id);
+
+/* Adds tool block b, block k of view position p, to the table; false when
+ * it is full (or k does not fit a slot). */
+bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                         const ctxc_block_t *b, size_t p, size_t k);
 
 /* ---- finding the other side of a pair ------------------------------------
  * One finder for the store (pairing.c, over a view of the whole store) and

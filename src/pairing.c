@@ -137,42 +137,28 @@ static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
 
 /* ---- the index cache ----------------------------------------------------- */
 
-typedef struct {
-    const ctxc_history_t *h;
-    const ctxc__src_t *sid; /* the id as a source, or NULL: use `id` */
-} match_ctx_t;
-
-static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
-    const match_ctx_t *m = (const match_ctx_t *)ctx;
-    bool call = slot->call != CTXC__IDS_NONE;
-    size_t pos = call ? slot->call : slot->resp;
-    if (pos >= m->h->count) {
-        return false;
-    }
-    ctxc_entry_t e;
-    entry_at(m->h, pos, &e);
-    return entry_has(&e, call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
-                     id, m->sid);
+/* The whole store as a view (what the index's positions refer to). */
+static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
+    v->slots_ = h->slots;
+    v->arena_ = h->arena;
+    v->map = NULL;
+    v->count = h->count;
+    v->store_count = h->count;
 }
 
 /* Adds the tool blocks of entry `pos` to the index. False when it is full. */
 static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
     ctxc_entry_t e;
     entry_at(h, pos, &e);
+    ctxc_view_t all;
+    store_view(h, &all);
+    ctxc__ids_at_t at = {&all, NULL};
     const uint8_t *cur = NULL;
     ctxc_block_t b;
-    match_ctx_t m = {h, NULL};
-    while (next_tool_block(&e, &cur, &b)) {
-        ctxc_str_t id = block_id(&b);
-        ctxc__id_slot_t *s =
-            ctxc__ids_add(ix, id, ctxc__ids_hash(id), match_store, &m);
-        if (s == NULL) {
+    for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+        if (is_tool_block(b.type) &&
+            !ctxc__ids_add_block(ix, &at, &b, pos, k)) {
             return false;
-        }
-        if (b.type == CTXC_BLOCK_TOOL_CALL) {
-            s->call = (uint16_t)pos;
-        } else {
-            s->resp = (uint16_t)pos;
         }
     }
     return true;
@@ -308,10 +294,12 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
 /* Fills call/resp of ids[0..n) from the index. */
 static void lookup_index(const ctxc_history_t *h, const ctxc__id_index_t *ix,
                          size_t skip, new_id_t *ids, size_t n) {
+    ctxc_view_t all;
+    store_view(h, &all);
     for (size_t k = 0; k < n; k++) {
-        match_ctx_t m = {h, &ids[k].id};
-        const ctxc__id_slot_t *s =
-            ctxc__ids_find(ix, CTXC_STR_ABSENT, ids[k].hash, match_store, &m);
+        ctxc__ids_at_t at = {&all, &ids[k].id};
+        const ctxc__id_slot_t *s = ctxc__ids_find(
+            ix, CTXC_STR_ABSENT, ids[k].hash, ctxc__ids_match_at, &at);
         if (s == NULL) {
             continue;
         }
@@ -577,6 +565,8 @@ typedef struct {
     bool tried;
     const ctxc__id_index_t *ix; /* NULL: scan */
     ctxc__id_index_t store;
+    ctxc_view_t all; /* the store as a view */
+    ctxc__ids_at_t at;
 } lazy_index_t;
 
 /* Entries next to a dropped block searched for its partner before the
@@ -593,9 +583,8 @@ static const ctxc__id_slot_t *lazy_lookup(void *ctx, ctxc_str_t id,
         lz->ix = usable_index(lz->h, &lz->store);
     }
     *usable = lz->ix != NULL;
-    match_ctx_t m = {lz->h, NULL};
     return *usable ? ctxc__ids_find(lz->ix, id, ctxc__ids_hash(id),
-                                    match_store, &m)
+                                    ctxc__ids_match_at, &lz->at)
                    : NULL;
 }
 
@@ -603,10 +592,8 @@ static const ctxc__id_slot_t *lazy_lookup(void *ctx, ctxc_str_t id,
  * SIZE_MAX: nearby entries first, then the index, else a scan (responses
  * come after calls; an id has one of each). */
 static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
-    const ctxc_history_t *h = lz->h;
-    ctxc_view_t all = {h->slots, h->arena, NULL, h->count, h->count};
     size_t p, k;
-    return ctxc__ids_seek(&all, pos, block_id(b),
+    return ctxc__ids_seek(&lz->all, pos, block_id(b),
                           b->type == CTXC_BLOCK_TOOL_RESPONSE, NEAR_ENTRIES,
                           lazy_lookup, lz, &p, &k, NULL)
                ? p
@@ -665,7 +652,12 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
     }
     /* only what the plan does not keep can break a pair: the entries
      * between the KEEP ranges */
-    lazy_index_t lz = {h, false, NULL, {NULL, 0, 0}};
+    lazy_index_t lz;
+    lz.h = h;
+    lz.tried = false;
+    store_view(h, &lz.all);
+    lz.at.v = &lz.all;
+    lz.at.sid = NULL;
     size_t next = 0;
     for (size_t k = 0; k <= plan->count && st == CTXC_OK; k++) {
         size_t end = h->count;

@@ -36,6 +36,7 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 typedef struct {
     const ctxc_view_t *v;
     ctxc__id_index_t ix;
+    ctxc__ids_at_t at; /* what the slots' positions refer to: v */
     bool ok;
     bool built; /* lazy: built on the first lookup that needs it */
     void *mem;
