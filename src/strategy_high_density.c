@@ -994,6 +994,10 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     return INDEX_OK;
 }
 
+static void clear_marks(const hd_t *hd) {
+    memset(hd->mark, 0, hd->v->count * sizeof hd->mark[0]);
+}
+
 /* Sets up the indexed path over the work area's index: false (marks
  * cleared) when a table is too small. */
 static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
@@ -1017,9 +1021,7 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
             break; /* no larger table to try */
         }
         first_cap = keys->cap;
-        for (size_t p = 0; p < hd->v->count; p++) {
-            hd->mark[p] = 0;
-        }
+        clear_marks(hd);
         hd->pool = (char *)w->scratch;
         hd->pool_cap = w->scratch != NULL ? w->scratch_cap : 0;
         hd->pool_used = 0;
@@ -1037,9 +1039,7 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
     }
     hd->keys = NULL;
     hd->pool = NULL;
-    for (size_t p = 0; p < hd->v->count; p++) {
-        hd->mark[p] = 0;
-    }
+    clear_marks(hd);
     return false;
 }
 
@@ -1164,9 +1164,7 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__id_index_t keys;
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
-    for (size_t p = 0; p < raw->count; p++) {
-        hd.mark[p] = 0;
-    }
+    clear_marks(&hd);
     bool indexed = index_prepare(&hd, &pairs, &keys);
     if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
