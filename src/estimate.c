@@ -186,35 +186,13 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             uint32_t cp = c;
             size_t k = 1;
             if (c == '\\' && jstr && i + 1 < n) {
-                k = 2;
-                switch (u[i + 1]) {
-                case 'n':
-                    cp = '\n';
-                    break;
-                case 't':
-                    cp = '\t';
-                    break;
-                case 'r':
-                    cp = '\r';
-                    break;
-                case 'f':
-                    cp = '\f';
-                    break;
-                case 'u':
-                    k = 0;
-                    break;
-                default: /* b " \\ /: not whitespace */
-                    cp = 'x';
-                    break;
+                /* an escape: the character it stands for */
+                ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
+                if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
+                    cp = 0xFFFDu;
+                    it.pos = i + 1;
                 }
-                if (k == 0) { /* \\u: rare in canonical JSON */
-                    ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
-                    if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
-                        cp = 0xFFFDu;
-                        it.pos = i + 1;
-                    }
-                    k = it.pos - i;
-                }
+                k = it.pos - i;
             } else if (c >= 0x80u) {
                 k = ctxc__utf8_decode(u + i, n - i, &cp);
                 if (k == 0) {
