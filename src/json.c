@@ -474,13 +474,29 @@ void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
 ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
                                       size_t n, ctxc__src_kind_t kind,
                                       ctxc_error_t *err) {
+    /* what is written as it stands (plain ASCII, valid UTF-8) is copied in
+     * runs; the rest through the code point iterator and the escaper */
+    const uint8_t *u = (const uint8_t *)p;
     ctxc__cp_iter_t it = {p, n, 0, kind};
+    size_t run = 0;
     uint32_t cp;
     int r;
     ctxc__putc(out, '"');
-    while ((r = ctxc__cp_next(&it, &cp, err)) > 0) {
-        ctxc__json_escape_cp(out, cp);
+    for (;;) {
+        it.pos = skip_plain(u, it.pos, n);
+        size_t at = it.pos;
+        if ((r = ctxc__cp_next(&it, &cp, err)) <= 0) {
+            break;
+        }
+        /* a backslash here is an escape of a JSON string body (elsewhere
+         * the character '\\', escaped as well) */
+        if (cp < 0x20u || cp == '"' || u[at] == '\\') {
+            ctxc__put(out, p + run, at - run);
+            ctxc__json_escape_cp(out, cp);
+            run = it.pos;
+        }
     }
+    ctxc__put(out, p + run, it.pos - run);
     ctxc__putc(out, '"');
     return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
 }

@@ -1258,38 +1258,6 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     }
 }
 
-/* Writes t[0..n) as a JSON string literal, as ctxc__json_write_string
- * does: valid UTF-8 in runs between the bytes to escape (its code points
- * are written back as the same bytes); other text through it. */
-static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
-    size_t start = j->len;
-    ctxc__putc(j, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)t[i];
-        if (c >= 0x80u) {
-            uint32_t cp;
-            size_t k = ctxc__utf8_decode((const uint8_t *)t + i, n - i, &cp);
-            if (k == 0) { /* not valid UTF-8: written again the slow way */
-                j->len = start;
-                (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
-                return;
-            }
-            i += k;
-            continue;
-        }
-        if (c >= 0x20u && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        ctxc__put(j, t + run, i - run);
-        ctxc__json_escape_cp(j, c);
-        run = ++i;
-    }
-    ctxc__put(j, t + run, n - run);
-    ctxc__putc(j, '"');
-}
-
 /* The longest summary text, in bytes. */
 #define SUMMARY_TEXT_MAX 255u
 
@@ -1329,7 +1297,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         ctxc__put(&s, ": ok", 4);
     }
     ctxc__sink_t j = {buf, cap, 0};
-    put_json_string(&j, text, s.len);
+    (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
     out->ptr = buf;
     out->len = j.len;
 }
