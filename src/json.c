@@ -1116,29 +1116,46 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
-                         ctxc_str_t *value) {
-    if (obj == NULL || len < 2 || obj[0] != '{') {
+bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
+                               size_t n, ctxc_str_t *value, size_t *which) {
+    const char *o = obj.ptr;
+    size_t len = obj.len;
+    size_t best = n;
+    if (o == NULL || len < 2 || o[0] != '{') {
         return false;
     }
-    size_t klen = strlen(key);
     size_t i = 1;
-    while (i < len && obj[i] == '"') {
+    while (best > 0 && i < len && o[i] == '"') {
         size_t kstart = i + 1;
-        size_t kend =
-            ctxc__json_skip_value(obj, len, i) - 1; /* closing quote */
-        size_t vstart = kend + 2;                   /* after ':' */
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
+        size_t vstart = kend + 2;                           /* after ':' */
         if (vstart > len) {
-            return false;
+            break;
         }
-        size_t vend = ctxc__json_skip_value(obj, len, vstart);
-        if (ctxc__src_equals(obj + kstart, kend - kstart, CTXC__SRC_JSTR, key,
-                             klen)) {
-            value->ptr = obj + vstart;
-            value->len = vend - vstart;
-            return true;
+        size_t vend = ctxc__json_skip_value(o, len, vstart);
+        size_t rawlen = kend - kstart;
+        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
+        for (size_t k = 0; k < best; k++) {
+            size_t klen = strlen(keys[k]);
+            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                      : rawlen >= klen &&
+                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                             keys[k], klen)) {
+                best = k;
+                value->ptr = o + vstart;
+                value->len = vend - vstart;
+                break;
+            }
         }
         i = vend + 1; /* skip ',' */
     }
-    return false;
+    *which = best;
+    return best < n;
+}
+
+bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
+                         ctxc_str_t *value) {
+    ctxc_str_t o = {obj, len};
+    size_t which;
+    return ctxc__json_find_first_key(o, &key, 1, value, &which);
 }

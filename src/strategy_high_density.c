@@ -111,78 +111,13 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     return true;
 }
 
-/* The position after the canonical JSON string starting at js[pos] (its
- * closing quote is the first '"' after an even run of backslashes), or len.
- * A long string is crossed with memchr, not byte by byte. */
-static size_t skip_string(const char *js, size_t len, size_t pos) {
-    size_t i = pos + 1;
-    while (i < len) {
-        const char *q = memchr(js + i, '"', len - i);
-        if (q == NULL) {
-            return len;
-        }
-        size_t at = (size_t)(q - js);
-        size_t bs = 0;
-        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
-            bs++;
-        }
-        if (bs % 2 == 0) {
-            return at + 1;
-        }
-        i = at + 1;
-    }
-    return len;
-}
-
-/* The value of the first of keys[0..n) (in that order of preference) that
- * is a top-level member of a canonical JSON object, as ctxc__json_find_key()
- * would find it; *which is its index. False when none is. One pass over
- * the members, ended by a member named keys[0]. */
-static bool find_first_key(ctxc_str_t obj, const char *const *keys, size_t n,
-                           ctxc_str_t *value, size_t *which) {
-    const char *o = obj.ptr;
-    size_t len = obj.len;
-    size_t best = n;
-    if (o == NULL || len < 2 || o[0] != '{') {
-        return false;
-    }
-    size_t i = 1;
-    while (best > 0 && i < len && o[i] == '"') {
-        size_t kstart = i + 1;
-        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
-        size_t vstart = kend + 2;                           /* after ':' */
-        if (vstart > len) {
-            break;
-        }
-        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
-                                       : ctxc__json_skip_value(o, len, vstart);
-        size_t rawlen = kend - kstart;
-        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
-        for (size_t k = 0; k < best; k++) {
-            size_t klen = strlen(keys[k]);
-            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                      : rawlen >= klen &&
-                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                             keys[k], klen)) {
-                best = k;
-                value->ptr = o + vstart;
-                value->len = vend - vstart;
-                break;
-            }
-        }
-        i = vend + 1; /* skip ',' */
-    }
-    *which = best;
-    return best < n;
-}
-
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
     ctxc_str_t v;
     size_t which;
-    return find_first_key(params, keys, 3, &v, &which) &&
+    return ctxc__json_find_first_key(params, keys, 3, &v, &which) &&
            json_string(v, buf, cap, len) && *len > 0;
 }
 
@@ -1279,7 +1214,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         /* the first key present whose value is a string that fits */
         for (size_t from = 0;
              from < nkeys &&
-             find_first_key(call->u.tool_call.parameters, keys + from,
+             ctxc__json_find_first_key(call->u.tool_call.parameters, keys + from,
                             nkeys - from, &v, &which);
              from += which + 1) {
             char arg[CTXC_CFG_PATH_MAX];
