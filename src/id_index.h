@@ -133,7 +133,8 @@ typedef const ctxc__id_slot_t *(*ctxc__ids_lookup_fn)(void *ctx, ctxc_str_t id,
  * next to `at` are scanned, then the index answers (the slot's call or
  * response, when it lies on the right side), or, when it cannot, a scan of
  * the rest: the same answers. `block` and `out` come from the slot's
- * call_block / resp_block when the index answers. */
+ * call_block / resp_block when the index answers. A `window` of SIZE_MAX
+ * is a scan (`lookup` is not called and may be NULL). */
 bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
                     size_t window, ctxc__ids_lookup_fn lookup, void *ctx,
                     size_t *pos, size_t *block, ctxc_block_t *out);
