@@ -90,16 +90,6 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     if (v.len < 2 || v.ptr[0] != '"') {
         return false;
     }
-    if (memchr(v.ptr + 1, '\\', v.len - 2) == NULL) {
-        /* no escape: the stored (valid UTF-8) body is the decoded text */
-        if (v.len - 2 > cap - 1) {
-            return false;
-        }
-        memcpy(buf, v.ptr + 1, v.len - 2);
-        buf[v.len - 2] = '\0';
-        *len = v.len - 2;
-        return true;
-    }
     ctxc__sink_t s = {buf, cap - 1, 0};
     if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR, NULL) !=
             CTXC_OK ||
