@@ -44,13 +44,6 @@ ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
                           (void *)(uintptr_t)&pr->at);
 }
 
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b) {
-    (void)e; /* the store's pairing rule: calls in ai entries, responses in
-                tool entries, one of each per id */
-    return ctxc__ids_add_block(&pr->ix, &pr->at, b, p, k);
-}
-
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
     pairs_reset(pr, v, mem, bytes, true);
@@ -60,23 +53,8 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
 
 void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
-    if (!ctxc__pairs_begin(pr, v, mem, bytes)) {
-        return;
-    }
-    for (size_t p = 0; p < v->count; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
-                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
-                !ctxc__pairs_add(pr, &e, p, k, &b)) {
-                return;
-            }
-        }
-    }
-    pr->ok = true;
+    pr->ok = ctxc__pairs_begin(pr, v, mem, bytes) &&
+             ctxc__ids_add_entries(&pr->ix, &pr->at, 0, v->count);
 }
 
 #else /* no index in this build: every lookup scans (the same answers) */
@@ -85,16 +63,6 @@ ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
     (void)pr;
     (void)id;
     return NULL;
-}
-
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b) {
-    (void)pr;
-    (void)e;
-    (void)p;
-    (void)k;
-    (void)b;
-    return false;
 }
 
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,

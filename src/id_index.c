@@ -221,6 +221,24 @@ bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
     return true;
 }
 
+bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                           size_t from, size_t to) {
+    for (size_t p = from; p < to; p++) {
+        ctxc_entry_t e;
+        view_entry(at->v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !ctxc__ids_add_block(ix, at, &b, p, k)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
                     size_t window, ctxc__ids_lookup_fn lookup, void *ctx,
                     size_t *pos, size_t *block, ctxc_block_t *out) {

@@ -115,6 +115,11 @@ bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id);
 bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
                          const ctxc_block_t *b, size_t p, size_t k);
 
+/* Adds the tool blocks of the view's entries [from, to) to the table;
+ * false when it is full. */
+bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                           size_t from, size_t to);
+
 /* ---- finding the other side of a pair ------------------------------------
  * One finder for the store (pairing.c, over a view of the whole store) and
  * the strategies (boundary.c, over their view), each with its own index. */

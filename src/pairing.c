@@ -146,22 +146,14 @@ static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
     v->store_count = h->count;
 }
 
-/* Adds the tool blocks of entry `pos` to the index. False when it is full. */
-static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
-    ctxc_entry_t e;
-    entry_at(h, pos, &e);
+/* Adds the tool blocks of the store's entries [from, to) to the index.
+ * False when it is full. */
+static bool index_entries(const ctxc_history_t *h, ctxc__id_index_t *ix,
+                          size_t from, size_t to) {
     ctxc_view_t all;
     store_view(h, &all);
     ctxc__ids_at_t at = {&all, NULL};
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-        if (is_tool_block(b.type) &&
-            !ctxc__ids_add_block(ix, &at, &b, pos, k)) {
-            return false;
-        }
-    }
-    return true;
+    return ctxc__ids_add_entries(ix, &at, from, to);
 }
 
 /* Bytes of a table of `cap` slots (what ctxc__ids_attach needs to find the
@@ -177,11 +169,7 @@ static bool build_index(ctxc_history_t *h, ctxc__id_index_t *ix, size_t want) {
     ctxc__ids_attach(&all, h->ids_mem_, h->ids_bytes_, 0);
     for (;;) {
         ctxc__ids_init_for(ix, h->ids_mem_, h->ids_bytes_, want);
-        size_t i = 0;
-        while (i < h->count && index_entry(h, ix, i)) {
-            i++;
-        }
-        if (i == h->count) {
+        if (index_entries(h, ix, 0, h->count)) {
             h->ids_cap_ = ix->cap;
             h->ids_used_ = ix->used;
             h->ids_state_ = IDS_VALID;
@@ -221,7 +209,7 @@ void ctxc__pairing_appended(ctxc_history_t *h) {
     }
     ctxc__id_index_t ix;
     ctxc__ids_attach(&ix, h->ids_mem_, cap_bytes(h->ids_cap_), h->ids_used_);
-    if (index_entry(h, &ix, h->count - 1)) {
+    if (index_entries(h, &ix, h->count - 1, h->count)) {
         h->ids_used_ = ix.used;
     } else { /* a larger table, built again (amortised: it doubles) */
         (void)build_index(h, &ix, ix.cap * 2);

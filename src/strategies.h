@@ -47,12 +47,11 @@ typedef struct {
 void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
 /* The same in steps, for a caller that walks the view anyway: begin (false:
- * no table), add every tool_call and tool_response block in view order
- * (false: the table is full), then set pr->ok when every add succeeded. */
+ * no table), add every tool_call and tool_response block in view order with
+ * ctxc__ids_add_block(&pr->ix, &pr->at, ...) (false: the table is full),
+ * then set pr->ok when every add succeeded. */
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b);
 /* An index over `mem` built only when a lookup below needs it. */
 void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                       size_t bytes);

@@ -864,7 +864,7 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
             if ((b.type == CTXC_BLOCK_TOOL_CALL ||
                  b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
-                !ctxc__pairs_add(pairs, &e, p, k, &b)) {
+                !ctxc__ids_add_block(&pairs->ix, &pairs->at, &b, p, k)) {
                 return INDEX_IDS_FULL;
             }
             if (e.speaker == CTXC_SPEAKER_AI &&
