@@ -175,8 +175,7 @@ static void view_entry(const ctxc_view_t *v, size_t p, ctxc_entry_t *e) {
     ctxc__record_entry(v->arena_ + s->offset, s, e);
 }
 
-/* The id of a tool block (call id or response callId). */
-static ctxc_str_t tool_id(const ctxc_block_t *b) {
+ctxc_str_t ctxc__ids_tool_id(const ctxc_block_t *b) {
     return b->type == CTXC_BLOCK_TOOL_CALL ? b->u.tool_call.id
                                            : b->u.tool_response.call_id;
 }
@@ -195,7 +194,7 @@ bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
         CTXC_OK) {
         return false;
     }
-    ctxc_str_t bid = tool_id(&b);
+    ctxc_str_t bid = ctxc__ids_tool_id(&b);
     return at->sid != NULL ? ctxc__src_equals(at->sid->p, at->sid->n,
                                               at->sid->kind, bid.ptr, bid.len)
                            : ctxc__str_eq(bid, id);
@@ -203,7 +202,7 @@ bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
 
 bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
                          const ctxc_block_t *b, size_t p, size_t k) {
-    ctxc_str_t id = tool_id(b);
+    ctxc_str_t id = ctxc__ids_tool_id(b);
     ctxc__id_slot_t *s =
         k < CTXC__IDS_NONE
             ? ctxc__ids_add(ix, id, ctxc__ids_hash(id), ctxc__ids_match_at, at)
@@ -237,6 +236,18 @@ bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
         }
     }
     return true;
+}
+
+bool ctxc__ids_in_entry(const ctxc_entry_t *e, ctxc_block_type_t type,
+                        ctxc_str_t id, size_t *block, ctxc_block_t *out) {
+    const uint8_t *cur = NULL;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, out); k++) {
+        if (out->type == type && ctxc__str_eq(ctxc__ids_tool_id(out), id)) {
+            *block = k;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
@@ -277,13 +288,9 @@ bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
             continue;
         }
         view_entry(v, p, &e);
-        const uint8_t *cur = NULL;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, out); k++) {
-            if (out->type == type && ctxc__str_eq(tool_id(out), id)) {
-                *pos = p;
-                *block = k;
-                return true;
-            }
+        if (ctxc__ids_in_entry(&e, type, id, block, out)) {
+            *pos = p;
+            return true;
         }
     }
     return false;

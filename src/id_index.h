@@ -120,6 +120,14 @@ bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
 bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
                            size_t from, size_t to);
 
+/* The id of a tool block (a tool_call's id, a tool_response's call id). */
+ctxc_str_t ctxc__ids_tool_id(const ctxc_block_t *b);
+
+/* The first block of `type` (tool_call or tool_response) with call id `id`
+ * in entry e: its index in *block and the block in *out. */
+bool ctxc__ids_in_entry(const ctxc_entry_t *e, ctxc_block_type_t type,
+                        ctxc_str_t id, size_t *block, ctxc_block_t *out);
+
 /* ---- finding the other side of a pair ------------------------------------
  * One finder for the store (pairing.c, over a view of the whole store) and
  * the strategies (boundary.c, over their view), each with its own index. */

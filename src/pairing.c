@@ -83,17 +83,6 @@ static bool src_eq_src(const ctxc__src_t *a, const ctxc__src_t *b) {
     }
 }
 
-/* The id of a tool block (call id or response callId); absent otherwise. */
-static ctxc_str_t block_id(const ctxc_block_t *b) {
-    if (b->type == CTXC_BLOCK_TOOL_CALL) {
-        return b->u.tool_call.id;
-    }
-    if (b->type == CTXC_BLOCK_TOOL_RESPONSE) {
-        return b->u.tool_response.call_id;
-    }
-    return CTXC_STR_ABSENT;
-}
-
 static const char *a_speaker(ctxc_speaker_t sp) {
     static const char *const names[] = {"a human", "an ai", "a tool"};
     return (unsigned)sp < 3u ? names[sp] : "an unknown";
@@ -120,19 +109,12 @@ static bool next_tool_block(const ctxc_entry_t *e, const uint8_t **cur,
     return false;
 }
 
-/* Whether `e` holds a block of `type` whose id equals `id` (or the source
- * `sid` when that is not NULL). */
+/* Whether `e` holds a block of `type` whose id equals `id`. */
 static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
-                      ctxc_str_t id, const ctxc__src_t *sid) {
-    const uint8_t *cur = NULL;
+                      ctxc_str_t id) {
+    size_t k;
     ctxc_block_t b;
-    while (ctxc_entry_next_block(e, &cur, &b)) {
-        if (b.type == type && (sid != NULL ? src_eq(sid, block_id(&b))
-                                           : ctxc__str_eq(block_id(&b), id))) {
-            return true;
-        }
-    }
-    return false;
+    return ctxc__ids_in_entry(e, type, id, &k, &b);
 }
 
 /* ---- the index cache ----------------------------------------------------- */
@@ -266,7 +248,7 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
-            ctxc_str_t id = block_id(&b);
+            ctxc_str_t id = ctxc__ids_tool_id(&b);
             uint32_t hash = ctxc__ids_hash(id);
             for (size_t k = 0; k < n; k++) {
                 if (ids[k].hash == hash && src_eq(&ids[k].id, id)) {
@@ -499,7 +481,7 @@ static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
     }
     ctxc_entry_t e;
     ctxc__op_entry(plan->scratch, op, &e);
-    return entry_has(&e, type, id, NULL);
+    return entry_has(&e, type, id);
 }
 
 static ctxc_status_t split_pair(ctxc_str_t id, size_t call, size_t resp,
@@ -531,9 +513,9 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
-            ctxc_str_t id = block_id(&b);
+            ctxc_str_t id = ctxc__ids_tool_id(&b);
             if (!has_old || old.speaker != e.speaker ||
-                !entry_has(&old, b.type, id, NULL)) {
+                !entry_has(&old, b.type, id)) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z inserts a %s (call id %q) "
                                   "that is not in the entry it replaces",
@@ -581,7 +563,7 @@ static const ctxc__id_slot_t *lazy_lookup(void *ctx, ctxc_str_t id,
  * come after calls; an id has one of each). */
 static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
     size_t p, k;
-    return ctxc__ids_seek(&lz->all, pos, block_id(b),
+    return ctxc__ids_seek(&lz->all, pos, ctxc__ids_tool_id(b),
                           b->type == CTXC_BLOCK_TOOL_RESPONSE, NEAR_ENTRIES,
                           lazy_lookup, lz, &p, &k, NULL)
                ? p
@@ -605,8 +587,8 @@ static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     while (next_tool_block(&e, &cur, &b)) {
-        ctxc_str_t id = block_id(&b);
-        if (ins != NULL && entry_has(&repl, b.type, id, NULL)) {
+        ctxc_str_t id = ctxc__ids_tool_id(&b);
+        if (ins != NULL && entry_has(&repl, b.type, id)) {
             continue; /* the block stays */
         }
         size_t p = partner_of(lz, i, &b);
