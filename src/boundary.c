@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -21,8 +22,8 @@ size_t ctxc__view_blocks(const ctxc_view_t *v) {
     return n;
 }
 
-static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                        size_t bytes, bool built) {
+CTXC__NOINLINE static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v,
+                                       void *mem, size_t bytes, bool built) {
     pr->v = v;
     pr->at.v = v;
     pr->at.sid = NULL;
@@ -131,8 +132,8 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
                 continue;
             }
             size_t p, k;
-            if (ctxc__pairs_seek(pr, a, blk.u.tool_call.id, false, CTXC__PAIR_WINDOW,
-                                 &p, &k, NULL) &&
+            if (ctxc__pairs_seek(pr, a, blk.u.tool_call.id, false,
+                                 CTXC__PAIR_WINDOW, &p, &k, NULL) &&
                 p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
             }
@@ -141,8 +142,8 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
     }
 }
 
-static ctxc_status_t boundary_room(const ctxc_view_t *view, size_t mem_cap,
-                                   ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t
+boundary_room(const ctxc_view_t *view, size_t mem_cap, ctxc_error_t *err) {
     size_t n = view->count;
     if (mem_cap < n + 1) {
         return ctxc__fail_space(err, n + 1 - mem_cap,

@@ -8,6 +8,7 @@
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
 #endif
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "json.h"
 #include "sink.h"
@@ -264,7 +265,7 @@ static void acc_str(acc_t *a, ctxc_str_t s) {
     }
 }
 
-static uint64_t acc_words(const acc_t *a) {
+CTXC__NOINLINE static uint64_t acc_words(const acc_t *a) {
     return a->units == 0 ? 0u : a->runs + 1u;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "error.h"
 #include "id_index.h"
@@ -131,7 +132,7 @@ static void rotate(uint8_t *p, size_t a, size_t b) {
     reverse(p, a + b);
 }
 
-static void note_hwm(ctxc_history_t *h, size_t peak) {
+CTXC__NOINLINE static void note_hwm(ctxc_history_t *h, size_t peak) {
     if (peak > h->hwm_used) {
         h->hwm_used = peak;
     }
@@ -450,8 +451,7 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
             out->per_block_type[b.type]++;
             if (b.type == CTXC_BLOCK_TOOL_CALL) {
                 out->tool_calls++;
-                if (!indexed &&
-                    !has_partner(h, i, false, b.u.tool_call.id)) {
+                if (!indexed && !has_partner(h, i, false, b.u.tool_call.id)) {
                     out->unpaired_calls++;
                 }
             } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {

@@ -136,7 +136,7 @@ bool ctxc__ids_in_entry(const ctxc_entry_t *e, ctxc_block_type_t type,
  * set; *usable false when there is no index to ask (then the finder
  * scans). Asked at most once per search. */
 typedef const ctxc__id_slot_t *(*ctxc__ids_lookup_fn)(void *ctx, ctxc_str_t id,
-                                                     bool *usable);
+                                                      bool *usable);
 
 /* The tool_call (`call`) or tool_response with call id `id` nearest to view
  * position `at`: the last tool_call in an ai entry before it (its first such

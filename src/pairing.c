@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -110,8 +111,8 @@ static bool next_tool_block(const ctxc_entry_t *e, const uint8_t **cur,
 }
 
 /* Whether `e` holds a block of `type` whose id equals `id`. */
-static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
-                      ctxc_str_t id) {
+CTXC__NOINLINE static bool entry_has(const ctxc_entry_t *e,
+                                     ctxc_block_type_t type, ctxc_str_t id) {
     size_t k;
     ctxc_block_t b;
     return ctxc__ids_in_entry(e, type, id, &k, &b);
@@ -120,7 +121,7 @@ static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
 /* ---- the index cache ----------------------------------------------------- */
 
 /* The whole store as a view (what the index's positions refer to). */
-static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
+CTXC__NOINLINE static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
     v->slots_ = h->slots;
     v->arena_ = h->arena;
     v->map = NULL;
@@ -130,8 +131,9 @@ static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
 
 /* Adds the tool blocks of the store's entries [from, to) to the index.
  * False when it is full. */
-static bool index_entries(const ctxc_history_t *h, ctxc__id_index_t *ix,
-                          size_t from, size_t to) {
+CTXC__NOINLINE static bool index_entries(const ctxc_history_t *h,
+                                         ctxc__id_index_t *ix, size_t from,
+                                         size_t to) {
     ctxc_view_t all;
     store_view(h, &all);
     ctxc__ids_at_t at = {&all, NULL};

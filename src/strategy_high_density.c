@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -236,8 +237,8 @@ static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
                                        const char *key, size_t len);
 
 /* Is `path` written by a write call in an entry after position p? */
-static bool written_after(const hd_t *hd, size_t p, const char *path,
-                          size_t plen) {
+CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
+                                         const char *path, size_t plen) {
     if (hd->keys != NULL) {
         const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
         return s != NULL && s->call > p;
@@ -264,7 +265,7 @@ static bool written_after(const hd_t *hd, size_t p, const char *path,
     return false;
 }
 
-static bool has_glob(const char *s, size_t n) {
+CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '{') {
             return true;
@@ -729,8 +730,9 @@ static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
 }
 
 /* Decides and records the edits of position p. */
-static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
-                                ctxc_density_result_t *r, ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
+                                               ctxc_density_result_t *r,
+                                               ctxc_error_t *err) {
     ctxc_entry_t e;
     ctxc_view_get(hd->v, p, &e);
     hd_edit_t ed;
@@ -1080,7 +1082,8 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__density_init(result, work);
     ctxc__pairs_t pairs;
     ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL, &pairs, NULL, 0, 0, 0};
+    hd_t hd = {raw,    config, work, work->marks, NULL, NULL,
+               &pairs, NULL,   0,    0,           0};
     ctxc_block_t pointer;
     memset(&pointer, 0, sizeof pointer);
     pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
@@ -1204,8 +1207,8 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         /* the first key present whose value is a string that fits */
         for (size_t from = 0;
              from < nkeys &&
-             ctxc__json_find_first_key(call->u.tool_call.parameters, keys + from,
-                            nkeys - from, &v, &which);
+             ctxc__json_find_first_key(call->u.tool_call.parameters,
+                                       keys + from, nkeys - from, &v, &which);
              from += which + 1) {
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
@@ -1298,7 +1301,7 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
 }
 
 /* Rough size of a block, to pick the one not to estimate. */
-static size_t block_size(const ctxc_block_t *b) {
+CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
     size_t n = 0;
     for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
         n += ctxc__block_field(b, f).len;
