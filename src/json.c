@@ -1116,6 +1116,29 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
+/* The position after the canonical JSON string starting at js[pos] (its
+ * closing quote is the first '"' after an even run of backslashes), or len.
+ * A long string is crossed with memchr, not byte by byte. */
+static size_t skip_string(const char *js, size_t len, size_t pos) {
+    size_t i = pos + 1;
+    while (i < len) {
+        const char *q = memchr(js + i, '"', len - i);
+        if (q == NULL) {
+            return len;
+        }
+        size_t at = (size_t)(q - js);
+        size_t bs = 0;
+        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return at + 1;
+        }
+        i = at + 1;
+    }
+    return len;
+}
+
 bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
                                size_t n, ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
@@ -1132,7 +1155,8 @@ bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
         if (vstart > len) {
             break;
         }
-        size_t vend = ctxc__json_skip_value(o, len, vstart);
+        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
+                                       : ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
         bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
         for (size_t k = 0; k < best; k++) {

@@ -63,10 +63,10 @@ static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
     return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
 }
 
-/* Whether n is one of the NUL-separated names of `list` (ended by an empty
- * name). */
+/* Whether n is one of the names of `list`: each is its length (one byte)
+ * and its bytes; a length of 0 ends the list. */
 static bool is_one_of(ctxc_str_t n, const char *list) {
-    for (size_t k; (k = strlen(list)) > 0; list += k + 1) {
+    for (size_t k; (k = (uint8_t)*list++) > 0; list += k) {
         if (n.len == k && memcmp(n.ptr, list, k) == 0) {
             return true;
         }
@@ -75,13 +75,15 @@ static bool is_one_of(ctxc_str_t n, const char *list) {
 }
 
 static bool is_read_tool(ctxc_str_t n) {
-    return is_one_of(n, "read_file\0read_line_range\0read_many_files\0"
-                        "ast_read_file\0");
+    return is_one_of(n, "\x09read_file\x0fread_line_range\x0fread_many_files"
+                        "\x0d"
+                        "ast_read_file");
 }
 
 static bool is_write_tool(ctxc_str_t n) {
-    return is_one_of(n, "write_file\0ast_edit\0replace\0insert_at_line\0"
-                        "delete_line_range\0");
+    return is_one_of(n, "\x0awrite_file\x08"
+                        "ast_edit\x07replace\x0einsert_at_line\x11"
+                        "delete_line_range");
 }
 
 /* ---- parameters and paths ------------------------------------------------ */
@@ -90,6 +92,16 @@ static bool is_write_tool(ctxc_str_t n) {
 static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     if (v.len < 2 || v.ptr[0] != '"') {
         return false;
+    }
+    if (memchr(v.ptr + 1, '\\', v.len - 2) == NULL) {
+        /* no escape: the stored (valid UTF-8) body is the decoded text */
+        if (v.len - 2 > cap - 1) {
+            return false;
+        }
+        memcpy(buf, v.ptr + 1, v.len - 2);
+        buf[v.len - 2] = '\0';
+        *len = v.len - 2;
+        return true;
     }
     ctxc__sink_t s = {buf, cap - 1, 0};
     if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR, NULL) !=
