@@ -606,12 +606,18 @@ typedef struct {
     bool stats;    /* count text statistics of strings */
 } scan_t;
 
+/* An open container: its token index (OPEN_TOK when the token is not
+ * stored), and OPEN_OBJ for an object. */
+#define OPEN_OBJ 0x80000000u
+#define OPEN_TOK 0x7FFFFFFFu
+
 /* Flags the open containers open[0..depth) as not canonical. One that is
  * flagged already had its ancestors flagged with it. */
 static void mark_noncanon(scan_t *sc, const uint32_t *open, unsigned depth) {
     while (depth-- > 0) {
-        if (open[depth] < sc->cap) {
-            uint8_t *f = &sc->tok[open[depth]].flags;
+        uint32_t k = open[depth] & OPEN_TOK;
+        if (k < sc->cap) {
+            uint8_t *f = &sc->tok[k].flags;
             if ((*f & CTXC__JF_NONCANON) != 0) {
                 return;
             }
@@ -870,8 +876,7 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                  false,
                  stats};
     const uint8_t *s = sc.s;
-    uint32_t open[64];   /* token index of each open container */
-    uint64_t is_obj = 0; /* bit d set: container at depth d+1 is an object */
+    uint32_t open[64]; /* each open container (token index, OPEN_OBJ) */
     unsigned depth = 0;
     int state = ST_VALUE;
     size_t i = 0;
@@ -895,7 +900,7 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                 }
                 break;
             }
-            bool obj = ((is_obj >> (depth - 1)) & 1u) != 0;
+            bool obj = (open[depth - 1] & OPEN_OBJ) != 0;
             if (c < 0) {
                 return syntax_at(&sc, len,
                                  obj ? "unexpected end of input ('}' missing)"
@@ -914,9 +919,10 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
             }
             if (c != ',') {
                 depth--;
-                if (open[depth] < sc.cap) {
-                    tok[open[depth]].end = (uint32_t)i;
-                    tok[open[depth]].next = (uint32_t)sc.nt;
+                uint32_t k = open[depth] & OPEN_TOK;
+                if (k < sc.cap) {
+                    tok[k].end = (uint32_t)i;
+                    tok[k].next = (uint32_t)sc.nt;
                 }
             }
             continue;
@@ -947,9 +953,9 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
         if (key && c != '"') {
             return syntax_at(&sc, i + 1, "string key expected");
         }
-        if (depth > 0 && open[depth - 1] < sc.cap &&
-            (key || ((is_obj >> (depth - 1)) & 1u) == 0)) {
-            tok[open[depth - 1]].size++;
+        if (depth > 0 && (open[depth - 1] & OPEN_TOK) < sc.cap &&
+            (key || (open[depth - 1] & OPEN_OBJ) == 0)) {
+            tok[open[depth - 1] & OPEN_TOK].size++;
         }
         if (c == '{' || c == '[') {
             if (depth >= max_depth) {
@@ -958,13 +964,11 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                                   "%z",
                                   max_depth, i + 1);
             }
-            open[depth] = (uint32_t)new_tok(
-                &sc, c == '{' ? CTXC__JT_OBJECT : CTXC__JT_ARRAY, i);
-            if (c == '{') {
-                is_obj |= (uint64_t)1u << depth;
-            } else {
-                is_obj &= ~((uint64_t)1u << depth);
-            }
+            size_t t =
+                new_tok(&sc, c == '{' ? CTXC__JT_OBJECT : CTXC__JT_ARRAY, i);
+            /* a token past the storage: OPEN_TOK, never below sc.cap */
+            open[depth] = (t < sc.cap ? (uint32_t)t : OPEN_TOK) |
+                          (c == '{' ? OPEN_OBJ : 0u);
             depth++;
             if (out != NULL) {
                 ctxc__putc(out, (char)c);
