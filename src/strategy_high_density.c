@@ -606,10 +606,15 @@ static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
 
 /* ---- per-entry edits ----------------------------------------------------- */
 
+#define ED_DROP 1u    /* block removed (read->write) */
+#define ED_POINTER 2u /* result replaced by the pointer text (recency) */
+#define ED_RETEXT 4u  /* text block rewritten (dedupe) */
+
+/* (per-block bytes, not 64-bit masks: variable 64-bit shifts are long on
+ * 32-bit targets) */
 typedef struct {
-    uint64_t drop;    /* blocks removed (read->write) */
-    uint64_t pointer; /* results replaced by the pointer text (recency) */
-    uint64_t retext;  /* text blocks rewritten (dedupe) */
+    uint8_t what[MAX_EDIT_BLOCKS]; /* ED_* of each block */
+    unsigned all;                  /* the ED_* of all blocks */
     size_t text_block[MAX_TEXT_EDITS];
     ctxc_str_t text[MAX_TEXT_EDITS];
     size_t ntext;
@@ -620,14 +625,14 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
     if (index >= MAX_EDIT_BLOCKS) {
         return true;
     }
-    uint64_t bit = (uint64_t)1u << index;
-    if (ed->drop & bit) {
+    unsigned what = ed->what[index];
+    if (what & ED_DROP) {
         return false;
     }
-    if (ed->pointer & bit) {
+    if (what & ED_POINTER) {
         b->u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
     }
-    if (ed->retext & bit) {
+    if (what & ED_RETEXT) {
         for (size_t i = 0; i < ed->ntext; i++) {
             if (ed->text_block[i] == index) {
                 b->u.text.text = ed->text[i];
@@ -759,13 +764,13 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
     ctxc_block_t b;
     size_t k = 0;
     for (; k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b); k++) {
-        uint64_t bit = (uint64_t)1u << k;
+        unsigned what = 0;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
             call_pruned(hd, p, k, &b)) {
-            ed.drop |= bit;
+            what = ED_DROP;
         } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
             if (rw_drops_response(hd, p, k, &b)) {
-                ed.drop |= bit;
+                what = ED_DROP;
             } else if (cfg->recency_pruning &&
                        !str_is(b.u.tool_response.result, POINTER_JSON) &&
                        recency_prunes(hd, p, k, &b, retention)) {
@@ -776,7 +781,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                          hd->pointer_tokens) ||
                     ctxc__estimate_result_smaller(&b,
                                                   CTXC_STR_LIT(POINTER_JSON))) {
-                    ed.pointer |= bit;
+                    what = ED_POINTER;
                     recency++;
                 }
             }
@@ -797,12 +802,14 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                 return st;
             }
             if (replaced > 0) {
-                ed.retext |= bit;
+                what = ED_RETEXT;
                 ed.text_block[ed.ntext] = k;
                 ed.text[ed.ntext++] = nt;
                 dedupe += replaced;
             }
         }
+        ed.what[k] = (uint8_t)what;
+        ed.all |= what;
     }
     /* blocks past the editable ones: their inclusions still count */
     while (hd->keys != NULL && cfg->file_dedupe &&
@@ -813,7 +820,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         }
         k++;
     }
-    if (ed.drop == 0 && ed.pointer == 0 && ed.retext == 0) {
+    if (ed.all == 0) {
         return CTXC_OK;
     }
     size_t index = ctxc_view_index(hd->v, p);
@@ -846,7 +853,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         op->offset = (uint32_t)temp_start;
         r->scratch_used = temp_start + op->size;
     }
-    if (ed.drop) {
+    if (ed.all & ED_DROP) {
         r->counts.read_write_entries_replaced++;
     }
     if (dedupe) {
@@ -1251,8 +1258,10 @@ typedef struct {
     /* the default estimate of any summary is at most this (UINT32_MAX
      * with another estimator: no bound) */
     uint32_t summary_max;
-    bool decided;  /* `use` holds the decisions of the entry's blocks */
-    uint64_t use;  /* response blocks whose summary is smaller */
+    bool decided; /* `use` holds the decisions of the entry's blocks */
+    bool any_use; /* a block of the entry has `use` set */
+    /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
+    uint8_t use[MAX_EDIT_BLOCKS];
     char buf[320]; /* the summary of the block being written */
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
@@ -1291,7 +1300,7 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
         return true;
     }
     if (se->decided) {
-        if ((se->use & ((uint64_t)1u << index)) == 0) {
+        if (!se->use[index]) {
             return true;
         }
         for (size_t i = 0; i < se->ncached; i++) {
@@ -1328,7 +1337,8 @@ CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
  * estimate is what the others leave of the entry's. */
 static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = false;
-    se->use = 0;
+    se->any_use = false;
+    memset(se->use, 0, sizeof se->use);
     se->ncached = 0;
     if (e->block_count > MAX_EDIT_BLOCKS) {
         return; /* each block decided as it is written */
@@ -1365,14 +1375,16 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
                             : block_tokens(se->estimate, se->estimate_user, &b);
         }
         if (se->summary_max < tokens[k]) {
-            se->use |= (uint64_t)1u << k; /* no summary can reach it */
-            tokens[k] = UINT32_MAX;       /* the summary's: not counted */
+            se->use[k] = 1; /* no summary can reach it */
+            se->any_use = true;
+            tokens[k] = UINT32_MAX; /* the summary's: not counted */
             continue;
         }
         ctxc_block_t after = summarized(se, &b);
         uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
         if (t < tokens[k]) {
-            se->use |= (uint64_t)1u << k;
+            se->use[k] = 1;
+            se->any_use = true;
             tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
             if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
@@ -1433,7 +1445,7 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         ctxc_view_get(v, p, &e);
         se.pos = p;
         decide_entry(&se, &e);
-        if (se.decided && se.use == 0) {
+        if (se.decided && !se.any_use) {
             continue; /* the entry as it is: nothing to gain */
         }
         ctxc__entry_edit_t ed = {
