@@ -16,10 +16,13 @@
 #include "text_stats.h"
 
 /* The text of a block is fed in pieces; `runs` counts maximal whitespace
- * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty). */
+ * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty).
+ * size_t, not 64 bits (long sequences on 32-bit targets): a block's counts
+ * are at most 6 per byte of text held in memory (an escaped control
+ * character), so they fit the address space's size type. */
 typedef struct {
-    uint64_t runs;
-    uint64_t units; /* UTF-16 code units */
+    size_t runs;
+    size_t units; /* UTF-16 code units */
     bool in_space;
 } acc_t;
 
@@ -43,7 +46,7 @@ uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s) {
 #endif
 
 static void acc_space(acc_t *a, bool sp) {
-    a->runs += (uint64_t)(sp && !a->in_space);
+    a->runs += (size_t)(sp && !a->in_space);
     a->in_space = sp;
 }
 
@@ -64,7 +67,7 @@ static void acc_cp(acc_t *a, uint32_t cp) {
  * string literal and its escapes count as the characters they stand for. */
 static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
     const uint8_t *u = (const uint8_t *)s;
-    uint64_t runs = a->runs;
+    size_t runs = a->runs;
     bool in = a->in_space;
     size_t i = 0;
     size_t ascii = 0;
@@ -203,13 +206,13 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             }
             if (cp < 0x80u) {
                 bool sp = ctxc__is_space_ascii((uint8_t)cp);
-                runs += (uint64_t)(sp && !in);
+                runs += (size_t)(sp && !in);
                 in = sp;
                 ascii++;
             } else {
                 a->units += cp >= 0x10000u ? 2u : 1u;
                 bool sp = ctxc__is_space_cp(cp);
-                runs += (uint64_t)(sp && !in);
+                runs += (size_t)(sp && !in);
                 in = sp;
             }
             i += k;
