@@ -398,7 +398,7 @@ ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
 
 uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
                              const ctxc_entry_t *e) {
-    uint64_t sum = 0;
+    uint32_t sum = 0; /* saturating */
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     if (fn == NULL) {
@@ -406,9 +406,10 @@ uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
         user = NULL;
     }
     while (ctxc_entry_next_block(e, &cur, &b)) {
-        sum += fn(user, &b);
+        uint32_t t = fn(user, &b);
+        sum = sum + t < sum ? UINT32_MAX : sum + t;
     }
-    return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+    return sum;
 }
 
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e) {

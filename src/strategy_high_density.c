@@ -1354,12 +1354,13 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
         }
     }
     uint32_t *tokens = se->out_tokens;
-    uint64_t others = 0;
+    uint32_t others = 0; /* saturating: the test below is the same */
     cur = NULL;
     for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
         if (k != largest) {
             tokens[k] = block_tokens(se->estimate, se->estimate_user, &b);
-            others += tokens[k];
+            others =
+                others + tokens[k] < others ? UINT32_MAX : others + tokens[k];
         } else {
             tokens[k] = UINT32_MAX; /* not known unless a response */
         }
