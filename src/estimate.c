@@ -45,7 +45,7 @@ uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s) {
 }
 #endif
 
-static void acc_space(acc_t *a, bool sp) {
+CTXC__NOINLINE static void acc_space(acc_t *a, bool sp) {
     a->runs += (size_t)(sp && !a->in_space);
     a->in_space = sp;
 }
@@ -335,7 +335,7 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
  * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
  * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
  * for 1 unit). */
-static uint64_t units_floor(ctxc_str_t s, bool json) {
+CTXC__NOINLINE static uint64_t units_floor(ctxc_str_t s, bool json) {
     if (s.ptr == NULL) {
         return 0;
     }

@@ -74,7 +74,7 @@ static bool is_one_of(ctxc_str_t n, const char *list) {
     return false;
 }
 
-static bool is_read_tool(ctxc_str_t n) {
+CTXC__NOINLINE static bool is_read_tool(ctxc_str_t n) {
     return is_one_of(n, "\x09read_file\x0fread_line_range\x0fread_many_files"
                         "\x0d"
                         "ast_read_file");
