@@ -135,14 +135,15 @@ static int hexval(char c) {
     return -1;
 }
 
-static bool read_hex4(const char *p, size_t n, size_t pos, uint32_t *v) {
-    if (pos + 4 > n) {
-        return false;
-    }
+/* Four hex digits at s[pos..pos+4) into *v; false (with *bad the 1-based
+ * position of the first bad or missing digit) when there are not. */
+static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
+                    size_t *bad) {
     uint32_t r = 0;
     for (size_t i = 0; i < 4; i++) {
-        int h = hexval(p[pos + i]);
+        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
         if (h < 0) {
+            *bad = pos + i < n ? pos + i + 1 : n;
             return false;
         }
         r = (r << 4) | (uint32_t)h;
@@ -179,7 +180,8 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
         }
         switch (e) {
         case 'u': {
-            if (!read_hex4(it->p, it->n, at + 2, &v)) {
+            size_t bad;
+            if (!hex4_at(u, it->n, at + 2, &v, &bad)) {
                 ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
                            "bad \\u escape (4 hex digits needed)");
                 return -1;
@@ -192,7 +194,7 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
                 uint32_t lo;
                 if (at + 7 < it->n && it->p[at + 6] == '\\' &&
                     it->p[at + 7] == 'u' &&
-                    read_hex4(it->p, it->n, at + 8, &lo) && lo >= 0xDC00u &&
+                    hex4_at(u, it->n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
                     lo <= 0xDFFFu) {
                     *cp = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
                     it->pos = at + 12;
@@ -653,21 +655,6 @@ static void put_bytes(scan_t *sc, size_t from, size_t to) {
     if (sc->out != NULL) {
         ctxc__put(sc->out, (const char *)sc->s + from, to - from);
     }
-}
-
-static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
-                    size_t *bad) {
-    uint32_t r = 0;
-    for (size_t i = 0; i < 4; i++) {
-        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
-        if (h < 0) {
-            *bad = pos + i < n ? pos + i + 1 : n;
-            return false;
-        }
-        r = (r << 4) | (uint32_t)h;
-    }
-    *v = r;
-    return true;
 }
 
 /* A string literal whose opening quote is at s[q]. Returns the position of
