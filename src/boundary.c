@@ -52,8 +52,9 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
 }
 
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes) {
+/* Builds the index over `mem` (bytes; may be NULL). */
+static void pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                        size_t bytes) {
     pr->ok = ctxc__pairs_begin(pr, v, mem, bytes) &&
              ctxc__ids_add_entries(&pr->ix, &pr->at, 0, v->count);
 }
@@ -72,8 +73,9 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     return false;
 }
 
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes) {
+/* Builds the index over `mem` (bytes; may be NULL). */
+static void pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                        size_t bytes) {
     pairs_reset(pr, v, mem, bytes, true);
 }
 #endif
@@ -88,7 +90,7 @@ void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
 static bool pairs_ready(ctxc__pairs_t *pr) {
     if (!pr->built) {
         pr->built = true;
-        ctxc__pairs_build(pr, pr->v, pr->mem, pr->bytes);
+        pairs_build(pr, pr->v, pr->mem, pr->bytes);
     }
     return pr->ok;
 }

@@ -34,9 +34,18 @@ void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
     ix->used = ix->cap > 0 ? used : 0;
 }
 
-void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
+/* The largest table that fits, emptied. */
+static void ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     ctxc__ids_attach(ix, mem, bytes, 0);
-    ctxc__ids_clear(ix);
+    for (size_t i = 0; i < ix->cap; i++) {
+        ix->slots[i].call = CTXC__IDS_NONE;
+        ix->slots[i].resp = CTXC__IDS_NONE;
+        ix->slots[i].call_block = 0;
+        ix->slots[i].resp_block = 0;
+        ix->slots[i].flags = 0;
+        ix->slots[i].count = 0;
+        ix->slots[i].hash = 0;
+    }
 }
 
 void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
@@ -47,24 +56,11 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
         want *= 2;
     }
     if (want >= most) {
-        ctxc__ids_init(ix, mem, bytes); /* all there is */
+        ids_init(ix, mem, bytes); /* all there is */
         return;
     }
     /* room for `want` slots after the alignment skip */
-    ctxc__ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
-}
-
-void ctxc__ids_clear(ctxc__id_index_t *ix) {
-    ix->used = 0;
-    for (size_t i = 0; i < ix->cap; i++) {
-        ix->slots[i].call = CTXC__IDS_NONE;
-        ix->slots[i].resp = CTXC__IDS_NONE;
-        ix->slots[i].call_block = 0;
-        ix->slots[i].resp_block = 0;
-        ix->slots[i].flags = 0;
-        ix->slots[i].count = 0;
-        ix->slots[i].hash = 0;
-    }
+    ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
 }
 
 /* Four bytes a step (FNV prime, xor-shift), then a final mix; the length

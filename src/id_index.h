@@ -49,24 +49,19 @@ typedef bool (*ctxc__id_match_fn)(void *ctx, const ctxc__id_slot_t *slot,
  * an id three). */
 #define CTXC__ID_SLOT_BYTES 16u
 
-/* Uses the largest power-of-two number of slots that fits `bytes` of `mem`
- * (aligned to 4). Fewer than 4 slots: no table (every add fails). */
-void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes);
-
-/* Like ctxc__ids_init, but uses only as many slots as `ids` ids need (the
- * smallest power of two whose 3/4 holds them, at least 16), when the memory
- * has them: clearing a table costs its size, so a step over a short history
- * does not pay for a large work area. */
+/* An empty table over `mem`: as many slots as `ids` ids need (the smallest
+ * power of two whose 3/4 holds them, at least 16) when the memory has them
+ * (clearing a table costs its size, so a step over a short history does not
+ * pay for a large work area), else the largest power-of-two number of slots
+ * that fits `bytes` of `mem` (aligned to 4). Fewer than 4 slots: no table
+ * (every add fails). */
 void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
                         size_t ids);
 
 /* The same table over memory that already holds one with `used` ids (as
- * ctxc__ids_init and later adds left it): nothing is cleared. */
+ * ctxc__ids_init_for and later adds left it): nothing is cleared. */
 void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
                       size_t used);
-
-/* Empties the table (keeps its memory). */
-void ctxc__ids_clear(ctxc__id_index_t *ix);
 
 /* Hash of an id (FNV-style over its bytes, four at a time). */
 uint32_t ctxc__ids_hash(ctxc_str_t id);

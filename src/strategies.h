@@ -43,10 +43,7 @@ typedef struct {
     size_t bytes;
 } ctxc__pairs_t;
 
-/* Builds the index over `mem` (bytes; may be NULL). */
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes);
-/* The same in steps, for a caller that walks the view anyway: begin (false:
+/* The index in steps, for a caller that walks the view anyway: begin (false:
  * no table), add every tool_call and tool_response block in view order with
  * ctxc__ids_add_block(&pr->ix, &pr->at, ...) (false: the table is full),
  * then set pr->ok when every add succeeded. */
