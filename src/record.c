@@ -70,13 +70,6 @@ ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i) {
     return p != NULL ? *p : CTXC_STR_ABSENT;
 }
 
-void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v) {
-    ctxc_str_t *p = field_ptr(b, i);
-    if (p != NULL) {
-        *p = v;
-    }
-}
-
 ctxc_str_t ctxc_str(const char *cstr) {
     ctxc_str_t s = {cstr, cstr != NULL ? strlen(cstr) : 0};
     return s;
