@@ -4,34 +4,13 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "id_index.h"
 #include "record.h"
 #include "strategies.h"
-
-bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
-                         size_t *pos, size_t *block) {
-    for (size_t p = from + 1; p < v->count; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker != CTXC_SPEAKER_TOOL) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
-                ctxc__str_eq(b.u.tool_response.call_id, id)) {
-                *pos = p;
-                *block = k;
-                return true;
-            }
-        }
-    }
-    return false;
-}
 
 /* ---- the call id index of a view ---------------------------------------- */
 
@@ -43,9 +22,11 @@ size_t ctxc__view_blocks(const ctxc_view_t *v) {
     return n;
 }
 
-static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                        size_t bytes, bool built) {
+CTXC__NOINLINE static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v,
+                                       void *mem, size_t bytes, bool built) {
     pr->v = v;
+    pr->at.v = v;
+    pr->at.sid = NULL;
     pr->ok = false;
     pr->built = built;
     pr->mem = mem;
@@ -56,51 +37,12 @@ static void pairs_reset(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
 }
 
 #if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY > 0
-/* The id at the slot's call (or, without one, response) position. */
-static bool pairs_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
-    const ctxc__pairs_t *pr = (const ctxc__pairs_t *)ctx;
-    bool call = slot->call != CTXC__IDS_NONE;
-    ctxc_entry_t e;
-    ctxc_block_t b;
-    ctxc_view_get(pr->v, call ? slot->call : slot->resp, &e);
-    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
-        CTXC_OK) {
-        return false;
-    }
-    return ctxc__str_eq(call ? b.u.tool_call.id : b.u.tool_response.call_id,
-                        id);
-}
-
 ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
     if (!pr->ok) {
         return NULL;
     }
-    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), pairs_match,
-                          (void *)(uintptr_t)pr);
-}
-
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b) {
-    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
-    (void)e; /* the store's pairing rule: calls in ai entries, responses in
-                tool entries, one of each per id */
-    if (k >= CTXC__IDS_NONE) {
-        return false;
-    }
-    ctxc_str_t id = call ? b->u.tool_call.id : b->u.tool_response.call_id;
-    ctxc__id_slot_t *s =
-        ctxc__ids_add(&pr->ix, id, ctxc__ids_hash(id), pairs_match, pr);
-    if (s == NULL) {
-        return false;
-    }
-    if (call) {
-        s->call = (uint16_t)p;
-        s->call_block = (uint16_t)k;
-    } else {
-        s->resp = (uint16_t)p;
-        s->resp_block = (uint16_t)k;
-    }
-    return true;
+    return ctxc__ids_find(&pr->ix, id, ctxc__ids_hash(id), ctxc__ids_match_at,
+                          (void *)(uintptr_t)&pr->at);
 }
 
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
@@ -110,25 +52,11 @@ bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
     return pr->ix.cap > 0 && v->count < CTXC__IDS_NONE;
 }
 
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes) {
-    if (!ctxc__pairs_begin(pr, v, mem, bytes)) {
-        return;
-    }
-    for (size_t p = 0; p < v->count; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
-                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
-                !ctxc__pairs_add(pr, &e, p, k, &b)) {
-                return;
-            }
-        }
-    }
-    pr->ok = true;
+/* Builds the index over `mem` (bytes; may be NULL). */
+static void pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                        size_t bytes) {
+    pr->ok = ctxc__pairs_begin(pr, v, mem, bytes) &&
+             ctxc__ids_add_entries(&pr->ix, &pr->at, 0, v->count);
 }
 
 #else /* no index in this build: every lookup scans (the same answers) */
@@ -139,24 +67,15 @@ ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id) {
     return NULL;
 }
 
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b) {
-    (void)pr;
-    (void)e;
-    (void)p;
-    (void)k;
-    (void)b;
-    return false;
-}
-
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes) {
     pairs_reset(pr, v, mem, bytes, true);
     return false;
 }
 
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes) {
+/* Builds the index over `mem` (bytes; may be NULL). */
+static void pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
+                        size_t bytes) {
     pairs_reset(pr, v, mem, bytes, true);
 }
 #endif
@@ -171,111 +90,24 @@ void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
 static bool pairs_ready(ctxc__pairs_t *pr) {
     if (!pr->built) {
         pr->built = true;
-        ctxc__pairs_build(pr, pr->v, pr->mem, pr->bytes);
+        pairs_build(pr, pr->v, pr->mem, pr->bytes);
     }
     return pr->ok;
 }
 
-/* Entries scanned next to a call or response before the index is asked. */
-#define PAIR_WINDOW 8u
-
-/* The first block of `type` (tool_call or tool_response) with call id `id`
- * in entry e: its index in *block and the block in *out. */
-static bool tool_block_in(const ctxc_entry_t *e, ctxc_block_type_t type,
-                          ctxc_str_t id, size_t *block, ctxc_block_t *out) {
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
-        if (b.type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
-                                               ? b.u.tool_call.id
-                                               : b.u.tool_response.call_id,
-                                           id)) {
-            *block = k;
-            *out = b;
-            return true;
-        }
-    }
-    return false;
+/* The view's index for ctxc__ids_seek (built on the first ask). */
+static const ctxc__id_slot_t *pairs_lookup(void *ctx, ctxc_str_t id,
+                                           bool *usable) {
+    ctxc__pairs_t *pr = (ctxc__pairs_t *)ctx;
+    *usable = pairs_ready(pr);
+    return ctxc__pairs_find(pr, id);
 }
 
-static bool response_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block) {
-    ctxc_block_t b;
-    return tool_block_in(e, CTXC_BLOCK_TOOL_RESPONSE, id, block, &b);
-}
-
-static bool call_in(const ctxc_entry_t *e, ctxc_str_t id, size_t *block,
-                    ctxc_block_t *call) {
-    return tool_block_in(e, CTXC_BLOCK_TOOL_CALL, id, block, call);
-}
-
-bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
-                          size_t *pos, size_t *block) {
-    const ctxc_view_t *v = pr->v;
-    size_t end =
-        v->count - from - 1 > PAIR_WINDOW ? from + 1 + PAIR_WINDOW : v->count;
-    for (size_t p = from + 1; p < end; p++) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_TOOL && response_in(&e, id, block)) {
-            *pos = p;
-            return true;
-        }
-    }
-    if (end == v->count) {
-        return false; /* the window reached the end */
-    }
-    if (pairs_ready(pr)) { /* the only response, when it lies after `from` */
-        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
-        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= from) {
-            return false;
-        }
-        *pos = s->resp;
-        *block = s->resp_block;
-        return true;
-    }
-    return ctxc__find_response(v, end - 1, id, pos, block);
-}
-
-bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
-                     size_t *pos, size_t *block, ctxc_block_t *call) {
-    for (size_t p = before; p-- > 0;) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
-            *pos = p;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
-                      size_t *pos, size_t *block, ctxc_block_t *call) {
-    const ctxc_view_t *v = pr->v;
-    size_t start = before > PAIR_WINDOW ? before - PAIR_WINDOW : 0;
-    for (size_t p = before; p-- > start;) {
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_AI && call_in(&e, id, block, call)) {
-            *pos = p;
-            return true;
-        }
-    }
-    if (start == 0) {
-        return false; /* the window reached the start */
-    }
-    if (pairs_ready(pr)) { /* the only call, when it lies before `before` */
-        const ctxc__id_slot_t *s = ctxc__pairs_find(pr, id);
-        ctxc_entry_t e;
-        if (s == NULL || s->call == CTXC__IDS_NONE || s->call >= before) {
-            return false;
-        }
-        ctxc_view_get(v, s->call, &e);
-        *pos = s->call;
-        *block = s->call_block;
-        return ctxc_entry_block(&e, s->call_block, call) == CTXC_OK;
-    }
-    return ctxc__find_call(v, start, id, pos, block, call);
+bool ctxc__pairs_seek(ctxc__pairs_t *pr, size_t at, ctxc_str_t id, bool call,
+                      size_t window, size_t *pos, size_t *block,
+                      ctxc_block_t *out) {
+    return ctxc__ids_seek(pr->v, at, id, call, window, pairs_lookup, pr, pos,
+                          block, out);
 }
 
 /* ---- boundaries ---------------------------------------------------------- */
@@ -302,7 +134,8 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
                 continue;
             }
             size_t p, k;
-            if (ctxc__pairs_response(pr, a, blk.u.tool_call.id, &p, &k) &&
+            if (ctxc__pairs_seek(pr, a, blk.u.tool_call.id, false,
+                                 CTXC__PAIR_WINDOW, &p, &k, NULL) &&
                 p + 1 > running) { /* unpaired calls do not count */
                 running = (uint16_t)(p + 1);
             }
@@ -311,8 +144,8 @@ static void limits_fill(ctxc__pairs_t *pr, uint16_t *mem) {
     }
 }
 
-static ctxc_status_t boundary_room(const ctxc_view_t *view, size_t mem_cap,
-                                   ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t
+boundary_room(const ctxc_view_t *view, size_t mem_cap, ctxc_error_t *err) {
     size_t n = view->count;
     if (mem_cap < n + 1) {
         return ctxc__fail_space(err, n + 1 - mem_cap,

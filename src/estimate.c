@@ -8,6 +8,7 @@
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
 #endif
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "json.h"
 #include "sink.h"
@@ -15,10 +16,13 @@
 #include "text_stats.h"
 
 /* The text of a block is fed in pieces; `runs` counts maximal whitespace
- * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty). */
+ * runs, so the pieces of text.split(/\s+/) are runs + 1 (text not empty).
+ * size_t, not 64 bits (long sequences on 32-bit targets): a block's counts
+ * are at most 6 per byte of text held in memory (an escaped control
+ * character), so they fit the address space's size type. */
 typedef struct {
-    uint64_t runs;
-    uint64_t units; /* UTF-16 code units */
+    size_t runs;
+    size_t units; /* UTF-16 code units */
     bool in_space;
 } acc_t;
 
@@ -41,8 +45,8 @@ uint32_t ctxc__stats_tokens(const ctxc__text_stats_t *s) {
 }
 #endif
 
-static void acc_space(acc_t *a, bool sp) {
-    a->runs += (uint64_t)(sp && !a->in_space);
+CTXC__NOINLINE static void acc_space(acc_t *a, bool sp) {
+    a->runs += (size_t)(sp && !a->in_space);
     a->in_space = sp;
 }
 
@@ -63,7 +67,7 @@ static void acc_cp(acc_t *a, uint32_t cp) {
  * string literal and its escapes count as the characters they stand for. */
 static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
     const uint8_t *u = (const uint8_t *)s;
-    uint64_t runs = a->runs;
+    size_t runs = a->runs;
     bool in = a->in_space;
     size_t i = 0;
     size_t ascii = 0;
@@ -186,35 +190,13 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             uint32_t cp = c;
             size_t k = 1;
             if (c == '\\' && jstr && i + 1 < n) {
-                k = 2;
-                switch (u[i + 1]) {
-                case 'n':
-                    cp = '\n';
-                    break;
-                case 't':
-                    cp = '\t';
-                    break;
-                case 'r':
-                    cp = '\r';
-                    break;
-                case 'f':
-                    cp = '\f';
-                    break;
-                case 'u':
-                    k = 0;
-                    break;
-                default: /* b " \\ /: not whitespace */
-                    cp = 'x';
-                    break;
+                /* an escape: the character it stands for */
+                ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
+                if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
+                    cp = 0xFFFDu;
+                    it.pos = i + 1;
                 }
-                if (k == 0) { /* \\u: rare in canonical JSON */
-                    ctxc__cp_iter_t it = {s, n, i, CTXC__SRC_JSTR};
-                    if (ctxc__cp_next(&it, &cp, NULL) <= 0) {
-                        cp = 0xFFFDu;
-                        it.pos = i + 1;
-                    }
-                    k = it.pos - i;
-                }
+                k = it.pos - i;
             } else if (c >= 0x80u) {
                 k = ctxc__utf8_decode(u + i, n - i, &cp);
                 if (k == 0) {
@@ -224,13 +206,13 @@ static void acc_text(acc_t *a, const char *s, size_t n, bool jstr) {
             }
             if (cp < 0x80u) {
                 bool sp = ctxc__is_space_ascii((uint8_t)cp);
-                runs += (uint64_t)(sp && !in);
+                runs += (size_t)(sp && !in);
                 in = sp;
                 ascii++;
             } else {
                 a->units += cp >= 0x10000u ? 2u : 1u;
                 bool sp = ctxc__is_space_cp(cp);
-                runs += (uint64_t)(sp && !in);
+                runs += (size_t)(sp && !in);
                 in = sp;
             }
             i += k;
@@ -286,7 +268,7 @@ static void acc_str(acc_t *a, ctxc_str_t s) {
     }
 }
 
-static uint64_t acc_words(const acc_t *a) {
+CTXC__NOINLINE static uint64_t acc_words(const acc_t *a) {
     return a->units == 0 ? 0u : a->runs + 1u;
 }
 
@@ -353,7 +335,7 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
  * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
  * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
  * for 1 unit). */
-static uint64_t units_floor(ctxc_str_t s, bool json) {
+CTXC__NOINLINE static uint64_t units_floor(ctxc_str_t s, bool json) {
     if (s.ptr == NULL) {
         return 0;
     }

@@ -6,8 +6,10 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "error.h"
+#include "id_index.h"
 #include "pairing.h"
 #include "record.h"
 #include "sink.h"
@@ -130,7 +132,7 @@ static void rotate(uint8_t *p, size_t a, size_t b) {
     reverse(p, a + b);
 }
 
-static void note_hwm(ctxc_history_t *h, size_t peak) {
+CTXC__NOINLINE static void note_hwm(ctxc_history_t *h, size_t peak) {
     if (peak > h->hwm_used) {
         h->hwm_used = peak;
     }
@@ -422,23 +424,14 @@ void ctxc__store_commit(ctxc_history_t *h, size_t count, size_t used) {
 
 /* Whether a block of `type` whose id (call id or response callId) is `id`
  * exists in entries [from, to). */
-static bool find_id(const ctxc_history_t *h, size_t from, size_t to,
-                    ctxc_block_type_t type, ctxc_str_t id) {
-    for (size_t i = from; i < to; i++) {
-        ctxc_entry_t e;
-        slot_entry(h, i, &e);
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type == type && ctxc__str_eq(type == CTXC_BLOCK_TOOL_CALL
-                                                   ? b.u.tool_call.id
-                                                   : b.u.tool_response.call_id,
-                                               id)) {
-                return true;
-            }
-        }
-    }
-    return false;
+/* Whether the tool block with `id` at store index i has its partner: a
+ * tool_call before it (`call`) or a tool_response after it. A scan. */
+static bool has_partner(const ctxc_history_t *h, size_t i, bool call,
+                        ctxc_str_t id) {
+    ctxc_view_t all = {h->slots, h->arena, NULL, h->count, h->count};
+    size_t p, k;
+    return ctxc__ids_seek(&all, i, id, call, SIZE_MAX, NULL, NULL, &p, &k,
+                          NULL);
 }
 
 void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
@@ -458,15 +451,13 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out) {
             out->per_block_type[b.type]++;
             if (b.type == CTXC_BLOCK_TOOL_CALL) {
                 out->tool_calls++;
-                if (!indexed &&
-                    !find_id(h, i + 1, h->count, CTXC_BLOCK_TOOL_RESPONSE,
-                             b.u.tool_call.id)) {
+                if (!indexed && !has_partner(h, i, false, b.u.tool_call.id)) {
                     out->unpaired_calls++;
                 }
             } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
                 out->tool_responses++;
-                if (!indexed && !find_id(h, 0, i, CTXC_BLOCK_TOOL_CALL,
-                                         b.u.tool_response.call_id)) {
+                if (!indexed &&
+                    !has_partner(h, i, true, b.u.tool_response.call_id)) {
                     out->unpaired_responses++;
                 }
             }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctxc/strategy.h"
+#include "record.h"
 
 _Static_assert(sizeof(ctxc__id_slot_t) == CTXC__ID_SLOT_BYTES,
                "CTXC__ID_SLOT_BYTES is the size of a slot");
@@ -33,9 +34,18 @@ void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
     ix->used = ix->cap > 0 ? used : 0;
 }
 
-void ctxc__ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
+/* The largest table that fits, emptied. */
+static void ids_init(ctxc__id_index_t *ix, void *mem, size_t bytes) {
     ctxc__ids_attach(ix, mem, bytes, 0);
-    ctxc__ids_clear(ix);
+    for (size_t i = 0; i < ix->cap; i++) {
+        ix->slots[i].call = CTXC__IDS_NONE;
+        ix->slots[i].resp = CTXC__IDS_NONE;
+        ix->slots[i].call_block = 0;
+        ix->slots[i].resp_block = 0;
+        ix->slots[i].flags = 0;
+        ix->slots[i].count = 0;
+        ix->slots[i].hash = 0;
+    }
 }
 
 void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
@@ -46,24 +56,11 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
         want *= 2;
     }
     if (want >= most) {
-        ctxc__ids_init(ix, mem, bytes); /* all there is */
+        ids_init(ix, mem, bytes); /* all there is */
         return;
     }
     /* room for `want` slots after the alignment skip */
-    ctxc__ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
-}
-
-void ctxc__ids_clear(ctxc__id_index_t *ix) {
-    ix->used = 0;
-    for (size_t i = 0; i < ix->cap; i++) {
-        ix->slots[i].call = CTXC__IDS_NONE;
-        ix->slots[i].resp = CTXC__IDS_NONE;
-        ix->slots[i].call_block = 0;
-        ix->slots[i].resp_block = 0;
-        ix->slots[i].flags = 0;
-        ix->slots[i].count = 0;
-        ix->slots[i].hash = 0;
-    }
+    ids_init(ix, mem, want * sizeof(ctxc__id_slot_t) + 3u);
 }
 
 /* Four bytes a step (FNV prime, xor-shift), then a final mix; the length
@@ -166,4 +163,131 @@ ctxc__id_slot_t *ctxc__ids_add(ctxc__id_index_t *ix, ctxc_str_t id,
     ix->used++;
     s->hash = hash;
     return s;
+}
+
+/* Entry p of a view (a map of NULL: store indexes). */
+static void view_entry(const ctxc_view_t *v, size_t p, ctxc_entry_t *e) {
+    const ctxc_slot_t *s = &v->slots_[v->map != NULL ? v->map[p] : p];
+    ctxc__record_entry(v->arena_ + s->offset, s, e);
+}
+
+ctxc_str_t ctxc__ids_tool_id(const ctxc_block_t *b) {
+    return b->type == CTXC_BLOCK_TOOL_CALL ? b->u.tool_call.id
+                                           : b->u.tool_response.call_id;
+}
+
+bool ctxc__ids_match_at(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
+    const ctxc__ids_at_t *at = (const ctxc__ids_at_t *)ctx;
+    bool call = slot->call != CTXC__IDS_NONE;
+    size_t p = call ? slot->call : slot->resp;
+    ctxc_entry_t e;
+    ctxc_block_t b;
+    if (p >= at->v->count) {
+        return false;
+    }
+    view_entry(at->v, p, &e);
+    if (ctxc_entry_block(&e, call ? slot->call_block : slot->resp_block, &b) !=
+        CTXC_OK) {
+        return false;
+    }
+    ctxc_str_t bid = ctxc__ids_tool_id(&b);
+    return at->sid != NULL ? ctxc__src_equals(at->sid->p, at->sid->n,
+                                              at->sid->kind, bid.ptr, bid.len)
+                           : ctxc__str_eq(bid, id);
+}
+
+bool ctxc__ids_add_block(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                         const ctxc_block_t *b, size_t p, size_t k) {
+    ctxc_str_t id = ctxc__ids_tool_id(b);
+    ctxc__id_slot_t *s =
+        k < CTXC__IDS_NONE
+            ? ctxc__ids_add(ix, id, ctxc__ids_hash(id), ctxc__ids_match_at, at)
+            : NULL;
+    if (s == NULL) {
+        return false;
+    }
+    if (b->type == CTXC_BLOCK_TOOL_CALL) {
+        s->call = (uint16_t)p;
+        s->call_block = (uint16_t)k;
+    } else {
+        s->resp = (uint16_t)p;
+        s->resp_block = (uint16_t)k;
+    }
+    return true;
+}
+
+bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
+                           size_t from, size_t to) {
+    for (size_t p = from; p < to; p++) {
+        ctxc_entry_t e;
+        view_entry(at->v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
+            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
+                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+                !ctxc__ids_add_block(ix, at, &b, p, k)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+bool ctxc__ids_in_entry(const ctxc_entry_t *e, ctxc_block_type_t type,
+                        ctxc_str_t id, size_t *block, ctxc_block_t *out) {
+    const uint8_t *cur = NULL;
+    for (size_t k = 0; ctxc_entry_next_block(e, &cur, out); k++) {
+        if (out->type == type && ctxc__str_eq(ctxc__ids_tool_id(out), id)) {
+            *block = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,
+                    size_t window, ctxc__ids_lookup_fn lookup, void *ctx,
+                    size_t *pos, size_t *block, ctxc_block_t *out) {
+    ctxc_block_t b;
+    ctxc_entry_t e;
+    ctxc_block_type_t type =
+        call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE;
+    /* the store's pairing rule: calls in ai entries, responses in tool
+     * entries; the entries of the others are not read */
+    uint8_t speaker = call ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL;
+    /* positions to look at: [0, at) backwards, or (at, count) forwards */
+    size_t n = call ? at : v->count - at - 1;
+    size_t p = at;
+    if (out == NULL) {
+        out = &b;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p = call ? p - 1 : p + 1;
+        bool usable = false;
+        const ctxc__id_slot_t *s =
+            i == window ? lookup(ctx, id, &usable) : NULL;
+        if (usable) {
+            size_t q = s == NULL ? CTXC__IDS_NONE : call ? s->call : s->resp;
+            if (q == CTXC__IDS_NONE || (call ? q >= at : q <= at)) {
+                return false;
+            }
+            *pos = q;
+            *block = call ? s->call_block : s->resp_block;
+            if (out == &b) {
+                return true;
+            }
+            view_entry(v, q, &e);
+            return ctxc_entry_block(&e, *block, out) == CTXC_OK;
+        }
+        if (v->slots_[v->map != NULL ? v->map[p] : p].speaker != speaker) {
+            continue;
+        }
+        view_entry(v, p, &e);
+        if (ctxc__ids_in_entry(&e, type, id, block, out)) {
+            *pos = p;
+            return true;
+        }
+    }
+    return false;
 }

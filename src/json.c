@@ -135,14 +135,15 @@ static int hexval(char c) {
     return -1;
 }
 
-static bool read_hex4(const char *p, size_t n, size_t pos, uint32_t *v) {
-    if (pos + 4 > n) {
-        return false;
-    }
+/* Four hex digits at s[pos..pos+4) into *v; false (with *bad the 1-based
+ * position of the first bad or missing digit) when there are not. */
+static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
+                    size_t *bad) {
     uint32_t r = 0;
     for (size_t i = 0; i < 4; i++) {
-        int h = hexval(p[pos + i]);
+        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
         if (h < 0) {
+            *bad = pos + i < n ? pos + i + 1 : n;
             return false;
         }
         r = (r << 4) | (uint32_t)h;
@@ -179,7 +180,8 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
         }
         switch (e) {
         case 'u': {
-            if (!read_hex4(it->p, it->n, at + 2, &v)) {
+            size_t bad;
+            if (!hex4_at(u, it->n, at + 2, &v, &bad)) {
                 ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
                            "bad \\u escape (4 hex digits needed)");
                 return -1;
@@ -192,7 +194,7 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
                 uint32_t lo;
                 if (at + 7 < it->n && it->p[at + 6] == '\\' &&
                     it->p[at + 7] == 'u' &&
-                    read_hex4(it->p, it->n, at + 8, &lo) && lo >= 0xDC00u &&
+                    hex4_at(u, it->n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
                     lo <= 0xDFFFu) {
                     *cp = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
                     it->pos = at + 12;
@@ -474,13 +476,29 @@ void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp) {
 ctxc_status_t ctxc__json_write_string(ctxc__sink_t *out, const char *p,
                                       size_t n, ctxc__src_kind_t kind,
                                       ctxc_error_t *err) {
+    /* what is written as it stands (plain ASCII, valid UTF-8) is copied in
+     * runs; the rest through the code point iterator and the escaper */
+    const uint8_t *u = (const uint8_t *)p;
     ctxc__cp_iter_t it = {p, n, 0, kind};
+    size_t run = 0;
     uint32_t cp;
     int r;
     ctxc__putc(out, '"');
-    while ((r = ctxc__cp_next(&it, &cp, err)) > 0) {
-        ctxc__json_escape_cp(out, cp);
+    for (;;) {
+        it.pos = skip_plain(u, it.pos, n);
+        size_t at = it.pos;
+        if ((r = ctxc__cp_next(&it, &cp, err)) <= 0) {
+            break;
+        }
+        /* a backslash here is an escape of a JSON string body (elsewhere
+         * the character '\\', escaped as well) */
+        if (cp < 0x20u || cp == '"' || u[at] == '\\') {
+            ctxc__put(out, p + run, at - run);
+            ctxc__json_escape_cp(out, cp);
+            run = it.pos;
+        }
     }
+    ctxc__put(out, p + run, it.pos - run);
     ctxc__putc(out, '"');
     return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
 }
@@ -590,12 +608,18 @@ typedef struct {
     bool stats;    /* count text statistics of strings */
 } scan_t;
 
+/* An open container: its token index (OPEN_TOK when the token is not
+ * stored), and OPEN_OBJ for an object. */
+#define OPEN_OBJ 0x80000000u
+#define OPEN_TOK 0x7FFFFFFFu
+
 /* Flags the open containers open[0..depth) as not canonical. One that is
  * flagged already had its ancestors flagged with it. */
 static void mark_noncanon(scan_t *sc, const uint32_t *open, unsigned depth) {
     while (depth-- > 0) {
-        if (open[depth] < sc->cap) {
-            uint8_t *f = &sc->tok[open[depth]].flags;
+        uint32_t k = open[depth] & OPEN_TOK;
+        if (k < sc->cap) {
+            uint8_t *f = &sc->tok[k].flags;
             if ((*f & CTXC__JF_NONCANON) != 0) {
                 return;
             }
@@ -631,21 +655,6 @@ static void put_bytes(scan_t *sc, size_t from, size_t to) {
     if (sc->out != NULL) {
         ctxc__put(sc->out, (const char *)sc->s + from, to - from);
     }
-}
-
-static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
-                    size_t *bad) {
-    uint32_t r = 0;
-    for (size_t i = 0; i < 4; i++) {
-        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
-        if (h < 0) {
-            *bad = pos + i < n ? pos + i + 1 : n;
-            return false;
-        }
-        r = (r << 4) | (uint32_t)h;
-    }
-    *v = r;
-    return true;
 }
 
 /* A string literal whose opening quote is at s[q]. Returns the position of
@@ -854,8 +863,7 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                  false,
                  stats};
     const uint8_t *s = sc.s;
-    uint32_t open[64];   /* token index of each open container */
-    uint64_t is_obj = 0; /* bit d set: container at depth d+1 is an object */
+    uint32_t open[64]; /* each open container (token index, OPEN_OBJ) */
     unsigned depth = 0;
     int state = ST_VALUE;
     size_t i = 0;
@@ -879,7 +887,7 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                 }
                 break;
             }
-            bool obj = ((is_obj >> (depth - 1)) & 1u) != 0;
+            bool obj = (open[depth - 1] & OPEN_OBJ) != 0;
             if (c < 0) {
                 return syntax_at(&sc, len,
                                  obj ? "unexpected end of input ('}' missing)"
@@ -898,9 +906,10 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
             }
             if (c != ',') {
                 depth--;
-                if (open[depth] < sc.cap) {
-                    tok[open[depth]].end = (uint32_t)i;
-                    tok[open[depth]].next = (uint32_t)sc.nt;
+                uint32_t k = open[depth] & OPEN_TOK;
+                if (k < sc.cap) {
+                    tok[k].end = (uint32_t)i;
+                    tok[k].next = (uint32_t)sc.nt;
                 }
             }
             continue;
@@ -931,9 +940,9 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
         if (key && c != '"') {
             return syntax_at(&sc, i + 1, "string key expected");
         }
-        if (depth > 0 && open[depth - 1] < sc.cap &&
-            (key || ((is_obj >> (depth - 1)) & 1u) == 0)) {
-            tok[open[depth - 1]].size++;
+        if (depth > 0 && (open[depth - 1] & OPEN_TOK) < sc.cap &&
+            (key || (open[depth - 1] & OPEN_OBJ) == 0)) {
+            tok[open[depth - 1] & OPEN_TOK].size++;
         }
         if (c == '{' || c == '[') {
             if (depth >= max_depth) {
@@ -942,13 +951,11 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
                                   "%z",
                                   max_depth, i + 1);
             }
-            open[depth] = (uint32_t)new_tok(
-                &sc, c == '{' ? CTXC__JT_OBJECT : CTXC__JT_ARRAY, i);
-            if (c == '{') {
-                is_obj |= (uint64_t)1u << depth;
-            } else {
-                is_obj &= ~((uint64_t)1u << depth);
-            }
+            size_t t =
+                new_tok(&sc, c == '{' ? CTXC__JT_OBJECT : CTXC__JT_ARRAY, i);
+            /* a token past the storage: OPEN_TOK, never below sc.cap */
+            open[depth] = (t < sc.cap ? (uint32_t)t : OPEN_TOK) |
+                          (c == '{' ? OPEN_OBJ : 0u);
             depth++;
             if (out != NULL) {
                 ctxc__putc(out, (char)c);
@@ -1100,29 +1107,70 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
-                         ctxc_str_t *value) {
-    if (obj == NULL || len < 2 || obj[0] != '{') {
+/* The position after the canonical JSON string starting at js[pos] (its
+ * closing quote is the first '"' after an even run of backslashes), or len.
+ * A long string is crossed with memchr, not byte by byte. */
+static size_t skip_string(const char *js, size_t len, size_t pos) {
+    size_t i = pos + 1;
+    while (i < len) {
+        const char *q = memchr(js + i, '"', len - i);
+        if (q == NULL) {
+            return len;
+        }
+        size_t at = (size_t)(q - js);
+        size_t bs = 0;
+        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return at + 1;
+        }
+        i = at + 1;
+    }
+    return len;
+}
+
+bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
+                               size_t n, ctxc_str_t *value, size_t *which) {
+    const char *o = obj.ptr;
+    size_t len = obj.len;
+    size_t best = n;
+    if (o == NULL || len < 2 || o[0] != '{') {
         return false;
     }
-    size_t klen = strlen(key);
     size_t i = 1;
-    while (i < len && obj[i] == '"') {
+    while (best > 0 && i < len && o[i] == '"') {
         size_t kstart = i + 1;
-        size_t kend =
-            ctxc__json_skip_value(obj, len, i) - 1; /* closing quote */
-        size_t vstart = kend + 2;                   /* after ':' */
+        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
+        size_t vstart = kend + 2;                           /* after ':' */
         if (vstart > len) {
-            return false;
+            break;
         }
-        size_t vend = ctxc__json_skip_value(obj, len, vstart);
-        if (ctxc__src_equals(obj + kstart, kend - kstart, CTXC__SRC_JSTR, key,
-                             klen)) {
-            value->ptr = obj + vstart;
-            value->len = vend - vstart;
-            return true;
+        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
+                                       : ctxc__json_skip_value(o, len, vstart);
+        size_t rawlen = kend - kstart;
+        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
+        for (size_t k = 0; k < best; k++) {
+            size_t klen = strlen(keys[k]);
+            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
+                      : rawlen >= klen &&
+                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                             keys[k], klen)) {
+                best = k;
+                value->ptr = o + vstart;
+                value->len = vend - vstart;
+                break;
+            }
         }
         i = vend + 1; /* skip ',' */
     }
-    return false;
+    *which = best;
+    return best < n;
+}
+
+bool ctxc__json_find_key(const char *obj, size_t len, const char *key,
+                         ctxc_str_t *value) {
+    ctxc_str_t o = {obj, len};
+    size_t which;
+    return ctxc__json_find_first_key(o, &key, 1, value, &which);
 }

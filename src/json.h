@@ -73,6 +73,13 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
 bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
                       const char *s, size_t slen);
 
+/* The value of the first of keys[0..n) (in that order of preference) that
+ * is a top-level member of a canonical compact JSON object; *which is its
+ * index. False when none is. One pass over the members, ended by a member
+ * named keys[0]. */
+bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
+                               size_t n, ctxc_str_t *value, size_t *which);
+
 /* In a canonical compact JSON object, finds top-level `key` and returns the
  * span of its value. */
 bool ctxc__json_find_key(const char *obj, size_t len, const char *key,

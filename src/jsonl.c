@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "error.h"
 #include "json.h"
@@ -316,8 +317,8 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     return CTXC_OK;
 }
 
-static ctxc_status_t ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
-                                 ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t
+ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out, ctxc_error_t *err) {
     ic_ctx_t *c = (ic_ctx_t *)ctx;
     if (i < c->nkept) {
         *out = c->kept[i];
@@ -534,8 +535,8 @@ static ctxc_status_t oa_block_fn(void *ctx, size_t i, ctxc__block_src_t *out,
 }
 
 /* Name of the tool_call with this id, searched backwards through h. */
-static ctxc__src_t find_call_name(const ctxc_history_t *h, const doc_t *d,
-                                  int id_tok) {
+CTXC__NOINLINE static ctxc__src_t find_call_name(const ctxc_history_t *h,
+                                                 const doc_t *d, int id_tok) {
     for (size_t i = ctxc_history_count(h); i-- > 0;) {
         ctxc_entry_t e;
         ctxc_history_get(h, i, &e);

@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -83,17 +84,6 @@ static bool src_eq_src(const ctxc__src_t *a, const ctxc__src_t *b) {
     }
 }
 
-/* The id of a tool block (call id or response callId); absent otherwise. */
-static ctxc_str_t block_id(const ctxc_block_t *b) {
-    if (b->type == CTXC_BLOCK_TOOL_CALL) {
-        return b->u.tool_call.id;
-    }
-    if (b->type == CTXC_BLOCK_TOOL_RESPONSE) {
-        return b->u.tool_response.call_id;
-    }
-    return CTXC_STR_ABSENT;
-}
-
 static const char *a_speaker(ctxc_speaker_t sp) {
     static const char *const names[] = {"a human", "an ai", "a tool"};
     return (unsigned)sp < 3u ? names[sp] : "an unknown";
@@ -120,62 +110,34 @@ static bool next_tool_block(const ctxc_entry_t *e, const uint8_t **cur,
     return false;
 }
 
-/* Whether `e` holds a block of `type` whose id equals `id` (or the source
- * `sid` when that is not NULL). */
-static bool entry_has(const ctxc_entry_t *e, ctxc_block_type_t type,
-                      ctxc_str_t id, const ctxc__src_t *sid) {
-    const uint8_t *cur = NULL;
+/* Whether `e` holds a block of `type` whose id equals `id`. */
+CTXC__NOINLINE static bool entry_has(const ctxc_entry_t *e,
+                                     ctxc_block_type_t type, ctxc_str_t id) {
+    size_t k;
     ctxc_block_t b;
-    while (ctxc_entry_next_block(e, &cur, &b)) {
-        if (b.type == type && (sid != NULL ? src_eq(sid, block_id(&b))
-                                           : ctxc__str_eq(block_id(&b), id))) {
-            return true;
-        }
-    }
-    return false;
+    return ctxc__ids_in_entry(e, type, id, &k, &b);
 }
 
 /* ---- the index cache ----------------------------------------------------- */
 
-typedef struct {
-    const ctxc_history_t *h;
-    const ctxc__src_t *sid; /* the id as a source, or NULL: use `id` */
-} match_ctx_t;
-
-static bool match_store(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t id) {
-    const match_ctx_t *m = (const match_ctx_t *)ctx;
-    bool call = slot->call != CTXC__IDS_NONE;
-    size_t pos = call ? slot->call : slot->resp;
-    if (pos >= m->h->count) {
-        return false;
-    }
-    ctxc_entry_t e;
-    entry_at(m->h, pos, &e);
-    return entry_has(&e, call ? CTXC_BLOCK_TOOL_CALL : CTXC_BLOCK_TOOL_RESPONSE,
-                     id, m->sid);
+/* The whole store as a view (what the index's positions refer to). */
+CTXC__NOINLINE static void store_view(const ctxc_history_t *h, ctxc_view_t *v) {
+    v->slots_ = h->slots;
+    v->arena_ = h->arena;
+    v->map = NULL;
+    v->count = h->count;
+    v->store_count = h->count;
 }
 
-/* Adds the tool blocks of entry `pos` to the index. False when it is full. */
-static bool index_entry(ctxc_history_t *h, ctxc__id_index_t *ix, size_t pos) {
-    ctxc_entry_t e;
-    entry_at(h, pos, &e);
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    match_ctx_t m = {h, NULL};
-    while (next_tool_block(&e, &cur, &b)) {
-        ctxc_str_t id = block_id(&b);
-        ctxc__id_slot_t *s =
-            ctxc__ids_add(ix, id, ctxc__ids_hash(id), match_store, &m);
-        if (s == NULL) {
-            return false;
-        }
-        if (b.type == CTXC_BLOCK_TOOL_CALL) {
-            s->call = (uint16_t)pos;
-        } else {
-            s->resp = (uint16_t)pos;
-        }
-    }
-    return true;
+/* Adds the tool blocks of the store's entries [from, to) to the index.
+ * False when it is full. */
+CTXC__NOINLINE static bool index_entries(const ctxc_history_t *h,
+                                         ctxc__id_index_t *ix, size_t from,
+                                         size_t to) {
+    ctxc_view_t all;
+    store_view(h, &all);
+    ctxc__ids_at_t at = {&all, NULL};
+    return ctxc__ids_add_entries(ix, &at, from, to);
 }
 
 /* Bytes of a table of `cap` slots (what ctxc__ids_attach needs to find the
@@ -191,11 +153,7 @@ static bool build_index(ctxc_history_t *h, ctxc__id_index_t *ix, size_t want) {
     ctxc__ids_attach(&all, h->ids_mem_, h->ids_bytes_, 0);
     for (;;) {
         ctxc__ids_init_for(ix, h->ids_mem_, h->ids_bytes_, want);
-        size_t i = 0;
-        while (i < h->count && index_entry(h, ix, i)) {
-            i++;
-        }
-        if (i == h->count) {
+        if (index_entries(h, ix, 0, h->count)) {
             h->ids_cap_ = ix->cap;
             h->ids_used_ = ix->used;
             h->ids_state_ = IDS_VALID;
@@ -235,7 +193,7 @@ void ctxc__pairing_appended(ctxc_history_t *h) {
     }
     ctxc__id_index_t ix;
     ctxc__ids_attach(&ix, h->ids_mem_, cap_bytes(h->ids_cap_), h->ids_used_);
-    if (index_entry(h, &ix, h->count - 1)) {
+    if (index_entries(h, &ix, h->count - 1, h->count)) {
         h->ids_used_ = ix.used;
     } else { /* a larger table, built again (amortised: it doubles) */
         (void)build_index(h, &ix, ix.cap * 2);
@@ -292,7 +250,7 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
-            ctxc_str_t id = block_id(&b);
+            ctxc_str_t id = ctxc__ids_tool_id(&b);
             uint32_t hash = ctxc__ids_hash(id);
             for (size_t k = 0; k < n; k++) {
                 if (ids[k].hash == hash && src_eq(&ids[k].id, id)) {
@@ -308,10 +266,12 @@ static void scan_store(const ctxc_history_t *h, size_t skip, new_id_t *ids,
 /* Fills call/resp of ids[0..n) from the index. */
 static void lookup_index(const ctxc_history_t *h, const ctxc__id_index_t *ix,
                          size_t skip, new_id_t *ids, size_t n) {
+    ctxc_view_t all;
+    store_view(h, &all);
     for (size_t k = 0; k < n; k++) {
-        match_ctx_t m = {h, &ids[k].id};
-        const ctxc__id_slot_t *s =
-            ctxc__ids_find(ix, CTXC_STR_ABSENT, ids[k].hash, match_store, &m);
+        ctxc__ids_at_t at = {&all, &ids[k].id};
+        const ctxc__id_slot_t *s = ctxc__ids_find(
+            ix, CTXC_STR_ABSENT, ids[k].hash, ctxc__ids_match_at, &at);
         if (s == NULL) {
             continue;
         }
@@ -523,7 +483,7 @@ static bool survives(const ctxc_plan_t *plan, size_t i, ctxc_block_type_t type,
     }
     ctxc_entry_t e;
     ctxc__op_entry(plan->scratch, op, &e);
-    return entry_has(&e, type, id, NULL);
+    return entry_has(&e, type, id);
 }
 
 static ctxc_status_t split_pair(ctxc_str_t id, size_t call, size_t resp,
@@ -555,9 +515,9 @@ static ctxc_status_t check_inserts(const ctxc_history_t *h,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (next_tool_block(&e, &cur, &b)) {
-            ctxc_str_t id = block_id(&b);
+            ctxc_str_t id = ctxc__ids_tool_id(&b);
             if (!has_old || old.speaker != e.speaker ||
-                !entry_has(&old, b.type, id, NULL)) {
+                !entry_has(&old, b.type, id)) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                   "plan op %z inserts a %s (call id %q) "
                                   "that is not in the entry it replaces",
@@ -577,60 +537,39 @@ typedef struct {
     bool tried;
     const ctxc__id_index_t *ix; /* NULL: scan */
     ctxc__id_index_t store;
+    ctxc_view_t all; /* the store as a view */
+    ctxc__ids_at_t at;
 } lazy_index_t;
 
 /* Entries next to a dropped block searched for its partner before the
  * index is asked (a response usually follows its call closely). */
 #define NEAR_ENTRIES 8u
 
-/* The first entry in [from, to) (walking down when `down`) that holds a
- * block of `type` with `id`, or SIZE_MAX. */
-static size_t scan_for(const ctxc_history_t *h, size_t from, size_t to,
-                       bool down, ctxc_block_type_t type, ctxc_str_t id) {
-    ctxc_speaker_t sp =
-        type == CTXC_BLOCK_TOOL_CALL ? CTXC_SPEAKER_AI : CTXC_SPEAKER_TOOL;
-    for (size_t n = from; n < to; n++) {
-        size_t i = down ? to - 1u - (n - from) : n;
-        ctxc_entry_t e;
-        if (h->slots[i].speaker == sp &&
-            (entry_at(h, i, &e), entry_has(&e, type, id, NULL))) {
-            return i;
-        }
+/* The history's index for ctxc__ids_seek (made usable on the first
+ * ask). */
+static const ctxc__id_slot_t *lazy_lookup(void *ctx, ctxc_str_t id,
+                                          bool *usable) {
+    lazy_index_t *lz = (lazy_index_t *)ctx;
+    if (!lz->tried) {
+        lz->tried = true;
+        lz->ix = usable_index(lz->h, &lz->store);
     }
-    return SIZE_MAX;
+    *usable = lz->ix != NULL;
+    return *usable ? ctxc__ids_find(lz->ix, id, ctxc__ids_hash(id),
+                                    ctxc__ids_match_at, &lz->at)
+                   : NULL;
 }
 
 /* The position of the other side of the pair of block b (in entry pos), or
  * SIZE_MAX: nearby entries first, then the index, else a scan (responses
  * come after calls; an id has one of each). */
 static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
-    const ctxc_history_t *h = lz->h;
-    ctxc_str_t id = block_id(b);
-    bool call = b->type == CTXC_BLOCK_TOOL_CALL;
-    ctxc_block_type_t other =
-        call ? CTXC_BLOCK_TOOL_RESPONSE : CTXC_BLOCK_TOOL_CALL;
-    size_t from = call ? pos + 1u : 0u, to = call ? h->count : pos;
-    size_t near_from =
-        call ? from : (to > NEAR_ENTRIES ? to - NEAR_ENTRIES : 0);
-    size_t near_to =
-        call ? (to - from > NEAR_ENTRIES ? from + NEAR_ENTRIES : to) : to;
-    size_t p = scan_for(h, near_from, near_to, !call, other, id);
-    if (p != SIZE_MAX || (near_from == from && near_to == to)) {
-        return p;
-    }
-    if (!lz->tried) {
-        lz->tried = true;
-        lz->ix = usable_index(lz->h, &lz->store);
-    }
-    if (lz->ix != NULL) {
-        match_ctx_t m = {h, NULL};
-        const ctxc__id_slot_t *s =
-            ctxc__ids_find(lz->ix, id, ctxc__ids_hash(id), match_store, &m);
-        uint16_t q = s == NULL ? CTXC__IDS_NONE : call ? s->resp : s->call;
-        return q == CTXC__IDS_NONE ? SIZE_MAX : q;
-    }
-    return call ? scan_for(h, near_to, to, false, other, id)
-                : scan_for(h, from, near_from, true, other, id);
+    size_t p, k;
+    return ctxc__ids_seek(&lz->all, pos, ctxc__ids_tool_id(b),
+                          b->type == CTXC_BLOCK_TOOL_RESPONSE, NEAR_ENTRIES,
+                          lazy_lookup, lz, &p, &k, NULL)
+               ? p
+               : SIZE_MAX;
 }
 
 /* Old entry i is not kept (dropped or replaced): each of its tool blocks
@@ -650,8 +589,8 @@ static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     while (next_tool_block(&e, &cur, &b)) {
-        ctxc_str_t id = block_id(&b);
-        if (ins != NULL && entry_has(&repl, b.type, id, NULL)) {
+        ctxc_str_t id = ctxc__ids_tool_id(&b);
+        if (ins != NULL && entry_has(&repl, b.type, id)) {
             continue; /* the block stays */
         }
         size_t p = partner_of(lz, i, &b);
@@ -685,7 +624,12 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
     }
     /* only what the plan does not keep can break a pair: the entries
      * between the KEEP ranges */
-    lazy_index_t lz = {h, false, NULL, {NULL, 0, 0}};
+    lazy_index_t lz;
+    lz.h = h;
+    lz.tried = false;
+    store_view(h, &lz.all);
+    lz.at.v = &lz.all;
+    lz.at.sid = NULL;
     size_t next = 0;
     for (size_t k = 0; k <= plan->count && st == CTXC_OK; k++) {
         size_t end = h->count;

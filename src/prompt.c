@@ -319,8 +319,8 @@ static char *manifest_find(const manifest_t *m, const char *path) {
 }
 
 static void hash_hex(uint64_t h, char out[HASH_HEX]) {
-    for (unsigned i = 0; i < HASH_HEX; i++) {
-        out[i] = hex_digits[(h >> (4u * (HASH_HEX - 1u - i))) & 0xFu];
+    for (unsigned i = HASH_HEX; i-- > 0; h >>= 4) {
+        out[i] = hex_digits[h & 0xFu];
     }
 }
 

@@ -70,13 +70,6 @@ ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i) {
     return p != NULL ? *p : CTXC_STR_ABSENT;
 }
 
-void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v) {
-    ctxc_str_t *p = field_ptr(b, i);
-    if (p != NULL) {
-        *p = v;
-    }
-}
-
 ctxc_str_t ctxc_str(const char *cstr) {
     ctxc_str_t s = {cstr, cstr != NULL ? strlen(cstr) : 0};
     return s;
@@ -398,7 +391,7 @@ ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
 
 uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
                              const ctxc_entry_t *e) {
-    uint64_t sum = 0;
+    uint32_t sum = 0; /* saturating */
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     if (fn == NULL) {
@@ -406,9 +399,10 @@ uint32_t ctxc__estimate_with(ctxc_estimate_fn fn, void *user,
         user = NULL;
     }
     while (ctxc_entry_next_block(e, &cur, &b)) {
-        sum += fn(user, &b);
+        uint32_t t = fn(user, &b);
+        sum = sum + t < sum ? UINT32_MAX : sum + t;
     }
-    return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+    return sum;
 }
 
 uint32_t ctxc__estimate_entry(const ctxc_history_t *h, const ctxc_entry_t *e) {

@@ -54,7 +54,6 @@ extern const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT];
 
 /* Field i of a block (order of ctxc__block_desc). */
 ctxc_str_t ctxc__block_field(const ctxc_block_t *b, unsigned i);
-void ctxc__block_set_field(ctxc_block_t *b, unsigned i, ctxc_str_t v);
 
 /* ---- record writer (history.c) -------------------------------------------
  * The store writes entries from "sources": each field is a span plus how to

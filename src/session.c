@@ -122,32 +122,6 @@ void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port) {
     s->port = port;
 }
 
-static void port_lock(const ctxc_session_t *s) {
-    if (s->port != NULL && s->port->mutex.lock != NULL) {
-        s->port->mutex.lock(s->port->mutex.ctx);
-    }
-}
-
-static void port_unlock(const ctxc_session_t *s) {
-    if (s->port != NULL && s->port->mutex.lock != NULL &&
-        s->port->mutex.unlock != NULL) {
-        s->port->mutex.unlock(s->port->mutex.ctx);
-    }
-}
-
-static ctxc_status_t add_locked(ctxc_session_t *s, const ctxc_entry_in_t *in,
-                                ctxc_error_t *err) {
-    if (s->locked) {
-        return ctxc__fail(err, CTXC_E_BUSY,
-                          "the history is locked by a compression in progress");
-    }
-    ctxc_status_t st = ctxc_history_append(s->history, in, err);
-    if (st == CTXC_OK) {
-        s->density_dirty = true;
-    }
-    return st;
-}
-
 static ctxc_status_t find_strategy(const ctxc_session_t *s,
                                    const ctxc_strategy_t **out,
                                    ctxc_error_t *err) {
@@ -197,15 +171,6 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
         s->last_density = result.counts;
     }
     return r;
-}
-
-static ctxc_status_t optimize_locked(ctxc_session_t *s, ctxc_error_t *err) {
-    if (s->locked) {
-        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
-    }
-    const ctxc_strategy_t *st;
-    ctxc_status_t r = find_strategy(s, &st, err);
-    return r == CTXC_OK ? optimize_with(s, st, err) : r;
 }
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
@@ -268,29 +233,14 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     return r;
 }
 
-static ctxc_status_t compress_locked(ctxc_session_t *s, ctxc_error_t *err) {
-    if (s->locked) {
-        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
-    }
-    const ctxc_strategy_t *st;
-    ctxc_status_t r = find_strategy(s, &st, err);
-    return r == CTXC_OK ? compress_with(s, st, err) : r;
-}
-
-static ctxc_status_t before_send_locked(ctxc_session_t *s,
-                                        uint64_t pending_tokens,
-                                        ctxc_send_report_t *report,
-                                        ctxc_error_t *err) {
+static ctxc_status_t before_send_with(ctxc_session_t *s,
+                                      const ctxc_strategy_t *st,
+                                      uint64_t pending_tokens,
+                                      ctxc_send_report_t *report,
+                                      ctxc_error_t *err) {
     ctxc_send_report_t rep;
     memset(&rep, 0, sizeof rep);
-    if (s->locked) {
-        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
-    }
-    const ctxc_strategy_t *st;
-    ctxc_status_t r = find_strategy(s, &st, err);
-    if (r != CTXC_OK) {
-        return r;
-    }
+    ctxc_status_t r;
     uint64_t limit = ctxc_settings_context_limit(s->settings);
     if (limit == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
@@ -321,36 +271,60 @@ static ctxc_status_t before_send_locked(ctxc_session_t *s,
     return CTXC_OK;
 }
 
-/* The public entry points: the same, inside the port's mutex. */
+/* The public entry points: one dispatcher, inside the port's mutex. */
+
+typedef enum { OP_ADD, OP_OPTIMIZE, OP_COMPRESS, OP_BEFORE_SEND } op_t;
+
+static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
+                         uint64_t pending_tokens, ctxc_send_report_t *report,
+                         ctxc_error_t *err) {
+    const ctxc_strategy_t *st;
+    ctxc_status_t r;
+    if (s->port != NULL && s->port->mutex.lock != NULL) {
+        s->port->mutex.lock(s->port->mutex.ctx);
+    }
+    if (s->locked) {
+        r = ctxc__fail(err, CTXC_E_BUSY,
+                       op == OP_ADD ? "the history is locked by a compression "
+                                      "in progress"
+                                    : "a compression is in progress");
+    } else if (op == OP_ADD) {
+        r = ctxc_history_append(s->history, in, err);
+        if (r == CTXC_OK) {
+            s->density_dirty = true;
+        }
+    } else if ((r = find_strategy(s, &st, err)) != CTXC_OK) {
+        /* r says why */
+    } else if (op == OP_OPTIMIZE) {
+        r = optimize_with(s, st, err);
+    } else if (op == OP_COMPRESS) {
+        r = compress_with(s, st, err);
+    } else {
+        r = before_send_with(s, st, pending_tokens, report, err);
+    }
+    if (s->port != NULL && s->port->mutex.lock != NULL &&
+        s->port->mutex.unlock != NULL) {
+        s->port->mutex.unlock(s->port->mutex.ctx);
+    }
+    return r;
+}
 
 ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                ctxc_error_t *err) {
-    port_lock(s);
-    ctxc_status_t r = add_locked(s, in, err);
-    port_unlock(s);
-    return r;
+    return run(s, OP_ADD, in, 0, NULL, err);
 }
 
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err) {
-    port_lock(s);
-    ctxc_status_t r = optimize_locked(s, err);
-    port_unlock(s);
-    return r;
+    return run(s, OP_OPTIMIZE, NULL, 0, NULL, err);
 }
 
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
-    port_lock(s);
-    ctxc_status_t r = compress_locked(s, err);
-    port_unlock(s);
-    return r;
+    return run(s, OP_COMPRESS, NULL, 0, NULL, err);
 }
 
 ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
                                        uint64_t pending_tokens,
                                        ctxc_send_report_t *report,
                                        ctxc_error_t *err) {
-    port_lock(s);
-    ctxc_status_t r = before_send_locked(s, pending_tokens, report, err);
-    port_unlock(s);
-    return r;
+    return run(s, OP_BEFORE_SEND, NULL, pending_tokens, report, err);
 }

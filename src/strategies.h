@@ -36,37 +36,35 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 typedef struct {
     const ctxc_view_t *v;
     ctxc__id_index_t ix;
+    ctxc__ids_at_t at; /* what the slots' positions refer to: v */
     bool ok;
     bool built; /* lazy: built on the first lookup that needs it */
     void *mem;
     size_t bytes;
 } ctxc__pairs_t;
 
-/* Builds the index over `mem` (bytes; may be NULL). */
-void ctxc__pairs_build(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
-                       size_t bytes);
-/* The same in steps, for a caller that walks the view anyway: begin (false:
- * no table), add every tool_call and tool_response block in view order
- * (false: the table is full), then set pr->ok when every add succeeded. */
+/* The index in steps, for a caller that walks the view anyway: begin (false:
+ * no table), add every tool_call and tool_response block in view order with
+ * ctxc__ids_add_block(&pr->ix, &pr->at, ...) (false: the table is full),
+ * then set pr->ok when every add succeeded. */
 bool ctxc__pairs_begin(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                        size_t bytes);
-bool ctxc__pairs_add(ctxc__pairs_t *pr, const ctxc_entry_t *e, size_t p,
-                     size_t k, const ctxc_block_t *b);
 /* An index over `mem` built only when a lookup below needs it. */
 void ctxc__pairs_lazy(ctxc__pairs_t *pr, const ctxc_view_t *v, void *mem,
                       size_t bytes);
-/* The first tool_response to `id` in a tool entry after view position
- * `from` (as ctxc__find_response): a few entries are scanned, then the
- * (lazy) index answers, or a scan when it cannot. */
-bool ctxc__pairs_response(ctxc__pairs_t *pr, size_t from, ctxc_str_t id,
-                          size_t *pos, size_t *block);
-/* The last tool_call with `id` in an ai entry before view position
- * `before` (its first such block), the same way. */
-bool ctxc__pairs_call(ctxc__pairs_t *pr, size_t before, ctxc_str_t id,
-                      size_t *pos, size_t *block, ctxc_block_t *call);
-/* The same by a scan of [0, before). */
-bool ctxc__find_call(const ctxc_view_t *v, size_t before, ctxc_str_t id,
-                     size_t *pos, size_t *block, ctxc_block_t *call);
+/* Entries next to a call or response scanned before the index is asked. */
+#define CTXC__PAIR_WINDOW 8u
+
+/* The tool_call (`call`) or tool_response with call id `id` nearest to view
+ * position `at`: the last tool_call in an ai entry before it (its first such
+ * block), or the first tool_response in a tool entry after it. Its position,
+ * block index and, when `out` is not NULL, the block. The `window` entries
+ * next to `at` are scanned, then the (lazy) index answers, or, when it
+ * cannot (a full table, no memory, compiled out), a scan of the rest: the
+ * same answers. */
+bool ctxc__pairs_seek(ctxc__pairs_t *pr, size_t at, ctxc_str_t id, bool call,
+                      size_t window, size_t *pos, size_t *block,
+                      ctxc_block_t *out);
 
 /* The slot of `id` (pr->ok only), or NULL. */
 ctxc__id_slot_t *ctxc__pairs_find(const ctxc__pairs_t *pr, ctxc_str_t id);
@@ -83,11 +81,5 @@ ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
                                      ctxc_boundary_t *bd, ctxc__pairs_t *pairs,
                                      uint64_t *total, uint64_t *target,
                                      ctxc_error_t *err);
-
-/* First tool_response to `id` in a tool entry after view position `from`:
- * its position and block index. False when there is none (an unpaired
- * call). A scan. */
-bool ctxc__find_response(const ctxc_view_t *v, size_t from, ctxc_str_t id,
-                         size_t *pos, size_t *block);
 
 #endif /* CTXC_STRATEGIES_H */

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -62,15 +63,27 @@ static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
     return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
 }
 
-static bool is_read_tool(ctxc_str_t n) {
-    return str_is(n, "read_file") || str_is(n, "read_line_range") ||
-           str_is(n, "read_many_files") || str_is(n, "ast_read_file");
+/* Whether n is one of the names of `list`: each is its length (one byte)
+ * and its bytes; a length of 0 ends the list. */
+static bool is_one_of(ctxc_str_t n, const char *list) {
+    for (size_t k; (k = (uint8_t)*list++) > 0; list += k) {
+        if (n.len == k && memcmp(n.ptr, list, k) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+CTXC__NOINLINE static bool is_read_tool(ctxc_str_t n) {
+    return is_one_of(n, "\x09read_file\x0fread_line_range\x0fread_many_files"
+                        "\x0d"
+                        "ast_read_file");
 }
 
 static bool is_write_tool(ctxc_str_t n) {
-    return str_is(n, "write_file") || str_is(n, "ast_edit") ||
-           str_is(n, "replace") || str_is(n, "insert_at_line") ||
-           str_is(n, "delete_line_range");
+    return is_one_of(n, "\x0awrite_file\x08"
+                        "ast_edit\x07replace\x0einsert_at_line\x11"
+                        "delete_line_range");
 }
 
 /* ---- parameters and paths ------------------------------------------------ */
@@ -101,78 +114,13 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     return true;
 }
 
-/* The position after the canonical JSON string starting at js[pos] (its
- * closing quote is the first '"' after an even run of backslashes), or len.
- * A long string is crossed with memchr, not byte by byte. */
-static size_t skip_string(const char *js, size_t len, size_t pos) {
-    size_t i = pos + 1;
-    while (i < len) {
-        const char *q = memchr(js + i, '"', len - i);
-        if (q == NULL) {
-            return len;
-        }
-        size_t at = (size_t)(q - js);
-        size_t bs = 0;
-        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
-            bs++;
-        }
-        if (bs % 2 == 0) {
-            return at + 1;
-        }
-        i = at + 1;
-    }
-    return len;
-}
-
-/* The value of the first of keys[0..n) (in that order of preference) that
- * is a top-level member of a canonical JSON object, as ctxc__json_find_key()
- * would find it; *which is its index. False when none is. One pass over
- * the members, ended by a member named keys[0]. */
-static bool find_first_key(ctxc_str_t obj, const char *const *keys, size_t n,
-                           ctxc_str_t *value, size_t *which) {
-    const char *o = obj.ptr;
-    size_t len = obj.len;
-    size_t best = n;
-    if (o == NULL || len < 2 || o[0] != '{') {
-        return false;
-    }
-    size_t i = 1;
-    while (best > 0 && i < len && o[i] == '"') {
-        size_t kstart = i + 1;
-        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* closing quote */
-        size_t vstart = kend + 2;                           /* after ':' */
-        if (vstart > len) {
-            break;
-        }
-        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
-                                       : ctxc__json_skip_value(o, len, vstart);
-        size_t rawlen = kend - kstart;
-        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
-        for (size_t k = 0; k < best; k++) {
-            size_t klen = strlen(keys[k]);
-            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                      : rawlen >= klen &&
-                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                             keys[k], klen)) {
-                best = k;
-                value->ptr = o + vstart;
-                value->len = vend - vstart;
-                break;
-            }
-        }
-        i = vend + 1; /* skip ',' */
-    }
-    *which = best;
-    return best < n;
-}
-
 /* The path parameter: the first of file_path, absolute_path, path present;
  * false when none is, or when it is not a string (malformed: skipped). */
 static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
     static const char *const keys[] = {"file_path", "absolute_path", "path"};
     ctxc_str_t v;
     size_t which;
-    return find_first_key(params, keys, 3, &v, &which) &&
+    return ctxc__json_find_first_key(params, keys, 3, &v, &which) &&
            json_string(v, buf, cap, len) && *len > 0;
 }
 
@@ -274,6 +222,8 @@ typedef struct {
      * of the step (written paths, @file paths, tool names). */
     const ctxc__pairs_t *pairs;
     ctxc__id_index_t *keys;
+    /* the same pairs, also on the scan path (then they scan) */
+    ctxc__pairs_t *pr;
     /* Resolved written paths, kept in the work scratch until the edits
      * start writing there (NULL then): KEY_PATH slots with KEY_BYTES
      * compare against them instead of decoding the write call again. */
@@ -299,8 +249,8 @@ static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
                                        const char *key, size_t len);
 
 /* Is `path` written by a write call in an entry after position p? */
-static bool written_after(const hd_t *hd, size_t p, const char *path,
-                          size_t plen) {
+CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
+                                         const char *path, size_t plen) {
     if (hd->keys != NULL) {
         const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
         return s != NULL && s->call > p;
@@ -327,7 +277,7 @@ static bool written_after(const hd_t *hd, size_t p, const char *path,
     return false;
 }
 
-static bool has_glob(const char *s, size_t n) {
+CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '{') {
             return true;
@@ -375,15 +325,8 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
         return false;
     }
     size_t q, r;
-    if (hd->pairs != NULL) {
-        const ctxc__id_slot_t *s =
-            ctxc__pairs_find(hd->pairs, b->u.tool_call.id);
-        if (s == NULL || s->resp == CTXC__IDS_NONE || s->resp <= p) {
-            return false;
-        }
-        q = s->resp;
-        r = s->resp_block;
-    } else if (!ctxc__find_response(hd->v, p, b->u.tool_call.id, &q, &r)) {
+    if (!ctxc__pairs_seek(hd->pr, p, b->u.tool_call.id, false, 0, &q, &r,
+                          NULL)) {
         return false;
     }
     if (r >= MAX_EDIT_BLOCKS) {
@@ -419,8 +362,8 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
     }
     size_t p, ck, rq, rk;
     ctxc_block_t call;
-    return ctxc__find_call(hd->v, q, b->u.tool_response.call_id, &p, &ck,
-                           &call) &&
+    return ctxc__pairs_seek(hd->pr, q, b->u.tool_response.call_id, true, 0, &p,
+                            &ck, &call) &&
            (hd->mark[p] & MARK_RWCALL) != 0 &&
            rw_prunes(hd, p, ck, &call, &rq, &rk) && rq == q && rk == k;
 }
@@ -663,10 +606,15 @@ static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
 
 /* ---- per-entry edits ----------------------------------------------------- */
 
+#define ED_DROP 1u    /* block removed (read->write) */
+#define ED_POINTER 2u /* result replaced by the pointer text (recency) */
+#define ED_RETEXT 4u  /* text block rewritten (dedupe) */
+
+/* (per-block bytes, not 64-bit masks: variable 64-bit shifts are long on
+ * 32-bit targets) */
 typedef struct {
-    uint64_t drop;    /* blocks removed (read->write) */
-    uint64_t pointer; /* results replaced by the pointer text (recency) */
-    uint64_t retext;  /* text blocks rewritten (dedupe) */
+    uint8_t what[MAX_EDIT_BLOCKS]; /* ED_* of each block */
+    unsigned all;                  /* the ED_* of all blocks */
     size_t text_block[MAX_TEXT_EDITS];
     ctxc_str_t text[MAX_TEXT_EDITS];
     size_t ntext;
@@ -677,14 +625,14 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
     if (index >= MAX_EDIT_BLOCKS) {
         return true;
     }
-    uint64_t bit = (uint64_t)1u << index;
-    if (ed->drop & bit) {
+    unsigned what = ed->what[index];
+    if (what & ED_DROP) {
         return false;
     }
-    if (ed->pointer & bit) {
+    if (what & ED_POINTER) {
         b->u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
     }
-    if (ed->retext & bit) {
+    if (what & ED_RETEXT) {
         for (size_t i = 0; i < ed->ntext; i++) {
             if (ed->text_block[i] == index) {
                 b->u.text.text = ed->text[i];
@@ -799,8 +747,9 @@ static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
 }
 
 /* Decides and records the edits of position p. */
-static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
-                                ctxc_density_result_t *r, ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
+                                               ctxc_density_result_t *r,
+                                               ctxc_error_t *err) {
     ctxc_entry_t e;
     ctxc_view_get(hd->v, p, &e);
     hd_edit_t ed;
@@ -815,13 +764,13 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
     ctxc_block_t b;
     size_t k = 0;
     for (; k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b); k++) {
-        uint64_t bit = (uint64_t)1u << k;
+        unsigned what = 0;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
             call_pruned(hd, p, k, &b)) {
-            ed.drop |= bit;
+            what = ED_DROP;
         } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
             if (rw_drops_response(hd, p, k, &b)) {
-                ed.drop |= bit;
+                what = ED_DROP;
             } else if (cfg->recency_pruning &&
                        !str_is(b.u.tool_response.result, POINTER_JSON) &&
                        recency_prunes(hd, p, k, &b, retention)) {
@@ -832,7 +781,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                          hd->pointer_tokens) ||
                     ctxc__estimate_result_smaller(&b,
                                                   CTXC_STR_LIT(POINTER_JSON))) {
-                    ed.pointer |= bit;
+                    what = ED_POINTER;
                     recency++;
                 }
             }
@@ -853,12 +802,14 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
                 return st;
             }
             if (replaced > 0) {
-                ed.retext |= bit;
+                what = ED_RETEXT;
                 ed.text_block[ed.ntext] = k;
                 ed.text[ed.ntext++] = nt;
                 dedupe += replaced;
             }
         }
+        ed.what[k] = (uint8_t)what;
+        ed.all |= what;
     }
     /* blocks past the editable ones: their inclusions still count */
     while (hd->keys != NULL && cfg->file_dedupe &&
@@ -869,7 +820,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         }
         k++;
     }
-    if (ed.drop == 0 && ed.pointer == 0 && ed.retext == 0) {
+    if (ed.all == 0) {
         return CTXC_OK;
     }
     size_t index = ctxc_view_index(hd->v, p);
@@ -902,7 +853,7 @@ static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         op->offset = (uint32_t)temp_start;
         r->scratch_used = temp_start + op->size;
     }
-    if (ed.drop) {
+    if (ed.all & ED_DROP) {
         r->counts.read_write_entries_replaced++;
     }
     if (dedupe) {
@@ -934,7 +885,7 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
             if ((b.type == CTXC_BLOCK_TOOL_CALL ||
                  b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
-                !ctxc__pairs_add(pairs, &e, p, k, &b)) {
+                !ctxc__ids_add_block(&pairs->ix, &pairs->at, &b, p, k)) {
                 return INDEX_IDS_FULL;
             }
             if (e.speaker == CTXC_SPEAKER_AI &&
@@ -989,6 +940,10 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     return INDEX_OK;
 }
 
+static void clear_marks(const hd_t *hd) {
+    memset(hd->mark, 0, hd->v->count * sizeof hd->mark[0]);
+}
+
 /* Sets up the indexed path over the work area's index: false (marks
  * cleared) when a table is too small. */
 static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
@@ -1012,9 +967,7 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
             break; /* no larger table to try */
         }
         first_cap = keys->cap;
-        for (size_t p = 0; p < hd->v->count; p++) {
-            hd->mark[p] = 0;
-        }
+        clear_marks(hd);
         hd->pool = (char *)w->scratch;
         hd->pool_cap = w->scratch != NULL ? w->scratch_cap : 0;
         hd->pool_used = 0;
@@ -1032,9 +985,7 @@ static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
     }
     hd->keys = NULL;
     hd->pool = NULL;
-    for (size_t p = 0; p < hd->v->count; p++) {
-        hd->mark[p] = 0;
-    }
+    clear_marks(hd);
     return false;
 }
 
@@ -1148,19 +1099,19 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    hd_t hd = {raw, config, work, work->marks, NULL, NULL, NULL, 0, 0, 0};
+    ctxc__pairs_t pairs;
+    ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
+    hd_t hd = {raw,    config, work, work->marks, NULL, NULL,
+               &pairs, NULL,   0,    0,           0};
     ctxc_block_t pointer;
     memset(&pointer, 0, sizeof pointer);
     pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
     pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
     hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
-    ctxc__pairs_t pairs;
     ctxc__id_index_t keys;
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
-    for (size_t p = 0; p < raw->count; p++) {
-        hd.mark[p] = 0;
-    }
+    clear_marks(&hd);
     bool indexed = index_prepare(&hd, &pairs, &keys);
     if (!indexed && config->read_write_pruning) {
         for (size_t p = 0; p < raw->count; p++) {
@@ -1254,38 +1205,6 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
     }
 }
 
-/* Writes t[0..n) as a JSON string literal, as ctxc__json_write_string
- * does: valid UTF-8 in runs between the bytes to escape (its code points
- * are written back as the same bytes); other text through it. */
-static void put_json_string(ctxc__sink_t *j, const char *t, size_t n) {
-    size_t start = j->len;
-    ctxc__putc(j, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)t[i];
-        if (c >= 0x80u) {
-            uint32_t cp;
-            size_t k = ctxc__utf8_decode((const uint8_t *)t + i, n - i, &cp);
-            if (k == 0) { /* not valid UTF-8: written again the slow way */
-                j->len = start;
-                (void)ctxc__json_write_string(j, t, n, CTXC__SRC_RAW, NULL);
-                return;
-            }
-            i += k;
-            continue;
-        }
-        if (c >= 0x20u && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        ctxc__put(j, t + run, i - run);
-        ctxc__json_escape_cp(j, c);
-        run = ++i;
-    }
-    ctxc__put(j, t + run, n - run);
-    ctxc__putc(j, '"');
-}
-
 /* The longest summary text, in bytes. */
 #define SUMMARY_TEXT_MAX 255u
 
@@ -1307,8 +1226,8 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         /* the first key present whose value is a string that fits */
         for (size_t from = 0;
              from < nkeys &&
-             find_first_key(call->u.tool_call.parameters, keys + from,
-                            nkeys - from, &v, &which);
+             ctxc__json_find_first_key(call->u.tool_call.parameters,
+                                       keys + from, nkeys - from, &v, &which);
              from += which + 1) {
             char arg[CTXC_CFG_PATH_MAX];
             size_t alen;
@@ -1325,7 +1244,7 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
         ctxc__put(&s, ": ok", 4);
     }
     ctxc__sink_t j = {buf, cap, 0};
-    put_json_string(&j, text, s.len);
+    (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
     out->ptr = buf;
     out->len = j.len;
 }
@@ -1339,8 +1258,10 @@ typedef struct {
     /* the default estimate of any summary is at most this (UINT32_MAX
      * with another estimator: no bound) */
     uint32_t summary_max;
-    bool decided;  /* `use` holds the decisions of the entry's blocks */
-    uint64_t use;  /* response blocks whose summary is smaller */
+    bool decided; /* `use` holds the decisions of the entry's blocks */
+    bool any_use; /* a block of the entry has `use` set */
+    /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
+    uint8_t use[MAX_EDIT_BLOCKS];
     char buf[320]; /* the summary of the block being written */
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
@@ -1357,7 +1278,8 @@ typedef struct {
  * id before pos. */
 static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
     size_t p, k;
-    return ctxc__pairs_call(se->pairs, se->pos, id, &p, &k, call);
+    return ctxc__pairs_seek(se->pairs, se->pos, id, true, CTXC__PAIR_WINDOW, &p,
+                            &k, call);
 }
 
 /* The summarised form of response block b (into se->buf). */
@@ -1378,7 +1300,7 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
         return true;
     }
     if (se->decided) {
-        if ((se->use & ((uint64_t)1u << index)) == 0) {
+        if (!se->use[index]) {
             return true;
         }
         for (size_t i = 0; i < se->ncached; i++) {
@@ -1400,7 +1322,7 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
 }
 
 /* Rough size of a block, to pick the one not to estimate. */
-static size_t block_size(const ctxc_block_t *b) {
+CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
     size_t n = 0;
     for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
         n += ctxc__block_field(b, f).len;
@@ -1415,7 +1337,8 @@ static size_t block_size(const ctxc_block_t *b) {
  * estimate is what the others leave of the entry's. */
 static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = false;
-    se->use = 0;
+    se->any_use = false;
+    memset(se->use, 0, sizeof se->use);
     se->ncached = 0;
     if (e->block_count > MAX_EDIT_BLOCKS) {
         return; /* each block decided as it is written */
@@ -1431,12 +1354,13 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
         }
     }
     uint32_t *tokens = se->out_tokens;
-    uint64_t others = 0;
+    uint32_t others = 0; /* saturating: the test below is the same */
     cur = NULL;
     for (size_t k = 0; ctxc_entry_next_block(e, &cur, &b); k++) {
         if (k != largest) {
             tokens[k] = block_tokens(se->estimate, se->estimate_user, &b);
-            others += tokens[k];
+            others =
+                others + tokens[k] < others ? UINT32_MAX : others + tokens[k];
         } else {
             tokens[k] = UINT32_MAX; /* not known unless a response */
         }
@@ -1452,14 +1376,16 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
                             : block_tokens(se->estimate, se->estimate_user, &b);
         }
         if (se->summary_max < tokens[k]) {
-            se->use |= (uint64_t)1u << k; /* no summary can reach it */
-            tokens[k] = UINT32_MAX;       /* the summary's: not counted */
+            se->use[k] = 1; /* no summary can reach it */
+            se->any_use = true;
+            tokens[k] = UINT32_MAX; /* the summary's: not counted */
             continue;
         }
         ctxc_block_t after = summarized(se, &b);
         uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
         if (t < tokens[k]) {
-            se->use |= (uint64_t)1u << k;
+            se->use[k] = 1;
+            se->any_use = true;
             tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
             if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
@@ -1520,7 +1446,7 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         ctxc_view_get(v, p, &e);
         se.pos = p;
         decide_entry(&se, &e);
-        if (se.decided && se.use == 0) {
+        if (se.decided && !se.any_use) {
             continue; /* the entry as it is: nothing to gain */
         }
         ctxc__entry_edit_t ed = {
