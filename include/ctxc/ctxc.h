@@ -9,6 +9,7 @@
 #include "ctxc/history.h"
 #include "ctxc/http.h"
 #include "ctxc/llm.h"
+#include "ctxc/todo.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/plan.h"
 #include "ctxc/session.h"
