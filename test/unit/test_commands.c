@@ -464,8 +464,8 @@ static void test_complete_stops_at_a_line_end(void **state) {
 static void test_complete_keys(void **state) {
     (void)state;
     const char *const *all = W(
-        "compression.strategy", "compression.profile", "compression-threshold",
-        "compression-preserve-threshold", "compression-top-preserve-threshold",
+        "compression.strategy", "compression.profile", "compression.retries",
+        "compression-threshold", "compression-preserve-threshold", "compression-top-preserve-threshold",
         "context-limit", "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
         "compression.density.recencyRetention", "provider", "model", "base-url",
@@ -484,7 +484,7 @@ static void test_complete_keys(void **state) {
     expect("/set compression.str", 5, W("compression.strategy"));
     expect("/set compression.", 5,
            W("compression.strategy", "compression.profile",
-             "compression.density.readWritePruning",
+             "compression.retries", "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
              "compression.density.recencyRetention"));
@@ -492,7 +492,8 @@ static void test_complete_keys(void **state) {
     expect("/set unset con", 11, W("context-limit"));
     expect("/settings set comp", 14,
            W("compression.strategy", "compression.profile",
-             "compression-threshold", "compression-preserve-threshold",
+             "compression.retries", "compression-threshold",
+             "compression-preserve-threshold",
              "compression-top-preserve-threshold",
              "compression.density.readWritePruning",
              "compression.density.fileDedupe",

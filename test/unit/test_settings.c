@@ -94,6 +94,7 @@ static void test_registry_lists_every_key(void **state) {
     } want[] = {
         {"compression.strategy", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression.profile", CTXC_SETTING_TYPE_STRING, "Chat Compression"},
+        {"compression.retries", CTXC_SETTING_TYPE_INT, "Chat Compression"},
         {"compression-threshold", CTXC_SETTING_TYPE_RATIO, "Chat Compression"},
         {"compression-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
