@@ -215,8 +215,8 @@ static void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
     while (ctxc__cp_next(&it, &cp, NULL) == 1) { /* validated by the scan */
         char b[4];
         size_t k = ctxc__utf8_encode(cp, b);
-        if (r->len + k <= room) {
-            memcpy(r->out + r->len, b, k);
+        if (r->len < room) { /* the first bytes, as a sink keeps them */
+            memcpy(r->out + r->len, b, room - r->len < k ? room - r->len : k);
         }
         r->len += k;
     }
@@ -673,7 +673,13 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     *len = 0;
     out[0] = '\0';
 
-    ctxc_http_header_t headers[2];
+    if (c->extra_header_count > CTXC_PROVIDER_EXTRA_HEADERS_MAX ||
+        (c->extra_header_count > 0 && c->extra_headers == NULL)) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%s: more than %u extra headers", p->name,
+                          (unsigned)CTXC_PROVIDER_EXTRA_HEADERS_MAX);
+    }
+    ctxc_http_header_t headers[2u + CTXC_PROVIDER_EXTRA_HEADERS_MAX];
     size_t hn = 0;
     size_t klen = 0;
     ctxc_status_t st;
@@ -697,6 +703,10 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     if (p->extra_name != NULL) {
         headers[hn++] =
             (ctxc_http_header_t){p->extra_name, p->extra_value, false};
+    }
+
+    for (size_t i = 0; i < c->extra_header_count; i++) {
+        headers[hn++] = c->extra_headers[i];
     }
 
     ctxc_http_response_t resp;
@@ -786,7 +796,12 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     if (st != CTXC_OK && err != NULL && klen > 0) {
         mask_key(err->message, c->key_ + strlen(p->auth_prefix), klen);
     }
+    /* the key, and the request head holding it in the HTTP work area */
     wipe(c->key_, sizeof c->key_);
+    if (klen > 0) {
+        wipe(c->work_, sizeof c->work_);
+        wipe(c->errbody_, sizeof c->errbody_);
+    }
     if (st == CTXC_OK) {
         *len = k.r.len;
     } else {
@@ -873,6 +888,8 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     c->retries_ = retries > 10u ? 10u : retries;
     c->stream_ = stream;
     c->timeout_ms = 0;
+    c->extra_headers = NULL;
+    c->extra_header_count = 0;
     out->complete = pv_complete;
     out->ctx = c;
     out->provider = p->name;

@@ -70,6 +70,9 @@ const char *ctxc_provider_default_base_url(const ctxc_provider_t *p);
 /* Bytes of the request URL buffer: a base URL, the path, the model. */
 #define CTXC_PROVIDER_URL_BYTES (2u * CTXC_CFG_SETTINGS_VALUE_BYTES + 64u)
 
+/* Most extra headers a client sends (ctxc_provider_client_t). */
+#define CTXC_PROVIDER_EXTRA_HEADERS_MAX 4u
+
 /* The JSON token type of the answer readers (private; sized here so the
  * client can hold the tokens: up to six 32-bit words). */
 typedef struct {
@@ -93,9 +96,14 @@ typedef struct {
     const ctxc_port_t *port_;
     uint32_t retries_;
     bool stream_;
-    /* Public: the read timeout in ms (0: CTXC_CFG_HTTP_TIMEOUT_MS); set it
-     * after ctxc_provider_llm() (e.g. network.read-timeout-ms). */
+    /* Public, set after ctxc_provider_llm() (which clears them): the read
+     * timeout in ms (0: CTXC_CFG_HTTP_TIMEOUT_MS; e.g. the setting
+     * network.read-timeout-ms), and up to CTXC_PROVIDER_EXTRA_HEADERS_MAX
+     * more request headers (OpenRouter's HTTP-Referer, a test id; not
+     * copied: they must outlive the calls). */
     uint32_t timeout_ms;
+    const ctxc_http_header_t *extra_headers;
+    size_t extra_header_count;
 } ctxc_provider_client_t;
 
 /* Sets up c for the provider, model, base URL and key name of ref and fills
