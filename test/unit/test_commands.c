@@ -226,6 +226,9 @@ static void test_settings_display(void **state) {
         "  compression.profile = (not set)\n"
         "      profile name: saved profile whose provider and model write the "
         "summaries (unset: the active provider)\n"
+        "  compression.retries = 2 (default)\n"
+        "      count: retries of a failed summary call (429, 5xx, timeouts, "
+        "resets) on the same provider, after Retry-After\n"
         "  compression-threshold = (not set: the default of high-density, "
         "0.85, applies)\n");
     assert_contains(out.buf, "  compression-preserve-threshold = 0.2 "
@@ -465,8 +468,9 @@ static void test_complete_keys(void **state) {
     (void)state;
     const char *const *all = W(
         "compression.strategy", "compression.profile", "compression.retries",
-        "compression-threshold", "compression-preserve-threshold", "compression-top-preserve-threshold",
-        "context-limit", "compression.density.readWritePruning",
+        "compression-threshold", "compression-preserve-threshold",
+        "compression-top-preserve-threshold", "context-limit",
+        "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
         "compression.density.recencyRetention", "provider", "model", "base-url",
         "auth-key-name", "network.ca-file", "network.connect-timeout-ms",
