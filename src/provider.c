@@ -12,6 +12,23 @@
 
 typedef ctxc__jtok_t tok_t;
 
+/* Helpers a build without some providers may not call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PV_HELPER __attribute__((unused)) static
+#else
+#define PV_HELPER static
+#endif
+
+#if CTXC_CFG_PROVIDER_KEY_BYTES < 16
+#error "CTXC_CFG_PROVIDER_KEY_BYTES must be at least 16"
+#endif
+#if CTXC_CFG_PROVIDER_JSON_TOKENS < 16
+#error "CTXC_CFG_PROVIDER_JSON_TOKENS must be at least 16"
+#endif
+#if CTXC_CFG_PROVIDER_ERROR_BYTES < 64
+#error "CTXC_CFG_PROVIDER_ERROR_BYTES must be at least 64"
+#endif
+
 _Static_assert(sizeof(ctxc_provider_tok_t) >= sizeof(ctxc__jtok_t),
                "ctxc_provider_tok_t must hold a JSON token");
 
@@ -23,18 +40,18 @@ typedef struct {
     ctxc_status_t st; /* the first error: nothing is written after it */
 } jw_t;
 
-static void jw_put(jw_t *w, const char *p, size_t n) {
+PV_HELPER void jw_put(jw_t *w, const char *p, size_t n) {
     if (w->st == CTXC_OK && n > 0) {
         w->st = w->write(w->user, p, n);
     }
 }
 
-static void jw_puts(jw_t *w, const char *s) { jw_put(w, s, strlen(s)); }
+PV_HELPER void jw_puts(jw_t *w, const char *s) { jw_put(w, s, strlen(s)); }
 
 /* Plain UTF-8 text as the body of a JSON string. Byte by byte, so a piece
  * may end inside a multi-byte sequence: bytes >= 0x80 go through as they
  * are; '"', '\' and control characters are escaped. */
-static ctxc_status_t jw_text(void *user, const char *text, size_t len) {
+PV_HELPER ctxc_status_t jw_text(void *user, const char *text, size_t len) {
     static const char hex[] = "0123456789abcdef";
     jw_t *w = user;
     size_t run = 0;
@@ -79,13 +96,13 @@ static ctxc_status_t jw_text(void *user, const char *text, size_t len) {
     return w->st;
 }
 
-static void jw_str(jw_t *w, const char *s) {
+PV_HELPER void jw_str(jw_t *w, const char *s) {
     jw_put(w, "\"", 1);
     (void)jw_text(w, s, strlen(s));
     jw_put(w, "\"", 1);
 }
 
-static void jw_uint(jw_t *w, uint64_t v) {
+PV_HELPER void jw_uint(jw_t *w, uint64_t v) {
     char b[24];
     ctxc__sink_t s = {b, sizeof b, 0};
     ctxc__put_uint(&s, v);
@@ -93,7 +110,7 @@ static void jw_uint(jw_t *w, uint64_t v) {
 }
 
 /* A request part (system or message i) as a JSON string. */
-static void jw_part(jw_t *w, ctxc_llm_part_fn fn, void *src, size_t i) {
+PV_HELPER void jw_part(jw_t *w, ctxc_llm_part_fn fn, void *src, size_t i) {
     jw_put(w, "\"", 1);
     if (w->st == CTXC_OK) {
         ctxc_status_t st = fn(src, i, jw_text, w);
@@ -104,7 +121,7 @@ static void jw_part(jw_t *w, ctxc_llm_part_fn fn, void *src, size_t i) {
     jw_put(w, "\"", 1);
 }
 
-static bool is_assistant(const ctxc_llm_request_t *req, size_t i) {
+PV_HELPER bool is_assistant(const ctxc_llm_request_t *req, size_t i) {
     return req->roles != NULL && req->roles[i] == CTXC_LLM_ROLE_ASSISTANT;
 }
 
@@ -114,7 +131,8 @@ static bool is_assistant(const ctxc_llm_request_t *req, size_t i) {
 
 /* The value of key in the object at o (NONE: o is not an object, or no such
  * key). */
-static size_t get(const char *js, const tok_t *t, size_t o, const char *key) {
+PV_HELPER size_t get(const char *js, const tok_t *t, size_t o,
+                     const char *key) {
     if (o == NONE || t[o].type != CTXC__JT_OBJECT) {
         return NONE;
     }
@@ -129,7 +147,7 @@ static size_t get(const char *js, const tok_t *t, size_t o, const char *key) {
 }
 
 /* Element k of the array at a. */
-static size_t at(const tok_t *t, size_t a, uint32_t k) {
+PV_HELPER size_t at(const tok_t *t, size_t a, uint32_t k) {
     if (a == NONE || t[a].type != CTXC__JT_ARRAY || k >= t[a].size) {
         return NONE;
     }
@@ -140,16 +158,16 @@ static size_t at(const tok_t *t, size_t a, uint32_t k) {
     return e;
 }
 
-static bool is_type(const tok_t *t, size_t v, int type) {
+PV_HELPER bool is_type(const tok_t *t, size_t v, int type) {
     return v != NONE && t[v].type == type;
 }
 
-static bool str_is(const char *js, const tok_t *t, size_t v, const char *s) {
+PV_HELPER bool str_is(const char *js, const tok_t *t, size_t v, const char *s) {
     return is_type(t, v, CTXC__JT_STRING) && ctxc__jtok_is(js, &t[v], s);
 }
 
 /* A non-negative integer into *out (other values leave it). */
-static void num(const char *js, const tok_t *t, size_t v, uint64_t *out) {
+PV_HELPER void num(const char *js, const tok_t *t, size_t v, uint64_t *out) {
     if (!is_type(t, v, CTXC__JT_NUMBER)) {
         return;
     }
@@ -165,8 +183,8 @@ static void num(const char *js, const tok_t *t, size_t v, uint64_t *out) {
 }
 
 /* Decodes string v into s, printable ASCII only (others become '?'). */
-static void put_printable(ctxc__sink_t *s, const char *js, const tok_t *t,
-                          size_t v) {
+PV_HELPER void put_printable(ctxc__sink_t *s, const char *js, const tok_t *t,
+                             size_t v) {
     ctxc__cp_iter_t it = {js + t[v].start, ctxc__jtok_n(&t[v]), 0,
                           (t[v].flags & CTXC__JF_ESCAPES) != 0 ? CTXC__SRC_JSTR
                                                                : CTXC__SRC_RAW};
@@ -179,8 +197,8 @@ static void put_printable(ctxc__sink_t *s, const char *js, const tok_t *t,
 }
 
 /* The finish reason (a string; null and others leave it). */
-static void reason(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
-                   size_t v) {
+PV_HELPER void reason(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
+                      size_t v) {
     if (!is_type(t, v, CTXC__JT_STRING)) {
         return;
     }
@@ -194,8 +212,8 @@ static void reason(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
 /* Appends the content of string v to the text (null and others: nothing).
  * Writes at out + len, never past a byte not yet read when js lies in out
  * (a decoded code point is never longer than its JSON spelling). */
-static void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
-                 size_t v) {
+PV_HELPER void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
+                    size_t v) {
     if (!is_type(t, v, CTXC__JT_STRING)) {
         return;
     }
@@ -242,9 +260,9 @@ static bool error_message(const char *js, const tok_t *t, ctxc__sink_t *s) {
 }
 
 /* An error object inside a 2xx answer (an in-stream error event). */
-static ctxc_status_t stream_error(const ctxc_provider_reader_t *r,
-                                  const char *js, const tok_t *t,
-                                  ctxc_error_t *err) {
+PV_HELPER ctxc_status_t stream_error(const ctxc_provider_reader_t *r,
+                                     const char *js, const tok_t *t,
+                                     ctxc_error_t *err) {
     char msg[112];
     ctxc__sink_t s = {msg, sizeof msg - 1, 0};
     if (!error_message(js, t, &s)) {
