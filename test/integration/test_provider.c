@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -211,8 +212,9 @@ static ctxc_status_t call_with(const char *api, const char *model, bool stream,
     snprintf(ref.model, sizeof ref.model, "%s", model);
     base_of(api, tls, ref.base_url, sizeof ref.base_url);
     snprintf(ref.auth_key_name, sizeof ref.auth_key_name, "%s", key_name);
-    snprintf(test_id, sizeof test_id, "provider-%u-%ld", ++test_seq,
-             (long)time(NULL));
+    /* unique across the suite's runs (plain, ASan, valgrind at once) */
+    snprintf(test_id, sizeof test_id, "provider-%ld-%ld-%u", (long)getpid(),
+             (long)time(NULL), ++test_seq);
     static ctxc_http_header_t hdr[1];
     hdr[0] = (ctxc_http_header_t){"X-Test-Id", test_id, false};
     ctxc_llm_t llm;
