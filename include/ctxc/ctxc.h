@@ -11,6 +11,7 @@
 #include "ctxc/llm.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/plan.h"
+#include "ctxc/provider.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "ctxc/status.h"
