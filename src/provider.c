@@ -645,7 +645,7 @@ static void http_error(call_t *k, ctxc_error_t *err) {
 
 /* Replaces every copy of the key (and a cut-off start of it at the end) in
  * s with '*'. */
-static void mask_key(char *s, const char *key, size_t klen) {
+PV_HELPER void mask_key(char *s, const char *key, size_t klen) {
     if (klen < 4u) {
         return;
     }
@@ -811,9 +811,11 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
             port->delay_ms(port->delay_ctx, wait);
         }
     }
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
     if (st != CTXC_OK && err != NULL && klen > 0) {
         mask_key(err->message, c->key_ + strlen(p->auth_prefix), klen);
     }
+#endif
     /* the key, and the request head holding it in the HTTP work area */
     wipe(c->key_, sizeof c->key_);
     if (klen > 0) {

@@ -492,6 +492,18 @@ static void test_401_carries_the_provider_message(void **state) {
     assert_int_equal(delay_count, 0);
 }
 
+/* A server that repeats the key in its message: masked. */
+static void test_echoed_key_masked(void **state) {
+    (void)state;
+    for (size_t a = 0; a < 3; a++) {
+        assert_int_equal(call(APIS[a], "fixture-error-echo", a != 0, 2),
+                         CTXC_E_HTTP_STATUS);
+        assert_contains(err.message, "Incorrect API key provided: ");
+        assert_contains(err.message, "*****");
+        assert_int_equal(usage.http_status, 401);
+    }
+}
+
 static void test_429_once_then_ok(void **state) {
     (void)state;
     for (size_t a = 0; a < 3; a++) {
@@ -651,6 +663,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_401_carries_the_provider_message,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_echoed_key_masked, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_429_once_then_ok, setup, teardown),
         cmocka_unit_test_setup_teardown(test_503_retries_exhausted, setup,
                                         teardown),
