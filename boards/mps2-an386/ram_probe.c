@@ -5,6 +5,7 @@
  * than estimated. Not part of the library.
  */
 #include "ctxc/ctxc.h"
+#include "ctxc/provider.h"
 
 CTXC_HISTORY_DEFINE_DEFAULT(ram_history);
 CTXC_WORK_DEFINE_DEFAULT(ram_work);
@@ -13,6 +14,7 @@ static ctxc_error_t ram_error;
 static ctxc_session_t ram_session;
 static ctxc_settings_store_t ram_settings;
 static CTXC_HTTP_WORK_DEFINE(ram_http_work);
+static ctxc_provider_client_t ram_provider_client;
 
 void *ctxc_ram_probe(unsigned which);
 void *ctxc_ram_probe(unsigned which) {
@@ -29,6 +31,8 @@ void *ctxc_ram_probe(unsigned which) {
         return &ram_settings;
     case 5:
         return ram_http_work;
+    case 6:
+        return &ram_provider_client;
     default:
         return &ram_error;
     }

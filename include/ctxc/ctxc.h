@@ -12,6 +12,7 @@
 #include "ctxc/todo.h"
 #include "ctxc/jsonl.h"
 #include "ctxc/plan.h"
+#include "ctxc/provider.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "ctxc/status.h"

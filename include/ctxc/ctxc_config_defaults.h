@@ -179,6 +179,54 @@
 #define CTXC_CFG_HTTP_IDLE_POLLS_MAX 1000
 #endif
 
+/* --- LLM providers (include/ctxc/provider.h) ---------------------------- *
+ * CTXC_CFG_PROVIDER_<NAME> (0/1) leaves a provider API out of / in the
+ * build (OPENAI: the OpenAI-compatible chat completions API; ANTHROPIC: the
+ * Messages API; GEMINI: generateContent). Default: 1 each. */
+#ifndef CTXC_CFG_PROVIDER_OPENAI
+#define CTXC_CFG_PROVIDER_OPENAI 1
+#endif
+#ifndef CTXC_CFG_PROVIDER_ANTHROPIC
+#define CTXC_CFG_PROVIDER_ANTHROPIC 1
+#endif
+#ifndef CTXC_CFG_PROVIDER_GEMINI
+#define CTXC_CFG_PROVIDER_GEMINI 1
+#endif
+
+/* CTXC_CFG_PROVIDER_KEY_BYTES: bytes of the API key buffer in
+ * ctxc_provider_client_t (the auth header value: "Bearer " + key + NUL for
+ * OpenAI). A longer key fails with CTXC_E_TOO_LARGE. Default: 256. */
+#ifndef CTXC_CFG_PROVIDER_KEY_BYTES
+#define CTXC_CFG_PROVIDER_KEY_BYTES 256
+#endif
+
+/* CTXC_CFG_PROVIDER_JSON_TOKENS: JSON tokens (20 or 24 bytes each) the client
+ * keeps to read one answer object: one streamed event, or a whole
+ * non-streaming answer. An answer with more fails with CTXC_E_TOO_LARGE.
+ * Default: 128. */
+#ifndef CTXC_CFG_PROVIDER_JSON_TOKENS
+#define CTXC_CFG_PROVIDER_JSON_TOKENS 128
+#endif
+
+/* CTXC_CFG_PROVIDER_ERROR_BYTES: bytes of a provider's error body (HTTP
+ * status >= 400) kept to read its own error message. Default: 512. */
+#ifndef CTXC_CFG_PROVIDER_ERROR_BYTES
+#define CTXC_CFG_PROVIDER_ERROR_BYTES 512
+#endif
+
+/* CTXC_CFG_PROVIDER_MAX_TOKENS: max_tokens sent to the Anthropic API (where
+ * it is required) when the request leaves it 0. Default: 8192. */
+#ifndef CTXC_CFG_PROVIDER_MAX_TOKENS
+#define CTXC_CFG_PROVIDER_MAX_TOKENS 8192
+#endif
+
+/* CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS: longest wait before a retry (a
+ * larger Retry-After is cut to it). Without Retry-After the wait is 500 ms,
+ * doubled per retry, up to this. Default: 60000. */
+#ifndef CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS
+#define CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS 60000
+#endif
+
 /* --- Settings and profiles (include/ctxc/settings.h) -------------------- */
 
 /* CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (provider,

@@ -5,8 +5,9 @@
  * comes through the hooks declared here, filled in by a port:
  *
  *   port/posix/     directory filesystem under $CTXC_HOME, POSIX clock,
- *                   stderr log, pthread mutex, getrandom() entropy, and
- *                   the transport (BSD sockets + mbedTLS) (hosts)
+ *                   stderr log, pthread mutex, getrandom() entropy, API
+ *                   keys from getenv(), nanosleep() delays, and the
+ *                   transport (BSD sockets + mbedTLS) (hosts)
  *   port/romfs/     read-only filesystem over the built-in prompt table
  *                   (devices without a filesystem)
  *   port/template/  every hook stubbed, with what a port must do: start a
@@ -232,6 +233,26 @@ typedef struct {
 typedef ctxc_status_t (*ctxc_entropy_fn)(void *ctx, uint8_t *buf, size_t len,
                                          ctxc_error_t *err);
 
+/* ---- API keys ---------------------------------------------------------------
+ *
+ * Looks up the secret named `name` (the auth-key-name setting: an
+ * environment variable on POSIX hosts, a key slot or file on a device) and
+ * writes it into buf[0..cap), NUL-terminated, *len its length (without the
+ * NUL). Errors: CTXC_E_NOT_FOUND when there is no key under that name (the
+ * message names `name`, never a value), CTXC_E_TOO_LARGE when it does not
+ * fit cap - 1 bytes, CTXC_E_IO. The key goes only into the caller's buffer
+ * (the provider layer wipes it after each request): a hook never logs it or
+ * puts it in err. */
+typedef ctxc_status_t (*ctxc_key_fn)(void *ctx, const char *name, char *buf,
+                                     size_t cap, size_t *len,
+                                     ctxc_error_t *err);
+
+/* ---- delays -----------------------------------------------------------------
+ *
+ * Waits ms milliseconds (the provider layer between retries, honouring a
+ * server's Retry-After). Without the hook retries are sent at once. */
+typedef void (*ctxc_delay_fn)(void *ctx, uint32_t ms);
+
 /* ---- the port: everything in one place -------------------------------------
  */
 
@@ -246,6 +267,11 @@ typedef struct {
     ctxc_transport_t transport; /* ops NULL: no network */
     ctxc_entropy_fn entropy;    /* NULL: no TLS (nothing to seed it) */
     void *entropy_ctx;
+    ctxc_key_fn key; /* NULL: no API keys (a provider that needs one fails
+                        with CTXC_E_NOT_FOUND) */
+    void *key_ctx;
+    ctxc_delay_fn delay_ms; /* NULL: retries are not spaced out */
+    void *delay_ctx;
 } ctxc_port_t;
 
 /* Milliseconds from port->clock, 0 without one (port may be NULL). */

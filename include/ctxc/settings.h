@@ -95,6 +95,10 @@ extern const char *const ctxc_strategy_names[];
       NAME, 1, "Chat Compression", "profile name",                             \
       "saved profile whose provider and model write the summaries (unset: "    \
       "the active provider)")                                                  \
+    X(COMPRESSION_RETRIES, "compression.retries", INT, NULL, "2", 0, 10, NONE, \
+      1, "Chat Compression", "count",                                          \
+      "retries of a failed summary call (429, 5xx, timeouts, resets) on the "  \
+      "same provider, after Retry-After")                                      \
     X(COMPRESSION_THRESHOLD, "compression-threshold", RATIO, NULL, NULL, 0,    \
       1000, NONE, 1, "Chat Compression", "0-1",                                \
       "fraction of the context limit at which compression runs (unset: the "   \

@@ -418,6 +418,33 @@ ctxc_status_t ctxc_posix_entropy(void *ctx, uint8_t *buf, size_t len,
     return CTXC_OK;
 }
 
+ctxc_status_t ctxc_posix_key(void *ctx, const char *name, char *buf, size_t cap,
+                             size_t *len, ctxc_error_t *err) {
+    (void)ctx;
+    const char *v = name != NULL && name[0] != '\0' ? getenv(name) : NULL;
+    if (v == NULL || v[0] == '\0') {
+        return ctxc_error_set(err, CTXC_E_NOT_FOUND,
+                              "no API key: environment variable %s is not set",
+                              name != NULL ? name : "");
+    }
+    size_t n = strlen(v);
+    if (buf == NULL || n >= cap) {
+        return ctxc_error_set(err, CTXC_E_TOO_LARGE,
+                              "the API key in %s is longer than %z bytes", name,
+                              cap > 0 ? cap - 1 : 0);
+    }
+    memcpy(buf, v, n + 1);
+    *len = n;
+    return CTXC_OK;
+}
+
+void ctxc_posix_delay_ms(void *ctx, uint32_t ms) {
+    (void)ctx;
+    struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
 static void px_lock(void *ctx) { (void)pthread_mutex_lock(ctx); }
 static void px_unlock(void *ctx) { (void)pthread_mutex_unlock(ctx); }
 
@@ -442,6 +469,8 @@ ctxc_status_t ctxc_posix_port_init(ctxc_posix_port_t *p, const char *root,
     p->port.mutex.unlock = px_unlock;
     p->port.mutex.ctx = &p->mutex;
     p->port.entropy = ctxc_posix_entropy;
+    p->port.key = ctxc_posix_key;
+    p->port.delay_ms = ctxc_posix_delay_ms;
     return CTXC_OK;
 }
 

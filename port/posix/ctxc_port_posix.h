@@ -61,12 +61,21 @@ typedef struct {
 ctxc_status_t ctxc_posix_entropy(void *ctx, uint8_t *buf, size_t len,
                                  ctxc_error_t *err);
 
+/* The key hook of the POSIX port: the value of environment variable
+ * `name` (getenv). ctx is unused. Errors: CTXC_E_NOT_FOUND naming the
+ * variable when it is unset or empty, CTXC_E_TOO_LARGE. */
+ctxc_status_t ctxc_posix_key(void *ctx, const char *name, char *buf, size_t cap,
+                             size_t *len, ctxc_error_t *err);
+
+/* The delay hook of the POSIX port: nanosleep(), resumed after EINTR. */
+void ctxc_posix_delay_ms(void *ctx, uint32_t ms);
+
 /* Fills p->port: the filesystem (root as for ctxc_posix_fs_init), the
- * clock, the stderr log with lines up to `log_level`, the mutex and the
- * entropy hook. The transport is separate: ctxc_posix_transport_init()
- * (ctxc_transport_posix.h), then p->port.transport =
- * ctxc_posix_transport(&t).
- * Errors: those of ctxc_posix_fs_init, CTXC_E_IO (mutex). */
+ * clock, the stderr log with lines up to `log_level`, the mutex, the
+ * entropy hook, the key hook (getenv) and the delay hook (nanosleep). The
+ * transport is separate: ctxc_posix_transport_init() (ctxc_transport_posix.h),
+ * then p->port.transport = ctxc_posix_transport(&t). Errors: those of
+ * ctxc_posix_fs_init, CTXC_E_IO (mutex). */
 ctxc_status_t ctxc_posix_port_init(ctxc_posix_port_t *p, const char *root,
                                    ctxc_log_level_t log_level,
                                    ctxc_error_t *err);

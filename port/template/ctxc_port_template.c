@@ -191,6 +191,25 @@ static ctxc_status_t tpl_entropy(void *ctx, uint8_t *buf, size_t len,
     return TODO(err, "entropy");
 }
 
+/* ---- API keys, delays (provider layer) ----------------------------------
+ */
+
+/* Copy the secret named `name` (the auth-key-name setting) into
+ * buf[0..cap), NUL-terminated, *len its length: from a key slot of a secure
+ * element, a protected flash page, or a file of the device's key store.
+ * Answer CTXC_E_NOT_FOUND naming `name` (never a value) when there is none,
+ * CTXC_E_TOO_LARGE when it does not fit. Never log the key. */
+static ctxc_status_t tpl_key(void *ctx, const char *name, char *buf, size_t cap,
+                             size_t *len, ctxc_error_t *err) {
+    (void)ctx, (void)buf, (void)cap, (void)len;
+    return ctxc_error_set(err, CTXC_E_NOT_FOUND, "no API key named %s", name);
+}
+
+/* Wait ms milliseconds (vTaskDelay(pdMS_TO_TICKS(ms)), k_msleep(ms), ...):
+ * the provider layer spaces out its retries with it and honours a server's
+ * Retry-After. Leave port->delay_ms NULL to retry at once. */
+static void tpl_delay_ms(void *ctx, uint32_t ms) { (void)ctx, (void)ms; }
+
 void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->fs.ops = &tpl_fs_ops;
     port->fs.ctx = t;
@@ -206,4 +225,8 @@ void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->transport.ctx = t;
     port->entropy = tpl_entropy;
     port->entropy_ctx = t;
+    port->key = tpl_key;
+    port->key_ctx = t;
+    port->delay_ms = tpl_delay_ms;
+    port->delay_ctx = t;
 }

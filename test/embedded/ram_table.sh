@@ -41,6 +41,7 @@ total=0
     ram_session) what="ctxc_session_t" ;;
     ram_settings) what="ctxc_settings_store_t (two layers + settings file buffer)" ;;
     ram_http_work) what="HTTP client work area (CTXC_HTTP_WORK_BYTES; only during a request)" ;;
+    ram_provider_client) what="ctxc_provider_client_t (HTTP work area + JSON tokens + key, URL, error buffers)" ;;
     *) what="$name" ;;
     esac
     echo "| $what | \`$name\` | $bytes |"

@@ -226,6 +226,9 @@ static void test_settings_display(void **state) {
         "  compression.profile = (not set)\n"
         "      profile name: saved profile whose provider and model write the "
         "summaries (unset: the active provider)\n"
+        "  compression.retries = 2 (default)\n"
+        "      count: retries of a failed summary call (429, 5xx, timeouts, "
+        "resets) on the same provider, after Retry-After\n"
         "  compression-threshold = (not set: the default of high-density, "
         "0.85, applies)\n");
     assert_contains(out.buf, "  compression-preserve-threshold = 0.2 "
@@ -464,9 +467,10 @@ static void test_complete_stops_at_a_line_end(void **state) {
 static void test_complete_keys(void **state) {
     (void)state;
     const char *const *all = W(
-        "compression.strategy", "compression.profile", "compression-threshold",
-        "compression-preserve-threshold", "compression-top-preserve-threshold",
-        "context-limit", "compression.density.readWritePruning",
+        "compression.strategy", "compression.profile", "compression.retries",
+        "compression-threshold", "compression-preserve-threshold",
+        "compression-top-preserve-threshold", "context-limit",
+        "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
         "compression.density.recencyRetention", "provider", "model", "base-url",
         "auth-key-name", "network.ca-file", "network.connect-timeout-ms",
@@ -484,7 +488,7 @@ static void test_complete_keys(void **state) {
     expect("/set compression.str", 5, W("compression.strategy"));
     expect("/set compression.", 5,
            W("compression.strategy", "compression.profile",
-             "compression.density.readWritePruning",
+             "compression.retries", "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
              "compression.density.recencyRetention"));
@@ -492,7 +496,8 @@ static void test_complete_keys(void **state) {
     expect("/set unset con", 11, W("context-limit"));
     expect("/settings set comp", 14,
            W("compression.strategy", "compression.profile",
-             "compression-threshold", "compression-preserve-threshold",
+             "compression.retries", "compression-threshold",
+             "compression-preserve-threshold",
              "compression-top-preserve-threshold",
              "compression.density.readWritePruning",
              "compression.density.fileDedupe",

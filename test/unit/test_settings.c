@@ -94,6 +94,7 @@ static void test_registry_lists_every_key(void **state) {
     } want[] = {
         {"compression.strategy", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression.profile", CTXC_SETTING_TYPE_STRING, "Chat Compression"},
+        {"compression.retries", CTXC_SETTING_TYPE_INT, "Chat Compression"},
         {"compression-threshold", CTXC_SETTING_TYPE_RATIO, "Chat Compression"},
         {"compression-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
@@ -471,6 +472,15 @@ static void test_network_settings(void **state) {
     assert_int_equal(ms, 60000);
     assert_null(ctxc_settings_string(&st, CTXC_SETTING_NETWORK_CA_FILE));
 
+    uint32_t retries = 0;
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_COMPRESSION_RETRIES, &retries));
+    assert_int_equal(retries, 2);
+    set_ok("compression.retries", "0");
+    set_ok("compression.retries", "10");
+    assert_true(
+        ctxc_settings_int(&st, CTXC_SETTING_COMPRESSION_RETRIES, &retries));
+    assert_int_equal(retries, 10);
     set_ok("network.connect-timeout-ms", "250");
     set_ok("network.read-timeout-ms", "3600000");
     set_ok("network.ca-file", "/tmp/ca.pem");
@@ -495,6 +505,8 @@ static void test_network_settings(void **state) {
         {"network.connect-timeout-ms", "10s", "from 100 to 600000"},
         {"network.read-timeout-ms", "3600001", "from 100 to 3600000"},
         {"network.read-timeout-ms", "-5", "from 100 to 3600000"},
+        {"compression.retries", "11", "from 0 to 10"},
+        {"compression.retries", "-1", "from 0 to 10"},
         {"network.ca-file", "ca.pem",
          "network.ca-file: 'ca.pem' must be an absolute path"},
         {"network.ca-file", "/a b.pem", "contains a space"},
@@ -854,7 +866,7 @@ static void test_unreadable_settings_file(void **state) {
 /* A file with every setting, each at a valid value. */
 #define EVERY_KEY                                                              \
     "{\"compression.strategy\": \"high-density\", \"compression.profile\": "   \
-    "\"cheap\", \"compression-threshold\": 0.5, "                              \
+    "\"cheap\", \"compression.retries\": 3, \"compression-threshold\": 0.5, "  \
     "\"compression-preserve-threshold\": 0.25, "                               \
     "\"compression-top-preserve-threshold\": 0.1, \"context-limit\": 32000, "  \
     "\"compression.density.readWritePruning\": false, "                        \

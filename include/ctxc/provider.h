@@ -1,0 +1,169 @@
+/*
+ * ctxc — LLM providers: ctxc_llm_t (ctxc/llm.h) over the HTTP client
+ * (ctxc/http.h) and the port's transport, for three wire formats:
+ *
+ *   openai     POST {base}/chat/completions (default base
+ *              https://api.openai.com/v1; also llama.cpp server, Ollama,
+ *              vLLM, LM Studio, OpenRouter), Authorization: Bearer <key>
+ *   anthropic  POST {base}/v1/messages (default https://api.anthropic.com),
+ *              x-api-key, anthropic-version: 2023-06-01
+ *   gemini     POST {base}/v1beta/models/{model}:generateContent, or
+ *              :streamGenerateContent?alt=sse (default
+ *              https://generativelanguage.googleapis.com), x-goog-api-key
+ *
+ * The request body is written by a streaming JSON writer straight into the
+ * HTTP client's body writer (count pass, send pass): never whole in RAM.
+ * Streamed answers (the default) are read event by event, text appended to
+ * the caller's buffer; thinking/reasoning text is left out. A non-streaming
+ * answer is read into the caller's output buffer and its text decoded there
+ * in place (so that buffer must hold the whole answer body).
+ *
+ * The API key comes from the port's key hook (ctxc_port_t.key) under the
+ * auth-key-name, once per call, into the client's key buffer, sent in a
+ * header marked secret (never over plain http:// to a non-loopback host)
+ * and wiped when the call returns. No auth-key-name: no auth header (local
+ * servers). Transient failures (ctxc_http_retryable: 429, 408, 5xx,
+ * timeouts, resets) are retried on the same provider, waiting Retry-After
+ * through the port's delay hook; there is never a fallback to another one.
+ */
+#ifndef CTXC_PROVIDER_H
+#define CTXC_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/ctxc_config_defaults.h"
+#include "ctxc/http.h"
+#include "ctxc/llm.h"
+#include "ctxc/port.h"
+#include "ctxc/settings.h"
+#include "ctxc/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every provider: X(ID, CTXC_CFG switch, "name"). */
+#define CTXC_PROVIDER_LIST(X)                                                  \
+    X(OPENAI, CTXC_CFG_PROVIDER_OPENAI, "openai")                              \
+    X(ANTHROPIC, CTXC_CFG_PROVIDER_ANTHROPIC, "anthropic")                     \
+    X(GEMINI, CTXC_CFG_PROVIDER_GEMINI, "gemini")
+
+typedef enum {
+#define CTXC_PROVIDER_ENUM_(id, cfg, name) CTXC_PROVIDER_##id,
+    CTXC_PROVIDER_LIST(CTXC_PROVIDER_ENUM_)
+#undef CTXC_PROVIDER_ENUM_
+        CTXC_PROVIDER_COUNT
+} ctxc_provider_id_t;
+
+/* One provider API (the table is private to src/provider.c). */
+typedef struct ctxc_provider ctxc_provider_t;
+
+/* The compiled-in provider called name, NULL when there is none. */
+const ctxc_provider_t *ctxc_provider_find(const char *name);
+
+/* Its name and default base URL. */
+const char *ctxc_provider_name(const ctxc_provider_t *p);
+const char *ctxc_provider_default_base_url(const ctxc_provider_t *p);
+
+/* Bytes of the request URL buffer: a base URL, the path, the model. */
+#define CTXC_PROVIDER_URL_BYTES (2u * CTXC_CFG_SETTINGS_VALUE_BYTES + 64u)
+
+/* Most extra headers a client sends (ctxc_provider_client_t). */
+#define CTXC_PROVIDER_EXTRA_HEADERS_MAX 4u
+
+/* The JSON token type of the answer readers (private; sized here so the
+ * client can hold the tokens: up to six 32-bit words). */
+typedef struct {
+    uint32_t w_[6];
+} ctxc_provider_tok_t;
+
+/* A provider client: everything one call needs, owned by the caller
+ * (static or in a task's memory; sizeof shown in the README RAM table:
+ * the HTTP work area + the tokens + key, URL and error buffers). Members
+ * are private except where noted. One call at a time. */
+typedef struct {
+    CTXC_HTTP_WORK_DEFINE(work_);
+    ctxc_provider_tok_t tok_[CTXC_CFG_PROVIDER_JSON_TOKENS];
+    char key_[CTXC_CFG_PROVIDER_KEY_BYTES]; /* wiped after each call */
+    char url_[CTXC_PROVIDER_URL_BYTES];
+    char model_[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    char key_name_[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    char errbody_[CTXC_CFG_PROVIDER_ERROR_BYTES];
+    size_t errbody_len_;
+    const ctxc_provider_t *provider_;
+    const ctxc_port_t *port_;
+    uint32_t retries_;
+    bool stream_;
+    /* Public, set after ctxc_provider_llm() (which clears them): the read
+     * timeout in ms (0: CTXC_CFG_HTTP_TIMEOUT_MS; e.g. the setting
+     * network.read-timeout-ms), and up to CTXC_PROVIDER_EXTRA_HEADERS_MAX
+     * more request headers (OpenRouter's HTTP-Referer, a test id; not
+     * copied: they must outlive the calls). */
+    uint32_t timeout_ms;
+    const ctxc_http_header_t *extra_headers;
+    size_t extra_header_count;
+} ctxc_provider_client_t;
+
+/* Sets up c for the provider, model, base URL and key name of ref and fills
+ * *out (out->provider, out->model name them; out->ctx = c) with a
+ * ctxc_llm_t whose complete() sends requests through port->transport.
+ * retries: transient failures retried (0..10, compression.retries); stream:
+ * ask for a streamed answer (true by default in the callers). ref is copied:
+ * it need not outlive the call; c and port must outlive *out.
+ * Errors: CTXC_E_INVALID_ARG (a NULL argument; an unknown provider name:
+ * the message lists the compiled-in ones; no model; a model with characters
+ * a URL path cannot hold; a malformed base URL or one too long),
+ * CTXC_E_INSECURE (an auth-key-name with a plain http:// base URL to a
+ * host that is not loopback: the key would cross the network in clear). */
+ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
+                                const ctxc_provider_ref_t *ref,
+                                const ctxc_port_t *port, uint32_t retries,
+                                bool stream, ctxc_llm_t *out,
+                                ctxc_error_t *err);
+
+/* ---- parts for tests and other transports ------------------------------- */
+
+/* Writes the JSON request body of req for provider p and model through
+ * write(user, ...) (what the HTTP body writer does on each pass). Returns
+ * CTXC_OK, the first error of write or of a part writer. */
+ctxc_status_t ctxc_provider_write_body(const ctxc_provider_t *p,
+                                       const char *model, bool stream,
+                                       const ctxc_llm_request_t *req,
+                                       ctxc_http_write_fn write, void *user);
+
+/* An answer reader: fed one streamed event's data (stream) or the whole
+ * non-streaming body, it appends the text to out and fills usage. */
+typedef struct {
+    char *out;  /* the caller's buffer */
+    size_t cap; /* its bytes (one kept for the NUL) */
+    size_t len; /* text bytes so far (may exceed cap - 1: needed) */
+    bool done;  /* the provider said the answer is complete */
+    bool any;   /* an answer object was read */
+    ctxc_llm_usage_t *usage;
+    ctxc_provider_tok_t *tok;
+    size_t tok_cap;
+    const ctxc_provider_t *provider;
+} ctxc_provider_reader_t;
+
+/* Reads one event's JSON data (stream) or a whole JSON answer (!stream;
+ * js may then lie in out: the text is decoded in place). Errors:
+ * CTXC_E_PARSE (not JSON, not the provider's shape), CTXC_E_TOO_LARGE (more
+ * tokens than tok_cap), CTXC_E_HTTP_STATUS (an error object in the answer,
+ * with the provider's message). */
+ctxc_status_t ctxc_provider_read(ctxc_provider_reader_t *r, const char *js,
+                                 size_t len, bool stream, ctxc_error_t *err);
+
+/* The end of an answer: CTXC_E_PARSE when the finish reason says the output
+ * limit cut it (length, max_tokens, MAX_TOKENS) or when none was read;
+ * CTXC_E_TOO_LARGE (err->needed: bytes of buffer needed) when the text did
+ * not fit; else NUL-terminates out. */
+ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
+                                   ctxc_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_PROVIDER_H */
