@@ -209,6 +209,16 @@ PV_HELPER void reason(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
     r->done = true;
 }
 
+/* Hands the text appended since `start` (the part stored in out) to the
+ * caller's on_text hook. */
+PV_HELPER void shown(const ctxc_provider_reader_t *r, size_t start) {
+    size_t room = r->cap > 0 ? r->cap - 1 : 0;
+    size_t end = r->len < room ? r->len : room;
+    if (r->on_text != NULL && end > start) {
+        (void)r->on_text(r->on_text_user, r->out + start, end - start);
+    }
+}
+
 /* Appends the content of string v to the text (null and others: nothing).
  * Writes at out + len, never past a byte not yet read when js lies in out
  * (a decoded code point is never longer than its JSON spelling). */
@@ -220,12 +230,14 @@ PV_HELPER void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
     size_t room = r->cap > 0 ? r->cap - 1 : 0;
     const char *p = js + t[v].start;
     size_t n = ctxc__jtok_n(&t[v]);
+    size_t start = r->len;
     if ((t[v].flags & CTXC__JF_ESCAPES) == 0) {
         if (r->len < room) {
             size_t k = room - r->len < n ? room - r->len : n;
             memmove(r->out + r->len, p, k);
         }
         r->len += n;
+        shown(r, start);
         return;
     }
     ctxc__cp_iter_t it = {p, n, 0, CTXC__SRC_JSTR};
@@ -238,6 +250,7 @@ PV_HELPER void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
         }
         r->len += k;
     }
+    shown(r, start);
 }
 
 /* The provider's message of an error object ({"error": {"message": ...}}
@@ -761,6 +774,8 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         k.r.tok = c->tok_;
         k.r.tok_cap = CTXC_CFG_PROVIDER_JSON_TOKENS;
         k.r.provider = p;
+        k.r.on_text = req->on_text;
+        k.r.on_text_user = req->on_text_user;
         k.raw_len = 0;
         c->errbody_len_ = 0;
         st =
@@ -914,5 +929,59 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     out->ctx = c;
     out->provider = p->name;
     out->model = c->model_;
+    return CTXC_OK;
+}
+
+/* ---- the session's model, from the settings ------------------------------ */
+
+void ctxc_provider_bind(ctxc_provider_binding_t *b,
+                        ctxc_provider_client_t *client,
+                        ctxc_settings_store_t *settings,
+                        const ctxc_port_t *port, bool stream) {
+    memset(b, 0, sizeof *b);
+    b->client = client;
+    b->settings = settings;
+    b->port = port;
+    b->stream = stream;
+}
+
+ctxc_status_t ctxc_provider_resolve(void *user, const char *profile,
+                                    const ctxc_llm_t **llm, ctxc_error_t *err) {
+    (void)profile; /* the store knows compression.profile */
+    ctxc_provider_binding_t *b = user;
+    if (b == NULL || llm == NULL || b->client == NULL || b->settings == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "provider binding: NULL argument (ctxc_provider_bind "
+                          "first)");
+    }
+    ctxc_status_t st =
+        ctxc_settings_compression_provider(b->settings, &b->ref_, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    const char *where = b->ref_.profile[0] != '\0' ? "profile '" : "";
+    const char *name = b->ref_.profile[0] != '\0' ? b->ref_.profile : "";
+    const char *end = b->ref_.profile[0] != '\0' ? "'" : "";
+    if (b->ref_.provider[0] == '\0' || b->ref_.model[0] == '\0') {
+        return ctxc__fail(
+            err, CTXC_E_INVALID_ARG,
+            "no %s configured for the summary call%s%s%s%s: set provider and "
+            "model (/set provider openai, /set model NAME; base-url and "
+            "auth-key-name as needed), or compression.profile",
+            b->ref_.provider[0] == '\0' ? "provider" : "model",
+            where[0] != '\0' ? " in " : "", where, name, end);
+    }
+    uint32_t retries = 2, timeout = 0;
+    (void)ctxc_settings_int(b->settings, CTXC_SETTING_COMPRESSION_RETRIES,
+                            &retries);
+    (void)ctxc_settings_int(b->settings, CTXC_SETTING_NETWORK_READ_TIMEOUT_MS,
+                            &timeout);
+    st = ctxc_provider_llm(b->client, &b->ref_, b->port, retries, b->stream,
+                           &b->llm_, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    b->client->timeout_ms = timeout;
+    *llm = &b->llm_;
     return CTXC_OK;
 }

@@ -44,18 +44,25 @@ typedef enum {
 
 /* One summariser request: a system instruction and a list of messages. */
 typedef struct {
-    ctxc_llm_part_fn system; /* writes the system instruction (index 0);
-                                NULL: none */
-    size_t message_count;    /* >= 1 */
-    ctxc_llm_part_fn message; /* writes message i, 0 <= i < message_count */
+    ctxc_llm_part_fn system;      /* writes the system instruction (index 0);
+                                     NULL: none */
+    size_t message_count;         /* >= 1 */
+    ctxc_llm_part_fn message;     /* writes message i, 0 <= i < message_count */
     const ctxc_llm_role_t *roles; /* message_count roles; NULL: all user */
     void *src;                    /* passed to system and message */
     uint32_t max_output_tokens;   /* 0: the provider's default */
+    /* Optional: called with each piece of the answer's text as it is read
+     * (a streamed answer piece by piece; a whole one as it is decoded), for
+     * a chat client that shows the reply while it arrives. The pieces are
+     * also in complete()'s output; a retry after a failed attempt starts
+     * the text again. The status it returns is ignored. NULL: none. */
+    ctxc_llm_write_fn on_text;
+    void *on_text_user;
 } ctxc_llm_request_t;
 
 /* What the call reported besides the text. */
 typedef struct {
-    uint64_t input_tokens;  /* as the provider counted them; 0: not reported */
+    uint64_t input_tokens; /* as the provider counted them; 0: not reported */
     uint64_t output_tokens;
     char finish_reason[24]; /* the provider's own word ("stop", "end_turn",
                                "STOP", ...), "" when none was reported */

@@ -123,6 +123,46 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
                                 bool stream, ctxc_llm_t *out,
                                 ctxc_error_t *err);
 
+/* ---- the session's model, from the settings ------------------------------
+ *
+ * What an integrator plugs into a session so middle-out and one-shot can
+ * call a model:
+ *
+ *     static ctxc_provider_client_t client;      // 11 KB on Cortex-M4
+ *     static ctxc_provider_binding_t binding;
+ *     ctxc_provider_bind(&binding, &client, &settings, &port, true);
+ *     ctxc_session_set_llm_resolver(&session, ctxc_provider_resolve,
+ *                                   &binding);
+ *
+ * When a summary call is due, the resolver reads the provider, model,
+ * base-url and auth-key-name of compression.profile (or, unset, those in
+ * force), compression.retries and network.read-timeout-ms, and sets up the
+ * client. */
+typedef struct {
+    ctxc_provider_client_t *client;
+    ctxc_settings_store_t *settings;
+    const ctxc_port_t *port;
+    bool stream;
+    ctxc_provider_ref_t ref_; /* private: the last resolved reference */
+    ctxc_llm_t llm_;          /* private: what the resolver hands out */
+} ctxc_provider_binding_t;
+
+/* Fills b (all four must outlive the session's use of b). */
+void ctxc_provider_bind(ctxc_provider_binding_t *b,
+                        ctxc_provider_client_t *client,
+                        ctxc_settings_store_t *settings,
+                        const ctxc_port_t *port, bool stream);
+
+/* A ctxc_llm_resolver_fn (ctxc/strategy.h) over a ctxc_provider_binding_t
+ * (`user`). `profile` is informational: the binding reads
+ * compression.profile itself. Errors: those of
+ * ctxc_settings_compression_provider() (CTXC_E_PROFILE_NOT_FOUND naming the
+ * profile, the profile file's error), CTXC_E_INVALID_ARG when no provider or
+ * no model is configured (naming the settings to set, or the profile that
+ * lacks them), and those of ctxc_provider_llm(). */
+ctxc_status_t ctxc_provider_resolve(void *user, const char *profile,
+                                    const ctxc_llm_t **llm, ctxc_error_t *err);
+
 /* ---- parts for tests and other transports ------------------------------- */
 
 /* Writes the JSON request body of req for provider p and model through
@@ -145,6 +185,8 @@ typedef struct {
     ctxc_provider_tok_t *tok;
     size_t tok_cap;
     const ctxc_provider_t *provider;
+    ctxc_llm_write_fn on_text; /* ctxc_llm_request_t.on_text, or NULL */
+    void *on_text_user;
 } ctxc_provider_reader_t;
 
 /* Reads one event's JSON data (stream) or a whole JSON answer (!stream;
