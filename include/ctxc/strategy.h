@@ -209,11 +209,12 @@ typedef struct {
     size_t compressed_count; /* entries of that view after the plan */
     ctxc_strategy_id_t strategy;
     bool llm_call_made;
-    bool unchanged;           /* the plan keeps the history as it is */
-    size_t top_preserved;     /* middle-out */
-    size_t bottom_preserved;  /* middle-out, one-shot, top-down (kept tail),
-                                 high-density (tail kept verbatim) */
-    size_t middle_compressed; /* entries removed or summarised */
+    bool unchanged;               /* the plan keeps the history as it is */
+    const char *unchanged_reason; /* why (static text), or NULL */
+    size_t top_preserved;         /* middle-out */
+    size_t bottom_preserved;      /* middle-out, one-shot, top-down (kept tail),
+                                     high-density (tail kept verbatim) */
+    size_t middle_compressed;     /* entries removed or summarised */
     uint64_t tokens_before;
     uint64_t tokens_after; /* estimate of the planned history */
 } ctxc_compress_meta_t;
