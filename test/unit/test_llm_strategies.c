@@ -762,6 +762,19 @@ static void test_one_shot(void **state) {
     assert_int_equal(sess.last_compress.bottom_preserved, 2);
     assert_int_equal(ctxc_history_count(&hist), 4);
     assert_valid_output();
+
+    /* preserve 0: everything is summarised, [summary, continuation] */
+    ctxc_history_clear(&hist);
+    memset(&fk, 0, sizeof fk);
+    alternating(10);
+    t_set_ratio(&set, "compression-preserve-threshold", 0);
+    start("one-shot", &work);
+    compress_ok();
+    assert_int_equal(ctxc_history_count(&hist), 2);
+    assert_summary_at(0, "<state_snapshot>short</state_snapshot>");
+    assert_int_equal(sess.last_compress.bottom_preserved, 0);
+    assert_int_equal(sess.last_compress.middle_compressed, 10);
+    assert_valid_output();
 }
 
 static void test_one_shot_too_few_and_failures(void **state) {
