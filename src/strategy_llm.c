@@ -387,7 +387,9 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
         return ctxc__fail(err, CTXC_E_UNAVAILABLE,
                           "strategy '%s' is not available: no LLM resolver "
                           "gives it a model (ctxc_session_set_llm_resolver)",
-                          ctxc_strategy_names[plan->meta.strategy]);
+                          plan->meta.strategy == CTXC_STRATEGY_ONE_SHOT
+                              ? "one-shot"
+                              : "middle-out");
     }
     const ctxc_llm_t *llm = NULL;
     ctxc_status_t st =
