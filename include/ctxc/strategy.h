@@ -103,6 +103,12 @@ typedef struct {
 typedef ctxc_status_t (*ctxc_llm_resolver_fn)(void *user, const char *profile,
                                               const ctxc_llm_t **llm,
                                               ctxc_error_t *err);
+/* The LLM strategies (middle-out, one-shot) keep their plan in the lower
+ * half of work->scratch and use the upper half for the message roles, the
+ * continuation text and the answer buffer; a prompt resolver that needs
+ * memory for the text may read it into the start of the upper half (as the
+ * session's does): the strategy then starts its own use after the text.
+ * Any other prompt text must stay valid until compress() returns. */
 typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
