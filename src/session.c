@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctxc/ctxc.h"
+#include "ctxc/prompt.h"
 #include "ctxc/session.h"
 #include "ctxc/strategy.h"
 #include "error.h"
@@ -122,6 +123,53 @@ void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port) {
     s->port = port;
 }
 
+void ctxc_session_set_llm_resolver(ctxc_session_t *s, ctxc_llm_resolver_fn fn,
+                                   void *user) {
+    s->llm_resolver = fn;
+    s->llm_user = user;
+}
+
+void ctxc_session_set_todos(ctxc_session_t *s, const ctxc_todo_t *todos,
+                            size_t n) {
+    s->todos = todos;
+    s->todo_count = todos != NULL ? n : 0;
+}
+
+void ctxc_session_clear_todos(ctxc_session_t *s) {
+    ctxc_session_set_todos(s, NULL, 0);
+}
+
+void ctxc_session_set_transcript(ctxc_session_t *s, const char *path) {
+    s->transcript_path = path;
+}
+
+/* The prompt through the port's filesystem: the resolution record and the
+ * file text go to the upper half of the work scratch (the LLM strategies
+ * keep their plan in the lower half and step over the text). */
+static ctxc_status_t session_prompt(void *user, const char *provider,
+                                    const char *model, const char *id,
+                                    ctxc_str_t *text, ctxc_error_t *err) {
+    const ctxc_session_t *s = user;
+    ctxc_work_t *w = s->work;
+    uint8_t *end = w->scratch + w->scratch_cap;
+    uint8_t *hi = w->scratch + ((w->scratch_cap / 2u) & ~(size_t)7u);
+    hi += (8u - ((uintptr_t)hi & 7u)) & 7u;
+    if (hi > end || (size_t)(end - hi) < sizeof(ctxc_prompt_t) + 1u) {
+        size_t have = hi > end ? 0 : (size_t)(end - hi);
+        return ctxc__fail_space(err, sizeof(ctxc_prompt_t) + 1u - have,
+                                "work scratch: no room to read prompt %s", id);
+    }
+    ctxc_prompt_t *p = (ctxc_prompt_t *)(void *)hi;
+    char *buf = (char *)(p + 1);
+    ctxc_status_t st =
+        ctxc_prompt_resolve(&s->port->fs, provider, model, id, buf,
+                            (size_t)((char *)end - buf), p, err);
+    if (st == CTXC_OK) {
+        *text = (ctxc_str_t){p->text, p->len};
+    }
+    return st;
+}
+
 static ctxc_status_t find_strategy(const ctxc_session_t *s,
                                    const ctxc_strategy_t **out,
                                    ctxc_error_t *err) {
@@ -175,19 +223,13 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    if (st->requires_llm) {
-        /* the summary call's provider: compression.profile when set */
-        ctxc_provider_ref_t provider;
-        ctxc_status_t pr =
-            ctxc_settings_compression_provider(s->settings, &provider, err);
-        if (pr != CTXC_OK) {
-            return pr;
-        }
-    }
-    if (st->compress == NULL) {
+    /* the model (compression.profile or the active provider) is the
+     * resolver's business, asked only when a summary call will be made */
+    if (st->compress == NULL || (st->requires_llm && s->llm_resolver == NULL)) {
         return ctxc__fail(err, CTXC_E_UNAVAILABLE,
                           "strategy '%s' is not available in this build (it "
-                          "needs the LLM provider layer)",
+                          "needs the LLM provider layer: no LLM resolver, "
+                          "see ctxc_session_set_llm_resolver)",
                           st->name);
     }
     if (ctxc_settings_context_limit(s->settings) == 0) {
@@ -208,6 +250,15 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx.profile =
         ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
     ctx.work = s->work;
+    ctx.llm_resolver = s->llm_resolver;
+    ctx.llm_user = s->llm_user;
+    if (s->port != NULL && s->port->fs.ops != NULL) {
+        ctx.prompt_resolver = session_prompt;
+        ctx.prompt_user = s;
+    }
+    ctx.todos = s->todos;
+    ctx.todo_count = s->todo_count;
+    ctx.transcript_path = s->transcript_path;
 
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, s->work);

@@ -19,6 +19,10 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err);
 ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err);
+ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err);
+ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err);
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
                                 ctxc_work_t *work,

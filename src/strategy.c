@@ -16,16 +16,15 @@ const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
         NULL};
 
 /* What each strategy is, by id: requires_llm, trigger, compress, optimize.
- * The LLM strategies are registered now; their compress() arrives with the
- * provider layer, until then it is NULL and the session answers
- * CTXC_E_UNAVAILABLE. */
+ * The LLM strategies get their model through the context's llm_resolver
+ * (without one they answer CTXC_E_UNAVAILABLE). */
 #define CTXC__PROPS_MIDDLE_OUT                                                 \
-    true, {CTXC_TRIGGER_THRESHOLD, CTXC_PERMILLE(0.85)}, NULL, NULL
+    true, {CTXC_TRIGGER_THRESHOLD, CTXC_PERMILLE(0.85)}, ctxc__mo_compress, NULL
 #define CTXC__PROPS_TOP_DOWN_TRUNCATION                                        \
     false, {CTXC_TRIGGER_THRESHOLD, CTXC_PERMILLE(0.85)}, ctxc__td_compress,   \
         NULL
 #define CTXC__PROPS_ONE_SHOT                                                   \
-    true, {CTXC_TRIGGER_THRESHOLD, CTXC_PERMILLE(0.85)}, NULL, NULL
+    true, {CTXC_TRIGGER_THRESHOLD, CTXC_PERMILLE(0.85)}, ctxc__os_compress, NULL
 #define CTXC__PROPS_HIGH_DENSITY                                               \
     false, {CTXC_TRIGGER_CONTINUOUS, CTXC_PERMILLE(0.85)}, ctxc__hd_compress,  \
         ctxc__hd_optimize

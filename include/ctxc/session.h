@@ -75,6 +75,12 @@ typedef struct {
     ctxc_compress_meta_t last_compress; /* metadata of the last compression */
     uint64_t last_compress_ms; /* its duration by the port clock (0 without) */
     const ctxc_port_t *port;   /* NULL: no mutex, clock or log */
+    /* the LLM strategies' inputs (ctxc_session_set_llm_resolver, ...) */
+    ctxc_llm_resolver_fn llm_resolver; /* NULL: LLM strategies unavailable */
+    void *llm_user;
+    const ctxc_todo_t *todos;
+    size_t todo_count;
+    const char *transcript_path;
 } ctxc_session_t;
 
 /* settings is kept by pointer (it must outlive the session).
@@ -96,6 +102,35 @@ void ctxc_session_set_workspace(ctxc_session_t *s, const char *root);
  * (last_compress_ms) and the log gets one line per compression. Call it
  * before the session is shared. */
 void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port);
+
+/* ---- the LLM strategies (middle-out, one-shot) ---------------------------
+ * The session hands a strategy the resolver set here, the todos and the
+ * transcript path. Prompts: with a port filesystem (ctxc_session_set_port)
+ * the session resolves "compression/<strategy>" through it
+ * (ctxc_prompt_resolve with the resolved model's provider and model: model,
+ * provider, base, then built-in level), reading the file into the upper
+ * half of the work area's scratch; without one, the built-in prompt. */
+
+/* The hook that gives the LLM strategies their model (kept; NULL removes
+ * it). The strategy calls fn(user, profile, &llm, err) only when a summary
+ * call will be made, with `profile` = compression.profile or NULL (then
+ * the active provider/model). The resolver returns a ctxc_llm_t that stays
+ * valid until the compression returns (ctxc/llm.h), or:
+ * CTXC_E_PROFILE_NOT_FOUND (naming the profile), CTXC_E_INVALID_ARG (no
+ * provider configured: naming the settings to set), CTXC_E_UNAVAILABLE.
+ * Without a resolver an LLM strategy answers CTXC_E_UNAVAILABLE. */
+void ctxc_session_set_llm_resolver(ctxc_session_t *s, ctxc_llm_resolver_fn fn,
+                                   void *user);
+
+/* The agent's todos listed in the summary request (kept by pointer; the
+ * array must stay valid while compressions may run). */
+void ctxc_session_set_todos(ctxc_session_t *s, const ctxc_todo_t *todos,
+                            size_t n);
+void ctxc_session_clear_todos(ctxc_session_t *s);
+
+/* The path of the full pre-compression transcript, named in the summary
+ * request (kept by pointer; NULL: none). */
+void ctxc_session_set_transcript(ctxc_session_t *s, const char *path);
 
 /* Appends an entry and marks the density step due.
  * Errors: as ctxc_history_append(), CTXC_E_BUSY while locked. */

@@ -103,6 +103,12 @@ typedef struct {
 typedef ctxc_status_t (*ctxc_llm_resolver_fn)(void *user, const char *profile,
                                               const ctxc_llm_t **llm,
                                               ctxc_error_t *err);
+/* The LLM strategies (middle-out, one-shot) keep their plan in the lower
+ * half of work->scratch and use the upper half for the message roles, the
+ * continuation text and the answer buffer; a prompt resolver that needs
+ * memory for the text may read it into the start of the upper half (as the
+ * session's does): the strategy then starts its own use after the text.
+ * Any other prompt text must stay valid until compress() returns. */
 typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
@@ -209,11 +215,12 @@ typedef struct {
     size_t compressed_count; /* entries of that view after the plan */
     ctxc_strategy_id_t strategy;
     bool llm_call_made;
-    bool unchanged;           /* the plan keeps the history as it is */
-    size_t top_preserved;     /* middle-out */
-    size_t bottom_preserved;  /* middle-out, one-shot, top-down (kept tail),
-                                 high-density (tail kept verbatim) */
-    size_t middle_compressed; /* entries removed or summarised */
+    bool unchanged;               /* the plan keeps the history as it is */
+    const char *unchanged_reason; /* why (static text), or NULL */
+    size_t top_preserved;         /* middle-out */
+    size_t bottom_preserved;      /* middle-out, one-shot, top-down (kept tail),
+                                     high-density (tail kept verbatim) */
+    size_t middle_compressed;     /* entries removed or summarised */
     uint64_t tokens_before;
     uint64_t tokens_after; /* estimate of the planned history */
 } ctxc_compress_meta_t;

@@ -23,7 +23,14 @@
  *   - the export of the output imports again and is fmt-stable,
  *   - a failing call (tiny work area, middle-out in this build) leaves the
  *     store byte-identical; a name that is no strategy is refused by the
- *     settings store and changes nothing.
+ *     settings store and changes nothing,
+ *   - middle-out and one-shot with a fake model (short snapshot answers,
+ *     scripted errors, blank answers, the 256-byte work area; three
+ *     preserve settings, before_send over the limits and thresholds): the
+ *     pairing invariant, tokens shrink whenever a call was made, the
+ *     summary + continuation pair is in the output, unchanged plans and
+ *     every failure leave the store byte-identical, the request's count
+ *     and send passes give the same bytes.
  * Every failure message names the seed or file, strategy, density setting,
  * limit, threshold and the offending entry or id.
  *
@@ -125,6 +132,7 @@ static struct {
     size_t input_bytes;
     size_t in_unpaired_calls, in_unpaired_responses;
     size_t broken_refused[5]; /* generator shapes the store must refuse */
+    size_t llm_changed, llm_unchanged, llm_failed, llm_not_smaller;
 } g_stat;
 
 /* ---- text helpers -------------------------------------------------------- */
@@ -1543,6 +1551,217 @@ static void run_bad_strategies(void) {
     }
 }
 
+/* ---- the LLM strategies (middle-out, one-shot) with a fake model ---------
+ * The fake answers a short snapshot (or a scripted failure); its request is
+ * written twice (count pass, send pass) and must give the same bytes.
+ * Checks: success -> pairing, tokens shrink when a call was made (and the
+ * summary and continuation are in the store), unchanged plans change no
+ * byte, every failure leaves the store byte-identical. */
+
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
+
+typedef struct {
+    uint64_t h;
+    size_t len;
+} llm_hash_t;
+
+static ctxc_status_t llm_hash_write(void *user, const char *text, size_t len) {
+    llm_hash_t *x = user;
+    for (size_t i = 0; i < len; i++) {
+        x->h = (x->h ^ (uint8_t)text[i]) * 0x100000001b3ULL;
+    }
+    x->len += len;
+    return CTXC_OK;
+}
+
+static llm_hash_t llm_pass(const ctxc_llm_request_t *req) {
+    llm_hash_t x = {0xcbf29ce484222325ULL, 0};
+    if (req->system != NULL) {
+        CHECK(req->system(req->src, 0, llm_hash_write, &x) == CTXC_OK,
+              "system part failed");
+    }
+    for (size_t i = 0; i < req->message_count; i++) {
+        CHECK(req->message(req->src, i, llm_hash_write, &x) == CTXC_OK,
+              "message %zu failed", i);
+        llm_hash_write(&x, "\x01", 1);
+    }
+    return x;
+}
+
+static struct {
+    ctxc_status_t fail; /* CTXC_OK: answer */
+    bool blank;
+    size_t calls, resolves;
+} g_llm;
+
+static const char LLM_ANSWER[] = "<state_snapshot>goal: go on</state_snapshot>";
+
+static ctxc_status_t prop_complete(const ctxc_llm_t *llm,
+                                   const ctxc_llm_request_t *req, char *out,
+                                   size_t cap, size_t *len,
+                                   ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    (void)llm;
+    (void)usage;
+    g_llm.calls++;
+    llm_hash_t a = llm_pass(req), b = llm_pass(req);
+    CHECK(a.h == b.h && a.len == b.len,
+          "count pass and send pass differ (%zu / %zu bytes)", a.len, b.len);
+    CHECK(req->message_count >= 2, "request of %zu messages",
+          req->message_count);
+    if (g_llm.fail != CTXC_OK) {
+        return ctxc_error_set(err, g_llm.fail, "scripted failure");
+    }
+    const char *ans = g_llm.blank ? "\n  \n" : LLM_ANSWER;
+    size_t n = strlen(ans);
+    CHECK(n < cap, "answer buffer of %zu bytes", cap);
+    memcpy(out, ans, n + 1);
+    *len = n;
+    return CTXC_OK;
+}
+
+static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m"};
+
+static ctxc_status_t prop_resolve(void *user, const char *profile,
+                                  const ctxc_llm_t **llm, ctxc_error_t *err) {
+    (void)user;
+    (void)profile;
+    g_llm.resolves++;
+    if (g_llm.fail == CTXC_E_PROFILE_NOT_FOUND) {
+        return ctxc_error_set(err, CTXC_E_PROFILE_NOT_FOUND, "no profile");
+    }
+    *llm = &prop_llm;
+    return CTXC_OK;
+}
+
+static bool has_summary_pair(const ctxc_history_t *h) {
+    for (size_t i = 0; i + 1 < ctxc_history_count(h); i++) {
+        ctxc_entry_t e, c;
+        ctxc_block_t b;
+        get_entry(h, i, &e);
+        if (e.speaker != CTXC_SPEAKER_HUMAN ||
+            !(e.flags & CTXC_ENTRY_IS_SUMMARY) || e.block_count != 1) {
+            continue;
+        }
+        ctxc_entry_block(&e, 0, &b);
+        get_entry(h, i + 1, &c);
+        if (b.type == CTXC_BLOCK_TEXT &&
+            b.u.text.text.len == sizeof LLM_ANSWER - 1 &&
+            memcmp(b.u.text.text.ptr, LLM_ANSWER, b.u.text.text.len) == 0 &&
+            c.speaker == CTXC_SPEAKER_AI) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One compress (send == false) or before_send on a fresh copy. */
+static void run_llm_cell(const char *strategy, uint16_t preserve, uint16_t top,
+                         uint64_t limit, uint32_t thr, bool send,
+                         ctxc_status_t fail, bool blank, ctxc_work_t *w) {
+    set_where("%s | %s | preserve %u top %u | limit %" PRIu64
+              " | threshold %u | %s | fail %s%s",
+              src_name, strategy, preserve, top, limit, thr,
+              send ? "before_send" : "compress", ctxc_status_name(fail),
+              blank ? " (blank answer)" : "");
+    image_restore(&img_in, &hist);
+    make_settings(strategy, NULL, limit, thr);
+    char text[16];
+    snprintf(text, sizeof text, "0.%03u", preserve);
+    setting("compression-preserve-threshold", text);
+    snprintf(text, sizeof text, "0.%03u", top);
+    setting("compression-top-preserve-threshold", text);
+    ctxc_session_t s;
+    session_or_fail(&s, w);
+    ctxc_session_set_llm_resolver(&s, prop_resolve, NULL);
+    g_llm.fail = fail;
+    g_llm.blank = blank;
+    size_t calls = g_llm.calls;
+    take_snapshot(&in_text);
+    uint64_t before = ctxc_history_tokens(&hist);
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_send_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    ctxc_status_t st = send ? ctxc_session_before_send(&s, 0, &rep, &err)
+                            : ctxc_session_compress(&s, &err);
+    bool called = g_llm.calls > calls;
+    if (st != CTXC_OK) {
+        g_stat.llm_failed++;
+        bool expected = fail != CTXC_OK || blank ||
+                        st == CTXC_E_TOO_LARGE /* not smaller */ ||
+                        (w != &work && st == CTXC_E_NO_SPACE);
+        CHECK(expected, "%s: %s", ctxc_status_name(st),
+              ctxc_error_message(&err));
+        if (fail != CTXC_OK && called) {
+            CHECK(st == fail, "%s instead of the model's %s",
+                  ctxc_status_name(st), ctxc_status_name(fail));
+        }
+        if (st == CTXC_E_TOO_LARGE && fail == CTXC_OK && !blank) {
+            g_stat.llm_not_smaller++;
+        }
+        check_unchanged(send ? "llm before_send" : "llm compress", true);
+        return;
+    }
+    check_pairing(&hist, "llm output");
+    uint64_t after = ctxc_history_tokens(&hist);
+    bool ran = !send || rep.compressed;
+    if (ran && s.last_compress.llm_call_made) {
+        g_stat.llm_changed++;
+        CHECK(called, "llm_call_made without a call");
+        CHECK(after < before, "tokens did not shrink %" PRIu64 " -> %" PRIu64,
+              before, after);
+        CHECK(s.last_compress.tokens_after == after,
+              "meta tokens_after %" PRIu64 ", history %" PRIu64,
+              s.last_compress.tokens_after, after);
+        CHECK(s.last_compress.middle_compressed >= 4, "summarised %zu entries",
+              s.last_compress.middle_compressed);
+        CHECK(has_summary_pair(&hist), "no summary + continuation pair");
+        maybe_reimport("llm output");
+    } else {
+        g_stat.llm_unchanged++;
+        CHECK(!called, "a call, yet the plan kept everything");
+        CHECK(!ran || s.last_compress.unchanged, "meta unchanged not set");
+        CHECK(!ran || s.last_compress.unchanged_reason != NULL,
+              "unchanged without a reason");
+        CHECK(store_same_bytes(), "unchanged plan changed the store");
+    }
+}
+
+static void run_llm(uint32_t rot) {
+    static const uint16_t pres[][2] = {{200, 200}, {100, 100}, {500, 50}};
+    static const ctxc_status_t fails[] = {CTXC_E_HTTP_STATUS, CTXC_E_PARSE,
+                                          CTXC_E_TIMEOUT,
+                                          CTXC_E_PROFILE_NOT_FOUND};
+    for (int k = 0; k < 2; k++) {
+        const char *strategy = k == 0 ? "middle-out" : "one-shot";
+        if ((k == 0 && !CTXC_CFG_STRATEGY_MIDDLE_OUT) ||
+            (k == 1 && !CTXC_CFG_STRATEGY_ONE_SHOT)) {
+            continue;
+        }
+        for (size_t p = 0; p < 3; p++) {
+            run_llm_cell(strategy, pres[p][0], pres[p][1], 1000000, 850, false,
+                         CTXC_OK, false, &work);
+        }
+        size_t li = (rot + (uint32_t)k) % N_LIMITS;
+        run_llm_cell(strategy, 200, 200, LIMITS[li], THRESH[rot % N_THRESH],
+                     true, CTXC_OK, false, &work);
+        run_llm_cell(strategy, 200, 200, 1000000, 850, false,
+                     fails[(rot + (uint32_t)k) % 4], false, &work);
+        run_llm_cell(strategy, 200, 200, 1000000, 850, false, CTXC_OK,
+                     rot % 3 == 0, &small);
+        if (rot % 4 == 1) {
+            run_llm_cell(strategy, 200, 200, 1000000, 850, false, CTXC_OK, true,
+                         &work);
+        }
+    }
+}
+
+#else
+
+static void run_llm(uint32_t rot) { (void)rot; }
+
+#endif
+
 /* Everything for the input in in_text. `thresholds_all`: every threshold
  * per limit, else one, rotating with `rot`. */
 static void run_input(const size_t *limit_idx, size_t n_limits,
@@ -1591,6 +1810,7 @@ static void run_input(const size_t *limit_idx, size_t n_limits,
         }
     }
     run_bad_strategies();
+    run_llm(rot);
 }
 
 /* ---- the generator ------------------------------------------------------- */
@@ -2318,6 +2538,11 @@ static void print_stats(const char *what) {
            "tests): optimize growth %zu (history) %zu (entry), failed "
            "before_send changed the store %zu\n",
            v_opt_grow.count, v_opt_entry.count, v_send_atom.count);
+    printf("[ properties ]   LLM strategies (fake model): %zu summarised, %zu "
+           "unchanged (too few), %zu failed (history unchanged; %zu not "
+           "smaller)\n",
+           g_stat.llm_changed, g_stat.llm_unchanged, g_stat.llm_failed,
+           g_stat.llm_not_smaller);
     fflush(stdout);
 }
 
@@ -2345,6 +2570,10 @@ static void test_generated(void **state) {
     assert_true(g_stat.compress_changed > 0 && g_stat.optimize_changed > 0);
     assert_true(g_stat.nospace_optimize > 0 && g_stat.nospace_compress > 0 &&
                 g_stat.nospace_send > 0);
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
+    assert_true(g_stat.llm_changed > 0 && g_stat.llm_unchanged > 0 &&
+                g_stat.llm_failed > 0);
+#endif
 }
 
 static char file_buf[TEXT_CAP];

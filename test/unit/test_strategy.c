@@ -64,12 +64,14 @@ static void test_table_properties(void **state) {
     assert_true(mo->requires_llm);
     assert_int_equal(mo->trigger.mode, CTXC_TRIGGER_THRESHOLD);
     assert_null(mo->optimize);
-    assert_null(mo->compress); /* arrives with the provider layer */
+    assert_non_null(mo->compress); /* the model comes from llm_resolver */
 #endif
 #if CTXC_CFG_STRATEGY_ONE_SHOT
     const ctxc_strategy_t *os = ctxc_strategy_get(CTXC_STRATEGY_ONE_SHOT);
     assert_true(os->requires_llm);
     assert_int_equal(os->trigger.mode, CTXC_TRIGGER_THRESHOLD);
+    assert_non_null(os->compress);
+    assert_null(os->optimize);
 #endif
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
     const ctxc_strategy_t *td =
