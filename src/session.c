@@ -223,8 +223,17 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    /* the model (compression.profile or the active provider) is the
-     * resolver's business, asked only when a summary call will be made */
+    if (st->requires_llm) {
+        /* REQ-CS-006A.1: a compression.profile that does not exist is an
+         * error naming it, before anything else (the model itself is
+         * resolved only when a summary call will be made) */
+        ctxc_provider_ref_t provider;
+        ctxc_status_t pr =
+            ctxc_settings_compression_provider(s->settings, &provider, err);
+        if (pr != CTXC_OK) {
+            return pr;
+        }
+    }
     if (st->compress == NULL || (st->requires_llm && s->llm_resolver == NULL)) {
         return ctxc__fail(err, CTXC_E_UNAVAILABLE,
                           "strategy '%s' is not available in this build (it "
