@@ -965,9 +965,9 @@ ctxc_status_t ctxc_provider_resolve(void *user, const char *profile,
     if (b->ref_.provider[0] == '\0' || b->ref_.model[0] == '\0') {
         return ctxc__fail(
             err, CTXC_E_INVALID_ARG,
-            "no %s configured for the summary call%s%s%s%s: set provider and "
-            "model (/set provider openai, /set model NAME; base-url and "
-            "auth-key-name as needed), or compression.profile",
+            "no %s set for the summary call%s%s%s%s: set provider and "
+            "model (base-url, auth-key-name as needed) or "
+            "compression.profile",
             b->ref_.provider[0] == '\0' ? "provider" : "model",
             where[0] != '\0' ? " in " : "", where, name, end);
     }

@@ -58,6 +58,19 @@ int cli_cmd_repl(int argc, char **argv);
 /* `ctxc prompts list|show|install ...` (argv after the command). */
 int cli_cmd_prompts(int argc, char **argv);
 
+/* The model of the LLM strategies (cli_llm.c): sets the session's port
+ * (POSIX: prompts under $CTXC_HOME, key from the environment) with the TLS
+ * transport from the network.* settings, and a provider client bound to the
+ * settings as its LLM resolver. False (error printed with `who`) when the
+ * port or transport cannot be set up. */
+bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
+                   const char *who);
+/* The port cli_llm_setup() made (NULL before). */
+const ctxc_port_t *cli_llm_port(void);
+void cli_llm_teardown(void);
+/* --todos FILE: the agent's todo list (JSON) handed to the session. */
+bool cli_llm_todos(ctxc_session_t *s, const char *path, const char *who);
+
 /* `ctxc http-get URL ...` (argv after the command): cli_http.c. */
 int cli_cmd_http_get(int argc, char **argv);
 

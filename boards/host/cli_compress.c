@@ -101,6 +101,11 @@ static const struct {
     {"--threshold", "compression-threshold"},
     {"--preserve", "compression-preserve-threshold"},
     {"--top-preserve", "compression-top-preserve-threshold"},
+    /* the model of middle-out and one-shot (ephemeral: never saved) */
+    {"--provider", "provider"},
+    {"--model", "model"},
+    {"--base-url", "base-url"},
+    {"--key-env", "auth-key-name"},
 };
 
 /* --density KEY=VALUE: KEY is compression.density.<name> or just <name>. */
@@ -123,6 +128,8 @@ int cli_cmd_compress(int argc, char **argv) {
     const char *out = NULL;
     const char *profile = NULL;
     const char *workspace = NULL;
+    const char *todos = NULL;
+    const char *transcript = NULL;
     bool optimize_only = false;
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
@@ -141,7 +148,8 @@ int cli_cmd_compress(int argc, char **argv) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = strcmp(a, "--workspace") == 0 ||
                      strcmp(a, "--density") == 0 || strcmp(a, "-o") == 0 ||
-                     strcmp(a, "--profile") == 0;
+                     strcmp(a, "--profile") == 0 || strcmp(a, "--todos") == 0 ||
+                     strcmp(a, "--transcript") == 0;
         const char *key = NULL;
         for (size_t k = 0; k < sizeof option_keys / sizeof option_keys[0];
              k++) {
@@ -164,6 +172,10 @@ int cli_cmd_compress(int argc, char **argv) {
             }
         } else if (strcmp(a, "--workspace") == 0) {
             workspace = v;
+        } else if (strcmp(a, "--todos") == 0) {
+            todos = v;
+        } else if (strcmp(a, "--transcript") == 0) {
+            transcript = v;
         } else if (strcmp(a, "--profile") == 0) {
             /* loaded above */
         } else if (strcmp(a, "-o") == 0) {
@@ -211,6 +223,14 @@ int cli_cmd_compress(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
     ctxc_session_set_workspace(&session, workspace);
+    if (strategy->requires_llm) {
+        if (!cli_llm_setup(&session, &cli_settings, "ctxc compress") ||
+            (todos != NULL &&
+             !cli_llm_todos(&session, todos, "ctxc compress"))) {
+            return CLI_EXIT_FAIL;
+        }
+        ctxc_session_set_transcript(&session, transcript);
+    }
     figures_t before = figures(h);
     double t0 = now_ms();
     if (ctxc_session_optimize(&session, &err) != CTXC_OK) {

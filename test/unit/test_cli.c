@@ -895,14 +895,15 @@ static void test_compress_top_down(void **state) {
     if (r.status != 0) {
         fail_msg("exit %d, stderr: %s", r.status, r.err);
     }
-    assert_non_null(strstr(r.err, "strategy top-down-truncation, context limit "
-                                  "16000, threshold 0.850 (target 8160 tokens)"));
+    assert_non_null(strstr(r.err,
+                           "strategy top-down-truncation, context limit "
+                           "16000, threshold 0.850 (target 8160 tokens)"));
     assert_non_null(strstr(r.err, "entries"));
     assert_non_null(strstr(r.err, "tokens"));
     assert_non_null(strstr(r.err, "bytes"));
     assert_non_null(strstr(r.err, "time: "));
     assert_null(strstr(r.err, "density:")); /* no density step */
-    size_t n = stats_of(r.out, r.out_len); /* (reuses the stderr buffer) */
+    size_t n = stats_of(r.out, r.out_len);  /* (reuses the stderr buffer) */
     assert_true(n >= 2 && n < 87);
 }
 
@@ -914,8 +915,8 @@ static void test_compress_high_density_to_a_file(void **state) {
     int fd = make_temp(out, sizeof out);
     close(fd);
     RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
-        "12000", "--threshold", "0.9", "--density", "recencyPruning=true",
-        "-o", out);
+        "12000", "--threshold", "0.9", "--density", "recencyPruning=true", "-o",
+        out);
     if (r.status != 0) {
         fail_msg("exit %d, stderr: %s", r.status, r.err);
     }
@@ -952,18 +953,35 @@ static void test_compress_errors(void **state) {
     run_t r;
     (void)state;
     example_path(path, sizeof path);
-    /* no --strategy: compression.strategy's default, middle-out */
+    /* no --strategy: compression.strategy's default, middle-out, which
+     * needs a model: without provider and model the error says what to set
+     * (and nothing is written) */
     RUN(&r, "compress", path, "--context-limit", "100");
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "'middle-out' is not available"));
-    RUN(&r, "compress", path, "--strategy", "bottom-up", "--context-limit", "100");
-    assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "invalid value 'bottom-up' (allowed: middle-out, "
-                                  "top-down-truncation, one-shot, high-density)"));
-    RUN(&r, "compress", path, "--strategy", "middle-out", "--context-limit", "100");
-    assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "not available in this build"));
+    assert_non_null(strstr(r.err, "no provider set for the summary call: set "
+                                  "provider and model"));
     assert_int_equal(r.out_len, 0);
+    RUN(&r, "compress", path, "--strategy", "bottom-up", "--context-limit",
+        "100");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err,
+                           "invalid value 'bottom-up' (allowed: middle-out, "
+                           "top-down-truncation, one-shot, high-density)"));
+    RUN(&r, "compress", path, "--strategy", "one-shot", "--context-limit",
+        "100", "--provider", "openai");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "no model set for the summary call"));
+    assert_int_equal(r.out_len, 0);
+    RUN(&r, "compress", path, "--strategy", "one-shot", "--context-limit",
+        "100", "--provider", "nosuch", "--model", "m");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "unknown provider 'nosuch'"));
+    /* an API key never crosses plain http to a host that is not loopback */
+    RUN(&r, "compress", path, "--strategy", "one-shot", "--context-limit",
+        "100", "--provider", "openai", "--model", "m", "--base-url",
+        "http://example.com/v1", "--key-env", "CTXC_TEST_NO_SUCH_KEY");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "would go over plain http://"));
     RUN(&r, "compress", path, "--strategy", "top-down-truncation");
     assert_int_equal(r.status, EXIT_USAGE);
     assert_non_null(strstr(r.err, "--context-limit"));
@@ -974,7 +992,8 @@ static void test_compress_errors(void **state) {
     RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
         "100", "--density", "speed=11");
     assert_int_equal(r.status, EXIT_USAGE);
-    assert_non_null(strstr(r.err, "unknown setting 'compression.density.speed'"));
+    assert_non_null(
+        strstr(r.err, "unknown setting 'compression.density.speed'"));
     RUN(&r, "compress", path, "--strategy", "high-density", "--context-limit",
         "100", "--density", "recencyRetention=many");
     assert_int_equal(r.status, EXIT_USAGE);
@@ -983,7 +1002,6 @@ static void test_compress_errors(void **state) {
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "cannot open"));
 }
-
 
 /* --- prompts ------------------------------------------------------------ */
 
@@ -1068,7 +1086,8 @@ static void test_prompts_as_a_new_user(void **state) {
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "compression/middle-out.md"));
     assert_non_null(strstr(r.out, "installed"));
-    RUN(&r, "prompts", "list", "--provider", "anthropic", "--model", "claude-x");
+    RUN(&r, "prompts", "list", "--provider", "anthropic", "--model",
+        "claude-x");
     assert_int_equal(r.status, 0);
     snprintf(want, sizeof want, "base %s/compression/middle-out.md", g_home);
     assert_string_equal(list_row(&r, "compression/middle-out"), want);
@@ -1077,9 +1096,11 @@ static void test_prompts_as_a_new_user(void **state) {
 
     /* a file in the provider folder changes the resolution */
     put_home_file("providers/anthropic/compression/middle-out.md", "mine\n");
-    RUN(&r, "prompts", "list", "--provider", "Anthropic", "--model", "claude-x");
+    RUN(&r, "prompts", "list", "--provider", "Anthropic", "--model",
+        "claude-x");
     snprintf(want, sizeof want,
-             "provider %s/providers/anthropic/compression/middle-out.md", g_home);
+             "provider %s/providers/anthropic/compression/middle-out.md",
+             g_home);
     assert_string_equal(list_row(&r, "compression/middle-out"), want);
     RUN(&r, "prompts", "show", "middle-out", "--provider", "anthropic");
     assert_int_equal(r.status, 0);
@@ -1235,8 +1256,8 @@ static void pty_expect(int m, const char *needle) {
                 if (g_screen[g_screen_len] != '\0') {
                     g_screen_len++;
                 } else {
-                    memmove(g_screen + g_screen_len, g_screen + g_screen_len + 1,
-                            (size_t)(got - i - 1));
+                    memmove(g_screen + g_screen_len,
+                            g_screen + g_screen_len + 1, (size_t)(got - i - 1));
                 }
             }
         }
@@ -1265,8 +1286,8 @@ static void pty_finish(int m, pid_t pid) {
 static void test_repl_on_a_terminal(void **state) {
     (void)state;
     char example[512];
-    snprintf(example, sizeof example, "%s/boards/host/examples/coding-session.jsonl",
-             CTXC_SOURCE_DIR);
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
     fresh_home();
     const char *args[] = {"ctxc", "repl", "--history", example, NULL};
     pid_t pid;
@@ -1326,7 +1347,8 @@ static void test_repl_scripted(void **state) {
     RUN_STDIN(&r, script, "repl", "--history", hist);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "entries 3, tokens "));
-    assert_non_null(strstr(r.out, "compressed with top-down-truncation: 3 -> "));
+    assert_non_null(
+        strstr(r.out, "compressed with top-down-truncation: 3 -> "));
     assert_non_null(strstr(r.out, "saved "));
     assert_non_null(strstr(r.out, "did you mean 'compression.strategy'?"));
     assert_non_null(strstr(r.out, "allowed: middle-out, top-down-truncation"));
@@ -1343,8 +1365,8 @@ static void test_repl_scripted(void **state) {
 static void test_compress_with_a_profile(void **state) {
     (void)state;
     char example[512];
-    snprintf(example, sizeof example, "%s/boards/host/examples/coding-session.jsonl",
-             CTXC_SOURCE_DIR);
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
     fresh_home();
     put_home_file("profiles/cheap.json",
                   "{\"compression.strategy\": \"top-down-truncation\", "
@@ -1352,9 +1374,11 @@ static void test_compress_with_a_profile(void **state) {
     run_t r;
     RUN(&r, "compress", example, "--profile", "cheap");
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.err, "strategy top-down-truncation, context limit 4000"));
+    assert_non_null(
+        strstr(r.err, "strategy top-down-truncation, context limit 4000"));
     assert_non_null(strstr(r.err, "profile cheap"));
-    RUN(&r, "compress", example, "--profile", "cheap", "--context-limit", "8000");
+    RUN(&r, "compress", example, "--profile", "cheap", "--context-limit",
+        "8000");
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.err, "context limit 8000"));
     RUN(&r, "compress", example, "--profile", "nosuch");

@@ -1,0 +1,89 @@
+/*
+ * ctxc host CLI — the model behind the LLM strategies (middle-out,
+ * one-shot) and `ctxc chat`: the POSIX port (prompts under $CTXC_HOME,
+ * clock, stderr log, key from the environment, delays), the TLS transport
+ * from the network.* settings, one provider client bound to the settings.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ctxc/ctxc.h"
+#include "ctxc_port_posix.h"
+#include "ctxc_transport_posix.h"
+
+static ctxc_posix_port_t llm_port;
+static ctxc_posix_transport_t llm_net;
+static ctxc_provider_client_t llm_client;
+static ctxc_provider_binding_t llm_binding;
+static bool llm_up;
+
+/* todos of --todos FILE */
+static ctxc_todo_t llm_todos[64];
+static char llm_todo_text[16384];
+
+bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
+                   const char *who) {
+    ctxc_error_t err;
+    if (!llm_up) {
+        if (ctxc_posix_port_init(&llm_port, NULL, CTXC_LOG_WARN, &err) !=
+            CTXC_OK) {
+            fprintf(stderr, "%s: %s\n", who, ctxc_error_message(&err));
+            return false;
+        }
+        ctxc_posix_transport_config_t cfg =
+            ctxc_posix_transport_config(settings, &llm_port.port);
+        if (ctxc_posix_transport_init(&llm_net, &cfg, &err) != CTXC_OK) {
+            fprintf(stderr, "%s: %s\n", who, ctxc_error_message(&err));
+            ctxc_posix_port_deinit(&llm_port);
+            return false;
+        }
+        llm_port.port.transport = ctxc_posix_transport(&llm_net);
+        llm_up = true;
+    }
+    ctxc_provider_bind(&llm_binding, &llm_client, settings, &llm_port.port,
+                       true);
+    ctxc_session_set_port(s, &llm_port.port);
+    ctxc_session_set_llm_resolver(s, ctxc_provider_resolve, &llm_binding);
+    return true;
+}
+
+const ctxc_port_t *cli_llm_port(void) { return llm_up ? &llm_port.port : NULL; }
+
+void cli_llm_teardown(void) {
+    if (llm_up) {
+        ctxc_posix_transport_deinit(&llm_net);
+        ctxc_posix_port_deinit(&llm_port);
+        llm_up = false;
+    }
+}
+
+bool cli_llm_todos(ctxc_session_t *s, const char *path, const char *who) {
+    static char json[65536];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: --todos %s: cannot open\n", who, path);
+        return false;
+    }
+    size_t n = fread(json, 1, sizeof json, f);
+    bool too_big = n == sizeof json;
+    fclose(f);
+    if (too_big) {
+        fprintf(stderr, "%s: --todos %s: larger than %zu bytes\n", who, path,
+                sizeof json - 1);
+        return false;
+    }
+    size_t count = 0;
+    ctxc_error_t err;
+    if (ctxc_todos_parse(
+            json, n, llm_todos, sizeof llm_todos / sizeof llm_todos[0], &count,
+            llm_todo_text, sizeof llm_todo_text, &err) != CTXC_OK) {
+        fprintf(stderr, "%s: --todos %s: %s\n", who, path,
+                ctxc_error_message(&err));
+        return false;
+    }
+    ctxc_session_set_todos(s, llm_todos, count);
+    return true;
+}
