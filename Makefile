@@ -46,7 +46,7 @@ BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 
 # `make fuzz`: the targets of test/fuzz (their names), seconds each.
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies sse http
+FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies sse http provider
 FUZZ_SECONDS ?= 60
 
 # Debian packages.
@@ -127,7 +127,7 @@ fuzz: deps-fuzz
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_seeds $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@set -e; failed=0; summary=""; \
 	for t in $(FUZZ_TARGETS); do \
-	    case $$t in commands) dict=test/fuzz/dict/commands.dict ;; http|sse) dict=test/fuzz/dict/http.dict ;; manifest) dict="" ;; *) dict=test/fuzz/dict/json.dict ;; esac; \
+	    case $$t in commands) dict=test/fuzz/dict/commands.dict ;; http|sse) dict=test/fuzz/dict/http.dict ;; provider) dict=test/fuzz/dict/json.dict ;; manifest) dict="" ;; *) dict=test/fuzz/dict/json.dict ;; esac; \
 	    mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
 	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	    if $(FUZZ_DIR)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

@@ -135,13 +135,33 @@ def http_responses():
     ]
 
 
+def provider_answers():
+    """byte 0: provider (0 openai, 1 anthropic, 2 gemini) + 4 streamed"""
+    oa_whole = (b'{"choices":[{"message":{"role":"assistant","content":"hi \\u00e9"},'
+                b'"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}')
+    oa_stream = (b'{"choices":[{"delta":{"reasoning_content":"think"}}]}\n'
+                 b'{"choices":[{"delta":{"content":"hel"}}]}\n'
+                 b'{"choices":[{"delta":{"content":"lo"},"finish_reason":"stop"}]}\n')
+    an_whole = (b'{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"hi"}],'
+                b'"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}')
+    an_stream = (b'{"type":"message_start","message":{"usage":{"input_tokens":5}}}\n'
+                 b'{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}\n'
+                 b'{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":1}}\n')
+    ge_whole = (b'{"candidates":[{"content":{"parts":[{"text":"a","thought":true},{"text":"b"}]},'
+                b'"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":1}}')
+    err = b'{"error":{"message":"Incorrect API key provided","type":"auth"}}'
+    return [bytes([0]) + oa_whole, bytes([4]) + oa_stream, bytes([1]) + an_whole,
+            bytes([5]) + an_stream, bytes([2]) + ge_whole, bytes([6]) + ge_whole,
+            bytes([0]) + err, bytes([12]) + oa_stream]
+
+
 def main():
     out, source, corpus = sys.argv[1:4]
     corpus = os.environ.get("CTXC_CORPUS") or corpus
     files, have_corpus = jsonl_files(source, corpus)
     seeds = {t: [] for t in ("jsonl", "openai", "json", "settings_file",
                              "commands", "manifest", "strategies", "sse",
-                             "http")}
+                             "http", "provider")}
     for path in files:
         base = os.path.basename(path)
         for i, p in enumerate(pieces(path)):
@@ -163,6 +183,8 @@ def main():
         seeds["sse"].append(("sse.%d" % i, bytes([7]) + t))
     for i, t in enumerate(http_responses()):
         seeds["http"].append(("http.%d" % i, bytes([13]) + t))
+    for i, t in enumerate(provider_answers()):
+        seeds["provider"].append(("provider.%d" % i, t))
     for i, t in enumerate(manifests()):
         seeds["manifest"].append(("manifest.%d" % i, t))
     for target, items in seeds.items():

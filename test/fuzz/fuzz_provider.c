@@ -1,0 +1,88 @@
+/*
+ * Fuzz target: the answer readers of the providers (src/provider.c:
+ * ctxc_provider_read / ctxc_provider_finish) for OpenAI-compatible,
+ * Anthropic and Gemini answers, streamed (one event's data per input line)
+ * and whole (the input is the body, read in place as the client does).
+ *
+ * Input: byte 0 picks the provider (mod 3), streaming (bit 2) and a small
+ * output buffer (bit 3); the rest is the answer.
+ * Invariants: a refusal says why; an accepted answer is NUL-terminated
+ * inside the buffer, valid UTF-8, and its length is what the reader says;
+ * a text that does not fit is CTXC_E_TOO_LARGE with the bytes needed.
+ */
+#include "fuzz.h"
+
+#include "ctxc/provider.h"
+#include "json.h"
+
+static const char *const names[3] = {"openai", "anthropic", "gemini"};
+static ctxc_provider_tok_t tok[CTXC_CFG_PROVIDER_JSON_TOKENS];
+static char out[1 << 15];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1 || size > sizeof out - 1) {
+        return 0;
+    }
+    const ctxc_provider_t *p = ctxc_provider_find(names[data[0] % 3u]);
+    if (p == NULL) {
+        return 0; /* left out of this build */
+    }
+    bool stream = (data[0] & 4u) != 0;
+    size_t cap = (data[0] & 8u) != 0 ? 16 : sizeof out;
+    const char *in = (const char *)data + 1;
+    size_t len = size - 1;
+    ctxc_llm_usage_t usage;
+    memset(&usage, 0, sizeof usage);
+    ctxc_provider_reader_t r;
+    memset(&r, 0, sizeof r);
+    r.out = out;
+    r.cap = cap;
+    r.usage = &usage;
+    r.tok = tok;
+    r.tok_cap = CTXC_CFG_PROVIDER_JSON_TOKENS;
+    r.provider = p;
+    ctxc_error_t err;
+    ctxc_status_t st = CTXC_OK;
+    if (stream) {
+        size_t pos = 0;
+        while (pos < len && st == CTXC_OK) {
+            size_t end = pos;
+            while (end < len && in[end] != '\n') {
+                end++;
+            }
+            if (end > pos) {
+                st = ctxc_provider_read(&r, in + pos, end - pos, true, &err);
+                fuzz_check_error(st, &err, "provider read (event)");
+            }
+            pos = end + 1;
+        }
+    } else {
+        if (len >= cap) {
+            return 0; /* the client refuses a body larger than the buffer */
+        }
+        memcpy(out, in, len); /* read in place, as the client does */
+        st = ctxc_provider_read(&r, out, len, false, &err);
+        fuzz_check_error(st, &err, "provider read (whole)");
+    }
+    if (st != CTXC_OK) {
+        return 0;
+    }
+    st = ctxc_provider_finish(&r, &err);
+    fuzz_check_error(st, &err, "provider finish");
+    if (st == CTXC_E_TOO_LARGE && err.needed == 0) {
+        fuzz_fail("too large without the bytes needed");
+    }
+    if (st != CTXC_OK) {
+        return 0;
+    }
+    if (r.len >= cap || out[r.len] != '\0') {
+        fuzz_fail("answer of %zu bytes not NUL-terminated in a %zu-byte "
+                  "buffer",
+                  r.len, cap);
+    }
+    size_t bad;
+    if (!ctxc__utf8_valid(out, r.len, &bad)) {
+        fuzz_fail("answer text is not valid UTF-8 at byte %zu", bad);
+    }
+    return 0;
+}
