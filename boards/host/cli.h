@@ -65,6 +65,8 @@ int cli_cmd_prompts(int argc, char **argv);
  * port or transport cannot be set up. */
 bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
                    const char *who);
+/* The model of the last summary call (provider and model names), or NULL. */
+const ctxc_llm_t *cli_llm_used(void);
 /* The port cli_llm_setup() made (NULL before). */
 const ctxc_port_t *cli_llm_port(void);
 void cli_llm_teardown(void);

@@ -287,11 +287,24 @@ int cli_cmd_compress(int argc, char **argv) {
     }
     if (!optimize_only) {
         const ctxc_compress_meta_t *m = &session.last_compress;
-        fprintf(stderr,
-                "compress: %zu of %zu entries compressed, %zu kept as the "
-                "recent tail%s\n",
-                m->middle_compressed, m->original_count, m->bottom_preserved,
-                m->unchanged ? " (history unchanged)" : "");
+        fprintf(stderr, "compress: %zu of %zu entries compressed",
+                m->middle_compressed, m->original_count);
+        if (m->top_preserved > 0) {
+            fprintf(stderr, ", %zu kept at the top", m->top_preserved);
+        }
+        fprintf(stderr, ", %zu kept as the recent tail", m->bottom_preserved);
+        const ctxc_llm_t *used = cli_llm_used();
+        if (m->llm_call_made && used != NULL) {
+            fprintf(stderr, "; summary written by %s model %s",
+                    used->provider != NULL ? used->provider : "?",
+                    used->model != NULL ? used->model : "?");
+        }
+        if (m->unchanged) {
+            fprintf(stderr, " (history unchanged%s%s)",
+                    m->unchanged_reason != NULL ? ": " : "",
+                    m->unchanged_reason != NULL ? m->unchanged_reason : "");
+        }
+        fputc('\n', stderr);
     }
     fprintf(stderr, "time: density step %.3f ms, compress %.3f ms\n", t1 - t0,
             t2 - t1);

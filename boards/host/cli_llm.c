@@ -19,6 +19,17 @@ static ctxc_posix_transport_t llm_net;
 static ctxc_provider_client_t llm_client;
 static ctxc_provider_binding_t llm_binding;
 static bool llm_up;
+static const ctxc_llm_t *llm_used; /* the model of the last summary call */
+
+/* ctxc_provider_resolve, remembering which model it handed out */
+static ctxc_status_t cli_resolve(void *user, const char *profile,
+                                 const ctxc_llm_t **llm, ctxc_error_t *err) {
+    ctxc_status_t st = ctxc_provider_resolve(user, profile, llm, err);
+    llm_used = st == CTXC_OK ? *llm : NULL;
+    return st;
+}
+
+const ctxc_llm_t *cli_llm_used(void) { return llm_used; }
 
 /* todos of --todos FILE */
 static ctxc_todo_t llm_todos[64];
@@ -46,7 +57,7 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
     ctxc_provider_bind(&llm_binding, &llm_client, settings, &llm_port.port,
                        true);
     ctxc_session_set_port(s, &llm_port.port);
-    ctxc_session_set_llm_resolver(s, ctxc_provider_resolve, &llm_binding);
+    ctxc_session_set_llm_resolver(s, cli_resolve, &llm_binding);
     return true;
 }
 
