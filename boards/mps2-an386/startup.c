@@ -1,11 +1,14 @@
 /*
  * Startup for the MPS2 AN386 (Cortex-M4) firmware images: vector table,
- * Reset_Handler (.data copy, .bss zero, newlib's semihosting handles, the
- * semihosting command line as argc/argv, main, exit status) and the fault
+ * Reset_Handler (.data copy, .bss zero, the semihosting command line as
+ * argc/argv, main, exit status) and the fault
  * handlers, which report through semihosting and exit non-zero.
  *
- * I/O and exit go through newlib's rdimon (libgloss semihosting): _write()
- * to the debugger console, _exit() reporting the status to QEMU.
+ * I/O and exit go through newlib's rdimon (libgloss semihosting):
+ * initialise_monitor_handles() opens the console, _write() writes to it and
+ * _exit() reports the status to QEMU (SYS_EXIT_EXTENDED, which rdimon finds
+ * in the host's semihosting features; that lookup needs the handle table
+ * the initialisation sets up).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +25,7 @@ void Reset_Handler(void);
 void Default_Handler(void);
 void HardFault_Handler(void);
 
-/* newlib rdimon */
+/* newlib rdimon (libgloss/arm/syscalls.c) */
 extern void initialise_monitor_handles(void);
 extern void _exit(int status) __attribute__((noreturn));
 extern int _write(int fd, const void *buf, size_t len);
@@ -47,6 +50,15 @@ __attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
     Default_Handler, /* PendSV */
     Default_Handler, /* SysTick */
 };
+
+/* rdimon's initialise_monitor_handles() calls newlib's __sinit(), the
+ * stdio set-up: linking newlib's would pull in stdio's stream table and
+ * with it malloc/free, although nothing here calls them. Nothing in this
+ * image uses stdio, so __sinit is defined here as empty: the image links no
+ * allocator (ctest symbols_scenario_image checks it). */
+struct _reent;
+void __sinit(struct _reent *reent);
+void __sinit(struct _reent *reent) { (void)reent; }
 
 /* Semihosting call (ARM semihosting: BKPT 0xAB on M-profile). */
 static int semihost(int op, const void *arg) {

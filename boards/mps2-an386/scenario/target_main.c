@@ -3,10 +3,13 @@
  * measures the stack of each public entry point by painting, exits with
  * the number of failed checks (0: all passed) through semihosting.
  *
- *   image.elf [--plant-fault]     (arguments: -semihosting-config arg=...)
+ *   image.elf [--plant-fault] [--hard-fault]
+ *                          (arguments: -semihosting-config arg=...)
  *
  * --plant-fault corrupts one byte of the first export before its re-import
  * check: the run must then fail (the self-test of the target test).
+ * --hard-fault writes to an unmapped address before the scenario: the
+ * HardFault handler must report it and exit with BOARD_EXIT_FAULT.
  */
 #include <stdint.h>
 #include <string.h>
@@ -94,6 +97,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--plant-fault") == 0) {
             flags |= SCN_PLANT_FAULT;
+        } else if (strcmp(argv[i], "--hard-fault") == 0) {
+            *(volatile uint32_t *)0xF0000000u = 1u; /* no device there */
         }
     }
     unsigned failed = scn_run(flags);
