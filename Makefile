@@ -54,8 +54,10 @@ FUZZ_SECONDS ?= 60
 # the test fixture (test/fixtures: certificates made at test time, the local
 # HTTPS server).
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+# python3 (cross): generates the scenario image's histories (boards/mps2-an386).
+# qemu-system-arm (test): runs the scenario image (ctest label target).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);

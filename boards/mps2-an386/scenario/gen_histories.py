@@ -144,7 +144,7 @@ def history(seed, turns):
 def c_array(name, data):
     rows = []
     for i in range(0, len(data), 16):
-        rows.append("    " + ", ".join("0x%02x" % b for b in data[i:i + 16]) + ",")
+        rows.append("    " + ", ".join("'\\x%02x'" % b for b in data[i:i + 16]) + ",")
     return "static const char %s[%d] = {\n%s\n};\n" % (name, len(data),
                                                        "\n".join(rows))
 
