@@ -12,6 +12,8 @@
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
+#   make readme-tables  run the cortex-m4 scenario image under QEMU and write
+#                   its output, stack and footprint tables into README.md
 #   make clean      remove build/
 #   make help       this list
 
@@ -96,7 +98,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size clean help deps-build deps-cross deps-test deps-bench deps-fuzz
+.PHONY: all run test bench fuzz cortex-m4 size readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -153,6 +155,11 @@ cortex-m4: deps-cross
 size: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target size ram | $(NO_PROGRESS)
+
+# The scenario image's tables in README.md (boards/mps2-an386).
+readme-tables: deps-cross
+	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
+	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
 
 clean:
 	rm -rf $(BUILD)

@@ -11,6 +11,8 @@
 #                                HardFault handler's report
 #   scenario_host_selftest       the host build with --plant-fault fails
 #   symbols_scenario_image       no heap allocator linked into the image
+#   stack_static_<t>             the static stack summary (stack_static.py)
+#                                of the cross library runs
 # The image comes from the cross tree (`make test` builds it before ctest):
 # cache variable CTXC_SCENARIO_IMAGE_<T>, default
 # build/<t>/boards/mps2-an386/ctxc_scenario.elf.
@@ -66,4 +68,19 @@ foreach(t IN LISTS CTXC_TARGETS)
         PASS_REGULAR_EXPRESSION "scenario: [0-9]+ checks, 0 failed"
         FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
     set_tests_properties(symbols_scenario_image PROPERTIES LABELS "embedded")
+endforeach()
+
+# The static stack summary of the cross library (.ci files of the cortex-m4
+# tree, see boards/mps2-an386/CMakeLists.txt) covers the entry points the
+# image calls.
+foreach(t IN LISTS CTXC_TARGETS)
+    if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386")
+        continue()
+    endif()
+    add_test(NAME stack_static_${t}
+        COMMAND python3 "${_here}/stack_static.py"
+                "${_build_root}/${t}/src/CMakeFiles/${CTXC_PROJECT_NAME}.dir"
+                ctxc_import_text ctxc_export ctxc_settings_load ctxc_settings_command
+                ctxc_session_before_send ctxc_session_compress ctxc_session_optimize)
+    set_tests_properties(stack_static_${t} PROPERTIES LABELS "embedded")
 endforeach()
