@@ -9,6 +9,8 @@
 #                                corrupted before its re-import check) fails
 #   scenario_target_hardfault    the image with --hard-fault exits 3 after the
 #                                HardFault handler's report
+#   scenario_target_stack_selftest  the image with --stack-budget=64 fails
+#                                (the budget check can fail)
 #   scenario_host_selftest       the host build with --plant-fault fails
 #   symbols_scenario_image       no heap allocator linked into the image
 #   stack_static_<t>             the static stack summary (stack_static.py)
@@ -59,10 +61,14 @@ foreach(t IN LISTS CTXC_TARGETS)
     add_test(NAME scenario_target_hardfault
         COMMAND sh "${_here}/scenario_expect_fail.sh" "FAULT: hard fault pc="
                 ${emu} "${image}" -semihosting-config "arg=ctxc_scenario,arg=--hard-fault")
+    add_test(NAME scenario_target_stack_selftest
+        COMMAND sh "${_here}/scenario_expect_fail.sh" "FAIL: over budget"
+                ${emu} "${image}" -semihosting-config "arg=ctxc_scenario,arg=--stack-budget=64")
     add_test(NAME symbols_scenario_image
         COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${image}")
     set_tests_properties(scenario_target scenario_target_vs_host
-        scenario_target_selftest scenario_target_hardfault PROPERTIES
+        scenario_target_selftest scenario_target_hardfault
+        scenario_target_stack_selftest PROPERTIES
         LABELS "target;embedded" TIMEOUT 120)
     set_tests_properties(scenario_target PROPERTIES
         PASS_REGULAR_EXPRESSION "scenario: [0-9]+ checks, 0 failed"

@@ -3,13 +3,15 @@
  * measures the stack of each public entry point by painting, exits with
  * the number of failed checks (0: all passed) through semihosting.
  *
- *   image.elf [--plant-fault] [--hard-fault]
+ *   image.elf [--plant-fault] [--hard-fault] [--stack-budget=N]
  *                          (arguments: -semihosting-config arg=...)
  *
  * --plant-fault corrupts one byte of the first export before its re-import
  * check: the run must then fail (the self-test of the target test).
  * --hard-fault writes to an unmapped address before the scenario: the
  * HardFault handler must report it and exit with BOARD_EXIT_FAULT.
+ * --stack-budget=N checks the stack against N bytes instead of
+ * CTXC_CFG_STACK_BUDGET (the self-test of the budget check uses a tiny N).
  */
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +28,7 @@ extern uint32_t __stack_limit__[];
 void scn_write(const char *s, size_t len) { board_write(s, len); }
 
 static uint32_t *painted_top;
+static size_t budget = CTXC_CFG_STACK_BUDGET;
 
 /* Paints from the stack limit up to a little below this function's frame. */
 __attribute__((noinline)) void scn_stack_begin(const void *frame) {
@@ -80,9 +83,9 @@ unsigned scn_stack_report(const char *entry, size_t bytes) {
     put_num(buf, &n, bytes);
     memcpy(buf + n, " bytes (budget ", 15);
     n += 15;
-    put_num(buf, &n, CTXC_CFG_STACK_BUDGET);
+    put_num(buf, &n, budget);
     buf[n++] = ')';
-    unsigned bad = bytes > CTXC_CFG_STACK_BUDGET;
+    unsigned bad = bytes > budget;
     if (bad) {
         memcpy(buf + n, " FAIL: over budget", 18);
         n += 18;
@@ -97,6 +100,11 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--plant-fault") == 0) {
             flags |= SCN_PLANT_FAULT;
+        } else if (strncmp(argv[i], "--stack-budget=", 15) == 0) {
+            budget = 0;
+            for (const char *p = argv[i] + 15; *p >= '0' && *p <= '9'; p++) {
+                budget = budget * 10u + (size_t)(*p - '0');
+            }
         } else if (strcmp(argv[i], "--hard-fault") == 0) {
             *(volatile uint32_t *)0xF0000000u = 1u; /* no device there */
         }
