@@ -12,6 +12,8 @@
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
+#   make readme-tables  run the cortex-m4 scenario image under QEMU and write
+#                   its output, stack and footprint tables into README.md
 #   make clean      remove build/
 #   make help       this list
 
@@ -54,8 +56,10 @@ FUZZ_SECONDS ?= 60
 # the test fixture (test/fixtures: certificates made at test time, the local
 # HTTPS server).
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+# python3 (cross): generates the scenario image's histories (boards/mps2-an386).
+# qemu-system-arm (test): runs the scenario image (ctest label target).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
@@ -94,7 +98,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size clean help deps-build deps-cross deps-test deps-bench deps-fuzz
+.PHONY: all run test bench fuzz cortex-m4 size readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -151,6 +155,11 @@ cortex-m4: deps-cross
 size: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target size ram | $(NO_PROGRESS)
+
+# The scenario image's tables in README.md (boards/mps2-an386).
+readme-tables: deps-cross
+	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
+	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
 
 clean:
 	rm -rf $(BUILD)

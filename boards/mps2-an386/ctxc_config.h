@@ -4,15 +4,33 @@
  *
  * Picked up through ctxc_config_defaults.h (the board folder is on the include
  * path of the library and of the firmware linked with it, so they agree).
- * The arena sizes and limits keep the project defaults from project.yml,
- * which are sized for an MCU; override them here, per board, when the RAM
- * budget of an application is known. Sizes in bytes unless stated.
+ * The sizes come from board_sizes.h (shared with the scenario image); the
+ * board has 4 MB of SSRAM for data (0x20000000), so one default history,
+ * one work area, the import scratch and the settings store (about 240 KB,
+ * `make size` prints the exact RAM table) fit easily. Sizes in bytes
+ * unless stated.
  */
 #ifndef CTXC_BOARD_MPS2_AN386_CONFIG_H
 #define CTXC_BOARD_MPS2_AN386_CONFIG_H
 
+#include "board_sizes.h"
+
+#define CTXC_CFG_HISTORY_MAX_ENTRIES MPS2_HISTORY_MAX_ENTRIES
+#define CTXC_CFG_HISTORY_ARENA_BYTES MPS2_HISTORY_ARENA_BYTES
+#define CTXC_CFG_WORK_SCRATCH_BYTES MPS2_WORK_SCRATCH_BYTES
+
 /* Error message text kept in ctxc_error_t: shorter than the default to save
  * RAM in every error struct on the stack; 96 bytes still name the field. */
 #define CTXC_CFG_ERROR_MESSAGE_LEN 96
+
+/* CTXC_CFG_STACK_BUDGET: bytes of stack one call of a public entry point
+ * may use on this board (below the caller's frame), not a library option:
+ * the scenario image (scenario/) measures every entry point it calls by
+ * stack painting and fails when one exceeds it; the README stack table
+ * lists the measurements. The deepest today is the high-density strategy
+ * (compress, density step, before_send): about 4.9 KB; 6 KiB leaves a
+ * quarter of headroom. The image's stack is 32 KiB (project.yml
+ * targets.cortex-m4.memory.stack). */
+#define CTXC_CFG_STACK_BUDGET 6144
 
 #endif /* CTXC_BOARD_MPS2_AN386_CONFIG_H */

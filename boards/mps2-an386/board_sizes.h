@@ -1,0 +1,20 @@
+/*
+ * Memory sizes of the mps2-an386 board, in one place: ctxc_config.h turns
+ * them into the library's CTXC_CFG_* values, and the scenario image
+ * (scenario/scenario.c) declares its storage with them, also when it is
+ * compiled for the host (so both runs use the same capacities). Plain
+ * macros, no ctxc includes.
+ */
+#ifndef MPS2_AN386_BOARD_SIZES_H
+#define MPS2_AN386_BOARD_SIZES_H
+
+/* Entries of one history (16 bytes of slot array each). */
+#define MPS2_HISTORY_MAX_ENTRIES 256
+/* History byte arena: the example session (boards/host/examples,
+ * 87 entries) takes about 68 KB of arena; 96 KiB holds it with room for a
+ * conversation to grow before compression. */
+#define MPS2_HISTORY_ARENA_BYTES (96u * 1024u)
+/* Work area scratch for the entries a plan or a density step inserts. */
+#define MPS2_WORK_SCRATCH_BYTES (32u * 1024u)
+
+#endif /* MPS2_AN386_BOARD_SIZES_H */

@@ -1,0 +1,558 @@
+/*
+ * The on-target scenario: what a firmware integrating ctxc does, through the
+ * public API only, over histories kept in flash (scenario_data.c):
+ *
+ *   import          ctxc_import_text() of the whole history
+ *   settings        the settings store on the romfs port (read-only): the
+ *                   strategy, threshold and context limit set with
+ *                   ctxc_settings_command() and read back through the typed
+ *                   accessors; a persistent /settings set must answer
+ *                   CTXC_E_READ_ONLY and change nothing
+ *   before_send     ctxc_session_before_send() with high-density
+ *   compress        ctxc_session_compress() with top-down-truncation and
+ *                   with high-density, each on a fresh import
+ *   density         ctxc_session_optimize() (the density step)
+ *   no-space        an import into a small arena until CTXC_E_NO_SPACE: the
+ *                   history is byte-identical afterwards (CRC32 of its
+ *                   arena bytes and slots, and of its export)
+ *
+ * After every operation: the token total equals the sum of the entries'
+ * estimates, and the pairing invariant holds (the export re-imports into a
+ * second history, with the same entry count, tokens and export CRC).
+ * Prints one table row per history x operation and returns the number of
+ * failed checks. The same file runs on the target and on the host; the rows
+ * must be identical.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc_romfs.h"
+
+#include "../board_sizes.h"
+#include "scenario.h"
+
+#define SMALL_ARENA_BYTES (8u * 1024u) /* the arena-exhaustion case */
+#define EXPORT_CAP (160u * 1024u)      /* an export of a full arena */
+#define WORKSPACE "/home/dev/thermo"   /* the example session's cwd */
+
+CTXC_HISTORY_DEFINE(hist, MPS2_HISTORY_MAX_ENTRIES, MPS2_HISTORY_ARENA_BYTES);
+CTXC_HISTORY_DEFINE(check_hist, MPS2_HISTORY_MAX_ENTRIES,
+                    MPS2_HISTORY_ARENA_BYTES);
+CTXC_HISTORY_DEFINE(small_hist, MPS2_HISTORY_MAX_ENTRIES, SMALL_ARENA_BYTES);
+CTXC_WORK_DEFINE(work, MPS2_HISTORY_MAX_ENTRIES, MPS2_WORK_SCRATCH_BYTES);
+static ctxc_import_t imp;
+static ctxc_settings_store_t settings;
+static ctxc_session_t session;
+static ctxc_error_t err;
+static char export_buf[EXPORT_CAP];
+
+static unsigned flags_;
+static bool planted;
+static unsigned checks, failed;
+
+/* ---- output ------------------------------------------------------------- */
+
+static char line[256];
+static size_t line_len;
+
+static void put_s(const char *s) {
+    while (*s != '\0' && line_len < sizeof line - 1) {
+        line[line_len++] = *s++;
+    }
+}
+
+static void put_u(uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    while (n > 0 && line_len < sizeof line - 1) {
+        line[line_len++] = tmp[--n];
+    }
+}
+
+static void put_x32(uint32_t v) {
+    for (int shift = 28; shift >= 0; shift -= 4) {
+        if (line_len < sizeof line - 1) {
+            line[line_len++] = "0123456789abcdef"[(v >> shift) & 0xfu];
+        }
+    }
+}
+
+static void put_pad(size_t col) {
+    while (line_len < col && line_len < sizeof line - 1) {
+        line[line_len++] = ' ';
+    }
+}
+
+static void flush_line(void) {
+    line[line_len++] = '\n';
+    scn_write(line, line_len);
+    line_len = 0;
+}
+
+static void fail(const char *hname, const char *op, const char *what,
+                 ctxc_status_t st) {
+    failed++;
+    put_s("FAIL: ");
+    put_s(hname);
+    put_s(" ");
+    put_s(op);
+    put_s(": ");
+    put_s(what);
+    put_s(" (");
+    put_s(ctxc_status_name(st));
+    if (st != CTXC_OK) {
+        put_s(": ");
+        put_s(ctxc_error_message(&err));
+    }
+    put_s(")");
+    flush_line();
+}
+
+static bool check(bool ok, const char *hname, const char *op, const char *what,
+                  ctxc_status_t st) {
+    checks++;
+    if (!ok) {
+        fail(hname, op, what, st);
+    }
+    return ok;
+}
+
+/* ---- stack measurement --------------------------------------------------- */
+
+enum {
+    EP_IMPORT,
+    EP_EXPORT,
+    EP_SETTINGS_LOAD,
+    EP_SETTINGS_COMMAND,
+    EP_BEFORE_SEND,
+    EP_COMPRESS_TD,
+    EP_COMPRESS_HD,
+    EP_OPTIMIZE,
+    EP_COUNT
+};
+static const char *const ep_names[EP_COUNT] = {
+    "ctxc_import_text",
+    "ctxc_export",
+    "ctxc_settings_load",
+    "ctxc_settings_command",
+    "ctxc_session_before_send (high-density)",
+    "ctxc_session_compress (top-down-truncation)",
+    "ctxc_session_compress (high-density)",
+    "ctxc_session_optimize (density step)",
+};
+static size_t ep_max[EP_COUNT];
+
+static void note_stack(unsigned ep, size_t used) {
+    if (used > ep_max[ep]) {
+        ep_max[ep] = used;
+    }
+}
+
+/* Measures one call: st = call, the stack it used noted under ep. */
+#define MEASURED(ep, st, call)                                                 \
+    do {                                                                       \
+        char anchor_ = 0;                                                      \
+        scn_stack_begin(&anchor_);                                             \
+        (st) = (call);                                                         \
+        note_stack((ep), scn_stack_end(&anchor_));                             \
+    } while (0)
+
+/* ---- CRC32 (IEEE, reflected) --------------------------------------------- */
+
+static uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
+    static const uint32_t nibble[16] = {
+        0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu,
+        0x76dc4190u, 0x6b6b51f4u, 0x4db26158u, 0x5005713cu,
+        0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
+        0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu};
+    const uint8_t *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ nibble[crc & 0xfu];
+        crc = (crc >> 4) ^ nibble[crc & 0xfu];
+    }
+    return ~crc;
+}
+
+/* The store's bytes: counters, the slots in use and the arena in use. */
+static uint32_t store_crc(const ctxc_history_t *h) {
+    uint32_t c = 0;
+    uint64_t counts[3] = {h->count, h->used, h->token_sum};
+    c = crc32_update(c, counts, sizeof counts);
+    c = crc32_update(c, h->slots, h->count * sizeof h->slots[0]);
+    return crc32_update(c, h->arena, h->used);
+}
+
+/* ---- export ---------------------------------------------------------------
+ */
+
+typedef struct {
+    char *buf; /* NULL: CRC only */
+    size_t cap, len;
+    uint32_t crc;
+} sink_t;
+
+static ctxc_status_t sink_write(void *user, const char *data, size_t len) {
+    sink_t *s = user;
+    s->crc = crc32_update(s->crc, data, len);
+    if (s->buf != NULL) {
+        if (len > s->cap - s->len) {
+            return CTXC_E_NO_SPACE;
+        }
+        memcpy(s->buf + s->len, data, len);
+    }
+    s->len += len;
+    return CTXC_OK;
+}
+
+static ctxc_status_t export_to(const ctxc_history_t *h, sink_t *s,
+                               bool measure) {
+    ctxc_status_t st;
+    s->len = 0;
+    s->crc = 0;
+    if (measure) {
+        MEASURED(EP_EXPORT, st, ctxc_export(h, sink_write, s, &err));
+    } else {
+        st = ctxc_export(h, sink_write, s, &err);
+    }
+    return st;
+}
+
+static uint64_t entry_token_sum(const ctxc_history_t *h) {
+    uint64_t sum = 0;
+    ctxc_entry_t e;
+    for (size_t i = 0; i < ctxc_history_count(h); i++) {
+        if (ctxc_history_get(h, i, &e) == CTXC_OK) {
+            sum += e.tokens;
+        }
+    }
+    return sum;
+}
+
+/* Token totals and the pairing invariant of `h` after an operation; the
+ * CRC32 of its export into *crc. */
+static void check_history(const char *hname, const char *op,
+                          const ctxc_history_t *h, uint32_t *crc) {
+    sink_t out = {export_buf, sizeof export_buf, 0, 0};
+    *crc = 0;
+    check(ctxc_history_tokens_estimated(h) == entry_token_sum(h), hname, op,
+          "token total is the sum of the entry estimates", CTXC_OK);
+    ctxc_status_t st = export_to(h, &out, true);
+    if (!check(st == CTXC_OK, hname, op, "export", st)) {
+        return;
+    }
+    *crc = out.crc;
+    if ((flags_ & SCN_PLANT_FAULT) != 0 && !planted && out.len > 0) {
+        export_buf[0] ^= 0x20; /* '{' -> '[': the self-test's planted fault */
+        planted = true;
+    }
+    ctxc_history_clear(&check_hist);
+    st = ctxc_import_text(&imp, &check_hist, export_buf, out.len,
+                          CTXC_FORMAT_ICONTENT, &err);
+    if (!check(st == CTXC_OK, hname, op, "export re-imports (pairing)", st)) {
+        return;
+    }
+    check(ctxc_history_count(&check_hist) == ctxc_history_count(h), hname, op,
+          "re-import has the same entries", CTXC_OK);
+    check(ctxc_history_tokens_estimated(&check_hist) ==
+              ctxc_history_tokens_estimated(h),
+          hname, op, "re-import has the same tokens", CTXC_OK);
+    sink_t again = {NULL, 0, 0, 0};
+    st = export_to(&check_hist, &again, false);
+    check(st == CTXC_OK && again.crc == out.crc, hname, op,
+          "re-import exports the same bytes", st);
+}
+
+/* ---- table -----------------------------------------------------------------
+ */
+
+static void row(const char *hname, const char *op, ctxc_status_t st, size_t n0,
+                uint64_t t0, const ctxc_history_t *h, uint32_t crc) {
+    put_s("| ");
+    put_s(hname);
+    put_pad(12);
+    put_s("| ");
+    put_s(op);
+    put_pad(44);
+    put_s("| ");
+    put_s(ctxc_status_name(st));
+    put_pad(62);
+    put_s("| ");
+    put_u(n0);
+    put_pad(70);
+    put_s("| ");
+    put_u(t0);
+    put_pad(79);
+    put_s("| ");
+    put_u(ctxc_history_count(h));
+    put_pad(87);
+    put_s("| ");
+    put_u(ctxc_history_tokens(h));
+    put_pad(96);
+    put_s("| ");
+    put_x32(crc);
+    put_s(" |");
+    flush_line();
+}
+
+/* ---- operations
+ * -------------------------------------------------------------- */
+
+static ctxc_status_t import_input(const scn_input_t *in) {
+    ctxc_status_t st;
+    ctxc_history_clear(&hist);
+    MEASURED(EP_IMPORT, st,
+             ctxc_import_text(&imp, &hist, in->text, in->len,
+                              CTXC_FORMAT_ICONTENT, &err));
+    return st;
+}
+
+/* Command output (the settings listing) is counted, not shown. */
+static ctxc_status_t discard(void *user, const char *data, size_t len) {
+    (void)data;
+    *(size_t *)user += len;
+    return CTXC_OK;
+}
+
+static ctxc_status_t command(const char *cmd) {
+    ctxc_status_t st;
+    size_t out = 0;
+    MEASURED(EP_SETTINGS_COMMAND, st,
+             ctxc_settings_command(&settings, cmd, discard, &out, &err));
+    return st;
+}
+
+static ctxc_status_t set_strategy(const char *name) {
+    char cmd[64] = "/set compression.strategy ";
+    size_t n = strlen(cmd);
+    size_t len = strlen(name);
+    if (len >= sizeof cmd - n) {
+        return CTXC_E_INVALID_ARG;
+    }
+    memcpy(cmd + n, name, len + 1);
+    return command(cmd);
+}
+
+/* Settings for one history: the context limit at 3/4 of its tokens (so
+ * every strategy has work to do), threshold 0.8, recency pruning on. */
+static void configure(const char *hname, uint64_t tokens) {
+    static const char op[] = "settings";
+    uint64_t limit = tokens * 3u / 4u;
+    char cmd[64] = "/set context-limit ";
+    char digits[24];
+    size_t n = strlen(cmd), d = 0;
+    do {
+        digits[d++] = (char)('0' + (int)(limit % 10u));
+        limit /= 10u;
+    } while (limit != 0);
+    while (d > 0) {
+        cmd[n++] = digits[--d];
+    }
+    cmd[n] = '\0';
+    ctxc_status_t st = command(cmd);
+    check(st == CTXC_OK, hname, op, cmd, st);
+    st = command("/set compression-threshold 0.8");
+    check(st == CTXC_OK, hname, op, "/set compression-threshold", st);
+    st = command("/set compression.density.recencyPruning true");
+    check(st == CTXC_OK, hname, op, "/set recencyPruning", st);
+    st = set_strategy("high-density");
+    check(st == CTXC_OK, hname, op, "/set compression.strategy", st);
+    check(ctxc_settings_context_limit(&settings) == tokens * 3u / 4u, hname, op,
+          "context-limit reads back", CTXC_OK);
+    uint16_t thr = 0;
+    check(ctxc_settings_ratio(&settings, CTXC_SETTING_COMPRESSION_THRESHOLD,
+                              &thr) &&
+              thr == 800,
+          hname, op, "compression-threshold reads back 800", CTXC_OK);
+    check(ctxc_settings_bool(&settings, CTXC_SETTING_DENSITY_RECENCY_PRUNING),
+          hname, op, "recencyPruning reads back", CTXC_OK);
+    const ctxc_strategy_t *strategy = NULL;
+    st = ctxc_settings_strategy(&settings, &strategy, &err);
+    check(st == CTXC_OK && strategy != NULL &&
+              strategy->id == CTXC_STRATEGY_HIGH_DENSITY,
+          hname, op, "strategy reads back high-density", st);
+    /* romfs is read-only: the persistent layer refuses, nothing changes */
+    st = command("/settings set context-limit 1000");
+    check(st == CTXC_E_READ_ONLY, hname, op,
+          "/settings set answers CTXC_E_READ_ONLY on romfs", st);
+    check(ctxc_settings_context_limit(&settings) == tokens * 3u / 4u, hname, op,
+          "context-limit unchanged after the refused write", CTXC_OK);
+}
+
+static void start_session(const char *hname, const char *op) {
+    ctxc_status_t st =
+        ctxc_session_init(&session, &hist, &work, &settings, &err);
+    check(st == CTXC_OK, hname, op, "ctxc_session_init", st);
+    ctxc_session_set_workspace(&session, WORKSPACE);
+}
+
+/* Operation on a fresh import: row + checks. which: 0 before_send,
+ * 1 compress top-down, 2 compress high-density, 3 density step. */
+static void run_op(const scn_input_t *in, unsigned which) {
+    static const char *const ops[4] = {
+        "before_send high-density", "compress top-down-truncation",
+        "compress high-density", "density step (optimize)"};
+    const char *op = ops[which];
+    ctxc_status_t st = import_input(in);
+    if (!check(st == CTXC_OK, in->name, op, "import", st)) {
+        return;
+    }
+    st = set_strategy(which == 1 ? "top-down-truncation" : "high-density");
+    check(st == CTXC_OK, in->name, op, "/set compression.strategy", st);
+    start_session(in->name, op);
+    size_t n0 = ctxc_history_count(&hist);
+    uint64_t t0 = ctxc_history_tokens(&hist);
+    ctxc_send_report_t report = {0};
+    switch (which) {
+    case 0:
+        MEASURED(EP_BEFORE_SEND, st,
+                 ctxc_session_before_send(&session, 0, &report, &err));
+        check(st != CTXC_OK ||
+                  report.tokens_after == ctxc_history_tokens(&hist),
+              in->name, op, "report.tokens_after is the history's total", st);
+        check(st != CTXC_OK || report.compressed, in->name, op,
+              "compressed (over the threshold)", st);
+        break;
+    case 1:
+        MEASURED(EP_COMPRESS_TD, st, ctxc_session_compress(&session, &err));
+        break;
+    case 2:
+        MEASURED(EP_COMPRESS_HD, st, ctxc_session_compress(&session, &err));
+        break;
+    default:
+        MEASURED(EP_OPTIMIZE, st, ctxc_session_optimize(&session, &err));
+        break;
+    }
+    check(st == CTXC_OK, in->name, op, "status", st);
+    check(ctxc_history_tokens(&hist) <= t0, in->name, op, "tokens do not grow",
+          st);
+    uint32_t crc;
+    check_history(in->name, op, &hist, &crc);
+    row(in->name, op, st, n0, t0, &hist, crc);
+}
+
+/* Arena exhaustion: lines imported one import at a time into an 8 KiB
+ * arena until one answers CTXC_E_NO_SPACE; the history must be
+ * byte-identical to before that call. */
+static void run_no_space(const scn_input_t *in) {
+    static const char op[] = "no-space import (8 KiB arena)";
+    ctxc_history_clear(&small_hist);
+    const char *p = in->text, *end = in->text + in->len;
+    ctxc_status_t st = CTXC_OK;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl != NULL ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        uint32_t before = store_crc(&small_hist);
+        sink_t e0 = {NULL, 0, 0, 0};
+        (void)export_to(&small_hist, &e0, false);
+        size_t n0 = ctxc_history_count(&small_hist);
+        uint64_t t0 = ctxc_history_tokens(&small_hist);
+        MEASURED(EP_IMPORT, st,
+                 ctxc_import_text(&imp, &small_hist, p, len,
+                                  CTXC_FORMAT_ICONTENT, &err));
+        if (st == CTXC_E_NO_SPACE) {
+            sink_t e1 = {NULL, 0, 0, 0};
+            (void)export_to(&small_hist, &e1, false);
+            check(store_crc(&small_hist) == before, in->name, op,
+                  "store bytes identical after CTXC_E_NO_SPACE", st);
+            check(e1.crc == e0.crc, in->name, op,
+                  "export identical after CTXC_E_NO_SPACE", st);
+            check(ctxc_history_count(&small_hist) == n0 &&
+                      ctxc_history_tokens(&small_hist) == t0,
+                  in->name, op, "entries and tokens unchanged", st);
+            uint32_t crc;
+            check_history(in->name, op, &small_hist, &crc);
+            row(in->name, op, st, n0, t0, &small_hist, crc);
+            return;
+        }
+        if (!check(st == CTXC_OK, in->name, op, "import of one line", st)) {
+            return;
+        }
+        p += len;
+    }
+    check(false, in->name, op, "the arena never ran out", st);
+}
+
+static void run_input(const scn_input_t *in) {
+    static const char op[] = "import";
+    ctxc_status_t st = import_input(in);
+    check(st == CTXC_OK, in->name, op, "status", st);
+    uint32_t crc;
+    check_history(in->name, op, &hist, &crc);
+    row(in->name, op, st, 0, 0, &hist, crc);
+    if (st != CTXC_OK) {
+        return;
+    }
+    configure(in->name, ctxc_history_tokens(&hist));
+    for (unsigned which = 0; which < 4; which++) {
+        run_op(in, which);
+    }
+    run_no_space(in);
+}
+
+unsigned scn_run(unsigned flags) {
+    flags_ = flags;
+    planted = false;
+    checks = failed = 0;
+    memset(ep_max, 0, sizeof ep_max);
+
+    ctxc_fs_t fs = ctxc_romfs();
+    ctxc_settings_init(&settings, &fs);
+    ctxc_status_t st;
+    MEASURED(EP_SETTINGS_LOAD, st, ctxc_settings_load(&settings, &err));
+    check(st == CTXC_OK, "-", "settings", "ctxc_settings_load on romfs", st);
+
+    put_s("scenario results (ctxc ");
+    put_s(CTXC_VERSION_STRING);
+    put_s(")");
+    flush_line();
+    put_s("| history");
+    put_pad(12);
+    put_s("| operation");
+    put_pad(44);
+    put_s("| status");
+    put_pad(62);
+    put_s("| n0");
+    put_pad(70);
+    put_s("| tokens0");
+    put_pad(79);
+    put_s("| n1");
+    put_pad(87);
+    put_s("| tokens1");
+    put_pad(96);
+    put_s("| export crc |");
+    flush_line();
+    put_s("|---|---|---|---:|---:|---:|---:|---|");
+    flush_line();
+    for (size_t i = 0; i < scn_input_count; i++) {
+        run_input(&scn_inputs[i]);
+    }
+    put_s("scenario end");
+    flush_line();
+
+    bool measured = false;
+    for (unsigned ep = 0; ep < EP_COUNT; ep++) {
+        measured = measured || ep_max[ep] != 0;
+    }
+    if (measured) {
+        for (unsigned ep = 0; ep < EP_COUNT; ep++) {
+            checks++;
+            failed += scn_stack_report(ep_names[ep], ep_max[ep]);
+        }
+    }
+    put_s("scenario: ");
+    put_u(checks);
+    put_s(" checks, ");
+    put_u(failed);
+    put_s(" failed");
+    flush_line();
+    return failed;
+}

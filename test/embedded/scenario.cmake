@@ -1,0 +1,92 @@
+# The on-target scenario (boards/mps2-an386/scenario, issue 14), checked
+# from the host test tree like the other cross checks:
+#   scenario_host                the scenario compiled for the host passes
+#   scenario_target              the image under the target's emulator
+#                                (project.yml targets.<t>.emulator) passes:
+#                                every check, every stack budget (label target)
+#   scenario_target_vs_host      both print the same result table
+#   scenario_target_selftest     the image with --plant-fault (one export byte
+#                                corrupted before its re-import check) fails
+#   scenario_target_hardfault    the image with --hard-fault exits 3 after the
+#                                HardFault handler's report
+#   scenario_target_stack_selftest  the image with --stack-budget=64 fails
+#                                (the budget check can fail)
+#   scenario_host_selftest       the host build with --plant-fault fails
+#   symbols_scenario_image       no heap allocator linked into the image
+#   stack_static_<t>             the static stack summary (stack_static.py)
+#                                of the cross library runs
+# The image comes from the cross tree (`make test` builds it before ctest):
+# cache variable CTXC_SCENARIO_IMAGE_<T>, default
+# build/<t>/boards/mps2-an386/ctxc_scenario.elf.
+set(_scn_dir "${CMAKE_SOURCE_DIR}/boards/mps2-an386/scenario")
+set(_scn_example "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl")
+set(_scn_seeds 6) # as boards/mps2-an386/CMakeLists.txt (CTXC_SCENARIO_SEEDS)
+add_custom_command(
+    OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c"
+    COMMAND python3 "${_scn_dir}/gen_histories.py"
+            "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c" "${_scn_example}" ${_scn_seeds}
+    DEPENDS "${_scn_dir}/gen_histories.py" "${_scn_example}"
+    VERBATIM)
+add_executable(scenario_host "${_scn_dir}/scenario.c" "${_scn_dir}/host_main.c"
+               "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c")
+target_include_directories(scenario_host PRIVATE "${_scn_dir}")
+target_compile_options(scenario_host PRIVATE ${CTXC_TARGET_CFLAGS} ${CTXC_WARNINGS})
+target_link_libraries(scenario_host PRIVATE ${CTXC_PROJECT_NAME}_port_romfs ${CTXC_PROJECT_NAME})
+
+add_test(NAME scenario_host COMMAND scenario_host)
+add_test(NAME scenario_host_selftest
+    COMMAND sh "${_here}/scenario_expect_fail.sh" "FAIL: example import: export re-imports"
+            $<TARGET_FILE:scenario_host> --plant-fault)
+set_tests_properties(scenario_host scenario_host_selftest PROPERTIES LABELS "embedded")
+
+foreach(t IN LISTS CTXC_TARGETS)
+    if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386" OR
+       NOT DEFINED MF_targets.${t}.emulator)
+        continue()
+    endif()
+    string(TOUPPER "CTXC_SCENARIO_IMAGE_${t}" var)
+    string(REPLACE "-" "_" var "${var}")
+    set(${var} "${_build_root}/${t}/boards/mps2-an386/ctxc_scenario.elf"
+        CACHE FILEPATH "the scenario image of target ${t}, run by the scenario tests")
+    set(image "${${var}}")
+    separate_arguments(emu UNIX_COMMAND "${MF_targets.${t}.emulator}")
+    ctxc_target_tool(${t} nm nm)
+
+    add_test(NAME scenario_target COMMAND ${emu} "${image}")
+    add_test(NAME scenario_target_vs_host
+        COMMAND sh "${_here}/scenario_compare.sh" $<TARGET_FILE:scenario_host> ${emu} "${image}")
+    add_test(NAME scenario_target_selftest
+        COMMAND sh "${_here}/scenario_expect_fail.sh" "FAIL: example import: export re-imports"
+                ${emu} "${image}" -semihosting-config "arg=ctxc_scenario,arg=--plant-fault")
+    add_test(NAME scenario_target_hardfault
+        COMMAND sh "${_here}/scenario_expect_fail.sh" "FAULT: hard fault pc="
+                ${emu} "${image}" -semihosting-config "arg=ctxc_scenario,arg=--hard-fault")
+    add_test(NAME scenario_target_stack_selftest
+        COMMAND sh "${_here}/scenario_expect_fail.sh" "FAIL: over budget"
+                ${emu} "${image}" -semihosting-config "arg=ctxc_scenario,arg=--stack-budget=64")
+    add_test(NAME symbols_scenario_image
+        COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${image}")
+    set_tests_properties(scenario_target scenario_target_vs_host
+        scenario_target_selftest scenario_target_hardfault
+        scenario_target_stack_selftest PROPERTIES
+        LABELS "target;embedded" TIMEOUT 120)
+    set_tests_properties(scenario_target PROPERTIES
+        PASS_REGULAR_EXPRESSION "scenario: [0-9]+ checks, 0 failed"
+        FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
+    set_tests_properties(symbols_scenario_image PROPERTIES LABELS "embedded")
+endforeach()
+
+# The static stack summary of the cross library (.ci files of the cortex-m4
+# tree, see boards/mps2-an386/CMakeLists.txt) covers the entry points the
+# image calls.
+foreach(t IN LISTS CTXC_TARGETS)
+    if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386")
+        continue()
+    endif()
+    add_test(NAME stack_static_${t}
+        COMMAND python3 "${_here}/stack_static.py"
+                "${_build_root}/${t}/src/CMakeFiles/${CTXC_PROJECT_NAME}.dir"
+                ctxc_import_text ctxc_export ctxc_settings_load ctxc_settings_command
+                ctxc_session_before_send ctxc_session_compress ctxc_session_optimize)
+    set_tests_properties(stack_static_${t} PROPERTIES LABELS "embedded")
+endforeach()
