@@ -12,6 +12,36 @@
 #include "error.h"
 #include "sink.h"
 
+#if !CTXC_CFG_COMMANDS
+/* The command layer is left out (CTXC_CFG_COMMANDS=0). */
+ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
+                                    ctxc_write_fn write, void *user,
+                                    ctxc_error_t *err) {
+    (void)s;
+    (void)line;
+    (void)write;
+    (void)user;
+    return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                      "settings commands are not in this build "
+                      "(CTXC_CFG_COMMANDS=0): use ctxc_settings_set");
+}
+
+ctxc_status_t ctxc_settings_complete(const ctxc_settings_store_t *s,
+                                     const char *line, size_t *word_start,
+                                     ctxc_complete_fn fn, void *user,
+                                     ctxc_error_t *err) {
+    (void)s;
+    (void)line;
+    (void)fn;
+    (void)user;
+    if (word_start != NULL) {
+        *word_start = 0;
+    }
+    return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                      "completion is not in this build (CTXC_CFG_COMMANDS=0)");
+}
+#else
+
 #define USAGE_SET "usage: /set KEY VALUE | /set unset KEY"
 #define USAGE_SETTINGS                                                         \
     "usage: /settings | /settings set KEY VALUE | /settings unset KEY"
@@ -628,3 +658,5 @@ ctxc_status_t ctxc_settings_complete(const ctxc_settings_store_t *s,
     }
     return CTXC_OK;
 }
+
+#endif /* CTXC_CFG_COMMANDS */

@@ -25,6 +25,12 @@
 #define SLOTV_INT(id) 0xFFu
 #define SLOTV_STRING(id) CTXC__STR_##id
 
+#if CTXC_CFG_COMMANDS
+#define TEXT_(t) t
+#else
+#define TEXT_(t) NULL /* the help texts are for the command layer only */
+#endif
+
 const ctxc_setting_spec_t ctxc_settings_registry[CTXC_SETTING_COUNT] = {
 #define SPEC_(id, key, type, values, dflt, min, max, check, persist, cat,      \
               hint, desc)                                                      \
@@ -37,9 +43,9 @@ const ctxc_setting_spec_t ctxc_settings_registry[CTXC_SETTING_COUNT] = {
      CTXC_SETTING_CHECK_##check,                                               \
      persist,                                                                  \
      (uint8_t)SLOTV_##type(id),                                                \
-     cat,                                                                      \
-     hint,                                                                     \
-     desc},
+     TEXT_(cat),                                                               \
+     TEXT_(hint),                                                              \
+     TEXT_(desc)},
     CTXC_SETTINGS_LIST(SPEC_)
 #undef SPEC_
 };

@@ -254,6 +254,17 @@
 #define CTXC_CFG_SETTINGS_PROFILE_NAME_MAX 32
 #endif
 
+/* CTXC_CFG_COMMANDS (0/1): the text command layer of the settings —
+ * ctxc_settings_command (/set, /settings, /profile), ctxc_settings_complete
+ * and the registry's hints and descriptions — is in the build (1, default)
+ * or left out (0: a headless firmware that sets values with
+ * ctxc_settings_set / the typed accessors; both functions then answer
+ * CTXC_E_UNAVAILABLE, and the registry keeps keys, types, defaults and
+ * ranges only). */
+#ifndef CTXC_CFG_COMMANDS
+#define CTXC_CFG_COMMANDS 1
+#endif
+
 /* --- Strategies ------------------------------------------------------------
  * CTXC_CFG_STRATEGY_<NAME> (0/1) leaves a strategy out of / in the build.
  * Defaults: project.yml strategies.<name>. */

@@ -53,6 +53,17 @@ foreach(t IN LISTS CTXC_TARGETS)
     ctxc_target_tool(${t} nm nm)
 
     add_test(NAME scenario_target COMMAND ${emu} "${image}")
+    # the minimal profile (boards/mps2-an386/minimal): the image runs, and
+    # what the library costs in it is read from its link map
+    get_filename_component(_img_dir "${image}" DIRECTORY)
+    add_test(NAME minimal_target COMMAND ${emu} "${_img_dir}/ctxc_minimal_app.elf")
+    set_tests_properties(minimal_target PROPERTIES LABELS "embedded;target"
+        PASS_REGULAR_EXPRESSION "minimal: ok")
+    add_test(NAME footprint_minimal
+        COMMAND python3 "${_here}/minimal_size.py" "${_img_dir}/ctxc_minimal_app.map"
+                "${_img_dir}/ctxc_scenario.map")
+    set_tests_properties(footprint_minimal PROPERTIES LABELS "embedded"
+        PASS_REGULAR_EXPRESSION "ctxc_minimal_app.elf: libctxc [0-9]+ bytes of flash")
     add_test(NAME scenario_target_vs_host
         COMMAND sh "${_here}/scenario_compare.sh" $<TARGET_FILE:scenario_host> ${emu} "${image}")
     add_test(NAME scenario_target_selftest

@@ -1,0 +1,79 @@
+/*
+ * The minimal profile (issue 14): what a headless firmware that only keeps
+ * its history under a token budget pays in flash. Built against
+ * libctxc_minimal.a: top-down-truncation only, no settings commands or
+ * completion (CTXC_CFG_COMMANDS=0), no prompt table (it follows the LLM
+ * strategies, left out), no providers, no work-area index. It appends
+ * entries as a device would (no JSONL import), lets before_send keep the
+ * history under the limit, and checks that it did; exits 0 on success
+ * (QEMU passes the status on). The library's share of the linked image is
+ * read from the link map (test/embedded/minimal_size.py).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "board.h"
+#include "ctxc/ctxc.h"
+
+#define ENTRIES 64
+CTXC_HISTORY_DEFINE(hist, ENTRIES, 16384);
+CTXC_WORK_DEFINE(work, ENTRIES, 1024);
+static ctxc_settings_store_t settings;
+static ctxc_session_t session;
+
+static void say(const char *s) { board_write(s, strlen(s)); }
+
+static int fail(const char *what, const ctxc_error_t *err) {
+    say("minimal: ");
+    say(what);
+    say(": ");
+    say(ctxc_error_message(err));
+    say("\n");
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    ctxc_error_t err;
+    ctxc_settings_init(&settings, NULL);
+    if (ctxc_settings_set(&settings, "compression.strategy",
+                          "top-down-truncation", &err) != CTXC_OK ||
+        ctxc_settings_set(&settings, "context-limit", "400", &err) != CTXC_OK) {
+        return fail("settings", &err);
+    }
+    /* the command layer is not in this build */
+    if (ctxc_settings_command(&settings, "/set context-limit 1", NULL, NULL,
+                              NULL) != CTXC_E_UNAVAILABLE) {
+        say("minimal: the command layer answered\n");
+        return 1;
+    }
+    if (ctxc_session_init(&session, &hist, &work, &settings, &err) != CTXC_OK) {
+        return fail("session", &err);
+    }
+    static const char *const lines[] = {
+        "the sensor reads 21.5 degrees in the living room",
+        "turn the heating down by one degree after midnight",
+        "schedule the kitchen lights for seven in the morning",
+        "what was the lowest temperature this week and when"};
+    for (int i = 0; i < 48; i++) {
+        ctxc_block_t b;
+        memset(&b, 0, sizeof b);
+        b.type = CTXC_BLOCK_TEXT;
+        b.u.text.text = ctxc_str(lines[i % 4]);
+        ctxc_entry_in_t in = {i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, &b,
+                              1, CTXC_STR_ABSENT};
+        if (ctxc_session_add(&session, &in, &err) != CTXC_OK) {
+            return fail("add", &err);
+        }
+        if (ctxc_session_before_send(&session, 0, NULL, &err) != CTXC_OK) {
+            return fail("before_send", &err);
+        }
+    }
+    if (ctxc_history_tokens(&hist) > 400) {
+        say("minimal: the history is over its limit\n");
+        return 1;
+    }
+    say("minimal: ok, history kept under its limit\n");
+    return 0;
+}
