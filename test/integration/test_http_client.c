@@ -21,52 +21,28 @@
 #include "ctxc/ctxc.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
+#include "fixture.h"
 
 /* ---- the fixture ----------------------------------------------------------
  */
 
-static char fixture_dir[1024];
-static char ca_path[1100];
+static fixture_t fx;
+static const char *fixture_dir = fx.dir;
+static const char *ca_path = fx.ca;
 static unsigned port_good, port_plain, port_wronghost, port_selfsigned,
     port_expired;
 
 static int load_fixture(void **state) {
     (void)state;
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    snprintf(ca_path, sizeof ca_path, "%s/ca.pem", fixture_dir);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr,
-                "test_http_client: %s: %s: the fixture server is not running "
-                "(run through ctest, which starts the ctxc_https fixture)\n",
-                path, strerror(errno));
+    if (fixture_load(&fx, "test_http_client", "good", "plain", "wronghost",
+                     "selfsigned", "expired", NULL) != 0) {
         return -1;
     }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        unsigned *slot = strcmp(name, "good") == 0         ? &port_good
-                         : strcmp(name, "plain") == 0      ? &port_plain
-                         : strcmp(name, "wronghost") == 0  ? &port_wronghost
-                         : strcmp(name, "selfsigned") == 0 ? &port_selfsigned
-                         : strcmp(name, "expired") == 0    ? &port_expired
-                                                           : NULL;
-        if (slot != NULL) {
-            *slot = port;
-        }
-    }
-    fclose(f);
-    if (!port_good || !port_plain || !port_wronghost || !port_selfsigned ||
-        !port_expired) {
-        fprintf(stderr, "test_http_client: %s lacks a port\n", path);
-        return -1;
-    }
+    port_good = fixture_port(&fx, "good");
+    port_plain = fixture_port(&fx, "plain");
+    port_wronghost = fixture_port(&fx, "wronghost");
+    port_selfsigned = fixture_port(&fx, "selfsigned");
+    port_expired = fixture_port(&fx, "expired");
     return 0;
 }
 

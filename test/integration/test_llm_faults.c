@@ -27,36 +27,19 @@
 #include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
+#include "fixture.h"
 
-static char fixture_dir[1024];
-static char ca_path[1100];
+static fixture_t fx;
+static const char *ca_path = fx.ca;
 static unsigned port_good;
 
 static int load_fixture(void **state) {
     (void)state;
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    snprintf(ca_path, sizeof ca_path, "%s/ca.pem", fixture_dir);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr, "test_llm_faults: %s: %s (run through ctest)\n", path,
-                strerror(errno));
+    if (fixture_load(&fx, "test_llm_faults", "good", NULL) != 0) {
         return -1;
     }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        if (strcmp(name, "good") == 0) {
-            port_good = port;
-        }
-    }
-    fclose(f);
-    return port_good != 0 ? 0 : -1;
+    port_good = fixture_port(&fx, "good");
+    return 0;
 }
 
 /* ---- the transport with faults ------------------------------------------- */

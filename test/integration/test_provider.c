@@ -23,6 +23,7 @@
 #include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
+#include "fixture.h"
 
 #define KEY_VAR "CTXC_TEST_PROVIDER_KEY"
 #define KEY "sk-fixture-SECRET-9f8e7d6c5b4a"
@@ -36,39 +37,18 @@ static const char SUMMARY[] =
 /* ---- the fixture ----------------------------------------------------------
  */
 
-static char fixture_dir[1024];
-static char ca_path[1100];
+static fixture_t fx;
+static const char *ca_path = fx.ca;
 static uint16_t port_good, port_plain;
 
 static int load_fixture(void **state) {
     (void)state;
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    snprintf(ca_path, sizeof ca_path, "%s/ca.pem", fixture_dir);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr,
-                "test_provider: %s: %s\n  the fixture server is not running; "
-                "run the suite through ctest (fixture ctxc_https)\n",
-                path, strerror(errno));
+    if (fixture_load(&fx, "test_provider", "good", "plain", NULL) != 0) {
         return -1;
     }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        if (strcmp(name, "good") == 0) {
-            port_good = (uint16_t)port;
-        } else if (strcmp(name, "plain") == 0) {
-            port_plain = (uint16_t)port;
-        }
-    }
-    fclose(f);
-    return port_good != 0 && port_plain != 0 ? 0 : -1;
+    port_good = fixture_port(&fx, "good");
+    port_plain = fixture_port(&fx, "plain");
+    return 0;
 }
 
 /* ---- the port: TLS transport, recorded log lines and delays ------------- */

@@ -28,74 +28,23 @@
 #include "ctxc/ctxc.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
+#include "fixture.h"
 
 /* ---- the fixture ----------------------------------------------------------
  */
 
-static char fixture_dir[1024];
-static char ca_path[1100];
-static char other_ca_path[1100];
+static fixture_t fx;
+static const char *fixture_dir = fx.dir;
+static const char *ca_path = fx.ca;
+static const char *other_ca_path = fx.other_ca;
 
-typedef struct {
-    const char *name;
-    uint16_t port;
-} endpoint_t;
-
-static endpoint_t endpoints[] = {
-    {"good", 0},  {"wronghost", 0}, {"selfsigned", 0}, {"expired", 0},
-    {"plain", 0}, {"silent", 0},    {"good6", 0},      {"plain6", 0},
-};
-
-static uint16_t port_of(const char *name) {
-    for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++) {
-        if (strcmp(endpoints[i].name, name) == 0) {
-            return endpoints[i].port;
-        }
-    }
-    return 0;
-}
+static uint16_t port_of(const char *name) { return fixture_port(&fx, name); }
 
 static int load_fixture(void **state) {
     (void)state;
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    snprintf(ca_path, sizeof ca_path, "%s/ca.pem", fixture_dir);
-    snprintf(other_ca_path, sizeof other_ca_path, "%s/other-ca.pem",
-             fixture_dir);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr,
-                "test_transport_posix: %s: %s\n"
-                "  the fixture server is not running; run the suite through "
-                "ctest (it starts the ctxc_https fixture), or start it: "
-                "test/fixtures/make_certs.sh DIR && python3 "
-                "test/fixtures/https_server.py --dir DIR --daemon\n",
-                path, strerror(errno));
-        return -1;
-    }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++) {
-            if (strcmp(endpoints[i].name, name) == 0 && port < 65536u) {
-                endpoints[i].port = (uint16_t)port;
-            }
-        }
-    }
-    fclose(f);
-    for (size_t i = 0; i < 6; i++) { /* the ones every machine has */
-        if (endpoints[i].port == 0) {
-            fprintf(stderr, "test_transport_posix: %s lacks port '%s'\n", path,
-                    endpoints[i].name);
-            return -1;
-        }
-    }
-    return 0;
+    /* the ports every machine has (good6/plain6 only with IPv6) */
+    return fixture_load(&fx, "test_transport_posix", "good", "wronghost",
+                        "selfsigned", "expired", "plain", "silent", NULL);
 }
 
 /* ---- helpers ----------------------------------------------------------------

@@ -1,0 +1,96 @@
+/*
+ * The local HTTPS fixture server as the integration suites see it
+ * (test/fixtures/https_server.py, started by the ctest fixture ctxc_https;
+ * header only: include in one test file).
+ *
+ *     static fixture_t fx;
+ *     static int load(void **state) { (void)state;
+ *         return fixture_load(&fx, "test_xyz", "good", "plain", NULL); }
+ *     ... fx.ca (the test CA), fixture_port(&fx, "good") ...
+ *
+ * CTXC_FIXTURE_DIR (environment, else the build's default) holds ports.txt
+ * ("name port" lines), ca.pem and other-ca.pem.
+ */
+#ifndef CTXC_TEST_FIXTURE_H
+#define CTXC_TEST_FIXTURE_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIXTURE_MAX_PORTS 16
+
+typedef struct {
+    char dir[1024];
+    char ca[1100];       /* the test CA: dir/ca.pem */
+    char other_ca[1100]; /* a CA that signed nothing the server shows */
+    struct {
+        char name[32];
+        uint16_t port;
+    } ports[FIXTURE_MAX_PORTS];
+    size_t n_ports;
+} fixture_t;
+
+/* The port called name in ports.txt, 0 when there is none. */
+static inline uint16_t fixture_port(const fixture_t *fx, const char *name) {
+    for (size_t i = 0; i < fx->n_ports; i++) {
+        if (strcmp(fx->ports[i].name, name) == 0) {
+            return fx->ports[i].port;
+        }
+    }
+    return 0;
+}
+
+/* Reads the fixture directory; every port named in the NULL-terminated
+ * list after `suite` must be there. 0, or -1 with a message on stderr
+ * naming the suite (a cmocka group setup fails with it). */
+static inline int fixture_load(fixture_t *fx, const char *suite, ...) {
+    memset(fx, 0, sizeof *fx);
+    const char *d = getenv("CTXC_FIXTURE_DIR");
+    if (d == NULL || d[0] == '\0') {
+        d = CTXC_FIXTURE_DIR;
+    }
+    snprintf(fx->dir, sizeof fx->dir, "%s", d);
+    snprintf(fx->ca, sizeof fx->ca, "%s/ca.pem", fx->dir);
+    snprintf(fx->other_ca, sizeof fx->other_ca, "%s/other-ca.pem", fx->dir);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ports.txt", fx->dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr,
+                "%s: %s: %s\n  the fixture server is not running; run the "
+                "suite through ctest (it starts the ctxc_https fixture), or "
+                "start it: test/fixtures/make_certs.sh DIR && python3 "
+                "test/fixtures/https_server.py --dir DIR --daemon\n",
+                suite, path, strerror(errno));
+        return -1;
+    }
+    char name[32];
+    unsigned port;
+    while (fx->n_ports < FIXTURE_MAX_PORTS &&
+           fscanf(f, "%31s %u", name, &port) == 2) {
+        if (port > 0 && port < 65536u) {
+            snprintf(fx->ports[fx->n_ports].name, sizeof fx->ports[0].name,
+                     "%s", name);
+            fx->ports[fx->n_ports++].port = (uint16_t)port;
+        }
+    }
+    fclose(f);
+    va_list ap;
+    va_start(ap, suite);
+    int rc = 0;
+    for (const char *want = va_arg(ap, const char *); want != NULL;
+         want = va_arg(ap, const char *)) {
+        if (fixture_port(fx, want) == 0) {
+            fprintf(stderr, "%s: %s lacks port '%s'\n", suite, path, want);
+            rc = -1;
+        }
+    }
+    va_end(ap);
+    return rc;
+}
+
+#endif /* CTXC_TEST_FIXTURE_H */
