@@ -298,8 +298,8 @@ static ctxc_status_t chat_system_part(void *src, size_t index,
 static size_t chat_messages(void) {
     const ctxc_history_t *h = cli_history_get();
     size_t n = 0;
-    for (size_t i = 0; i < ctxc_history_count(h) && n < sizeof chat_map /
-                                                           sizeof chat_map[0];
+    for (size_t i = 0;
+         i < ctxc_history_count(h) && n < sizeof chat_map / sizeof chat_map[0];
          i++) {
         ctxc_entry_t e;
         if (ctxc_history_get(h, i, &e) != CTXC_OK) {
@@ -308,8 +308,8 @@ static size_t chat_messages(void) {
         bool shown = false;
         for (size_t k = 0; k < e.block_count && !shown; k++) {
             ctxc_block_t b;
-            shown = ctxc_entry_block(&e, k, &b) == CTXC_OK &&
-                    chat_block_shown(&b);
+            shown =
+                ctxc_entry_block(&e, k, &b) == CTXC_OK && chat_block_shown(&b);
         }
         if (shown) {
             chat_map[n] = (uint16_t)i;
@@ -738,8 +738,8 @@ static const struct {
 };
 
 static const char *chat_option_key(const char *a) {
-    for (size_t k = 0; repl_chat && k < sizeof chat_option_keys /
-                                            sizeof chat_option_keys[0];
+    for (size_t k = 0;
+         repl_chat && k < sizeof chat_option_keys / sizeof chat_option_keys[0];
          k++) {
         if (strcmp(a, chat_option_keys[k].option) == 0) {
             return chat_option_keys[k].key;
@@ -831,7 +831,8 @@ static int repl_main(int argc, char **argv) {
                 ctxc_settings_string(&repl_settings, CTXC_SETTING_PROVIDER);
             const char *md =
                 ctxc_settings_string(&repl_settings, CTXC_SETTING_MODEL);
-            printf("chat: provider %s, model %s\n", pv != NULL ? pv : "(not set)",
+            printf("chat: provider %s, model %s\n",
+                   pv != NULL ? pv : "(not set)",
                    md != NULL ? md : "(not set)");
         }
     }

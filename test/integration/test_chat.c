@@ -252,11 +252,12 @@ static void test_two_turns_each_api(void **state) {
              "--base-url", base_of(APIS[a]), "--system", marker, NULL);
         assert_int_equal(g_status, 0);
         /* replies in order, each on its own line, then /save */
-        const char *r1 = assert_after(g_out, "", "fixture-chat: 1 message "
-                                                 "received.\n");
-        const char *r2 =
-            assert_after(r1, "received.\n", "fixture-chat: 3 messages "
-                                            "received.\n");
+        const char *r1 = assert_after(g_out, "",
+                                      "fixture-chat: 1 message "
+                                      "received.\n");
+        const char *r2 = assert_after(r1, "received.\n",
+                                      "fixture-chat: 3 messages "
+                                      "received.\n");
         assert_after(r2, "received.\n", "saved 4 entries to ");
         assert_null(strstr(g_out, "error"));
         /* the saved history */
@@ -277,15 +278,16 @@ static void test_two_turns_each_api(void **state) {
         assert_int_equal(sent_with(marker), 2);
         char want[1024];
         if (strcmp(APIS[a], "openai") == 0) {
-            snprintf(want, sizeof want,
-                     "[{\\\"role\\\":\\\"system\\\",\\\"content\\\":\\\"%s\\\"},"
-                     "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"hello, "
-                     "first line\\\"},{\\\"role\\\":\\\"assistant\\\","
-                     "\\\"content\\\":\\\"fixture-chat: 1 message "
-                     "received.\\\"},{\\\"role\\\":\\\"user\\\","
-                     "\\\"content\\\":\\\"and \\\\\\\"a second\\\\\\\" "
-                     "line\\\"}]",
-                     marker);
+            snprintf(
+                want, sizeof want,
+                "[{\\\"role\\\":\\\"system\\\",\\\"content\\\":\\\"%s\\\"},"
+                "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"hello, "
+                "first line\\\"},{\\\"role\\\":\\\"assistant\\\","
+                "\\\"content\\\":\\\"fixture-chat: 1 message "
+                "received.\\\"},{\\\"role\\\":\\\"user\\\","
+                "\\\"content\\\":\\\"and \\\\\\\"a second\\\\\\\" "
+                "line\\\"}]",
+                marker);
         } else if (strcmp(APIS[a], "anthropic") == 0) {
             snprintf(want, sizeof want, "\\\"system\\\":\\\"%s\\\"", marker);
             assert_contains(g_sent, want);
@@ -363,8 +365,8 @@ static void test_top_down_compresses_during_the_chat(void **state) {
              "one: %s\ntwo: %s\nthree: %s\nfour: %s\n/stats\n/save\n",
              LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE);
     chat(script, "--history", g_hist, "--provider", "openai", "--model",
-         "fixture-chat", "--base-url", base_of("openai"), "--system",
-         g_marker, NULL);
+         "fixture-chat", "--base-url", base_of("openai"), "--system", g_marker,
+         NULL);
     assert_int_equal(g_status, 0);
     assert_contains(g_out, "[compressed with top-down-truncation: ");
     assert_null(strstr(g_out, "error"));
@@ -378,8 +380,8 @@ static void test_top_down_compresses_during_the_chat(void **state) {
                      2);
     assert_true(after < before);
     char reply[80];
-    snprintf(reply, sizeof reply, "fixture-chat: %u message%s received.",
-             after, after == 1 ? "" : "s");
+    snprintf(reply, sizeof reply, "fixture-chat: %u message%s received.", after,
+             after == 1 ? "" : "s");
     assert_after(g_out, "[compressed with top-down-truncation: ", reply);
     static char saved[65536];
     slurp(g_hist, saved, sizeof saved - 1);
@@ -408,8 +410,8 @@ static void test_middle_out_summarises_during_the_chat(void **state) {
              "one: %s\ntwo: %s\nthree: %s\nfour: %s\nfive: %s\n/save\n",
              LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE);
     chat(script, "--history", g_hist, "--provider", "openai", "--model",
-         "fixture-chat", "--base-url", base_of("openai"), "--system",
-         g_marker, NULL);
+         "fixture-chat", "--base-url", base_of("openai"), "--system", g_marker,
+         NULL);
     assert_int_equal(g_status, 0);
     assert_contains(g_out, "[compressed with middle-out: ");
     assert_null(strstr(g_out, "error"));
