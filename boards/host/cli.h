@@ -54,6 +54,9 @@ const char *cli_workspace_from_history(const ctxc_history_t *h);
 
 /* `ctxc repl ...` (argv after the command). */
 int cli_cmd_repl(int argc, char **argv);
+/* `ctxc chat ...` (argv after the command): the REPL in chat mode
+ * (cli_repl.c). */
+int cli_cmd_chat(int argc, char **argv);
 
 /* `ctxc prompts list|show|install ...` (argv after the command). */
 int cli_cmd_prompts(int argc, char **argv);

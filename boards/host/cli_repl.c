@@ -11,6 +11,17 @@
  * to the history as a human message. A line is taken whole or not at all:
  * one longer than REPL_LINE_MAX bytes, or with a NUL byte, is an error and
  * nothing of it is added or run.
+ *
+ *   ctxc chat [--history FILE] [--profile NAME] [--workspace DIR]
+ *             [--provider P] [--model M] [--base-url URL] [--key-env VAR]
+ *             [--system TEXT]
+ *
+ * The same loop in chat mode: a line that is not a command is added as a
+ * human entry, ctxc_session_before_send() compresses when needed (one line
+ * printed when it did), the whole history goes to the active provider/model
+ * (the provider, model, base-url, auth-key-name in force) as chat messages,
+ * the reply is streamed to stdout as it arrives and appended as an ai
+ * entry. On an error the human line stays, no ai entry is added.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -24,6 +35,7 @@
 
 #include "cli.h"
 #include "ctxc/ctxc.h"
+#include "ctxc/provider.h"
 #include "ctxc/settings.h"
 #include "ctxc_port_posix.h"
 
@@ -31,6 +43,9 @@ static ctxc_settings_store_t repl_settings;
 static ctxc_posix_fs_t repl_pfs;
 static ctxc_session_t repl_session;
 static const char *repl_history_file;
+/* chat mode (`ctxc chat`): the system text (--system, NULL: none) */
+static bool repl_chat;
+static const char *chat_system;
 
 static const char *const repl_commands[] = {
     "/compress", "/help", "/quit", "/save", "/stats", NULL,
@@ -47,6 +62,22 @@ static const char repl_help[] =
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is added to the history as a human message.\n"
+    "Tab completes commands, setting keys, values and profile names.\n";
+
+static const char chat_help[] =
+    "Commands:\n"
+    "  /set KEY VALUE | /set unset KEY     change a setting for this session\n"
+    "                                      (provider, model, base-url,\n"
+    "                                      auth-key-name: the chat model)\n"
+    "  /settings                           every setting: value and source\n"
+    "  /settings set KEY VALUE | unset KEY change the settings file\n"
+    "  /profile save|load|delete NAME | list\n"
+    "  /stats                              entries, tokens, settings in force\n"
+    "  /compress                           run the configured strategy now\n"
+    "  /save [FILE]                        write the history (atomically)\n"
+    "  /help, /quit\n"
+    "Any other line is sent to the model with the whole history (compressed\n"
+    "first when it outgrows the threshold); the reply is added to it.\n"
     "Tab completes commands, setting keys, values and profile names.\n";
 
 static ctxc_status_t repl_write(void *user, const char *data, size_t len) {
@@ -123,7 +154,7 @@ static void repl_save(const char *path) {
            path);
 }
 
-static void repl_add(const char *line) {
+static bool repl_add(const char *line) {
     ctxc_block_t b;
     memset(&b, 0, sizeof b);
     b.type = CTXC_BLOCK_TEXT;
@@ -136,7 +167,309 @@ static void repl_add(const char *line) {
     ctxc_error_t err;
     if (ctxc_session_add(&repl_session, &in, &err) != CTXC_OK) {
         repl_error("add", &err);
+        return false;
     }
+    return true;
+}
+
+/* ---- chat mode ------------------------------------------------------------
+ * The history as chat messages: one message per entry that has something
+ * besides thinking (human -> user, ai -> assistant, tool -> user); its
+ * blocks rendered as text, one per line. */
+
+/* Longest reply kept (bytes); a longer one is an error, nothing appended. */
+#define CHAT_REPLY_MAX 65535u
+static char chat_reply[CHAT_REPLY_MAX + 1u];
+static ctxc_provider_client_t chat_client;
+static uint16_t chat_map[CTXC_CFG_HISTORY_MAX_ENTRIES];
+static ctxc_llm_role_t chat_roles[CTXC_CFG_HISTORY_MAX_ENTRIES];
+static bool chat_streamed_any;
+static bool chat_streamed_nl;
+
+static const char *repl_who(void) {
+    return repl_chat ? "ctxc chat" : "ctxc repl";
+}
+
+static bool chat_block_shown(const ctxc_block_t *b) {
+    return b->type != CTXC_BLOCK_THINKING &&
+           !(b->type == CTXC_BLOCK_TEXT && b->u.text.text.len == 0);
+}
+
+/* Calls write for the pieces of a str; stops at the first error. */
+#define CHAT_PUT(ptr, len)                                                     \
+    do {                                                                       \
+        if ((len) > 0) {                                                       \
+            ctxc_status_t st_ = write(write_user, (ptr), (len));               \
+            if (st_ != CTXC_OK) {                                              \
+                return st_;                                                    \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+#define CHAT_PUTS(s) CHAT_PUT((s), strlen(s))
+#define CHAT_PUTSTR(v) CHAT_PUT((v).ptr != NULL ? (v).ptr : "", (v).len)
+
+static ctxc_status_t chat_block(const ctxc_block_t *b, ctxc_llm_write_fn write,
+                                void *write_user) {
+    switch (b->type) {
+    case CTXC_BLOCK_TEXT:
+        CHAT_PUTSTR(b->u.text.text);
+        break;
+    case CTXC_BLOCK_TOOL_CALL:
+        CHAT_PUTS("[Tool Call: ");
+        CHAT_PUTSTR(b->u.tool_call.name);
+        CHAT_PUTS("] ");
+        CHAT_PUTSTR(b->u.tool_call.parameters);
+        break;
+    case CTXC_BLOCK_TOOL_RESPONSE:
+        CHAT_PUTS("[Tool Result: ");
+        CHAT_PUTSTR(b->u.tool_response.tool_name);
+        CHAT_PUTS("] ");
+        CHAT_PUTSTR(b->u.tool_response.result);
+        if (b->u.tool_response.error.ptr != NULL) {
+            CHAT_PUTS(" [Error] ");
+            CHAT_PUTSTR(b->u.tool_response.error);
+        }
+        break;
+    case CTXC_BLOCK_CODE:
+        CHAT_PUTS("```");
+        CHAT_PUTSTR(b->u.code.language);
+        CHAT_PUTS("\n");
+        CHAT_PUTSTR(b->u.code.code);
+        CHAT_PUTS("\n```");
+        break;
+    case CTXC_BLOCK_MEDIA:
+        CHAT_PUTS("[Media: ");
+        CHAT_PUTSTR(b->u.media.mime_type);
+        if (b->u.media.filename.ptr != NULL) {
+            CHAT_PUTS(" ");
+            CHAT_PUTSTR(b->u.media.filename);
+        }
+        if (b->u.media.caption.ptr != NULL) {
+            CHAT_PUTS(" ");
+            CHAT_PUTSTR(b->u.media.caption);
+        }
+        CHAT_PUTS("]");
+        break;
+    case CTXC_BLOCK_THINKING:
+        break;
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t chat_message(void *src, size_t index,
+                                  ctxc_llm_write_fn write, void *write_user) {
+    (void)src;
+    ctxc_entry_t e;
+    ctxc_status_t st = ctxc_history_get(cli_history_get(), chat_map[index], &e);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    bool first = true;
+    for (size_t i = 0; i < e.block_count; i++) {
+        ctxc_block_t b;
+        st = ctxc_entry_block(&e, i, &b);
+        if (st != CTXC_OK) {
+            return st;
+        }
+        if (!chat_block_shown(&b)) {
+            continue;
+        }
+        if (!first) {
+            CHAT_PUTS("\n");
+        }
+        first = false;
+        st = chat_block(&b, write, write_user);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    return CTXC_OK;
+}
+
+static ctxc_status_t chat_system_part(void *src, size_t index,
+                                      ctxc_llm_write_fn write,
+                                      void *write_user) {
+    (void)src, (void)index;
+    CHAT_PUTS(chat_system);
+    return CTXC_OK;
+}
+
+/* The entries sent (chat_map) and their roles; the count. */
+static size_t chat_messages(void) {
+    const ctxc_history_t *h = cli_history_get();
+    size_t n = 0;
+    for (size_t i = 0;
+         i < ctxc_history_count(h) && n < sizeof chat_map / sizeof chat_map[0];
+         i++) {
+        ctxc_entry_t e;
+        if (ctxc_history_get(h, i, &e) != CTXC_OK) {
+            continue;
+        }
+        bool shown = false;
+        for (size_t k = 0; k < e.block_count && !shown; k++) {
+            ctxc_block_t b;
+            shown =
+                ctxc_entry_block(&e, k, &b) == CTXC_OK && chat_block_shown(&b);
+        }
+        if (shown) {
+            chat_map[n] = (uint16_t)i;
+            chat_roles[n] = e.speaker == CTXC_SPEAKER_AI
+                                ? CTXC_LLM_ROLE_ASSISTANT
+                                : CTXC_LLM_ROLE_USER;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The reply as it arrives: straight to the terminal. */
+static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
+    (void)user;
+    if (len > 0) {
+        fwrite(text, 1, len, stdout);
+        fflush(stdout);
+        chat_streamed_any = true;
+        chat_streamed_nl = text[len - 1] == '\n';
+    }
+    return CTXC_OK;
+}
+
+static void chat_add_reply(const char *text, size_t len) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TEXT;
+    b.u.text.text.ptr = text;
+    b.u.text.text.len = len;
+    ctxc_entry_in_t in;
+    memset(&in, 0, sizeof in);
+    in.speaker = CTXC_SPEAKER_AI;
+    in.blocks = &b;
+    in.block_count = 1;
+    ctxc_error_t err;
+    if (ctxc_session_add(&repl_session, &in, &err) != CTXC_OK) {
+        repl_error("the reply was not added to the history", &err);
+    }
+}
+
+/* Ends a streamed reply's line before anything else is printed. */
+static void chat_end_line(void) {
+    if (chat_streamed_any && !chat_streamed_nl) {
+        putchar('\n');
+    }
+    chat_streamed_any = false;
+    chat_streamed_nl = false;
+}
+
+static void chat_failed(const char *what, const ctxc_error_t *err) {
+    chat_end_line();
+    printf("error: %s: %s\n(the history keeps your line; no reply added)\n",
+           what, ctxc_error_message(err));
+}
+
+/* A chat line: add it, compress when needed, send, stream, append. */
+static void chat_send(const char *line) {
+    if (!repl_add(line)) {
+        return;
+    }
+    ctxc_provider_ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    const struct {
+        ctxc_setting_id_t id;
+        char *buf;
+    } keys[] = {
+        {CTXC_SETTING_PROVIDER, ref.provider},
+        {CTXC_SETTING_MODEL, ref.model},
+        {CTXC_SETTING_BASE_URL, ref.base_url},
+        {CTXC_SETTING_AUTH_KEY_NAME, ref.auth_key_name},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const char *v = ctxc_settings_string(&repl_settings, keys[k].id);
+        snprintf(keys[k].buf, CTXC_CFG_SETTINGS_VALUE_BYTES, "%s",
+                 v != NULL ? v : "");
+    }
+    if (ref.provider[0] == '\0' || ref.model[0] == '\0') {
+        printf("error: no %s set: set provider and model (/set provider "
+               "openai|anthropic|gemini, /set model NAME; base-url and "
+               "auth-key-name as needed, or --provider/--model/--base-url/"
+               "--key-env)\n(the history keeps your line; no reply added)\n",
+               ref.provider[0] == '\0' ? "provider" : "model");
+        return;
+    }
+    ctxc_history_t *h = cli_history_get();
+    size_t n0 = ctxc_history_count(h);
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    memset(&rep, 0, sizeof rep);
+    static bool warned;
+    if (ctxc_settings_context_limit(&repl_settings) == 0) {
+        if (!warned) { /* nothing to compress against */
+            printf("note: context-limit not set: the history is sent whole, "
+                   "never compressed (/set context-limit N)\n");
+            warned = true;
+        }
+    } else if (ctxc_session_before_send(&repl_session, 0, &rep, &err) !=
+               CTXC_OK) {
+        chat_failed("compress before sending", &err);
+        return;
+    }
+    if (rep.compressed && repl_session.last_compress.unchanged &&
+        ctxc_history_count(h) == n0) {
+        printf("[compression ran: history unchanged]\n");
+    } else if (rep.compressed || ctxc_history_count(h) != n0) {
+        const ctxc_strategy_t *st = NULL;
+        (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
+        printf("[compressed with %s%s: %zu -> %zu entries, %" PRIu64
+               " -> %" PRIu64 " tokens]\n",
+               rep.compressed && st != NULL ? st->name : "the density step",
+               rep.compressed && rep.optimized ? " after the density step" : "",
+               n0, ctxc_history_count(h), rep.tokens, rep.tokens_after);
+    }
+    uint32_t retries = 2, timeout = 0;
+    (void)ctxc_settings_int(&repl_settings, CTXC_SETTING_COMPRESSION_RETRIES,
+                            &retries);
+    (void)ctxc_settings_int(&repl_settings,
+                            CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &timeout);
+    ctxc_llm_t llm;
+    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries, true,
+                          &llm, &err) != CTXC_OK) {
+        chat_failed(ref.provider, &err);
+        return;
+    }
+    chat_client.timeout_ms = timeout;
+    ctxc_llm_request_t req;
+    memset(&req, 0, sizeof req);
+    req.system = chat_system != NULL ? chat_system_part : NULL;
+    req.message_count = chat_messages();
+    req.message = chat_message;
+    req.roles = chat_roles;
+    req.on_text = chat_on_text;
+    chat_streamed_any = false;
+    chat_streamed_nl = false;
+    size_t len = 0;
+    ctxc_llm_usage_t usage;
+    memset(&usage, 0, sizeof usage);
+    ctxc_status_t st = llm.complete(&llm, &req, chat_reply, sizeof chat_reply,
+                                    &len, &usage, &err);
+    if (st == CTXC_E_TOO_LARGE) {
+        chat_end_line();
+        printf("error: the reply is longer than %u bytes (the chat's reply "
+               "buffer); nothing of it added\n(the history keeps your line; "
+               "no reply added)\n",
+               CHAT_REPLY_MAX);
+        return;
+    }
+    if (st != CTXC_OK) {
+        char what[2 * CTXC_CFG_SETTINGS_VALUE_BYTES + 8];
+        snprintf(what, sizeof what, "%s %s", ref.provider, ref.model);
+        chat_failed(what, &err);
+        return;
+    }
+    if (!chat_streamed_any && len > 0) { /* not streamed after all */
+        chat_on_text(NULL, chat_reply, len);
+    }
+    chat_end_line();
+    chat_add_reply(chat_reply, len);
 }
 
 /* One line; false to quit. */
@@ -153,7 +486,12 @@ static bool repl_line(char *line) {
         return true;
     }
     if (*p != '/') {
-        repl_add(p);
+        if (repl_chat) {
+            chat_send(p);
+        } else {
+            (void)repl_add(p);
+        }
+        fflush(stdout);
         return true;
     }
     char word[32];
@@ -167,7 +505,7 @@ static bool repl_line(char *line) {
         return false;
     }
     if (strcmp(word, "/help") == 0) {
-        fputs(repl_help, stdout);
+        fputs(repl_chat ? chat_help : repl_help, stdout);
     } else if (strcmp(word, "/stats") == 0) {
         repl_stats();
     } else if (strcmp(word, "/compress") == 0) {
@@ -272,7 +610,7 @@ static unsigned char repl_complete(EditLine *el, int ch) {
 
 static const char *repl_prompt(EditLine *el) {
     (void)el;
-    return "ctxc> ";
+    return repl_chat ? "you> " : "ctxc> ";
 }
 
 /* ---- main loop
@@ -303,7 +641,7 @@ static int repl_loop_editline(void) {
     History *hist = history_init();
     HistEvent ev;
     if (el == NULL || hist == NULL) {
-        fprintf(stderr, "ctxc repl: cannot start line editing\n");
+        fprintf(stderr, "%s: cannot start line editing\n", repl_who());
         return CLI_EXIT_FAIL;
     }
     history(hist, &ev, H_SETSIZE, 500);
@@ -354,7 +692,7 @@ static int repl_loop_stdin(void) {
             len += len <= REPL_LINE_MAX ? 1u : 0u;
         }
         if (c == EOF && ferror(stdin)) {
-            fprintf(stderr, "ctxc repl: stdin: read error: %s\n",
+            fprintf(stderr, "%s: stdin: read error: %s\n", repl_who(),
                     strerror(errno));
             return CLI_EXIT_FAIL;
         }
@@ -375,23 +713,52 @@ static int repl_loop_stdin(void) {
 }
 
 static int repl_usage(const char *what, const char *arg) {
-    fprintf(stderr,
-            "ctxc repl: %s%s\nusage: ctxc repl [--history FILE] "
-            "[--profile NAME] [--workspace DIR]\n",
-            what, arg);
+    fprintf(stderr, "%s: %s%s\nusage: %s\n", repl_who(), what, arg,
+            repl_chat ? "ctxc chat [--history FILE] [--profile NAME] "
+                        "[--workspace DIR]\n"
+                        "       [--provider P] [--model M] [--base-url URL] "
+                        "[--key-env VAR] [--system TEXT]"
+                      : "ctxc repl [--history FILE] [--profile NAME] "
+                        "[--workspace DIR]");
     return CLI_EXIT_USAGE;
 }
 
 CTXC_WORK_DEFINE_DEFAULT(repl_work);
 
-int cli_cmd_repl(int argc, char **argv) {
+/* Options that set a setting for the chat (ephemeral, as in `ctxc
+ * compress`). */
+static const struct {
+    const char *option;
+    const char *key;
+} chat_option_keys[] = {
+    {"--provider", "provider"},
+    {"--model", "model"},
+    {"--base-url", "base-url"},
+    {"--key-env", "auth-key-name"},
+};
+
+static const char *chat_option_key(const char *a) {
+    for (size_t k = 0;
+         repl_chat && k < sizeof chat_option_keys / sizeof chat_option_keys[0];
+         k++) {
+        if (strcmp(a, chat_option_keys[k].option) == 0) {
+            return chat_option_keys[k].key;
+        }
+    }
+    return NULL;
+}
+
+static int repl_main(int argc, char **argv) {
     const char *profile = NULL;
     const char *workspace = NULL;
+    const char *who = repl_who();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool takes = strcmp(a, "--history") == 0 ||
                      strcmp(a, "--profile") == 0 ||
-                     strcmp(a, "--workspace") == 0;
+                     strcmp(a, "--workspace") == 0 ||
+                     (repl_chat && strcmp(a, "--system") == 0) ||
+                     chat_option_key(a) != NULL;
         if (takes && i + 1 >= argc) {
             return repl_usage("missing value after ", a);
         }
@@ -401,13 +768,34 @@ int cli_cmd_repl(int argc, char **argv) {
             profile = argv[++i];
         } else if (strcmp(a, "--workspace") == 0) {
             workspace = argv[++i];
+        } else if (takes) {
+            i++; /* --system and the settings: after the profile, below */
         } else {
             return repl_usage("unexpected argument: ", a);
         }
     }
     ctxc_error_t err;
-    if (!cli_settings_open(&repl_settings, &repl_pfs, profile, "ctxc repl")) {
+    memset(&err, 0, sizeof err);
+    if (!cli_settings_open(&repl_settings, &repl_pfs, profile, who)) {
         return CLI_EXIT_FAIL;
+    }
+    for (int i = 0; repl_chat && i + 1 < argc; i++) {
+        const char *key = chat_option_key(argv[i]);
+        if (strcmp(argv[i], "--system") == 0) {
+            chat_system = argv[++i];
+        } else if (key != NULL) {
+            if (ctxc_settings_set(&repl_settings, key, argv[i + 1], &err) !=
+                CTXC_OK) {
+                fprintf(stderr, "%s: %s %s: %s\n", who, argv[i], argv[i + 1],
+                        ctxc_error_message(&err));
+                return CLI_EXIT_USAGE;
+            }
+            i++;
+        } else if (strcmp(argv[i], "--history") == 0 ||
+                   strcmp(argv[i], "--profile") == 0 ||
+                   strcmp(argv[i], "--workspace") == 0) {
+            i++;
+        }
     }
     ctxc_history_t *h = cli_history_get();
     if (repl_history_file != NULL) {
@@ -422,19 +810,45 @@ int cli_cmd_repl(int argc, char **argv) {
     }
     if (ctxc_session_init(&repl_session, h, &repl_work, &repl_settings, &err) !=
         CTXC_OK) {
-        cli_report("ctxc repl", &err);
+        cli_report(who, &err);
         return CLI_EXIT_FAIL;
     }
     if (workspace == NULL) {
         workspace = cli_workspace_from_history(h);
     }
     ctxc_session_set_workspace(&repl_session, workspace);
+    /* the chat's model and the LLM strategies' (one port, one transport) */
+    if (repl_chat && !cli_llm_setup(&repl_session, &repl_settings, who)) {
+        return CLI_EXIT_FAIL;
+    }
     bool tty = isatty(0) && isatty(1);
     if (tty) {
         printf("ctxc %s - %zu entries loaded; /help for commands, Tab "
                "completes\n",
                ctxc_version(), ctxc_history_count(h));
+        if (repl_chat) {
+            const char *pv =
+                ctxc_settings_string(&repl_settings, CTXC_SETTING_PROVIDER);
+            const char *md =
+                ctxc_settings_string(&repl_settings, CTXC_SETTING_MODEL);
+            printf("chat: provider %s, model %s\n",
+                   pv != NULL ? pv : "(not set)",
+                   md != NULL ? md : "(not set)");
+        }
     }
     int rc = tty ? repl_loop_editline() : repl_loop_stdin();
-    return cli_stdout_ok("ctxc repl") ? rc : CLI_EXIT_FAIL;
+    if (repl_chat) {
+        cli_llm_teardown();
+    }
+    return cli_stdout_ok(who) ? rc : CLI_EXIT_FAIL;
+}
+
+int cli_cmd_repl(int argc, char **argv) {
+    repl_chat = false;
+    return repl_main(argc, argv);
+}
+
+int cli_cmd_chat(int argc, char **argv) {
+    repl_chat = true;
+    return repl_main(argc, argv);
 }

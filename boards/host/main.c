@@ -5,6 +5,7 @@
  *   ctxc fmt FILE|-                 canonical IContent JSONL on stdout
  *   ctxc compress FILE ...          see cli_compress.c
  *   ctxc prompts list|show|install  see cli_prompts.c
+ *   ctxc repl / ctxc chat ...       see cli_repl.c
  *
  * The file is streamed line by line through one static buffer into
  * ctxc_import_line(); nothing is allocated. The history is declared with
@@ -67,6 +68,15 @@ static const char cli_usage_text[] =
     "                          interactive session: /set, /settings,\n"
     "                          /profile, /stats, /compress, /save, /help;\n"
     "                          Tab completes; reads stdin when not a tty\n"
+    "  chat [--history FILE] [--profile NAME] [--workspace DIR]\n"
+    "       [--provider P] [--model M] [--base-url URL] [--key-env VAR]\n"
+    "       [--system TEXT]\n"
+    "                          chat with the active provider/model: each\n"
+    "                          line is added to the history, compressed when\n"
+    "                          it outgrows the threshold, sent whole; the\n"
+    "                          reply streams to stdout and is added as an ai\n"
+    "                          entry; the repl's /commands work; reads stdin\n"
+    "                          when not a tty\n"
     "  prompts list|show NAME|install [--provider P] [--model M]\n"
     "                          the compression prompts under $CTXC_HOME\n"
     "                          (default ~/.config/ctxc): the level each one\n"
@@ -367,6 +377,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "compress") == 0) {
         return cli_cmd_compress(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "chat") == 0) {
+        return cli_cmd_chat(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "repl") == 0) {
         return cli_cmd_repl(argc - 2, argv + 2);

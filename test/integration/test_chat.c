@@ -1,0 +1,623 @@
+/*
+ * `ctxc chat` (boards/host/cli_repl.c in chat mode) against the local
+ * fixture server (test/fixtures/https_server.py, the ctest fixture
+ * `ctxc_https`): the CLI runs as a child with a script on stdin; its model
+ * is the fixture's fixture-chat ("fixture-chat: N messages received.") over
+ * TLS to https://localhost:PORT (the fixture's CA in $CTXC_HOME's
+ * settings.json). What was sent is read back from the server's request log
+ * (requests.jsonl in the fixture folder), found by a marker unique to the
+ * run in the system text. Everything stays on 127.0.0.1.
+ */
+#define _XOPEN_SOURCE 700 /* posix_openpt */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* ---- the fixture ------------------------------------------------------- */
+
+static char fixture_dir[1024];
+static uint16_t port_good;
+
+static int load_fixture(void **state) {
+    (void)state;
+    const char *d = getenv("CTXC_FIXTURE_DIR");
+    if (d == NULL || d[0] == '\0') {
+        d = CTXC_FIXTURE_DIR;
+    }
+    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr,
+                "test_chat: %s: %s\n  the fixture server is not running; run "
+                "the suite through ctest (fixture ctxc_https)\n",
+                path, strerror(errno));
+        return -1;
+    }
+    char name[32];
+    unsigned port;
+    while (fscanf(f, "%31s %u", name, &port) == 2) {
+        if (strcmp(name, "good") == 0) {
+            port_good = (uint16_t)port;
+        }
+    }
+    fclose(f);
+    return port_good != 0 ? 0 : -1;
+}
+
+/* ---- $CTXC_HOME: a fresh folder whose settings trust the fixture's CA --- */
+
+static char g_base[256];
+static char g_home[300];
+static char g_hist[400];
+static char g_marker[128]; /* unique system text of this test */
+static unsigned g_seq;
+
+static void put_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int setup(void **state) {
+    (void)state;
+    const char *dir = getenv("TMPDIR");
+    snprintf(g_base, sizeof g_base, "%s/ctxc_test_chat_XXXXXX",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    if (mkdtemp(g_base) == NULL) {
+        return -1;
+    }
+    snprintf(g_home, sizeof g_home, "%s/home", g_base);
+    char p[600];
+    snprintf(p, sizeof p, "%s/profiles", g_home);
+    if (mkdir(g_home, 0700) != 0 || mkdir(p, 0700) != 0) {
+        return -1;
+    }
+    snprintf(p, sizeof p, "%s/settings.json", g_home);
+    char text[1400];
+    snprintf(text, sizeof text, "{\"network.ca-file\": \"%s/ca.pem\"}\n",
+             fixture_dir);
+    put_file(p, text);
+    setenv("CTXC_HOME", g_home, 1);
+    snprintf(g_hist, sizeof g_hist, "%s/history.jsonl", g_base);
+    /* unique across the suite's runs (plain, ASan, valgrind at once) */
+    snprintf(g_marker, sizeof g_marker, "You are the chat test %ld-%ld-%u.",
+             (long)getpid(), (long)time(NULL), ++g_seq);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_base);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- running the CLI ---------------------------------------------------- */
+
+#define OUT_CAP ((size_t)1024 * 1024)
+static char g_out[OUT_CAP + 1];
+static char g_err[OUT_CAP + 1];
+static int g_status;
+
+static size_t slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        buf[0] = '\0';
+        return 0;
+    }
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    buf[n] = '\0';
+    return n;
+}
+
+/* Runs `ctxc chat ARGS...` (NULL-terminated) with `script` on stdin;
+ * g_status, g_out and g_err get what it did. */
+static void chat(const char *script, ...) {
+    char in[400], out[400], err[400];
+    snprintf(in, sizeof in, "%s/stdin.txt", g_base);
+    snprintf(out, sizeof out, "%s/stdout.txt", g_base);
+    snprintf(err, sizeof err, "%s/stderr.txt", g_base);
+    put_file(in, script);
+    char *argv[32];
+    size_t argc = 0;
+    argv[argc++] = (char *)"ctxc";
+    argv[argc++] = (char *)"chat";
+    va_list ap;
+    va_start(ap, script);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
+        assert_true(argc < 31);
+        argv[argc++] = (char *)a;
+    }
+    va_end(ap);
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int i = open(in, O_RDONLY);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (i < 0 || o < 0 || e < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
+            dup2(e, 2) < 0) {
+            _exit(126);
+        }
+        alarm(120); /* a hang fails the run (valgrind is slow) */
+        execv(CTXC_CLI_PATH, argv);
+        _exit(127);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    g_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    slurp(out, g_out, OUT_CAP);
+    slurp(err, g_err, OUT_CAP);
+    assert_true(g_status != 126 && g_status != 127);
+}
+
+#define assert_contains(hay, needle)                                           \
+    do {                                                                       \
+        if (strstr((hay), (needle)) == NULL) {                                 \
+            fail_msg("'%s' not found in: %.3000s", (needle), (hay));           \
+        }                                                                      \
+    } while (0)
+
+/* `needle` occurs after `after` in hay; returns where. */
+static const char *assert_after(const char *hay, const char *after,
+                                const char *needle) {
+    const char *a = strstr(hay, after);
+    if (a == NULL) {
+        fail_msg("'%s' not found in: %.3000s", after, hay);
+    }
+    const char *n = strstr(a + strlen(after), needle);
+    if (n == NULL) {
+        fail_msg("'%s' not found after '%s' in: %.3000s", needle, after, hay);
+    }
+    return n;
+}
+
+static size_t count_of(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL;
+         p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/* The base URL of each API on the fixture (TLS, "localhost" as its
+ * certificate names it). */
+static const char *const APIS[] = {"openai", "anthropic", "gemini"};
+
+static const char *base_of(const char *api) {
+    static char buf[128];
+    snprintf(buf, sizeof buf, "https://localhost:%u%s", (unsigned)port_good,
+             strcmp(api, "openai") == 0 ? "/v1" : "");
+    return buf;
+}
+
+/* The lines of the server's request log that hold `marker` (the bodies,
+ * JSON-escaped as the log holds them), concatenated into buf. */
+static char g_log[8u * 1024u * 1024u];
+static char g_sent[1024 * 1024];
+
+static size_t sent_with(const char *marker) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/requests.jsonl", fixture_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = 0, lines = 0;
+    g_sent[0] = '\0';
+    while (fgets(g_log, (int)sizeof g_log, f) != NULL) {
+        if (strstr(g_log, marker) != NULL) {
+            size_t k = strlen(g_log);
+            assert_true(n + k < sizeof g_sent);
+            memcpy(g_sent + n, g_log, k + 1);
+            n += k;
+            lines++;
+        }
+    }
+    fclose(f);
+    return lines;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* Two lines: two replies on stdout, the history human/ai alternating with
+ * them, the requests with the system text and the roles in order (each
+ * API's own shape). */
+static void test_two_turns_each_api(void **state) {
+    (void)state;
+    for (size_t a = 0; a < 3; a++) {
+        char marker[200];
+        snprintf(marker, sizeof marker, "%s %s", g_marker, APIS[a]);
+        unlink(g_hist);
+        chat("hello, first line\nand \"a second\" line\n/save\n", "--history",
+             g_hist, "--provider", APIS[a], "--model", "fixture-chat",
+             "--base-url", base_of(APIS[a]), "--system", marker, NULL);
+        assert_int_equal(g_status, 0);
+        /* replies in order, each on its own line, then /save */
+        const char *r1 = assert_after(g_out, "",
+                                      "fixture-chat: 1 message "
+                                      "received.\n");
+        const char *r2 = assert_after(r1, "received.\n",
+                                      "fixture-chat: 3 messages "
+                                      "received.\n");
+        assert_after(r2, "received.\n", "saved 4 entries to ");
+        assert_null(strstr(g_out, "error"));
+        /* the saved history */
+        static char saved[65536];
+        slurp(g_hist, saved, sizeof saved - 1);
+        assert_string_equal(
+            saved,
+            "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+            "\"hello, first line\"}]}\n"
+            "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+            "\"fixture-chat: 1 message received.\"}]}\n"
+            "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+            "\"and \\\"a second\\\" line\"}]}\n"
+            "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+            "\"fixture-chat: 3 messages received.\"}]}\n");
+        /* what the server got: two requests, the second with the whole
+         * history in order */
+        assert_int_equal(sent_with(marker), 2);
+        char want[1024];
+        if (strcmp(APIS[a], "openai") == 0) {
+            snprintf(
+                want, sizeof want,
+                "[{\\\"role\\\":\\\"system\\\",\\\"content\\\":\\\"%s\\\"},"
+                "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"hello, "
+                "first line\\\"},{\\\"role\\\":\\\"assistant\\\","
+                "\\\"content\\\":\\\"fixture-chat: 1 message "
+                "received.\\\"},{\\\"role\\\":\\\"user\\\","
+                "\\\"content\\\":\\\"and \\\\\\\"a second\\\\\\\" "
+                "line\\\"}]",
+                marker);
+        } else if (strcmp(APIS[a], "anthropic") == 0) {
+            snprintf(want, sizeof want, "\\\"system\\\":\\\"%s\\\"", marker);
+            assert_contains(g_sent, want);
+            snprintf(want, sizeof want,
+                     "\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"hello, "
+                     "first line\\\"},{\\\"role\\\":\\\"assistant\\\","
+                     "\\\"content\\\":\\\"fixture-chat: 1 message "
+                     "received.\\\"},{\\\"role\\\":\\\"user\\\","
+                     "\\\"content\\\":\\\"and \\\\\\\"a second\\\\\\\" "
+                     "line\\\"}]");
+        } else {
+            snprintf(want, sizeof want, "%s", marker);
+            assert_contains(g_sent, "systemInstruction");
+            assert_contains(g_sent, want);
+            snprintf(want, sizeof want,
+                     "\\\"role\\\":\\\"user\\\",\\\"parts\\\":[{\\\"text\\\":"
+                     "\\\"hello, first line\\\"}]},{\\\"role\\\":\\\"model\\\","
+                     "\\\"parts\\\":[{\\\"text\\\":\\\"fixture-chat: 1 "
+                     "message received.\\\"}]},{\\\"role\\\":\\\"user\\\","
+                     "\\\"parts\\\":[{\\\"text\\\":\\\"and \\\\\\\"a "
+                     "second\\\\\\\" line\\\"}]}]");
+        }
+        assert_contains(g_sent, want);
+    }
+}
+
+/* A history with tool calls, results and thinking: tool entries as user
+ * text, calls in ai entries as text, thinking left out. */
+static void test_tool_entries_rendered(void **state) {
+    (void)state;
+    put_file(g_hist,
+             "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\",\"text\":"
+             "\"read a.c\"}]}\n"
+             "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\","
+             "\"thought\":\"SECRET-THOUGHT\"},{\"type\":\"text\",\"text\":"
+             "\"Reading it.\"},{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":"
+             "\"read_file\",\"parameters\":{\"path\":\"a.c\"}}]}\n"
+             "{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+             "\"callId\":\"c1\",\"toolName\":\"read_file\",\"result\":"
+             "\"int main(void);\"}]}\n"
+             "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"thinking\","
+             "\"thought\":\"SECRET-ONLY\"}]}\n");
+    chat("what is in it?\n/stats\n", "--history", g_hist, "--provider",
+         "openai", "--model", "fixture-chat", "--base-url", base_of("openai"),
+         "--system", g_marker, NULL);
+    assert_int_equal(g_status, 0);
+    /* 4 messages: the thinking-only entry is not one */
+    assert_contains(g_out, "fixture-chat: 4 messages received.\n");
+    assert_contains(g_out, "entries 6, ");
+    assert_int_equal(sent_with(g_marker), 1);
+    assert_null(strstr(g_sent, "SECRET"));
+    assert_contains(
+        g_sent,
+        "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"read a.c\\\"},"
+        "{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"Reading it.\\\\n"
+        "[Tool Call: read_file] {\\\\\\\"path\\\\\\\":\\\\\\\"a.c\\\\\\\"}"
+        "\\\"},{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"[Tool Result: "
+        "read_file] \\\\\\\"int main(void);\\\\\\\"\\\"},"
+        "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"what is in it?\\\"}]");
+}
+
+static const char LONG_LINE[] =
+    "the quick brown fox jumps over the lazy dog while the cat watches "
+    "from the window and the bird sings a song about summer rain and "
+    "distant hills";
+
+/* A tiny context limit with top-down-truncation (no model call): the
+ * history is cut before a send, the line says so, fewer messages go out. */
+static void test_top_down_compresses_during_the_chat(void **state) {
+    (void)state;
+    char script[2048];
+    snprintf(script, sizeof script,
+             "/set compression.strategy top-down-truncation\n"
+             "/set context-limit 150\n"
+             "one: %s\ntwo: %s\nthree: %s\nfour: %s\n/stats\n/save\n",
+             LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE);
+    chat(script, "--history", g_hist, "--provider", "openai", "--model",
+         "fixture-chat", "--base-url", base_of("openai"), "--system", g_marker,
+         NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "[compressed with top-down-truncation: ");
+    assert_null(strstr(g_out, "error"));
+    /* the reply after the cut counts fewer messages than the history had */
+    const char *cut = strstr(g_out, "[compressed with top-down-truncation: ");
+    unsigned before = 0, after = 0;
+    assert_int_equal(sscanf(cut,
+                            "[compressed with top-down-truncation: %u -> %u "
+                            "entries",
+                            &before, &after),
+                     2);
+    assert_true(after < before);
+    char reply[80];
+    snprintf(reply, sizeof reply, "fixture-chat: %u message%s received.", after,
+             after == 1 ? "" : "s");
+    assert_after(g_out, "[compressed with top-down-truncation: ", reply);
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_null(strstr(saved, "one: "));
+    assert_contains(saved, "four: ");
+    /* the last reply was appended after the cut */
+    assert_after(saved, "four: ", "{\"speaker\":\"ai\"");
+}
+
+/* middle-out with its summary written by the fixture (compression.profile:
+ * model fixture-ok), while the chat itself talks to fixture-chat. */
+static void test_middle_out_summarises_during_the_chat(void **state) {
+    (void)state;
+    char p[600], text[600];
+    snprintf(p, sizeof p, "%s/profiles/summ.json", g_home);
+    snprintf(text, sizeof text,
+             "{\"provider\": \"openai\", \"model\": \"fixture-ok\", "
+             "\"base-url\": \"%s\"}\n",
+             base_of("openai"));
+    put_file(p, text);
+    char script[2048];
+    snprintf(script, sizeof script,
+             "/set compression.strategy middle-out\n"
+             "/set compression.profile summ\n"
+             "/set context-limit 200\n"
+             "one: %s\ntwo: %s\nthree: %s\nfour: %s\nfive: %s\n/save\n",
+             LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE, LONG_LINE);
+    chat(script, "--history", g_hist, "--provider", "openai", "--model",
+         "fixture-chat", "--base-url", base_of("openai"), "--system", g_marker,
+         NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "[compressed with middle-out: ");
+    assert_null(strstr(g_out, "error"));
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "\"isSummary\":true");
+    assert_contains(saved, "<state_snapshot>");
+    assert_contains(saved, "five: ");
+    /* the summary went to the model with the next chat request */
+    assert_int_equal(sent_with(g_marker), 5);
+    assert_contains(g_sent, "state_snapshot");
+}
+
+/* An HTTP error: the provider's message printed, the human line kept, no
+ * ai entry; the next line works again. */
+static void test_provider_error_keeps_the_line(void **state) {
+    (void)state;
+    chat("this one fails\n/save\n/set model fixture-chat\nthis one works\n"
+         "/save\n",
+         "--history", g_hist, "--provider", "openai", "--model",
+         "fixture-error-401", "--base-url", base_of("openai"), NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: openai fixture-error-401: ");
+    assert_contains(g_out, "Incorrect API key provided.");
+    assert_contains(g_out, "no reply added");
+    assert_after(g_out, "no reply added", "saved 1 entries");
+    /* the next request carries both human lines, no ai entry between */
+    assert_contains(g_out, "fixture-chat: 2 messages received.\n");
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_int_equal(count_of(saved, "\"speaker\":\"human\""), 2);
+    assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 1);
+}
+
+/* A reply longer than the reply buffer (64 KiB): an error that says so,
+ * nothing of it appended. */
+static void test_reply_too_long(void **state) {
+    (void)state;
+    chat("give me a lot\n/save\n", "--history", g_hist, "--provider", "openai",
+         "--model", "fixture-chat-long", "--base-url", base_of("openai"), NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: the reply is longer than 65535 bytes");
+    assert_contains(g_out, "no reply added");
+    assert_contains(g_out, "saved 1 entries");
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_null(strstr(saved, "0123456789"));
+    assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 0);
+}
+
+/* No provider or no model: the message names the settings; nothing sent. */
+static void test_no_provider_names_the_settings(void **state) {
+    (void)state;
+    chat("hello\n/save\n/set provider openai\nagain\n", "--history", g_hist,
+         NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: no provider set: set provider and model");
+    assert_contains(g_out, "error: no model set: set provider and model");
+    assert_contains(g_out, "saved 1 entries");
+    assert_null(strstr(g_out, "fixture-chat"));
+}
+
+/* Usage errors exit 2 and show the chat's usage. */
+static void test_usage_errors(void **state) {
+    (void)state;
+    chat("", "--bogus", NULL);
+    assert_int_equal(g_status, 2);
+    assert_contains(g_err, "usage: ctxc chat");
+    chat("", "--model", NULL);
+    assert_int_equal(g_status, 2);
+    assert_contains(g_err, "missing value after --model");
+    chat("", "--base-url", "ftp://x", NULL);
+    assert_int_equal(g_status, 2);
+    assert_contains(g_err, "--base-url ftp://x");
+}
+
+/* ---- on a terminal (libedit) --------------------------------------------- */
+
+static int pty_spawn(pid_t *pid, char *const *argv) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    const char *slave = ptsname(m);
+    assert_non_null(slave);
+    fflush(stdout);
+    fflush(stderr);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0) {
+        setsid(); /* the slave becomes the controlling terminal */
+        int s = open(slave, O_RDWR);
+        if (s < 0 || dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup2(s, 2) < 0) {
+            _exit(126);
+        }
+        close(m);
+        setenv("TERM", "vt100", 1);
+        alarm(120);
+        execv(CTXC_CLI_PATH, argv);
+        _exit(127);
+    }
+    return m;
+}
+
+static char g_screen[1 << 16];
+static size_t g_screen_len;
+
+/* Reads the terminal until `needle` shows after what was consumed (60 s of
+ * silence at most: valgrind is slow); the text up to it is consumed. */
+static void pty_expect(int m, const char *needle) {
+    for (int waited = 0; waited < 60000;) {
+        g_screen[g_screen_len] = '\0';
+        char *hit = strstr(g_screen, needle);
+        if (hit != NULL) {
+            size_t used = (size_t)(hit - g_screen) + strlen(needle);
+            memmove(g_screen, g_screen + used, g_screen_len - used + 1);
+            g_screen_len -= used;
+            return;
+        }
+        if (g_screen_len > sizeof g_screen / 2) {
+            memmove(g_screen, g_screen + g_screen_len - 1024, 1024);
+            g_screen_len = 1024;
+        }
+        struct pollfd p = {m, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        waited += r > 0 ? 0 : 100;
+        if (r > 0) {
+            ssize_t got = read(m, g_screen + g_screen_len,
+                               sizeof g_screen - 1 - g_screen_len);
+            if (got <= 0) {
+                break;
+            }
+            for (ssize_t i = 0; i < got; i++) { /* drop NUL padding */
+                if (g_screen[g_screen_len] != '\0') {
+                    g_screen_len++;
+                } else {
+                    memmove(g_screen + g_screen_len,
+                            g_screen + g_screen_len + 1, (size_t)(got - i - 1));
+                }
+            }
+        }
+    }
+    g_screen[g_screen_len] = '\0';
+    fail_msg("the terminal never showed '%s'; it shows:\n%s", needle, g_screen);
+}
+
+static void pty_type(int m, const char *keys) {
+    assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
+}
+
+/* `ctxc chat` on a terminal: the banner names the model, the prompt, a
+ * line answered, /stats, /quit. */
+static void test_chat_on_a_terminal(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc",
+                    (char *)"chat",
+                    (char *)"--provider",
+                    (char *)"openai",
+                    (char *)"--model",
+                    (char *)"fixture-chat",
+                    (char *)"--base-url",
+                    (char *)base_of("openai"),
+                    (char *)"--system",
+                    g_marker,
+                    NULL};
+    pid_t pid;
+    g_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "chat: provider openai, model fixture-chat");
+    pty_expect(m, "you> ");
+    pty_type(m, "hello on a terminal\r");
+    pty_expect(m, "fixture-chat: 1 message received.");
+    pty_expect(m, "you> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 2, ");
+    pty_expect(m, "you> ");
+    pty_type(m, "/quit\r");
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(m);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(sent_with(g_marker), 1);
+    assert_contains(g_sent, "hello on a terminal");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_two_turns_each_api, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tool_entries_rendered, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_top_down_compresses_during_the_chat, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_middle_out_summarises_during_the_chat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_provider_error_keeps_the_line,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reply_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_provider_names_the_settings,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chat_on_a_terminal, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, load_fixture, NULL);
+}
