@@ -27,37 +27,21 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 /* ---- the fixture ------------------------------------------------------- */
 
-static char fixture_dir[1024];
+static fixture_t fx;
+static const char *fixture_dir = fx.dir;
 static uint16_t port_good;
 
 static int load_fixture(void **state) {
     (void)state;
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr,
-                "test_chat: %s: %s\n  the fixture server is not running; run "
-                "the suite through ctest (fixture ctxc_https)\n",
-                path, strerror(errno));
+    if (fixture_load(&fx, "test_chat", "good", NULL) != 0) {
         return -1;
     }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        if (strcmp(name, "good") == 0) {
-            port_good = (uint16_t)port;
-        }
-    }
-    fclose(f);
-    return port_good != 0 ? 0 : -1;
+    port_good = fixture_port(&fx, "good");
+    return 0;
 }
 
 /* ---- $CTXC_HOME: a fresh folder whose settings trust the fixture's CA --- */
