@@ -1309,6 +1309,28 @@ static void check_pairing(const ids_t *in, const char *where) {
     }
 }
 
+/* Tool calls of ref[from, to) whose response is in there too. */
+static size_t pairs_in_range(size_t from, size_t to) {
+    static ids_t in;
+    size_t n = 0;
+    ctxc_history_clear(&chk);
+    for (size_t i = from; i < to; i++) {
+        ctxc_entry_t e;
+        assert_int_equal(ctxc_history_get(&ref, i, &e), CTXC_OK);
+        ctxc_block_t b[8];
+        assert_true(e.block_count <= 8);
+        for (size_t k = 0; k < e.block_count; k++) {
+            assert_int_equal(ctxc_entry_block(&e, k, &b[k]), CTXC_OK);
+        }
+        t_add(&chk, e.speaker, b, e.block_count);
+    }
+    collect_ids(&chk, &in);
+    for (size_t i = 0; i < in.n; i++) {
+        n += in.call[i] && has_id(&in, in.id[i], false);
+    }
+    return n;
+}
+
 static void test_property_run(void **state) {
     (void)state;
     static const uint16_t PRESERVE[] = {200, 500, 100, 300};
@@ -1317,7 +1339,7 @@ static void test_property_run(void **state) {
     static t_dump_t input;
     rng_t r = {0x6374786365326531ull};
     size_t runs = 0, summarised = 0, unchanged = 0, not_due = 0, failed = 0,
-           too_large = 0, requests = 0;
+           too_large = 0, requests = 0, long_latests = 0, cut_pairs = 0;
     for (uint32_t h = 0; h < 40; h++) {
         gen_history(&r, h);
         t_dump(&hist, &input);
@@ -1414,6 +1436,8 @@ static void test_property_run(void **state) {
             size_t latest = latest_human(&ref);
             bool long_latest = s == 0 && latest != SIZE_MAX &&
                                latest >= from && latest < to;
+            long_latests += long_latest;
+            cut_pairs += pairs_in_range(from, to);
             record_body(0);
             check_request(api,
                           s == 0 ? CTXC_PROMPT_MIDDLE_OUT
@@ -1427,13 +1451,17 @@ static void test_property_run(void **state) {
     print_message("llm_e2e properties: %zu runs over 40 histories: %zu "
                   "summarised, %zu unchanged (too little to summarise), %zu "
                   "not due, %zu failed as scripted (blank, 503), %zu summaries "
-                  "not smaller (refused); %zu requests\n",
+                  "not smaller (refused); %zu requests; the long latest request "
+                  "sent in full %zu times, %zu tool call pairs "
+                  "summarised\n",
                   runs, summarised, unchanged, not_due, failed, too_large,
-                  requests);
+                  requests, long_latests, cut_pairs);
     /* the run is not vacuous */
     assert_true(summarised >= 20);
     assert_true(failed >= 5);
     assert_true(not_due >= 10);
+    assert_true(long_latests >= 1);
+    assert_true(cut_pairs >= 20);
 }
 
 /* ---- the CLI as a user runs it ------------------------------------------ */
