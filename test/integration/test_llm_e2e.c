@@ -44,6 +44,8 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include "ctxc/ctxc.h"
 #include "ctxc/prompt.h"
 #include "ctxc/provider.h"
@@ -73,43 +75,21 @@ static const char *const APIS[] = {"openai", "anthropic", "gemini"};
 
 /* ---- the fixture and the home directory ---------------------------------- */
 
-static char fixture_dir[1024];
-static char ca_path[1100];
+static fixture_t fx;
+static const char *ca_path = fx.ca;
 static uint16_t port_good, port_plain, port_wronghost, port_expired;
 static char home[256];
 
 static int load_fixture(void) {
-    const char *d = getenv("CTXC_FIXTURE_DIR");
-    if (d == NULL || d[0] == '\0') {
-        d = CTXC_FIXTURE_DIR;
-    }
-    snprintf(fixture_dir, sizeof fixture_dir, "%s", d);
-    snprintf(ca_path, sizeof ca_path, "%s/ca.pem", fixture_dir);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/ports.txt", fixture_dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr,
-                "test_llm_e2e: %s: %s\n  the fixture server is not running; "
-                "run the suite through ctest (fixture ctxc_https)\n",
-                path, strerror(errno));
+    if (fixture_load(&fx, "test_llm_e2e", "good", "plain", "wronghost",
+                     "expired", NULL) != 0) {
         return -1;
     }
-    char name[32];
-    unsigned port;
-    while (fscanf(f, "%31s %u", name, &port) == 2) {
-        if (strcmp(name, "good") == 0) {
-            port_good = (uint16_t)port;
-        } else if (strcmp(name, "plain") == 0) {
-            port_plain = (uint16_t)port;
-        } else if (strcmp(name, "wronghost") == 0) {
-            port_wronghost = (uint16_t)port;
-        } else if (strcmp(name, "expired") == 0) {
-            port_expired = (uint16_t)port;
-        }
-    }
-    fclose(f);
-    return port_good && port_plain && port_wronghost && port_expired ? 0 : -1;
+    port_good = fixture_port(&fx, "good");
+    port_plain = fixture_port(&fx, "plain");
+    port_wronghost = fixture_port(&fx, "wronghost");
+    port_expired = fixture_port(&fx, "expired");
+    return 0;
 }
 
 static void remove_tree(const char *path) {
@@ -131,7 +111,8 @@ static void remove_tree(const char *path) {
     }
 }
 
-/* ---- the port: POSIX, with the log and delays recorded -------------------- */
+/* ---- the port: POSIX, with the log and delays recorded --------------------
+ */
 
 static ctxc_posix_port_t pp;
 static ctxc_posix_transport_t net;
@@ -443,14 +424,25 @@ static const char *jstr(const char *p, char *out, size_t cap, size_t *olen) {
         p++;
         char c = *p++;
         switch (c) {
-        case 'n': c = '\n'; break;
-        case 't': c = '\t'; break;
-        case 'r': c = '\r'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
+        case 'n':
+            c = '\n';
+            break;
+        case 't':
+            c = '\t';
+            break;
+        case 'r':
+            c = '\r';
+            break;
+        case 'b':
+            c = '\b';
+            break;
+        case 'f':
+            c = '\f';
+            break;
         case '"':
         case '\\':
-        case '/': break;
+        case '/':
+            break;
         case 'u': {
             uint32_t cp = hex4(p);
             p += 4;
@@ -462,7 +454,8 @@ static const char *jstr(const char *p, char *out, size_t cap, size_t *olen) {
             put_utf8(out, cap, &o, cp);
             continue;
         }
-        default: fail_msg("bad escape \\%c", c);
+        default:
+            fail_msg("bad escape \\%c", c);
         }
         assert_true(o + 1 < cap);
         out[o++] = c;
@@ -528,8 +521,8 @@ static void parse_request(const char *api) {
         m += 9;
         const char *q = strchr(m, '"');
         assert_non_null(q);
-        bool assistant = strncmp(m, "assistant\"", 10) == 0 ||
-                         strncmp(m, "model\"", 6) == 0;
+        bool assistant =
+            strncmp(m, "assistant\"", 10) == 0 || strncmp(m, "model\"", 6) == 0;
         assert_true(assistant || strncmp(m, "user\"", 5) == 0);
         assert_true(strncmp(q, after, strlen(after)) == 0);
         q += strlen(after);
@@ -585,7 +578,8 @@ static void check_wire(const char *api, const char *model, bool stream,
     }
 }
 
-/* ---- the reference rendering of the summarised range ---------------------- */
+/* ---- the reference rendering of the summarised range ----------------------
+ */
 
 typedef struct {
     char *buf;
@@ -618,7 +612,9 @@ static void render_ref(sb_t *s, const ctxc_history_t *h, size_t i) {
             sb_puts(s, "\n\n");
         }
         switch (b.type) {
-        case CTXC_BLOCK_TEXT: sb_str(s, b.u.text.text); break;
+        case CTXC_BLOCK_TEXT:
+            sb_str(s, b.u.text.text);
+            break;
         case CTXC_BLOCK_TOOL_CALL:
             sb_puts(s, "[Tool Call: ");
             sb_str(s, b.u.tool_call.name);
@@ -636,8 +632,11 @@ static void render_ref(sb_t *s, const ctxc_history_t *h, size_t i) {
             sb_puts(s, "\n");
             sb_str(s, b.u.tool_response.result);
             break;
-        case CTXC_BLOCK_THINKING: sb_puts(s, "[Reasoning left out]"); break;
-        default: fail_msg("render_ref: block type %d not used here", b.type);
+        case CTXC_BLOCK_THINKING:
+            sb_puts(s, "[Reasoning left out]");
+            break;
+        default:
+            fail_msg("render_ref: block type %d not used here", b.type);
         }
     }
 }
@@ -696,8 +695,8 @@ static void check_request(const char *api, const char *prompt_id, size_t from,
         }
         if (rq.assistant[m] != ai || strcmp(rq.text[m], expect_buf) != 0) {
             fail_msg("%s: message %zu (%s) is\n%.1500s\nexpected (%s)\n%.1500s",
-                     api, m, rq.assistant[m] ? "assistant" : "user",
-                     rq.text[m], ai ? "assistant" : "user", expect_buf);
+                     api, m, rq.assistant[m] ? "assistant" : "user", rq.text[m],
+                     ai ? "assistant" : "user", expect_buf);
         }
         m++;
         i = j;
@@ -773,8 +772,8 @@ static void check_result(size_t from, size_t to, const char *summary,
         const char *a = line_of(snap.content.buf, i, &la);
         const char *b = line_of(now.buf, j, &lb);
         if (la != lb || memcmp(a, b, la) != 0) {
-            fail_msg("entry %zu (now %zu) changed:\n%.*s\n%.*s", i, j,
-                     (int)la, a, (int)lb, b);
+            fail_msg("entry %zu (now %zu) changed:\n%.*s\n%.*s", i, j, (int)la,
+                     a, (int)lb, b);
         }
     }
     ctxc_entry_t e;
@@ -808,7 +807,8 @@ static void check_result(size_t from, size_t to, const char *summary,
     assert_int_equal(sess.last_compress.middle_compressed, to - from);
 }
 
-/* ---- the standard history ------------------------------------------------- */
+/* ---- the standard history -------------------------------------------------
+ */
 
 #define FILL                                                                   \
     " The parser reads each sample of the night log and averages the last "    \
@@ -842,7 +842,8 @@ static void build_standard(void) {
                   "atoi(s); }\\n\"",
                   NULL);
     t_add(&hist, CTXC_SPEAKER_TOOL, b, 1);
-    b[0] = t_call("call_s1", "run_shell_command", "{\"command\":\"make test\"}");
+    b[0] =
+        t_call("call_s1", "run_shell_command", "{\"command\":\"make test\"}");
     b[1] = t_call("call_g1", "grep",
                   "{\"pattern\":\"avg\",\"path\":\"src\",\"limit\":5}");
     t_add(&hist, CTXC_SPEAKER_AI, b, 2);
@@ -850,9 +851,9 @@ static void build_standard(void) {
                   "{\"stdout\":\"MIDMARK-8 1 of 12 tests failed\",\"exit\":2}",
                   "exit status 2");
     t_add(&hist, CTXC_SPEAKER_TOOL, b, 1);
-    b[0] = t_resp("call_g1", "grep",
-                  "{\"matches\":[\"src/avg.c:12\"],\"note\":\"MIDMARK-9\"}",
-                  NULL);
+    b[0] =
+        t_resp("call_g1", "grep",
+               "{\"matches\":[\"src/avg.c:12\"],\"note\":\"MIDMARK-9\"}", NULL);
     t_add(&hist, CTXC_SPEAKER_TOOL, b, 1);
     add_text(CTXC_SPEAKER_AI, "MIDMARK-10 atoi truncates towards zero.");
     add_text(CTXC_SPEAKER_HUMAN, "MIDMARK-11 Use strtod then.");
@@ -867,8 +868,7 @@ static void build_standard(void) {
     add_text(CTXC_SPEAKER_AI, "BOTMARK-17 Adding the band option.");
     b[0] = t_call("call_t1", "run_shell_command", "{\"command\":\"make\"}");
     t_add(&hist, CTXC_SPEAKER_AI, b, 1);
-    b[0] = t_resp("call_t1", "run_shell_command", "\"BOTMARK-19 built\"",
-                  NULL);
+    b[0] = t_resp("call_t1", "run_shell_command", "\"BOTMARK-19 built\"", NULL);
     t_add(&hist, CTXC_SPEAKER_TOOL, b, 1);
     assert_int_equal(ctxc_history_count(&hist), 20);
 }
@@ -878,7 +878,10 @@ static void check_marks(size_t from, size_t to) {
     for (size_t i = 0; i < 20; i++) {
         char mark[32];
         snprintf(mark, sizeof mark, "%s-%zu",
-                 i < 4 ? "TOPMARK" : i < 16 ? "MIDMARK" : "BOTMARK", i);
+                 i < 4    ? "TOPMARK"
+                 : i < 16 ? "MIDMARK"
+                          : "BOTMARK",
+                 i);
         if (i == 7 || i == 18) {
             continue; /* calls only */
         }
@@ -900,8 +903,8 @@ static void run_split(const char *strategy, const char *api, bool stream) {
     bool mo = strcmp(strategy, "middle-out") == 0;
     size_t from = mo ? 4 : 0, to = 16;
     check_wire(api, "fixture-ok", stream, 1);
-    check_request(api, mo ? CTXC_PROMPT_MIDDLE_OUT : CTXC_PROMPT_ONE_SHOT,
-                  from, to, true, false);
+    check_request(api, mo ? CTXC_PROMPT_MIDDLE_OUT : CTXC_PROMPT_ONE_SHOT, from,
+                  to, true, false);
     check_marks(from, to);
     /* the rendered tool calls and results, in order */
     const char *c1 = strstr(body, "[Tool Call: read_file] "
@@ -1016,13 +1019,14 @@ static void test_profile_over_active_provider(void **state) {
                      CTXC_OK);
 }
 
-/* ---- tests: failures change nothing --------------------------------------- */
+/* ---- tests: failures change nothing ---------------------------------------
+ */
 
 /* compress with api/model fails with want and msg; the history is
  * byte-identical; `requests` POSTs recorded. */
-static void fails_with(const char *strategy, const char *api,
-                       const char *model, uint16_t port, bool stream,
-                       ctxc_status_t want, const char *msg, size_t requests) {
+static void fails_with(const char *strategy, const char *api, const char *model,
+                       uint16_t port, bool stream, ctxc_status_t want,
+                       const char *msg, size_t requests) {
     build_standard();
     use_model(api, model, port);
     start(strategy, stream, true);
@@ -1037,9 +1041,8 @@ static void fails_with(const char *strategy, const char *api,
 static void test_blank_summary(void **state) {
     (void)state;
     for (size_t a = 0; a < 3; a++) {
-        fails_with(a == 1 ? "one-shot" : "middle-out", APIS[a],
-                   "fixture-blank", port_good, a != 2, CTXC_E_PARSE, "blank",
-                   1);
+        fails_with(a == 1 ? "one-shot" : "middle-out", APIS[a], "fixture-blank",
+                   port_good, a != 2, CTXC_E_PARSE, "blank", 1);
     }
 }
 
@@ -1075,8 +1078,8 @@ static void test_error_body_of_each_provider(void **state) {
         "API key not valid. Please pass a valid API key."};
     for (size_t a = 0; a < 3; a++) {
         t_set(&set, "compression.retries", "2");
-        fails_with("middle-out", APIS[a], "fixture-error-401", port_good,
-                   true, CTXC_E_HTTP_STATUS, msg[a], 1); /* not retried */
+        fails_with("middle-out", APIS[a], "fixture-error-401", port_good, true,
+                   CTXC_E_HTTP_STATUS, msg[a], 1); /* not retried */
         assert_contains(err.message, "401");
     }
     assert_int_equal(delay_count, 0);
@@ -1150,9 +1153,9 @@ static uint64_t rnd(rng_t *r) { /* xorshift64* */
 static uint32_t rr(rng_t *r, uint32_t n) { return (uint32_t)(rnd(r) % n); }
 
 static const char *const WORDS[] = {
-    "parser", "relay",  "band",    "average", "sample", "night", "heater",
-    "setpoint", "test", "strtod", "negative", "reading", "log",  "build",
-    "the",    "a",      "and",     "of",      "to",     "check", "café"};
+    "parser",   "relay", "band",   "average",  "sample",  "night", "heater",
+    "setpoint", "test",  "strtod", "negative", "reading", "log",   "build",
+    "the",      "a",     "and",    "of",       "to",      "check", "café"};
 #define N_WORDS (sizeof WORDS / sizeof WORDS[0])
 
 static char gtext[16][8192];
@@ -1162,8 +1165,8 @@ static const char *gen_words(rng_t *r, size_t n) {
     char *t = gtext[gslot++ % 16];
     size_t o = 0;
     for (size_t i = 0; i < n && o + 32 < sizeof gtext[0]; i++) {
-        o += (size_t)snprintf(t + o, sizeof gtext[0] - o, "%s%s",
-                              i ? " " : "", WORDS[rr(r, N_WORDS)]);
+        o += (size_t)snprintf(t + o, sizeof gtext[0] - o, "%s%s", i ? " " : "",
+                              WORDS[rr(r, N_WORDS)]);
     }
     return t;
 }
@@ -1434,28 +1437,28 @@ static void test_property_run(void **state) {
                 assert_int_equal(from, 0);
             }
             size_t latest = latest_human(&ref);
-            bool long_latest = s == 0 && latest != SIZE_MAX &&
-                               latest >= from && latest < to;
+            bool long_latest =
+                s == 0 && latest != SIZE_MAX && latest >= from && latest < to;
             long_latests += long_latest;
             cut_pairs += pairs_in_range(from, to);
             record_body(0);
-            check_request(api,
-                          s == 0 ? CTXC_PROMPT_MIDDLE_OUT
-                                 : CTXC_PROMPT_ONE_SHOT,
-                          from, to, todos, long_latest);
+            check_request(
+                api, s == 0 ? CTXC_PROMPT_MIDDLE_OUT : CTXC_PROMPT_ONE_SHOT,
+                from, to, todos, long_latest);
             check_result(from, to, SUMMARY, todos);
             check_pairing(&in_ids, where);
             assert_true(rep.tokens_after < rep.tokens);
         }
     }
-    print_message("llm_e2e properties: %zu runs over 40 histories: %zu "
-                  "summarised, %zu unchanged (too little to summarise), %zu "
-                  "not due, %zu failed as scripted (blank, 503), %zu summaries "
-                  "not smaller (refused); %zu requests; the long latest request "
-                  "sent in full %zu times, %zu tool call pairs "
-                  "summarised\n",
-                  runs, summarised, unchanged, not_due, failed, too_large,
-                  requests, long_latests, cut_pairs);
+    print_message(
+        "llm_e2e properties: %zu runs over 40 histories: %zu "
+        "summarised, %zu unchanged (too little to summarise), %zu "
+        "not due, %zu failed as scripted (blank, 503), %zu summaries "
+        "not smaller (refused); %zu requests; the long latest request "
+        "sent in full %zu times, %zu tool call pairs "
+        "summarised\n",
+        runs, summarised, unchanged, not_due, failed, too_large, requests,
+        long_latests, cut_pairs);
     /* the run is not vacuous */
     assert_true(summarised >= 20);
     assert_true(failed >= 5);
@@ -1594,8 +1597,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_cut_off_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_larger_than_the_middle,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_error_body_of_each_provider,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_body_of_each_provider, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_503_retries_exhausted, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stream_error_midway, setup,
