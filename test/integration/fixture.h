@@ -93,4 +93,61 @@ static inline int fixture_load(fixture_t *fx, const char *suite, ...) {
     return rc;
 }
 
+/* ---- what the server recorded (needs ctxc/http.h) ------------------------ */
+#ifdef CTXC_HTTP_H
+
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} fixture_records_t;
+
+static inline ctxc_status_t fixture_rec_body(void *user, const char *data,
+                                             size_t len) {
+    fixture_records_t *r = (fixture_records_t *)user;
+    if (r->len + len >= r->cap) {
+        return CTXC_E_NO_SPACE;
+    }
+    memcpy(r->buf + r->len, data, len);
+    r->len += len;
+    return CTXC_OK;
+}
+
+/* GET /__requests?test=<test_id> from the plain port (through port's
+ * transport): the JSON list of the requests that carried X-Test-Id
+ * test_id, NUL-terminated in buf; *len its length. */
+static inline ctxc_status_t
+fixture_fetch_records(const fixture_t *fx, const ctxc_port_t *port,
+                      const char *test_id, char *buf, size_t cap, size_t *len) {
+    static CTXC_HTTP_WORK_DEFINE(fixture_work);
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/__requests?test=%s",
+             (unsigned)fixture_port(fx, "plain"), test_id);
+    fixture_records_t r = {buf, cap, 0};
+    ctxc_http_request_t req;
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.url = url;
+    req.on_body = fixture_rec_body;
+    req.user = &r;
+    ctxc_http_response_t resp;
+    ctxc_error_t e;
+    ctxc_status_t st = ctxc_http_request(&req, port, fixture_work,
+                                         sizeof fixture_work, &resp, &e);
+    buf[r.len < cap ? r.len : cap - 1] = '\0';
+    *len = r.len;
+    return st;
+}
+
+/* How often needle occurs in hay. */
+static inline size_t fixture_count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL;
+         p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+#endif /* CTXC_HTTP_H */
+
 #endif /* CTXC_TEST_FIXTURE_H */

@@ -44,13 +44,12 @@
 
 #include <cmocka.h>
 
-#include "fixture.h"
-
 #include "ctxc/ctxc.h"
 #include "ctxc/prompt.h"
 #include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
+#include "fixture.h"
 
 #include "../unit/support.h"
 
@@ -327,42 +326,16 @@ static void compress_fails(ctxc_status_t want, const char *msg) {
 static char records[1 << 21];
 static size_t records_len;
 
-static ctxc_status_t rec_body(void *user, const char *data, size_t len) {
-    (void)user;
-    assert_true(records_len + len < sizeof records);
-    memcpy(records + records_len, data, len);
-    records_len += len;
-    return CTXC_OK;
-}
-
 static size_t count_of(const char *hay, const char *needle) {
-    size_t n = 0;
-    for (const char *p = strstr(hay, needle); p != NULL;
-         p = strstr(p + 1, needle)) {
-        n++;
-    }
-    return n;
+    return fixture_count(hay, needle);
 }
 
 /* GET /__requests?test=<test_id> over plain HTTP to 127.0.0.1; returns the
  * number of POSTs recorded. */
 static size_t fetch_records(void) {
-    char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/__requests?test=%s",
-             (unsigned)port_plain, test_id);
-    static CTXC_HTTP_WORK_DEFINE(hwork);
-    ctxc_http_request_t req;
-    memset(&req, 0, sizeof req);
-    req.method = "GET";
-    req.url = url;
-    req.on_body = rec_body;
-    ctxc_http_response_t resp;
-    ctxc_error_t e;
-    records_len = 0;
-    assert_int_equal(
-        ctxc_http_request(&req, &pp.port, hwork, sizeof hwork, &resp, &e),
-        CTXC_OK);
-    records[records_len] = '\0';
+    assert_int_equal(fixture_fetch_records(&fx, &pp.port, test_id, records,
+                                           sizeof records, &records_len),
+                     CTXC_OK);
     return count_of(records, "\"method\": \"POST\"");
 }
 
