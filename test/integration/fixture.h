@@ -93,6 +93,38 @@ static inline int fixture_load(fixture_t *fx, const char *suite, ...) {
     return rc;
 }
 
+/* ---- port hooks that record (needs ctxc/port.h) -------------------------- */
+#ifdef CTXC_PORT_H
+
+/* Log lines (one per line) and delays a port asked for, for tests to look
+ * at: port.log = fixture_rec_log, port.log_ctx = &rec; port.delay_ms =
+ * fixture_rec_delay, port.delay_ctx = &rec (recorded, not slept). */
+typedef struct {
+    char lines[1 << 16];
+    size_t len;
+    uint32_t delays[16];
+    size_t n_delays;
+} fixture_rec_t;
+
+static inline void fixture_rec_log(void *ctx, ctxc_log_level_t level,
+                                   const char *msg) {
+    fixture_rec_t *r = (fixture_rec_t *)ctx;
+    (void)level;
+    int n = snprintf(r->lines + r->len, sizeof r->lines - r->len, "%s\n", msg);
+    if (n > 0 && (size_t)n < sizeof r->lines - r->len) {
+        r->len += (size_t)n;
+    }
+}
+
+static inline void fixture_rec_delay(void *ctx, uint32_t ms) {
+    fixture_rec_t *r = (fixture_rec_t *)ctx;
+    if (r->n_delays < sizeof r->delays / sizeof r->delays[0]) {
+        r->delays[r->n_delays++] = ms;
+    }
+}
+
+#endif /* CTXC_PORT_H */
+
 /* ---- what the server recorded (needs ctxc/http.h) ------------------------ */
 #ifdef CTXC_HTTP_H
 

@@ -115,26 +115,7 @@ static void remove_tree(const char *path) {
 
 static ctxc_posix_port_t pp;
 static ctxc_posix_transport_t net;
-static char log_lines[1 << 16];
-static size_t log_len;
-static uint32_t delays[16];
-static size_t delay_count;
-
-static void rec_log(void *ctx, ctxc_log_level_t level, const char *msg) {
-    (void)ctx, (void)level;
-    int n =
-        snprintf(log_lines + log_len, sizeof log_lines - log_len, "%s\n", msg);
-    if (n > 0 && (size_t)n < sizeof log_lines - log_len) {
-        log_len += (size_t)n;
-    }
-}
-
-static void rec_delay(void *ctx, uint32_t ms) {
-    (void)ctx;
-    if (delay_count < 16) {
-        delays[delay_count++] = ms; /* recorded, not slept */
-    }
-}
+static fixture_rec_t rec; /* the port's log lines and delays */
 
 static int group_setup(void **state) {
     (void)state;
@@ -150,9 +131,10 @@ static int group_setup(void **state) {
         fprintf(stderr, "port: %s\n", err.message);
         return -1;
     }
-    pp.port.log = rec_log;
-    pp.port.log_ctx = NULL;
-    pp.port.delay_ms = rec_delay;
+    pp.port.log = fixture_rec_log;
+    pp.port.log_ctx = &rec;
+    pp.port.delay_ms = fixture_rec_delay;
+    pp.port.delay_ctx = &rec;
     setenv(KEY_VAR, KEY, 1);
     return 0;
 }
@@ -217,9 +199,9 @@ static int setup(void **state) {
         return -1;
     }
     pp.port.transport = ctxc_posix_transport(&net);
-    log_len = 0;
-    log_lines[0] = '\0';
-    delay_count = 0;
+    rec.len = 0;
+    rec.lines[0] = '\0';
+    rec.n_delays = 0;
     resolves = 0;
     ctxc_settings_init(&set, &pp.port.fs);
     t_set_uint(&set, "context-limit", 100000);
@@ -271,7 +253,7 @@ static void new_test_id(void) {
 /* No trace of the key outside the auth header: errors, log, the client. */
 static void assert_key_nowhere(void) {
     assert_null(strstr(err.message, "SECRET"));
-    assert_null(strstr(log_lines, "SECRET"));
+    assert_null(strstr(rec.lines, "SECRET"));
     const char *mem = (const char *)&client;
     for (size_t i = 0; i + 6 <= sizeof client; i++) {
         assert_false(memcmp(mem + i, "SECRET", 6) == 0);
@@ -892,7 +874,7 @@ static void run_split(const char *strategy, const char *api, bool stream) {
     assert_contains(t_block_text(&hist, from + 1, 0),
                     "Your latest request: \"BOTMARK-16 Now add hysteresis");
     assert_int_equal(resolves, 1);
-    assert_contains(log_lines, strategy);
+    assert_contains(rec.lines, strategy);
 }
 
 static void test_middle_out_each_provider(void **state) {
@@ -930,8 +912,8 @@ static void test_thinking_and_429_once(void **state) {
     compress_ok();
     check_wire("gemini", "fixture-429-once", true, 2);
     check_result(0, 16, SUMMARY, false);
-    assert_int_equal(delay_count, 1);
-    assert_int_equal(delays[0], 1000);
+    assert_int_equal(rec.n_delays, 1);
+    assert_int_equal(rec.delays[0], 1000);
 }
 
 /* A long latest request in the middle stays there and goes in full. */
@@ -1055,7 +1037,7 @@ static void test_error_body_of_each_provider(void **state) {
                    CTXC_E_HTTP_STATUS, msg[a], 1); /* not retried */
         assert_contains(err.message, "401");
     }
-    assert_int_equal(delay_count, 0);
+    assert_int_equal(rec.n_delays, 0);
 }
 
 static void test_503_retries_exhausted(void **state) {
@@ -1063,13 +1045,13 @@ static void test_503_retries_exhausted(void **state) {
     static const char *const msg[] = {"The server is overloaded", "Overloaded",
                                       "The model is overloaded"};
     for (size_t a = 0; a < 3; a++) {
-        delay_count = 0;
+        rec.n_delays = 0;
         t_set(&set, "compression.retries", "2");
         fails_with("one-shot", APIS[a], "fixture-error-503", port_good, a != 0,
                    CTXC_E_HTTP_STATUS, msg[a], 3);
-        assert_int_equal(delay_count, 2);
-        assert_int_equal(delays[0], 500);
-        assert_int_equal(delays[1], 1000);
+        assert_int_equal(rec.n_delays, 2);
+        assert_int_equal(rec.delays[0], 500);
+        assert_int_equal(rec.delays[1], 1000);
     }
 }
 
@@ -1107,7 +1089,7 @@ static void test_connection_reset(void **state) {
     t_set(&set, "compression.retries", "1");
     fails_with("middle-out", "gemini", "fixture-reset", port_good, true,
                CTXC_E_NETWORK, NULL, 2);
-    assert_int_equal(delay_count, 1);
+    assert_int_equal(rec.n_delays, 1);
 }
 
 /* ---- the property run ---------------------------------------------------- */

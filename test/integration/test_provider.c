@@ -55,32 +55,13 @@ static int load_fixture(void **state) {
 
 static ctxc_posix_transport_t net;
 static ctxc_port_t port;
-static char log_lines[16384];
-static size_t log_len;
-static uint32_t delays[16];
-static size_t delay_count;
+static fixture_rec_t rec; /* the port's log lines and delays */
 
 static uint64_t now_ms(void *ctx) {
     (void)ctx;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void rec_log(void *ctx, ctxc_log_level_t level, const char *msg) {
-    (void)ctx, (void)level;
-    int n =
-        snprintf(log_lines + log_len, sizeof log_lines - log_len, "%s\n", msg);
-    if (n > 0 && (size_t)n < sizeof log_lines - log_len) {
-        log_len += (size_t)n;
-    }
-}
-
-static void rec_delay(void *ctx, uint32_t ms) {
-    (void)ctx;
-    if (delay_count < 16) {
-        delays[delay_count++] = ms; /* recorded, not slept */
-    }
 }
 
 static int setup(void **state) {
@@ -98,15 +79,17 @@ static int setup(void **state) {
     }
     memset(&port, 0, sizeof port);
     port.clock = now_ms;
-    port.log = rec_log;
+    port.log = fixture_rec_log;
+    port.log_ctx = &rec;
     port.log_level = CTXC_LOG_DEBUG;
     port.transport = ctxc_posix_transport(&net);
     port.entropy = ctxc_posix_entropy;
     port.key = ctxc_posix_key;
-    port.delay_ms = rec_delay;
-    log_len = 0;
-    log_lines[0] = '\0';
-    delay_count = 0;
+    port.delay_ms = fixture_rec_delay;
+    port.delay_ctx = &rec;
+    rec.len = 0;
+    rec.lines[0] = '\0';
+    rec.n_delays = 0;
     setenv(KEY_VAR, KEY, 1);
     return 0;
 }
@@ -220,7 +203,7 @@ static ctxc_status_t call_with(const char *api, const char *model, bool stream,
     }
     assert_null(strstr(err.message, KEY));
     assert_null(strstr(err.message, "SECRET"));
-    assert_null(strstr(log_lines, "SECRET"));
+    assert_null(strstr(rec.lines, "SECRET"));
     /* the key buffer is wiped after the call */
     const char *mem = (const char *)&client;
     for (size_t i = 0; i + 6 <= sizeof client; i++) {
@@ -444,7 +427,7 @@ static void test_401_carries_the_provider_message(void **state) {
             check_sent(APIS[a], "fixture-error-401", s == 0, 1, true);
         }
     }
-    assert_int_equal(delay_count, 0);
+    assert_int_equal(rec.n_delays, 0);
 }
 
 /* A server that repeats the key in its message: masked. */
@@ -463,18 +446,18 @@ static void test_429_once_then_ok(void **state) {
     (void)state;
     for (size_t a = 0; a < 3; a++) {
         for (int s = 0; s < 2; s++) {
-            delay_count = 0;
+            rec.n_delays = 0;
             assert_int_equal(call(APIS[a], "fixture-429-once", s == 0, 2),
                              CTXC_OK);
             assert_string_equal(out, SUMMARY);
             assert_int_equal(usage.attempts, 2);
             assert_int_equal(usage.http_status, 200);
-            assert_int_equal(delay_count, 1);
-            assert_int_equal(delays[0], 1000); /* Retry-After: 1 */
+            assert_int_equal(rec.n_delays, 1);
+            assert_int_equal(rec.delays[0], 1000); /* Retry-After: 1 */
             check_sent(APIS[a], "fixture-429-once", s == 0, 2, true);
         }
     }
-    assert_contains(log_lines, "retrying in 1000 ms");
+    assert_contains(rec.lines, "retrying in 1000 ms");
 }
 
 static void test_503_retries_exhausted(void **state) {
@@ -483,15 +466,15 @@ static void test_503_retries_exhausted(void **state) {
                                       "The model is overloaded"};
     for (size_t a = 0; a < 3; a++) {
         for (uint32_t retries = 0; retries <= 2; retries++) {
-            delay_count = 0;
+            rec.n_delays = 0;
             assert_int_equal(call(APIS[a], "fixture-error-503", true, retries),
                              CTXC_E_HTTP_STATUS);
             assert_contains(err.message, msg[a]);
             assert_int_equal(usage.attempts, retries + 1);
             assert_int_equal(usage.http_status, 503);
-            assert_int_equal(delay_count, retries);
-            for (size_t i = 0; i < delay_count; i++) { /* 500 ms, doubled */
-                assert_int_equal(delays[i], 500u << i);
+            assert_int_equal(rec.n_delays, retries);
+            for (size_t i = 0; i < rec.n_delays; i++) { /* 500 ms, doubled */
+                assert_int_equal(rec.delays[i], 500u << i);
             }
             check_sent(APIS[a], "fixture-error-503", true, retries + 1, true);
         }
