@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "../unit/pty.h"
 #include "fixture.h"
 
 /* ---- the fixture ------------------------------------------------------- */
@@ -476,78 +477,6 @@ static void test_usage_errors(void **state) {
 
 /* ---- on a terminal (libedit) --------------------------------------------- */
 
-static int pty_spawn(pid_t *pid, char *const *argv) {
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    assert_true(m >= 0);
-    assert_int_equal(grantpt(m), 0);
-    assert_int_equal(unlockpt(m), 0);
-    const char *slave = ptsname(m);
-    assert_non_null(slave);
-    fflush(stdout);
-    fflush(stderr);
-    *pid = fork();
-    assert_true(*pid >= 0);
-    if (*pid == 0) {
-        setsid(); /* the slave becomes the controlling terminal */
-        int s = open(slave, O_RDWR);
-        if (s < 0 || dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup2(s, 2) < 0) {
-            _exit(126);
-        }
-        close(m);
-        setenv("TERM", "vt100", 1);
-        alarm(120);
-        execv(CTXC_CLI_PATH, argv);
-        _exit(127);
-    }
-    return m;
-}
-
-static char g_screen[1 << 16];
-static size_t g_screen_len;
-
-/* Reads the terminal until `needle` shows after what was consumed (60 s of
- * silence at most: valgrind is slow); the text up to it is consumed. */
-static void pty_expect(int m, const char *needle) {
-    for (int waited = 0; waited < 60000;) {
-        g_screen[g_screen_len] = '\0';
-        char *hit = strstr(g_screen, needle);
-        if (hit != NULL) {
-            size_t used = (size_t)(hit - g_screen) + strlen(needle);
-            memmove(g_screen, g_screen + used, g_screen_len - used + 1);
-            g_screen_len -= used;
-            return;
-        }
-        if (g_screen_len > sizeof g_screen / 2) {
-            memmove(g_screen, g_screen + g_screen_len - 1024, 1024);
-            g_screen_len = 1024;
-        }
-        struct pollfd p = {m, POLLIN, 0};
-        int r = poll(&p, 1, 100);
-        waited += r > 0 ? 0 : 100;
-        if (r > 0) {
-            ssize_t got = read(m, g_screen + g_screen_len,
-                               sizeof g_screen - 1 - g_screen_len);
-            if (got <= 0) {
-                break;
-            }
-            for (ssize_t i = 0; i < got; i++) { /* drop NUL padding */
-                if (g_screen[g_screen_len] != '\0') {
-                    g_screen_len++;
-                } else {
-                    memmove(g_screen + g_screen_len,
-                            g_screen + g_screen_len + 1, (size_t)(got - i - 1));
-                }
-            }
-        }
-    }
-    g_screen[g_screen_len] = '\0';
-    fail_msg("the terminal never showed '%s'; it shows:\n%s", needle, g_screen);
-}
-
-static void pty_type(int m, const char *keys) {
-    assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
-}
-
 /* `ctxc chat` on a terminal: the banner names the model, the prompt, a
  * line answered, /stats, /quit. */
 static void test_chat_on_a_terminal(void **state) {
@@ -564,7 +493,7 @@ static void test_chat_on_a_terminal(void **state) {
                     g_marker,
                     NULL};
     pid_t pid;
-    g_screen_len = 0;
+    pty_screen_len = 0;
     int m = pty_spawn(&pid, argv);
     pty_expect(m, "chat: provider openai, model fixture-chat");
     pty_expect(m, "you> ");

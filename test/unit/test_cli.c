@@ -38,6 +38,8 @@
 
 #include <cmocka.h>
 
+#include "pty.h"
+
 /* The host configuration, when the library's include paths are available. */
 #if defined(__has_include)
 #if __has_include("ctxc_manifest.h")
@@ -1189,14 +1191,8 @@ static void test_prompts_errors(void **state) {
 
 /* --- repl ----------------------------------------------------------------- */
 
-/* Starts the CLI with argv on a new pseudo-terminal; returns the master. */
-static int pty_spawn(pid_t *pid, const char *const *args) {
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    assert_true(m >= 0);
-    assert_int_equal(grantpt(m), 0);
-    assert_int_equal(unlockpt(m), 0);
-    const char *slave = ptsname(m);
-    assert_non_null(slave);
+/* Starts the CLI with args (copied: pty_spawn wants char *const *). */
+static int pty_start(pid_t *pid, const char *const *args) {
     char *argv[MAX_ARGS + 2];
     size_t n = 0;
     for (; args[n] != NULL; n++) {
@@ -1204,80 +1200,7 @@ static int pty_spawn(pid_t *pid, const char *const *args) {
         argv[n] = g_argstore[n];
     }
     argv[n] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    *pid = fork();
-    assert_true(*pid >= 0);
-    if (*pid == 0) {
-        setsid(); /* the slave becomes the controlling terminal */
-        int s = open(slave, O_RDWR);
-        if (s < 0 || dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup2(s, 2) < 0) {
-            _exit(126);
-        }
-        close(m);
-        setenv("TERM", "vt100", 1);
-        execv(CTXC_CLI_PATH, argv);
-        _exit(127);
-    }
-    return m;
-}
-
-static char g_screen[1 << 16];
-static size_t g_screen_len;
-
-/* Reads from the terminal until `needle` appears after what was already
- * consumed (or 10 s pass); the text up to it is consumed. */
-static void pty_expect(int m, const char *needle) {
-    for (int waited = 0; waited < 10000;) {
-        g_screen[g_screen_len] = '\0';
-        char *hit = strstr(g_screen, needle);
-        if (hit != NULL) {
-            size_t used = (size_t)(hit - g_screen) + strlen(needle);
-            memmove(g_screen, g_screen + used, g_screen_len - used + 1);
-            g_screen_len -= used;
-            return;
-        }
-        if (g_screen_len > sizeof g_screen / 2) {
-            /* a long echo: keep only its tail (longer than any needle) */
-            memmove(g_screen, g_screen + g_screen_len - 1024, 1024);
-            g_screen_len = 1024;
-        }
-        struct pollfd p = {m, POLLIN, 0};
-        int r = poll(&p, 1, 100);
-        waited += r > 0 ? 0 : 100; /* 10 s of silence, not 100 reads */
-        if (r > 0) {
-            ssize_t got = read(m, g_screen + g_screen_len,
-                               sizeof g_screen - 1 - g_screen_len);
-            if (got <= 0) {
-                break;
-            }
-            /* drop the NUL padding some terminal types ask for */
-            for (ssize_t i = 0; i < got; i++) {
-                if (g_screen[g_screen_len] != '\0') {
-                    g_screen_len++;
-                } else {
-                    memmove(g_screen + g_screen_len,
-                            g_screen + g_screen_len + 1, (size_t)(got - i - 1));
-                }
-            }
-        }
-    }
-    g_screen[g_screen_len] = '\0';
-    fail_msg("the terminal never showed '%s'; it shows:\n%s", needle, g_screen);
-}
-
-static void pty_type(int m, const char *keys) {
-    assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
-}
-
-static void pty_finish(int m, pid_t pid) {
-    pty_type(m, "/quit\r");
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    close(m);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
-    g_screen_len = 0;
+    return pty_spawn(pid, argv);
 }
 
 /* A new user in `ctxc repl` on a terminal: completes the strategy key and
@@ -1291,7 +1214,7 @@ static void test_repl_on_a_terminal(void **state) {
     fresh_home();
     const char *args[] = {"ctxc", "repl", "--history", example, NULL};
     pid_t pid;
-    int m = pty_spawn(&pid, args);
+    int m = pty_start(&pid, args);
     pty_expect(m, "ctxc> ");
     pty_type(m, "/set compression.str\t");
     pty_expect(m, "ategy ");
@@ -1308,7 +1231,7 @@ static void test_repl_on_a_terminal(void **state) {
     pty_expect(m, "profile 'cheap' saved");
     pty_finish(m, pid);
 
-    m = pty_spawn(&pid, args);
+    m = pty_start(&pid, args);
     pty_expect(m, "ctxc> ");
     pty_type(m, "/stats\r");
     pty_expect(m, "strategy middle-out"); /* a new session: the default */
@@ -1810,7 +1733,7 @@ static void test_repl_terminal_long_line(void **state) {
     (void)state;
     const char *args[] = {"ctxc", "repl", NULL};
     pid_t pid;
-    int m = pty_spawn(&pid, args);
+    int m = pty_start(&pid, args);
     pty_expect(m, "ctxc> ");
     pty_sync_editor(m);
     pty_type_many(m, 'a', 9000);

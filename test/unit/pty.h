@@ -1,0 +1,118 @@
+/*
+ * The CLI on a pseudo-terminal, for the suites that drive `ctxc repl` and
+ * `ctxc chat` through libedit (header only; include after <cmocka.h> in one
+ * test file; the file defines CTXC_CLI_PATH, as every suite does).
+ *
+ *     pid_t pid;
+ *     int m = pty_spawn(&pid, argv);       // argv[0] = "ctxc", NULL-ended
+ *     pty_expect(m, "ctxc> ");             // waits, consumes up to it
+ *     pty_type(m, "/stats\r");
+ *     pty_finish(m, pid);                  // /quit, exit status 0
+ */
+#ifndef CTXC_TEST_PTY_H
+#define CTXC_TEST_PTY_H
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long pty_expect() waits without output (valgrind is slow). */
+#ifndef PTY_QUIET_MS
+#define PTY_QUIET_MS 60000
+#endif
+
+/* Starts the CLI with argv on a new pseudo-terminal (its controlling
+ * terminal; TERM=vt100); returns the master side. */
+static inline int pty_spawn(pid_t *pid, char *const *argv) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    const char *slave = ptsname(m);
+    assert_non_null(slave);
+    fflush(stdout);
+    fflush(stderr);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0) {
+        setsid(); /* the slave becomes the controlling terminal */
+        int s = open(slave, O_RDWR);
+        if (s < 0 || dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup2(s, 2) < 0) {
+            _exit(126);
+        }
+        close(m);
+        setenv("TERM", "vt100", 1);
+        alarm(300); /* a hung child never outlives the test for long */
+        execv(CTXC_CLI_PATH, argv);
+        _exit(127);
+    }
+    return m;
+}
+
+static char pty_screen[1 << 16];
+static size_t pty_screen_len;
+
+/* Reads the terminal until `needle` shows after what was consumed
+ * (PTY_QUIET_MS of silence at most); the text up to it is consumed. */
+static inline void pty_expect(int m, const char *needle) {
+    for (int waited = 0; waited < PTY_QUIET_MS;) {
+        pty_screen[pty_screen_len] = '\0';
+        char *hit = strstr(pty_screen, needle);
+        if (hit != NULL) {
+            size_t used = (size_t)(hit - pty_screen) + strlen(needle);
+            memmove(pty_screen, pty_screen + used, pty_screen_len - used + 1);
+            pty_screen_len -= used;
+            return;
+        }
+        if (pty_screen_len > sizeof pty_screen / 2) {
+            /* a long echo: keep only its tail (longer than any needle) */
+            memmove(pty_screen, pty_screen + pty_screen_len - 1024, 1024);
+            pty_screen_len = 1024;
+        }
+        struct pollfd p = {m, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        waited += r > 0 ? 0 : 100; /* silence, not reads, is counted */
+        if (r > 0) {
+            ssize_t got = read(m, pty_screen + pty_screen_len,
+                               sizeof pty_screen - 1 - pty_screen_len);
+            if (got <= 0) {
+                break;
+            }
+            /* drop the NUL padding some terminal types ask for */
+            for (ssize_t i = 0; i < got; i++) {
+                if (pty_screen[pty_screen_len] != '\0') {
+                    pty_screen_len++;
+                } else {
+                    memmove(pty_screen + pty_screen_len,
+                            pty_screen + pty_screen_len + 1,
+                            (size_t)(got - i - 1));
+                }
+            }
+        }
+    }
+    pty_screen[pty_screen_len] = '\0';
+    fail_msg("the terminal never showed '%s'; it shows:\n%s", needle,
+             pty_screen);
+}
+
+static inline void pty_type(int m, const char *keys) {
+    assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
+}
+
+/* /quit, then the child must exit with status 0. */
+static inline void pty_finish(int m, pid_t pid) {
+    pty_type(m, "/quit\r");
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(m);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    pty_screen_len = 0;
+}
+
+#endif /* CTXC_TEST_PTY_H */
