@@ -52,7 +52,6 @@ PV_HELPER void jw_puts(jw_t *w, const char *s) { jw_put(w, s, strlen(s)); }
  * may end inside a multi-byte sequence: bytes >= 0x80 go through as they
  * are; '"', '\' and control characters are escaped. */
 PV_HELPER ctxc_status_t jw_text(void *user, const char *text, size_t len) {
-    static const char hex[] = "0123456789abcdef";
     jw_t *w = user;
     size_t run = 0;
     for (size_t i = 0; i < len && w->st == CTXC_OK; i++) {
@@ -62,33 +61,10 @@ PV_HELPER ctxc_status_t jw_text(void *user, const char *text, size_t len) {
         }
         jw_put(w, text + run, i - run);
         run = i + 1;
-        switch (ch) {
-        case '"':
-            jw_put(w, "\\\"", 2);
-            break;
-        case '\\':
-            jw_put(w, "\\\\", 2);
-            break;
-        case '\n':
-            jw_put(w, "\\n", 2);
-            break;
-        case '\r':
-            jw_put(w, "\\r", 2);
-            break;
-        case '\t':
-            jw_put(w, "\\t", 2);
-            break;
-        case '\b':
-            jw_put(w, "\\b", 2);
-            break;
-        case '\f':
-            jw_put(w, "\\f", 2);
-            break;
-        default: {
-            char e[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15u]};
-            jw_put(w, e, sizeof e);
-        }
-        }
+        char e[6]; /* the JSON codec's escape of this character */
+        ctxc__sink_t es = {e, sizeof e, 0};
+        ctxc__json_escape_cp(&es, ch);
+        jw_put(w, e, es.len);
     }
     if (run < len) {
         jw_put(w, text + run, len - run);
