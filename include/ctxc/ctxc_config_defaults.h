@@ -16,7 +16,8 @@
  *      seen by your code but not by the library, so use 1.
  *   3. Every option not defined by then gets the default below.
  * Options may also come from -D flags; whatever the way, the library and
- * everything that includes its headers must see the same values.
+ * everything that includes its headers must see the same values; the
+ * options that size public structs are checked at link time (below).
  *
  * Defaults that are part of the project manifest (project.yml: default arena
  * sizes, limits, compiled-in strategies) are not written here: they come from
@@ -395,5 +396,13 @@
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY
 #error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
 #endif
+
+/* --- Link-time guard -------------------------------------------------------
+ * The options that size public structs and work areas become symbol names
+ * (ctxc_cfg_<OPTION>_<value>) that the library defines and every
+ * translation unit including a ctxc header references: an application
+ * built with other values fails to link, naming the option and its value.
+ * See ctxc/config_guard.h; CTXC_CONFIG_GUARD 0 turns it off. */
+#include "ctxc/config_guard.h"
 
 #endif /* CTXC_CONFIG_DEFAULTS_H */

@@ -142,6 +142,13 @@ def main():
         fail("no compile command of src/jsonl.c in the second build")
     else:
         probe("CTXC_CONFIG_FILE, library build", d, args, 64, work)
+    syms = subprocess.run(["nm", os.path.join(sub, "src", "lib%s.a" % lib)],
+                          capture_output=True, text=True).stdout
+    if re.search(r" R ctxc_cfg_JSON_MAX_TOKENS_64$", syms, re.M):
+        ok("lib%s.a defines ctxc_cfg_JSON_MAX_TOKENS_64 (its link guard)"
+           % lib)
+    else:
+        fail("lib%s.a does not define ctxc_cfg_JSON_MAX_TOKENS_64" % lib)
     d, args = command_for(
         sub, lambda e: e["file"].endswith("/boards/host/main.c"))
     if args is None:
