@@ -1,12 +1,23 @@
 /*
  * ctxc — compile-time configuration defaults.
  *
- * How configuration works (lwIP / mbedTLS style):
- *   1. If CTXC_CONFIG_FILE is defined (-DCTXC_CONFIG_FILE='"my_cfg.h"'), that
- *      file is included first.
- *   2. Otherwise, if a header named ctxc_config.h is on the include path, it is
- *      included first (each board in boards/ ships one).
+ * How configuration works (lwIP / mbedTLS style). The configuration header
+ * is looked up in this order, the first found is the only one read:
+ *   1. The integrator's header: if CTXC_CONFIG_FILE is defined, that file.
+ *      The CMake build defines it for the library and every target linked
+ *      to it from the cache variable of the same name
+ *      (cmake -DCTXC_CONFIG_FILE=/path/to/my_ctxc_config.h); other build
+ *      systems pass -DCTXC_CONFIG_FILE='"/path/to/my_ctxc_config.h"' to
+ *      every compile of the library and of the application alike.
+ *   2. Otherwise the first ctxc_config.h on the include path: in the CMake
+ *      build the board's (boards/<board>/ctxc_config.h, the board folder is
+ *      the last include directory of the library). It is only the default:
+ *      a ctxc_config.h in your application's own include directories is
+ *      seen by your code but not by the library, so use 1.
  *   3. Every option not defined by then gets the default below.
+ * Options may also come from -D flags; whatever the way, the library and
+ * everything that includes its headers must see the same values; the
+ * options that size public structs are checked at link time (below).
  *
  * Defaults that are part of the project manifest (project.yml: default arena
  * sizes, limits, compiled-in strategies) are not written here: they come from
@@ -385,5 +396,13 @@
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY
 #error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
 #endif
+
+/* --- Link-time guard -------------------------------------------------------
+ * The options that size public structs and work areas become symbol names
+ * (ctxc_cfg_<OPTION>_<value>) that the library defines and every
+ * translation unit including a ctxc header references: an application
+ * built with other values fails to link, naming the option and its value.
+ * See ctxc/config_guard.h; CTXC_CONFIG_GUARD 0 turns it off. */
+#include "ctxc/config_guard.h"
 
 #endif /* CTXC_CONFIG_DEFAULTS_H */
