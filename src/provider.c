@@ -279,6 +279,18 @@ struct ctxc_provider {
                           const tok_t *t, bool stream, ctxc_error_t *err);
 };
 
+/* The messages as {"role": "user"|"assistant", "content": text}, comma
+ * separated (the shape OpenAI's and Anthropic's APIs share). */
+PV_HELPER void jw_chat_messages(jw_t *w, const ctxc_llm_request_t *req) {
+    for (size_t i = 0; i < req->message_count; i++) {
+        jw_puts(w, i > 0 ? ",{\"role\":" : "{\"role\":");
+        jw_puts(w, is_assistant(req, i) ? "\"assistant\"" : "\"user\"");
+        jw_puts(w, ",\"content\":");
+        jw_part(w, req->message, req->src, i);
+        jw_puts(w, "}");
+    }
+}
+
 #if CTXC_CFG_PROVIDER_OPENAI
 static void openai_body(jw_t *w, const char *model, bool stream,
                         const ctxc_llm_request_t *req) {
@@ -290,13 +302,7 @@ static void openai_body(jw_t *w, const char *model, bool stream,
         jw_part(w, req->system, req->src, 0);
         jw_puts(w, "},");
     }
-    for (size_t i = 0; i < req->message_count; i++) {
-        jw_puts(w, i > 0 ? ",{\"role\":" : "{\"role\":");
-        jw_puts(w, is_assistant(req, i) ? "\"assistant\"" : "\"user\"");
-        jw_puts(w, ",\"content\":");
-        jw_part(w, req->message, req->src, i);
-        jw_puts(w, "}");
-    }
+    jw_chat_messages(w, req);
     jw_puts(w, stream ? "],\"stream\":true,\"stream_options\":{"
                         "\"include_usage\":true}"
                       : "],\"stream\":false");
@@ -339,13 +345,7 @@ static void anthropic_body(jw_t *w, const char *model, bool stream,
         jw_part(w, req->system, req->src, 0);
     }
     jw_puts(w, ",\"messages\":[");
-    for (size_t i = 0; i < req->message_count; i++) {
-        jw_puts(w, i > 0 ? ",{\"role\":" : "{\"role\":");
-        jw_puts(w, is_assistant(req, i) ? "\"assistant\"" : "\"user\"");
-        jw_puts(w, ",\"content\":");
-        jw_part(w, req->message, req->src, i);
-        jw_puts(w, "}");
-    }
+    jw_chat_messages(w, req);
     jw_puts(w, stream ? "],\"stream\":true}" : "],\"stream\":false}");
 }
 
