@@ -81,63 +81,10 @@ static void put_str(out_t *o, ctxc_str_t s) {
     }
 }
 
-/* One entry as plain text for a model without tools. */
+/* One entry as plain text for a model without tools (ctxc/llm.h). */
 static void render_entry(out_t *o, const ctxc_entry_t *e) {
-    const uint8_t *cur = NULL;
-    ctxc_block_t b;
-    bool first = true;
-    while (ctxc_entry_next_block(e, &cur, &b)) {
-        if (!first) {
-            puts_(o, "\n\n");
-        }
-        first = false;
-        switch (b.type) {
-        case CTXC_BLOCK_TEXT:
-            put_str(o, b.u.text.text);
-            break;
-        case CTXC_BLOCK_TOOL_CALL:
-            puts_(o, "[Tool Call: ");
-            put_str(o, b.u.tool_call.name);
-            puts_(o, "] ");
-            put_str(o, b.u.tool_call.parameters);
-            break;
-        case CTXC_BLOCK_TOOL_RESPONSE:
-            puts_(o, "[Tool Result: ");
-            put_str(o, b.u.tool_response.tool_name);
-            puts_(o, "]");
-            if (b.u.tool_response.error.ptr != NULL) {
-                puts_(o, "\nError: ");
-                put_str(o, b.u.tool_response.error);
-            }
-            puts_(o, "\n");
-            put_str(o, b.u.tool_response.result);
-            break;
-        case CTXC_BLOCK_THINKING:
-            puts_(o, "[Reasoning left out]");
-            break;
-        case CTXC_BLOCK_CODE:
-            puts_(o, "```");
-            put_str(o, b.u.code.language);
-            puts_(o, "\n");
-            put_str(o, b.u.code.code);
-            puts_(o, "\n```");
-            break;
-        case CTXC_BLOCK_MEDIA:
-            puts_(o, "[Attachment: ");
-            put_str(o, b.u.media.mime_type);
-            if (b.u.media.caption.ptr != NULL) {
-                puts_(o, ", caption: ");
-                put_str(o, b.u.media.caption);
-            }
-            if (b.u.media.filename.ptr != NULL) {
-                puts_(o, ", file: ");
-                put_str(o, b.u.media.filename);
-            }
-            puts_(o, "; content not included]");
-            break;
-        default:
-            break;
-        }
+    if (o->st == CTXC_OK) {
+        o->st = ctxc_llm_render_entry(e, 0, o->w, o->u);
     }
 }
 

@@ -206,55 +206,6 @@ static bool chat_block_shown(const ctxc_block_t *b) {
         }                                                                      \
     } while (0)
 #define CHAT_PUTS(s) CHAT_PUT((s), strlen(s))
-#define CHAT_PUTSTR(v) CHAT_PUT((v).ptr != NULL ? (v).ptr : "", (v).len)
-
-static ctxc_status_t chat_block(const ctxc_block_t *b, ctxc_llm_write_fn write,
-                                void *write_user) {
-    switch (b->type) {
-    case CTXC_BLOCK_TEXT:
-        CHAT_PUTSTR(b->u.text.text);
-        break;
-    case CTXC_BLOCK_TOOL_CALL:
-        CHAT_PUTS("[Tool Call: ");
-        CHAT_PUTSTR(b->u.tool_call.name);
-        CHAT_PUTS("] ");
-        CHAT_PUTSTR(b->u.tool_call.parameters);
-        break;
-    case CTXC_BLOCK_TOOL_RESPONSE:
-        CHAT_PUTS("[Tool Result: ");
-        CHAT_PUTSTR(b->u.tool_response.tool_name);
-        CHAT_PUTS("] ");
-        CHAT_PUTSTR(b->u.tool_response.result);
-        if (b->u.tool_response.error.ptr != NULL) {
-            CHAT_PUTS(" [Error] ");
-            CHAT_PUTSTR(b->u.tool_response.error);
-        }
-        break;
-    case CTXC_BLOCK_CODE:
-        CHAT_PUTS("```");
-        CHAT_PUTSTR(b->u.code.language);
-        CHAT_PUTS("\n");
-        CHAT_PUTSTR(b->u.code.code);
-        CHAT_PUTS("\n```");
-        break;
-    case CTXC_BLOCK_MEDIA:
-        CHAT_PUTS("[Media: ");
-        CHAT_PUTSTR(b->u.media.mime_type);
-        if (b->u.media.filename.ptr != NULL) {
-            CHAT_PUTS(" ");
-            CHAT_PUTSTR(b->u.media.filename);
-        }
-        if (b->u.media.caption.ptr != NULL) {
-            CHAT_PUTS(" ");
-            CHAT_PUTSTR(b->u.media.caption);
-        }
-        CHAT_PUTS("]");
-        break;
-    case CTXC_BLOCK_THINKING:
-        break;
-    }
-    return CTXC_OK;
-}
 
 static ctxc_status_t chat_message(void *src, size_t index,
                                   ctxc_llm_write_fn write, void *write_user) {
@@ -264,26 +215,9 @@ static ctxc_status_t chat_message(void *src, size_t index,
     if (st != CTXC_OK) {
         return st;
     }
-    bool first = true;
-    for (size_t i = 0; i < e.block_count; i++) {
-        ctxc_block_t b;
-        st = ctxc_entry_block(&e, i, &b);
-        if (st != CTXC_OK) {
-            return st;
-        }
-        if (!chat_block_shown(&b)) {
-            continue;
-        }
-        if (!first) {
-            CHAT_PUTS("\n");
-        }
-        first = false;
-        st = chat_block(&b, write, write_user);
-        if (st != CTXC_OK) {
-            return st;
-        }
-    }
-    return CTXC_OK;
+    /* thinking left out: a model answering the user has no use for it */
+    return ctxc_llm_render_entry(&e, CTXC_LLM_RENDER_NO_THINKING, write,
+                                 write_user);
 }
 
 static ctxc_status_t chat_system_part(void *src, size_t index,

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctxc/history.h"
 #include "ctxc/status.h"
 
 #ifdef __cplusplus
@@ -89,6 +90,20 @@ typedef struct ctxc_llm {
     const char *provider; /* names for prompts and reports ("openai", ...) */
     const char *model;
 } ctxc_llm_t;
+
+/* ctxc_llm_render_entry() flags: leave thinking blocks out (else each is
+ * "[Reasoning left out]"). */
+#define CTXC_LLM_RENDER_NO_THINKING 1u
+
+/* Writes entry e as plain text for a model without tools — the rendering
+ * of the summariser request, and what a chat client sends: text as is;
+ * "[Tool Call: <name>] <parameters>"; "[Tool Result: <name>]", then
+ * "\nError: <error>" when there is one, then "\n<result>"; code fenced
+ * with its language; media as "[Attachment: <mime type>, caption: ...,
+ * file: ...; content not included]"; blocks separated by a blank line.
+ * Returns CTXC_OK or the first error of write. */
+ctxc_status_t ctxc_llm_render_entry(const ctxc_entry_t *e, unsigned flags,
+                                    ctxc_llm_write_fn write, void *user);
 
 #ifdef __cplusplus
 }

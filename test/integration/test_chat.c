@@ -329,10 +329,11 @@ static void test_tool_entries_rendered(void **state) {
     assert_contains(
         g_sent,
         "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"read a.c\\\"},"
-        "{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"Reading it.\\\\n"
+        "{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"Reading "
+        "it.\\\\n\\\\n"
         "[Tool Call: read_file] {\\\\\\\"path\\\\\\\":\\\\\\\"a.c\\\\\\\"}"
         "\\\"},{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"[Tool Result: "
-        "read_file] \\\\\\\"int main(void);\\\\\\\"\\\"},"
+        "read_file]\\\\n\\\\\\\"int main(void);\\\\\\\"\\\"},"
         "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"what is in it?\\\"}]");
 }
 
