@@ -1240,7 +1240,7 @@ static void test_secrets_need_https_or_loopback(void **state) {
     (void)state;
     static const char *const refused[] = {
         "http://api.example.com/v1",
-        "http://10.0.0.1:8080/",
+        "http://10.0.2.15:8080/", /* not loopback (never contacted: fake) */
         "http://128.0.0.1/",
         "http://localhost.evil.example/",
         "http://[::2]/",
@@ -1277,7 +1277,7 @@ static void test_secrets_need_https_or_loopback(void **state) {
         {"http://[0:0:0:0:0:0:0:1]/", "0:0:0:0:0:0:0:1"},
         {"http://[0::0:1]/", "0::0:1"},
         {"https://api.example.com/", "api.example.com"},
-        {"https://10.0.0.1/", "10.0.0.1"},
+        {"https://10.0.2.15/", "10.0.2.15"},
     };
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         fake_t f;
