@@ -22,7 +22,9 @@ your build"), four ways, for the host and for Cortex-M4.
       with a plain compiler command line, nothing else). TARGET: host or
       cortex-m4. Builds the consumer and runs it (host: directly;
       cortex-m4: under EMULATOR, the image is linked with --gc-sections);
-      passes when it prints the expected line.
+      passes when it prints the expected line. WAY distcmake: the dist
+      tree's own CMakeLists.txt through add_subdirectory (its non-ESP-IDF
+      branch).
 
   consume.py mismatch WORK WAY
       WAY: pkgconfig (the installed host library; the application compiled
@@ -213,8 +215,9 @@ def run(work, way, target, emulator):
     app = os.path.join(work, "app")
     exe = os.path.join(bdir, "consumer" + ("" if target == "host" else ".elf"))
 
-    if way in ("subdir", "package"):
-        args = [cmake, "-S", app, "-B", bdir, "-DCONSUME_MODE=" + way]
+    if way in ("subdir", "package", "distcmake"):
+        mode = "package" if way == "package" else "subdir"
+        args = [cmake, "-S", app, "-B", bdir, "-DCONSUME_MODE=" + mode]
         if target == "host":
             args.append("-DCMAKE_BUILD_TYPE=Release")
         else:
@@ -223,6 +226,8 @@ def run(work, way, target, emulator):
                          src, "test", "consume", "arm-cortex-m4.cmake")]
         if way == "subdir":
             args.append("-DCTXC_SOURCE=" + src)
+        elif way == "distcmake":
+            args.append("-DCTXC_SOURCE=" + dist_dir(work))
         else:
             args.append("-DCMAKE_PREFIX_PATH=" +
                         os.path.join(work, "prefix-" + target))
