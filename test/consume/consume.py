@@ -205,6 +205,19 @@ def run_image(target, exe, emulator):
     return r.returncode, r.stdout + r.stderr
 
 
+def config_expected(src, way, target):
+    """the start of the app's config line the subdir builds must print"""
+    if way != "subdir":
+        return None
+    if target == "host":  # app/my_ctxc_config.h
+        return ("CTXC_CFG_ERROR_MESSAGE_LEN 120, "
+                "CTXC_CFG_HISTORY_ARENA_BYTES 131072")
+    board = read(os.path.join(src, "boards", "mps2-an386", "ctxc_config.h"))
+    m = re.search(r"^#define CTXC_CFG_ERROR_MESSAGE_LEN \(?([0-9]+)u?\)?\s*$",
+                  board, re.M)
+    return "CTXC_CFG_ERROR_MESSAGE_LEN %s," % (m.group(1) if m else "160")
+
+
 def run(work, way, target, emulator):
     expected = read(os.path.join(work, "expected.txt")).strip()
     src = read(os.path.join(work, "source_dir.txt")).strip()
@@ -226,6 +239,14 @@ def run(work, way, target, emulator):
                          src, "test", "consume", "arm-cortex-m4.cmake")]
         if way == "subdir":
             args.append("-DCTXC_SOURCE=" + src)
+            # the configuration through ctxc's cache variables: the host
+            # build gets the app's own header, the cross build the
+            # mps2-an386 board's (a folder relative to ctxc's tree)
+            if target == "host":
+                args.append("-DCTXC_CONFIG_FILE=" +
+                            os.path.join(app, "my_ctxc_config.h"))
+            else:
+                args.append("-DCTXC_BOARD=boards/mps2-an386")
         elif way == "distcmake":
             args.append("-DCTXC_SOURCE=" + dist_dir(work))
         else:
@@ -262,6 +283,16 @@ def run(work, way, target, emulator):
         print("FAIL: %s %s: exit status %d, expected the line\n  %s"
               % (way, target, status, expected))
         return 1
+    want = config_expected(src, way, target)
+    if want:
+        m = re.search(r"^consume: config: (.*)$", out, re.M)
+        if not m or not m.group(1).startswith(want):
+            print("FAIL: %s %s: the configuration is not the one given: "
+                  "expected '%s'" % (way, target, want))
+            return 1
+        print("ok: %s %s: the configuration given through ctxc's cache "
+              "variables reached the app (and the library: it linked): %s"
+              % (way, target, want))
     print("ok: %s %s: built outside the tree, ran and printed the CLI's "
           "counts" % (way, target))
     return 0

@@ -9,8 +9,16 @@
  *   limit 1000: <n> entries, <t> tokens
  *
  * (one line), which the test compares with what the ctxc CLI prints for the
- * same file. Host: stdout and exit status. Cortex-M4 (__arm__): through the
- * board's semihosting console (board.h, startup.c of the image).
+ * same file, then the configuration it was compiled with,
+ *
+ *   consume: config: CTXC_CFG_ERROR_MESSAGE_LEN <n>,
+ *   CTXC_CFG_HISTORY_ARENA_BYTES <n>
+ *
+ * (one line), which the add_subdirectory tests compare with the
+ * configuration they give (the library has the same, or the link-time
+ * guard stops the link). Host: stdout and exit status. Cortex-M4
+ * (__arm__): the board's semihosting console (board.h, startup.c of the
+ * image).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -68,9 +76,9 @@ int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
     ctxc_error_t err;
-    if (ctxc_import_text(&importer, &history,
-                         (const char *)consume_history, consume_history_len,
-                         CTXC_FORMAT_AUTO, &err) != CTXC_OK) {
+    if (ctxc_import_text(&importer, &history, (const char *)consume_history,
+                         consume_history_len, CTXC_FORMAT_AUTO,
+                         &err) != CTXC_OK) {
         return fail("import", &err);
     }
     out("consume: imported ");
@@ -91,6 +99,10 @@ int main(int argc, char **argv) {
     }
     out("; top-down-truncation, context limit " CONTEXT_LIMIT ": ");
     counts();
+    out("\nconsume: config: CTXC_CFG_ERROR_MESSAGE_LEN ");
+    out_u64((uint64_t)CTXC_CFG_ERROR_MESSAGE_LEN);
+    out(", CTXC_CFG_HISTORY_ARENA_BYTES ");
+    out_u64((uint64_t)CTXC_CFG_HISTORY_ARENA_BYTES);
     out("\n");
     return 0;
 }
