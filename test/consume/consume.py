@@ -26,6 +26,13 @@ your build"), four ways, for the host and for Cortex-M4.
       tree's own CMakeLists.txt through add_subdirectory (its non-ESP-IDF
       branch).
 
+  consume.py install-config-file WORK CMAKE TREE
+      TREE: a build configured with -DCTXC_CONFIG_FILE=<header> (that of
+      ctest config_file_reaches_library). Installs it into
+      WORK/prefix-config-file: include/ctxc/ctxc_config.h must be the
+      header, and the consumer must link against it through pkg-config.
+      Exit 77 (skipped) when TREE does not exist.
+
   consume.py mismatch WORK WAY
       WAY: pkgconfig (the installed host library; the application compiled
       with -DCTXC_CFG_ERROR_MESSAGE_LEN=96) or dist (the library of `run
@@ -337,6 +344,47 @@ def mismatch(work, way):
     return 0
 
 
+def install_config_file(work, cmake, tree):
+    """`cmake --install` of a tree configured with CTXC_CONFIG_FILE: the
+    header is installed as include/ctxc/ctxc_config.h, byte for byte, and
+    the consumer links against the installed library through pkg-config
+    (the guard agrees)"""
+    cache = os.path.join(tree, "CMakeCache.txt")
+    if not os.path.exists(cache):
+        print("SKIP: no %s (ctest config_file_reaches_library builds it)"
+              % tree)
+        return 77
+    m = re.search(r"^CTXC_CONFIG_FILE:[A-Z]+=(.+)$", read(cache), re.M)
+    if not m:
+        raise SystemExit("FAIL: %s has no CTXC_CONFIG_FILE" % cache)
+    given = m.group(1)
+    prefix = os.path.join(work, "prefix-config-file")
+    shutil.rmtree(prefix, ignore_errors=True)
+    sh([cmake, "--install", tree, "--prefix", prefix])
+    inst = os.path.join(prefix, "include", "ctxc", "ctxc_config.h")
+    if not os.path.exists(inst) or read(inst) != read(given):
+        print("FAIL: %s is not a copy of %s" % (inst, given))
+        return 1
+    print("ok: %s installed as include/ctxc/ctxc_config.h" % given)
+    env = dict(os.environ)
+    env["PKG_CONFIG_LIBDIR"] = os.path.join(prefix, "lib", "pkgconfig")
+    env.pop("PKG_CONFIG_PATH", None)
+    flags = shlex.split(sh(["pkg-config", "--cflags", "--libs", "ctxc"],
+                           env=env).stdout)
+    cflags = [f for f in flags if not f.startswith(("-L", "-l"))]
+    libs = [f for f in flags if f.startswith(("-L", "-l"))]
+    exe = os.path.join(work, "config-file-consumer")
+    r = link_app(work, "host", cflags, libs, exe)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout + r.stderr)
+        print("FAIL: the consumer does not link against the installed "
+              "library configured by %s" % given)
+        return 1
+    print("ok: the consumer compiled with the installed headers links "
+          "(the same configuration as the library)")
+    return 0
+
+
 def main(argv):
     if len(argv) >= 9 and argv[1] == "setup":
         return setup(*argv[2:9], argv[9] if len(argv) > 9 else "")
@@ -344,6 +392,8 @@ def main(argv):
         return run(argv[2], argv[3], argv[4], argv[5:])
     if len(argv) == 4 and argv[1] == "mismatch":
         return mismatch(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "install-config-file":
+        return install_config_file(argv[2], argv[3], argv[4])
     print(__doc__)
     return 2
 
