@@ -19,7 +19,8 @@ your build"), four ways, for the host and for Cortex-M4.
       WAY: subdir (add_subdirectory of SOURCE_DIR), package (find_package
       from the installed prefix), pkgconfig (a plain compiler command line
       with `pkg-config --cflags --libs ctxc`), dist (the dist tree compiled
-      with a plain compiler command line, nothing else). TARGET: host or
+      with a plain compiler command line, nothing else; its ports are
+      compiled too). TARGET: host or
       cortex-m4. Builds the consumer and runs it (host: directly;
       cortex-m4: under EMULATOR, the image is linked with --gc-sections);
       passes when it prints the expected line. WAY distcmake: the dist
@@ -171,6 +172,18 @@ def build_dist_lib(work, target, out):
     sh([ar, "rcs", lib] + objs, cwd=out)
     print("dist library: %d objects from %d sources" % (len(objs),
                                                          len(sources)))
+    # the ports of the tree compile too (romfs, template), same flags
+    pdir = os.path.join(out, "ports")
+    os.makedirs(pdir, exist_ok=True)
+    for port in sorted(os.listdir(os.path.join(tree, "port"))):
+        pd = os.path.join(tree, "port", port)
+        psrc = sorted(os.path.join(pd, f) for f in os.listdir(pd)
+                      if f.endswith(".c"))
+        sh(cc + ["-I" + os.path.join(tree, "include"),
+                 "-I" + os.path.join(tree, "config"), "-I" + pd, "-c"] + psrc,
+           cwd=pdir)
+    print("dist ports compile: %s" % " ".join(
+        sorted(os.listdir(os.path.join(tree, "port")))))
     return tree, lib
 
 
