@@ -12,6 +12,8 @@
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
 #   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
 #   make size       the cortex-m4 size table
+#   make dist       the self-contained source tree build/dist/ctxc-<version>/
+#                   and its tarball (README "Using ctxc in your build")
 #   make readme-tables  run the cortex-m4 scenario image under QEMU and write
 #                   its output, stack and footprint tables into README.md
 #   make clean      remove build/
@@ -58,8 +60,9 @@ FUZZ_SECONDS ?= 60
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # python3 (cross): generates the scenario image's histories (boards/mps2-an386).
 # qemu-system-arm (test): runs the scenario image (ctest label target).
+# pkgconf (test): pkg-config for the consumption tests (test/consume).
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
@@ -98,7 +101,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
+.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -156,6 +159,11 @@ size: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size | $(NO_PROGRESS)
 
+# The dist tree (cmake/ctxc_dist.cmake), from the host tree's generated files.
+dist: deps-build
+	@$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) >/dev/null
+	@$(CMAKE) --build $(HOST_DIR) --target dist | $(NO_PROGRESS)
+
 # The scenario image's tables in README.md (boards/mps2-an386).
 readme-tables: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
@@ -165,7 +173,7 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,12s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 deps-build:
 	$(call install_deps,build,$(BUILD_DEPS))

@@ -1,0 +1,62 @@
+# Runs the SDK build files of the dist tree against stand-ins of the SDK
+# commands they call (script mode: cmake -DTREE=<dist tree> -DSDK=zephyr|idf
+# -P sdk_stubs.cmake), since neither SDK is on this machine. Each stand-in
+# records what it was given; the script prints one line per record:
+#   source <file>      a source the SDK would compile
+#   include <dir>      a public include directory
+#   define <def>       a public compile definition
+# check_manifests.py checks them against the tree.
+cmake_policy(SET CMP0057 NEW)
+# set(CACHE) leaves the normal variable the stand-in sets alone
+cmake_policy(SET CMP0126 NEW)
+if(NOT TREE OR NOT SDK)
+    message(FATAL_ERROR "usage: cmake -DTREE=<dist tree> -DSDK=zephyr|idf -P sdk_stubs.cmake")
+endif()
+
+function(_rec kind)
+    foreach(a IN LISTS ARGN)
+        message(STATUS "${kind} ${a}")
+    endforeach()
+endfunction()
+
+if(SDK STREQUAL "zephyr")
+    set(CONFIG_CTXC y)
+    set(CONFIG_CTXC_CONFIG_FILE "${CONFIG_FILE}")
+    function(zephyr_library_named name)
+        message(STATUS "library ${name}")
+    endfunction()
+    function(zephyr_library_sources)
+        _rec(source ${ARGN})
+    endfunction()
+    function(zephyr_include_directories)
+        _rec(include ${ARGN})
+    endfunction()
+    function(zephyr_compile_definitions)
+        _rec(define ${ARGN})
+    endfunction()
+    include("${TREE}/zephyr/CMakeLists.txt")
+elseif(SDK STREQUAL "idf")
+    set(ESP_PLATFORM 1)
+    set(COMPONENT_LIB __idf_ctxc)
+    set(CMAKE_CURRENT_LIST_DIR "${TREE}")
+    set(CTXC_CONFIG_FILE "${CONFIG_FILE}")
+    function(idf_component_register)
+        cmake_parse_arguments(PARSE_ARGV 0 a "" "" "SRCS;SRC_DIRS;INCLUDE_DIRS;PRIV_INCLUDE_DIRS;REQUIRES;PRIV_REQUIRES")
+        foreach(d IN LISTS a_SRC_DIRS)
+            file(GLOB s "${TREE}/${d}/*.c")
+            _rec(source ${s})
+        endforeach()
+        foreach(s IN LISTS a_SRCS)
+            _rec(source "${TREE}/${s}")
+        endforeach()
+        foreach(d IN LISTS a_INCLUDE_DIRS)
+            _rec(include "${TREE}/${d}")
+        endforeach()
+    endfunction()
+    function(target_compile_definitions tgt scope)
+        _rec(define ${ARGN})
+    endfunction()
+    include("${TREE}/CMakeLists.txt")
+else()
+    message(FATAL_ERROR "SDK must be zephyr or idf")
+endif()
