@@ -10,6 +10,12 @@
 #include "error.h"
 #include "sink.h"
 
+/* A build with an LLM strategy: without one, the prompt files and the
+ * compression.profile check are left out (a headless build pays for
+ * neither). */
+#define LLM_STRATEGIES_                                                        \
+    (CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT)
+
 /* ---- the settings as the strategies read them ---------------------------- */
 
 #define STRATEGY_NAME_FITS_(id, cfg, name)                                     \
@@ -172,7 +178,7 @@ ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err) {
     }
     const ctxc_strategy_t *st;
     ctxc_status_t r = ctxc_settings_strategy(s->settings, &st, err);
-    if (r == CTXC_OK && st->requires_llm) {
+    if (LLM_STRATEGIES_ && r == CTXC_OK && st->requires_llm) {
         r = ctxc_settings_compression_profile_check(s->settings, err);
     }
     if (r == CTXC_OK) {
@@ -212,6 +218,7 @@ void ctxc_session_set_transcript(ctxc_session_t *s, const char *path) {
     s->transcript_path = path;
 }
 
+#if LLM_STRATEGIES_
 /* The prompt through the port's filesystem: the resolution record and the
  * file text go to the upper half of the work scratch (the LLM strategies
  * keep their plan in the lower half and step over the text). */
@@ -238,6 +245,7 @@ static ctxc_status_t session_prompt(void *user, const char *provider,
     }
     return st;
 }
+#endif
 
 static ctxc_status_t find_strategy(const ctxc_session_t *s,
                                    const ctxc_strategy_t **out,
@@ -292,7 +300,7 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    if (st->requires_llm) {
+    if (LLM_STRATEGIES_ && st->requires_llm) {
         /* REQ-CS-006A.1: a compression.profile that does not exist is an
          * error naming it, before anything else (the model itself is
          * resolved only when a summary call will be made) */
@@ -326,10 +334,12 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx.work = s->work;
     ctx.llm_resolver = s->llm_resolver;
     ctx.llm_user = s->llm_user;
+#if LLM_STRATEGIES_
     if (s->port != NULL && s->port->fs.ops != NULL) {
         ctx.prompt_resolver = session_prompt;
         ctx.prompt_user = s;
     }
+#endif
     ctx.todos = s->todos;
     ctx.todo_count = s->todo_count;
     ctx.transcript_path = s->transcript_path;

@@ -3,7 +3,8 @@
  * its history under a token budget pays in flash. Built against
  * libctxc_minimal.a: top-down-truncation only, no settings commands or
  * completion (CTXC_CFG_COMMANDS=0), no prompt table (it follows the LLM
- * strategies, left out), no providers, no work-area index. It appends
+ * strategies, left out), no providers, no work-area index. Its settings
+ * come from typed calls only (ctxc_settings_set_u32...). It appends
  * entries as a device would (no JSONL import), lets before_send keep the
  * history under the limit, and checks that it did; exits 0 on success
  * (QEMU passes the status on). The library's share of the linked image is
@@ -16,8 +17,12 @@
 #include "ctxc/ctxc.h"
 
 #define ENTRIES 64
-CTXC_HISTORY_DEFINE(hist, ENTRIES, 16384);
-CTXC_WORK_DEFINE(work, ENTRIES, 1024);
+/* The history and the work area in the board's uninitialised RAM section
+ * (.noinit, mps2-an386.ld), as an integrator puts an arena in another RAM
+ * bank: check_placement.py checks the symbols' section in the image. */
+#define NOINIT __attribute__((section(".noinit.ctxc")))
+CTXC_HISTORY_DEFINE_ATTR(hist, ENTRIES, 16384, NOINIT);
+CTXC_WORK_DEFINE_ATTR(work, ENTRIES, 1024, NOINIT);
 static ctxc_settings_store_t settings;
 static ctxc_session_t session;
 
@@ -37,10 +42,24 @@ int main(int argc, char **argv) {
     (void)argv;
     ctxc_error_t err;
     ctxc_settings_init(&settings, NULL);
-    if (ctxc_settings_set(&settings, "compression.strategy",
-                          "top-down-truncation", &err) != CTXC_OK ||
-        ctxc_settings_set(&settings, "context-limit", "400", &err) != CTXC_OK) {
+    /* typed calls on setting ids only: no key is looked up by name */
+    if (ctxc_settings_set_enum_index(&settings,
+                                     CTXC_SETTING_COMPRESSION_STRATEGY,
+                                     CTXC_STRATEGY_TOP_DOWN_TRUNCATION,
+                                     &err) != CTXC_OK ||
+        ctxc_settings_set_u32(&settings, CTXC_SETTING_CONTEXT_LIMIT, 400,
+                              &err) != CTXC_OK ||
+        ctxc_settings_set_ratio(&settings, CTXC_SETTING_COMPRESSION_THRESHOLD,
+                                800, &err) != CTXC_OK) {
         return fail("settings", &err);
+    }
+    /* a strategy this build left out is refused when it is selected */
+    if (ctxc_settings_set_enum_index(&settings,
+                                     CTXC_SETTING_COMPRESSION_STRATEGY,
+                                     CTXC_STRATEGY_MIDDLE_OUT,
+                                     &err) != CTXC_E_UNKNOWN_STRATEGY) {
+        say("minimal: middle-out was accepted\n");
+        return 1;
     }
     /* the command layer is not in this build */
     if (ctxc_settings_command(&settings, "/set context-limit 1", NULL, NULL,
@@ -48,7 +67,8 @@ int main(int argc, char **argv) {
         say("minimal: the command layer answered\n");
         return 1;
     }
-    if (ctxc_session_init(&session, &hist, &work, &settings, &err) != CTXC_OK) {
+    if (ctxc_session_init(&session, &hist, &work, &settings, &err) != CTXC_OK ||
+        ctxc_session_check(&session, &err) != CTXC_OK) {
         return fail("session", &err);
     }
     static const char *const lines[] = {
