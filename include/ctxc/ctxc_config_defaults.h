@@ -61,7 +61,8 @@
 /* --- JSON codec ----------------------------------------------------------- */
 
 /* CTXC_CFG_JSON_MAX_TOKENS: JSON tokens one JSONL line may hold; sizes the
- * token array of ctxc_import_t (16 bytes per token on 32-bit targets).
+ * token array of ctxc_import_t: 4 x CTXC_JSON_TOKEN_WORDS bytes per token,
+ * 20 on 32-bit targets (Cortex-M4), 24 on 64-bit little-endian hosts.
  * Default: project.yml defaults.json_max_tokens. */
 #ifndef CTXC_CFG_JSON_MAX_TOKENS
 #define CTXC_CFG_JSON_MAX_TOKENS CTXC_MANIFEST_JSON_MAX_TOKENS

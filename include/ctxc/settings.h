@@ -522,9 +522,10 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
  * *word_start (may be NULL) to the offset where that word begins:
  *   "/"..., "/se"                 /set /settings /profile
  *   /set | /settings set|unset    keys (/set also "unset")
- *   /set KEY | /settings set KEY  ENUM values (every registered strategy for
- *                                 compression.strategy), true/false, saved
- *                                 profile names for compression.profile
+ *   /set KEY | /settings set KEY  ENUM values (the strategies of this build
+ *                                 for compression.strategy), true/false,
+ *                                 saved profile names for
+ *                                 compression.profile
  *   /settings                     set unset
  *   /profile                      save load list delete
  *   /profile load|delete          saved profile names
