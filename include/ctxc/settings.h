@@ -34,11 +34,18 @@
  * into the store and stay valid until the next call that changes it. The
  * store is not locked: use it from one task at a time.
  *
- * Stack (Cortex-M4, -Os, default configuration): the getters take under
- * 200 bytes; load, set, the profile calls and the commands at most about
- * 1.9 KiB, most of it the path buffers of ctxc_fs_write_atomic() (2 x
- * CTXC_CFG_PATH_MAX); one value of CTXC_CFG_SETTINGS_VALUE_BYTES is on the
- * stack while a file is parsed. No recursion.
+ * Stack (Cortex-M4, -Os, the board's configuration; static worst case of
+ * the call graph, test/embedded/stack_static.py, README "Stack"): the
+ * getters (ctxc_settings_get, _int, _ratio, _bool, _enum, _string) 536 to
+ * 600 bytes (resolving a default runs the value checker, whose error path
+ * with its suggestions is the deepest); ctxc_settings_set and the typed
+ * setters 496 to 624, plus the strategy guard's own stack when a session
+ * installed one; ctxc_settings_load 1800, persist_set/unset about 1860,
+ * profile save/load about 1750, ctxc_settings_command 2340 (measured on
+ * the target: 1451), most of it the path buffers of ctxc_fs_write_atomic()
+ * (2 x CTXC_CFG_PATH_MAX); one value of CTXC_CFG_SETTINGS_VALUE_BYTES is on
+ * the stack while a file is parsed. Port hooks (the filesystem) come on top.
+ * No recursion.
  */
 #ifndef CTXC_SETTINGS_H
 #define CTXC_SETTINGS_H
@@ -259,9 +266,10 @@ typedef ctxc_status_t (*ctxc_settings_strategy_guard_fn)(void *user,
                                                          ctxc_error_t *err);
 
 /* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
- * CTXC_CFG_SETTINGS_VALUE_BYTES = 840 bytes by default), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3884 bytes on the
- * Cortex-M4 board with the defaults. Treat the fields as read-only. */
+ * CTXC_CFG_SETTINGS_VALUE_BYTES), the file buffer
+ * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3900 bytes on the
+ * Cortex-M4 board. Treat the fields as read-only; for storage you place by
+ * hand (any section), ctxc_settings_init() is its init function. */
 typedef struct {
     ctxc_fs_t fs; /* ops NULL: no filesystem */
     ctxc_settings_layer_t ephemeral;

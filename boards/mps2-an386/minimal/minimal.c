@@ -28,6 +28,41 @@ static ctxc_session_t session;
 
 static void say(const char *s) { board_write(s, strlen(s)); }
 
+/* Stack of one call, as the scenario image measures it: the free stack is
+ * painted below this frame, and the deepest word written is found after
+ * the call (the linker script gives the stack's lower end). */
+extern uint32_t __stack_limit__[];
+#define PAINT 0xC5AC5AC5u
+static uint32_t *painted_top;
+
+__attribute__((noinline)) static void paint(void) {
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    painted_top = sp - 16;
+    for (uint32_t *p = __stack_limit__; p < painted_top; p++) {
+        *(volatile uint32_t *)p = PAINT;
+    }
+}
+
+__attribute__((noinline)) static size_t used_below(const volatile void *frame) {
+    const uint32_t *p = __stack_limit__;
+    while (p < painted_top && *p == PAINT) {
+        p++;
+    }
+    return (size_t)((uintptr_t)frame - (uintptr_t)p);
+}
+
+static void say_num(size_t v) {
+    char buf[16];
+    size_t k = sizeof buf;
+    buf[--k] = '\0';
+    do {
+        buf[--k] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0u);
+    say(buf + k);
+}
+
 static int fail(const char *what, const ctxc_error_t *err) {
     say("minimal: ");
     say(what);
@@ -43,10 +78,9 @@ int main(int argc, char **argv) {
     ctxc_error_t err;
     ctxc_settings_init(&settings, NULL);
     /* typed calls on setting ids only: no key is looked up by name */
-    if (ctxc_settings_set_enum_index(&settings,
-                                     CTXC_SETTING_COMPRESSION_STRATEGY,
-                                     CTXC_STRATEGY_TOP_DOWN_TRUNCATION,
-                                     &err) != CTXC_OK ||
+    if (ctxc_settings_set_enum_index(
+            &settings, CTXC_SETTING_COMPRESSION_STRATEGY,
+            CTXC_STRATEGY_TOP_DOWN_TRUNCATION, &err) != CTXC_OK ||
         ctxc_settings_set_u32(&settings, CTXC_SETTING_CONTEXT_LIMIT, 400,
                               &err) != CTXC_OK ||
         ctxc_settings_set_ratio(&settings, CTXC_SETTING_COMPRESSION_THRESHOLD,
@@ -54,10 +88,9 @@ int main(int argc, char **argv) {
         return fail("settings", &err);
     }
     /* a strategy this build left out is refused when it is selected */
-    if (ctxc_settings_set_enum_index(&settings,
-                                     CTXC_SETTING_COMPRESSION_STRATEGY,
-                                     CTXC_STRATEGY_MIDDLE_OUT,
-                                     &err) != CTXC_E_UNKNOWN_STRATEGY) {
+    if (ctxc_settings_set_enum_index(
+            &settings, CTXC_SETTING_COMPRESSION_STRATEGY,
+            CTXC_STRATEGY_MIDDLE_OUT, &err) != CTXC_E_UNKNOWN_STRATEGY) {
         say("minimal: middle-out was accepted\n");
         return 1;
     }
@@ -76,6 +109,7 @@ int main(int argc, char **argv) {
         "turn the heating down by one degree after midnight",
         "schedule the kitchen lights for seven in the morning",
         "what was the lowest temperature this week and when"};
+    size_t stack_max = 0;
     for (int i = 0; i < 48; i++) {
         ctxc_block_t b;
         memset(&b, 0, sizeof b);
@@ -86,7 +120,12 @@ int main(int argc, char **argv) {
         if (ctxc_session_add(&session, &in, &err) != CTXC_OK) {
             return fail("add", &err);
         }
-        if (ctxc_session_before_send(&session, 0, NULL, &err) != CTXC_OK) {
+        volatile uint32_t anchor = 0;
+        paint();
+        ctxc_status_t st = ctxc_session_before_send(&session, 0, NULL, &err);
+        size_t used = used_below((const volatile void *)&anchor);
+        stack_max = used > stack_max ? used : stack_max;
+        if (st != CTXC_OK) {
             return fail("before_send", &err);
         }
     }
@@ -94,6 +133,9 @@ int main(int argc, char **argv) {
         say("minimal: the history is over its limit\n");
         return 1;
     }
+    say("minimal: ctxc_session_before_send (top-down-truncation) stack ");
+    say_num(stack_max);
+    say(" bytes\n");
     say("minimal: ok, history kept under its limit\n");
     return 0;
 }
