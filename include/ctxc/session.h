@@ -95,7 +95,9 @@ typedef struct {
 
 /* settings is kept by pointer (it must outlive the session). The session
  * installs its strategy guard on the store (ctxc_settings_set_strategy_guard;
- * a store serves one session): from now on a change that selects an LLM
+ * a store serves one session, and a session that ends before its store
+ * removes it with ctxc_settings_set_strategy_guard(settings, NULL, NULL);
+ * ctxc_settings_init also removes it): from now on a change that selects an LLM
  * strategy (middle-out, one-shot) while the session has no LLM resolver is
  * refused at that moment with CTXC_E_UNAVAILABLE naming the strategy, what
  * it needs and the strategies that run without it.
