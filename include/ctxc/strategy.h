@@ -128,7 +128,9 @@ typedef struct {
 } ctxc_todo_t;
 
 /* Caller memory the strategies and the session work in. Declare with
- * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries.
+ * CTXC_WORK_DEFINE() / CTXC_WORK_DEFINE_ATTR(), or set it up over memory
+ * you place yourself with ctxc_work_init(); `cap` must be at least the
+ * history's max_entries.
  *
  * `index` holds two hash tables of `index_slots` slots each
  * (CTXC_WORK_INDEX_SLOT_BYTES per slot): call id -> its tool_call and

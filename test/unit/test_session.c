@@ -572,6 +572,15 @@ static void test_a_strategy_left_out_of_the_build_fails_loudly(void **state) {
     uint16_t t;
     assert_int_equal(ctxc_session_threshold(&s, &t, &err), CTXC_OK);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
+    /* a store holding one anyway (its fields written around the API):
+     * session init refuses it, naming it and what the build has */
+    static ctxc_session_t s2;
+    set.ephemeral.num[CTXC_SETTING_COMPRESSION_STRATEGY] = (uint32_t)missing_id;
+    set.ephemeral.set |= 1u << CTXC_SETTING_COMPRESSION_STRATEGY;
+    assert_int_equal(ctxc_session_init(&s2, &hist, &work, &set, &err),
+                     CTXC_E_UNKNOWN_STRATEGY);
+    assert_non_null(strstr(err.message, missing));
+    assert_non_null(strstr(err.message, BASE_STRATEGY));
 }
 #endif
 
