@@ -204,9 +204,15 @@ static void out_key_help(out_t *o, const ctxc_setting_spec_t *sp) {
     out_s(o, "      ");
     if (sp->type == CTXC_SETTING_TYPE_ENUM) {
         out_s(o, "one of: ");
+        bool first = true;
         for (size_t i = 0; sp->values[i] != NULL; i++) {
-            out_s(o, i > 0 ? ", " : "");
-            out_s(o, sp->values[i]);
+            if (ctxc_setting_check(
+                    (ctxc_setting_id_t)(sp - ctxc_settings_registry),
+                    sp->values[i], NULL) == CTXC_OK) {
+                out_s(o, first ? "" : ", ");
+                out_s(o, sp->values[i]);
+                first = false;
+            }
         }
     } else {
         out_s(o, sp->hint);
@@ -586,7 +592,11 @@ static ctxc_status_t offer_values(const ctxc_settings_store_t *s, comp_t *c,
     }
     const ctxc_setting_spec_t *sp = ctxc_setting_spec(id);
     if (sp->type == CTXC_SETTING_TYPE_ENUM) {
-        offer_list(c, sp->values);
+        for (size_t i = 0; sp->values[i] != NULL; i++) {
+            if (ctxc_setting_check(id, sp->values[i], NULL) == CTXC_OK) {
+                offer(c, sp->values[i]); /* the values of this build */
+            }
+        }
     } else if (sp->type == CTXC_SETTING_TYPE_BOOL) {
         offer_list(c, BOOLS);
     } else if (sp->check == CTXC_SETTING_CHECK_NAME) {

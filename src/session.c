@@ -10,6 +10,12 @@
 #include "error.h"
 #include "sink.h"
 
+/* A build with an LLM strategy: without one, the prompt files and the
+ * compression.profile check are left out (a headless build pays for
+ * neither). */
+#define LLM_STRATEGIES_                                                        \
+    (CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT)
+
 /* ---- the settings as the strategies read them ---------------------------- */
 
 #define STRATEGY_NAME_FITS_(id, cfg, name)                                     \
@@ -93,6 +99,51 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
 
 /* ---- the session --------------------------------------------------------- */
 
+/* The strategies of this build that need no LLM, ", "-separated. */
+static void llm_free(char *buf, size_t cap) {
+    ctxc__sink_t o = {buf, cap - 1u, 0};
+    for (size_t i = 0; i < CTXC_STRATEGY_COUNT; i++) {
+        const ctxc_strategy_t *st = ctxc_strategy_get((ctxc_strategy_id_t)i);
+        if (st != NULL && !st->requires_llm) {
+            ctxc__puts(&o, o.len > 0 ? ", " : "");
+            ctxc__puts(&o, st->name);
+        }
+    }
+    if (o.len == 0) {
+        ctxc__puts(&o, "none");
+    }
+    (void)ctxc__sink_cstr(&o);
+}
+
+/* Strategy st can run in session s: an LLM strategy needs the resolver.
+ * Errors: CTXC_E_UNAVAILABLE naming the strategy, what it needs and the
+ * strategies that run without it. */
+static ctxc_status_t wired(const ctxc_session_t *s, const ctxc_strategy_t *st,
+                           ctxc_error_t *err) {
+    if (!st->requires_llm || s->llm_resolver != NULL) {
+        return CTXC_OK;
+    }
+    char avail[96];
+    llm_free(avail, sizeof avail);
+    return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                      "strategy '%s' needs an LLM: no LLM resolver in this "
+                      "session (ctxc_session_set_llm_resolver); available "
+                      "without one: %s",
+                      st->name, avail);
+}
+
+/* The store's strategy guard while this session uses it: refuses a
+ * strategy the session cannot run. */
+static ctxc_status_t session_guard(void *user, uint32_t index,
+                                   ctxc_error_t *err) {
+    const ctxc_strategy_t *st = ctxc_strategy_get((ctxc_strategy_id_t)index);
+    if (st == NULL) { /* the store refuses these itself */
+        return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
+                          "strategy %u is not in this build", (unsigned)index);
+    }
+    return wired(user, st, err);
+}
+
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,
@@ -107,12 +158,36 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                           "work area holds %z entries, the history up to %z",
                           work->cap, h->max_entries);
     }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = ctxc_settings_strategy(settings, &st, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
     memset(s, 0, sizeof *s);
     s->history = h;
     s->work = work;
     s->settings = settings;
     s->density_dirty = h->count > 0;
+    ctxc_settings_set_strategy_guard(settings, session_guard, s);
     return CTXC_OK;
+}
+
+ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err) {
+    if (s == NULL || s->settings == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "session is NULL");
+    }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = ctxc_settings_strategy(s->settings, &st, err);
+    if (LLM_STRATEGIES_ && r == CTXC_OK && st->requires_llm) {
+        r = ctxc_settings_compression_profile_check(s->settings, err);
+    }
+    if (r == CTXC_OK) {
+        r = wired(s, st, err);
+    }
+    if (r == CTXC_OK && ctxc_settings_context_limit(s->settings) == 0) {
+        r = ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
+    }
+    return r;
 }
 
 void ctxc_session_set_workspace(ctxc_session_t *s, const char *root) {
@@ -143,6 +218,7 @@ void ctxc_session_set_transcript(ctxc_session_t *s, const char *path) {
     s->transcript_path = path;
 }
 
+#if LLM_STRATEGIES_
 /* The prompt through the port's filesystem: the resolution record and the
  * file text go to the upper half of the work scratch (the LLM strategies
  * keep their plan in the lower half and step over the text). */
@@ -169,6 +245,7 @@ static ctxc_status_t session_prompt(void *user, const char *provider,
     }
     return st;
 }
+#endif
 
 static ctxc_status_t find_strategy(const ctxc_session_t *s,
                                    const ctxc_strategy_t **out,
@@ -223,23 +300,19 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 
 static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    if (st->requires_llm) {
+    if (LLM_STRATEGIES_ && st->requires_llm) {
         /* REQ-CS-006A.1: a compression.profile that does not exist is an
          * error naming it, before anything else (the model itself is
          * resolved only when a summary call will be made) */
-        ctxc_provider_ref_t provider;
         ctxc_status_t pr =
-            ctxc_settings_compression_provider(s->settings, &provider, err);
+            ctxc_settings_compression_profile_check(s->settings, err);
         if (pr != CTXC_OK) {
             return pr;
         }
     }
-    if (st->compress == NULL || (st->requires_llm && s->llm_resolver == NULL)) {
-        return ctxc__fail(err, CTXC_E_UNAVAILABLE,
-                          "strategy '%s' is not available in this build (it "
-                          "needs the LLM provider layer: no LLM resolver, "
-                          "see ctxc_session_set_llm_resolver)",
-                          st->name);
+    ctxc_status_t w = wired(s, st, err);
+    if (w != CTXC_OK) {
+        return w;
     }
     if (ctxc_settings_context_limit(s->settings) == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
@@ -261,10 +334,12 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx.work = s->work;
     ctx.llm_resolver = s->llm_resolver;
     ctx.llm_user = s->llm_user;
+#if LLM_STRATEGIES_
     if (s->port != NULL && s->port->fs.ops != NULL) {
         ctx.prompt_resolver = session_prompt;
         ctx.prompt_user = s;
     }
+#endif
     ctx.todos = s->todos;
     ctx.todo_count = s->todo_count;
     ctx.transcript_path = s->transcript_path;
@@ -355,6 +430,8 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
         }
     } else if ((r = find_strategy(s, &st, err)) != CTXC_OK) {
         /* r says why */
+    } else if (op != OP_COMPRESS && (r = wired(s, st, err)) != CTXC_OK) {
+        /* at every call, not only when the threshold is crossed */
     } else if (op == OP_OPTIMIZE) {
         r = optimize_with(s, st, err);
     } else if (op == OP_COMPRESS) {

@@ -82,6 +82,16 @@ static ctxc_status_t profile_not_found(const char *name, const char *path,
                       why, name, path);
 }
 
+/* A ctxc__settings_visit_fn that keeps the value of compression.strategy. */
+static void visit_strategy(void *user, ctxc_setting_id_t id, uint32_t num,
+                           const char *p, size_t n) {
+    (void)p;
+    (void)n;
+    if (id == CTXC_SETTING_COMPRESSION_STRATEGY) {
+        *(uint32_t *)user = num;
+    }
+}
+
 ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
                                          const char *name, ctxc_error_t *err) {
     char path[PROFILE_PATH_MAX];
@@ -94,6 +104,17 @@ ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
     st = ctxc__settings_read(s, path, &len, &present, err);
     if (st == CTXC_E_NOT_FOUND) {
         return profile_not_found(name, path, "", err);
+    }
+    if (st == CTXC_OK &&
+        (present & ctxc__setting_bit(CTXC_SETTING_COMPRESSION_STRATEGY))) {
+        uint32_t strategy = 0;
+        (void)ctxc__settings_parse(s->buf, len, visit_strategy, &strategy, NULL,
+                                   NULL);
+        st = ctxc__strategy_guard(s, CTXC_SETTING_COMPRESSION_STRATEGY,
+                                  strategy, err);
+        if (st != CTXC_OK) {
+            ctxc__err_prefix(err, "%s", path);
+        }
     }
     if (st != CTXC_OK) {
         return st;
@@ -237,6 +258,34 @@ static void visit_ref(void *user, ctxc_setting_id_t id, uint32_t num,
     }
 }
 
+/* Reads the profile compression.profile names (`name`) into s->buf. */
+static ctxc_status_t read_compression_profile(ctxc_settings_store_t *s,
+                                              const char *name, size_t *len,
+                                              ctxc_error_t *err) {
+    char path[PROFILE_PATH_MAX];
+    ctxc_status_t st = profile_path(name, path, err);
+    if (st == CTXC_OK) {
+        st = ctxc__settings_read(s, path, len, NULL, err);
+    }
+    if (st == CTXC_E_NOT_FOUND) {
+        return profile_not_found(name, path, "compression.profile: ", err);
+    }
+    return st;
+}
+
+ctxc_status_t ctxc_settings_compression_profile_check(ctxc_settings_store_t *s,
+                                                      ctxc_error_t *err) {
+    if (s == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "compression profile: NULL argument");
+    }
+    const char *name =
+        ctxc_settings_string(s, CTXC_SETTING_COMPRESSION_PROFILE);
+    size_t len = 0;
+    return name == NULL ? CTXC_OK
+                        : read_compression_profile(s, name, &len, err);
+}
+
 ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err) {
@@ -258,16 +307,8 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
         return CTXC_OK;
     }
     copy_str(out->profile, sizeof out->profile, name, strlen(name));
-    char path[PROFILE_PATH_MAX];
-    ctxc_status_t st = profile_path(out->profile, path, err);
     size_t len = 0;
-    if (st == CTXC_OK) {
-        st = ctxc__settings_read(s, path, &len, NULL, err);
-    }
-    if (st == CTXC_E_NOT_FOUND) {
-        return profile_not_found(out->profile, path,
-                                 "compression.profile: ", err);
-    }
+    ctxc_status_t st = read_compression_profile(s, out->profile, &len, err);
     if (st != CTXC_OK) {
         return st;
     }

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "ctxc/strategy.h"
 #include "error.h"
 #include "json.h"
 #include "settings_registry.h"
@@ -355,15 +356,37 @@ static bool enum_index(const ctxc_setting_spec_t *sp, const char *p, size_t n,
     return false;
 }
 
+/* Which strategies this build has, by ctxc_strategy_id_t (the indexes of
+ * compression.strategy's values). */
+static const bool strategy_in_build[CTXC_STRATEGY_COUNT] = {
+#define IN_BUILD_(id, cfg, name) (cfg) != 0,
+    CTXC_STRATEGY_LIST(IN_BUILD_)
+#undef IN_BUILD_
+};
+
+/* Value i of sp is one this build has (every value but a strategy's that
+ * is left out). */
+static bool value_in_build(const ctxc_setting_spec_t *sp, uint32_t i) {
+    return sp->values != ctxc_strategy_names || i >= CTXC_STRATEGY_COUNT ||
+           strategy_in_build[i];
+}
+
+void ctxc__setting_allowed(const ctxc_setting_spec_t *sp, char *buf,
+                           size_t cap) {
+    ctxc__sink_t o = {buf, cap - 1u, 0};
+    for (uint32_t i = 0; sp->values[i] != NULL; i++) {
+        if (value_in_build(sp, i)) {
+            ctxc__puts(&o, o.len > 0 ? ", " : "");
+            ctxc__puts(&o, sp->values[i]);
+        }
+    }
+    (void)ctxc__sink_cstr(&o);
+}
+
 static ctxc_status_t enum_error(const ctxc_setting_spec_t *sp, const char *p,
                                 size_t n, ctxc_error_t *err) {
     char allowed[96];
-    ctxc__sink_t o = {allowed, sizeof allowed - 1u, 0};
-    for (size_t i = 0; sp->values[i] != NULL; i++) {
-        ctxc__puts(&o, i > 0 ? ", " : "");
-        ctxc__puts(&o, sp->values[i]);
-    }
-    (void)ctxc__sink_cstr(&o);
+    ctxc__setting_allowed(sp, allowed, sizeof allowed);
     const char *near = closest(p, n, list_cand, sp->values);
     if (near != NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
@@ -386,6 +409,15 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
     case CTXC_SETTING_TYPE_ENUM:
         if (!enum_index(sp, p, n, num)) {
             return enum_error(sp, p, n, err);
+        }
+        if (!value_in_build(sp, *num)) {
+            char allowed[96];
+            ctxc__setting_allowed(sp, allowed, sizeof allowed);
+            *num = 0;
+            return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
+                              "%s: %q is not a strategy of this build "
+                              "(CTXC_CFG_STRATEGY_<NAME> = 0; available: %s)",
+                              sp->key, p, n, allowed);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_BOOL:

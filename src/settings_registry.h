@@ -44,6 +44,11 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
 void ctxc__setting_put(ctxc__sink_t *o, ctxc_setting_id_t id, uint32_t num,
                        const char *str);
 
+/* The values of ENUM setting sp this build accepts (a strategy left out of
+ * the build is not), ", "-separated, NUL-terminated, cut to cap. */
+void ctxc__setting_allowed(const ctxc_setting_spec_t *sp, char *buf,
+                           size_t cap);
+
 /* p[0..n) is 1..max characters of [A-Za-z0-9._-], not "." or "..". */
 bool ctxc__setting_name_valid(const char *p, size_t n, size_t max);
 

@@ -10,6 +10,7 @@
 #include "settings_file.h"
 #include "settings_registry.h"
 #include "settings_store.h"
+#include "sink.h"
 
 /* ---- layers -------------------------------------------------------------- */
 
@@ -199,6 +200,11 @@ bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id) {
            ctxc_settings_get(s, id, &v) != CTXC_SOURCE_UNSET && v.num != 0u;
 }
 
+bool ctxc_settings_enum(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                        uint32_t *out) {
+    return get_number(s, id, CTXC_SETTING_TYPE_ENUM, out);
+}
+
 const char *ctxc_settings_string(const ctxc_settings_store_t *s,
                                  ctxc_setting_id_t id) {
     ctxc_setting_value_t v;
@@ -313,6 +319,9 @@ static ctxc_status_t persist_change(ctxc_settings_store_t *s, const char *key,
     size_t vn = value != NULL ? strlen(value) : 0;
     if (st == CTXC_OK && value != NULL) {
         st = ctxc__setting_parse(id, value, vn, &num, err);
+        if (st == CTXC_OK) {
+            st = ctxc__strategy_guard(s, id, num, err);
+        }
     }
     if (st != CTXC_OK) {
         return st;
@@ -357,6 +366,18 @@ ctxc_status_t ctxc_settings_persist_unset(ctxc_settings_store_t *s,
     return persist_change(s, key, NULL, err);
 }
 
+/* Sets a checked value in the ephemeral layer, after the strategy guard. */
+static ctxc_status_t put_ephemeral(ctxc_settings_store_t *s,
+                                   ctxc_setting_id_t id, uint32_t num,
+                                   const char *p, size_t n, ctxc_error_t *err) {
+    ctxc_status_t st = ctxc__strategy_guard(s, id, num, err);
+    if (st == CTXC_OK) {
+        ctxc__layer_put(&s->ephemeral, id, num, p, n);
+        s->from_profile &= ~ctxc__setting_bit(id);
+    }
+    return st;
+}
+
 ctxc_status_t ctxc_settings_set(ctxc_settings_store_t *s, const char *key,
                                 const char *value, ctxc_error_t *err) {
     if (s == NULL || value == NULL) {
@@ -370,10 +391,202 @@ ctxc_status_t ctxc_settings_set(ctxc_settings_store_t *s, const char *key,
         st = ctxc__setting_parse(id, value, n, &num, err);
     }
     if (st == CTXC_OK) {
-        ctxc__layer_put(&s->ephemeral, id, num, value, n);
-        s->from_profile &= ~ctxc__setting_bit(id);
+        st = put_ephemeral(s, id, num, value, n, err);
     }
     return st;
+}
+
+/* ---- the strategy guard and the typed setters ---------------------------- */
+
+void ctxc_settings_set_strategy_guard(ctxc_settings_store_t *s,
+                                      ctxc_settings_strategy_guard_fn fn,
+                                      void *user) {
+    s->guard_ = fn;
+    s->guard_user_ = fn != NULL ? user : NULL;
+}
+
+ctxc_status_t ctxc__strategy_guard(const ctxc_settings_store_t *s,
+                                   ctxc_setting_id_t id, uint32_t num,
+                                   ctxc_error_t *err) {
+    if (id != CTXC_SETTING_COMPRESSION_STRATEGY || s->guard_ == NULL) {
+        return CTXC_OK;
+    }
+    return s->guard_(s->guard_user_, num, err);
+}
+
+static const char *type_name(ctxc_setting_type_t t) {
+    switch (t) {
+    case CTXC_SETTING_TYPE_ENUM:
+        return "an enum";
+    case CTXC_SETTING_TYPE_STRING:
+        return "a string";
+    case CTXC_SETTING_TYPE_BOOL:
+        return "a boolean";
+    case CTXC_SETTING_TYPE_RATIO:
+        return "a ratio";
+    case CTXC_SETTING_TYPE_INT:
+        break;
+    }
+    return "an integer";
+}
+
+static const char *setter_name(ctxc_setting_type_t t) {
+    switch (t) {
+    case CTXC_SETTING_TYPE_ENUM:
+        return "ctxc_settings_set_enum";
+    case CTXC_SETTING_TYPE_STRING:
+        return "ctxc_settings_set_str";
+    case CTXC_SETTING_TYPE_BOOL:
+        return "ctxc_settings_set_bool";
+    case CTXC_SETTING_TYPE_RATIO:
+        return "ctxc_settings_set_ratio";
+    case CTXC_SETTING_TYPE_INT:
+        break;
+    }
+    return "ctxc_settings_set_u32";
+}
+
+/* The arguments of a typed setter: a store, an id in range, of `type`. */
+static ctxc_status_t typed_args(const ctxc_settings_store_t *s,
+                                ctxc_setting_id_t id, ctxc_setting_type_t type,
+                                ctxc_error_t *err) {
+    if (s == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "settings store is NULL");
+    }
+    if ((unsigned)id >= (unsigned)CTXC_SETTING_COUNT) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "setting id %u is not a setting (0 to %u)",
+                          (unsigned)id, (unsigned)CTXC_SETTING_COUNT - 1u);
+    }
+    const ctxc_setting_spec_t *sp = ctxc__spec(id);
+    if (sp->type != type) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%s is %s setting (set it with %s), not %s", sp->key,
+                          type_name(sp->type), setter_name(sp->type),
+                          type_name(type));
+    }
+    return CTXC_OK;
+}
+
+/* A typed value as its text: checked and set like ctxc_settings_set. */
+static ctxc_status_t set_text(ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                              const char *p, size_t n, ctxc_error_t *err) {
+    uint32_t num = 0;
+    ctxc_status_t st = ctxc__setting_parse(id, p, n, &num, err);
+    if (st == CTXC_OK) {
+        st = put_ephemeral(s, id, num, p, n, err);
+    }
+    return st;
+}
+
+ctxc_status_t ctxc_settings_set_u32(ctxc_settings_store_t *s,
+                                    ctxc_setting_id_t id, uint32_t value,
+                                    ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_INT, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    char text[12];
+    ctxc__sink_t o = {text, sizeof text, 0};
+    ctxc__put_uint(&o, value);
+    return set_text(s, id, text, o.len, err);
+}
+
+ctxc_status_t ctxc_settings_set_ratio(ctxc_settings_store_t *s,
+                                      ctxc_setting_id_t id, uint16_t permille,
+                                      ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_RATIO, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    /* whole.fraction, so that a value above 1000 gets the text path's
+     * "is above 1" */
+    char text[12];
+    ctxc__sink_t o = {text, sizeof text, 0};
+    ctxc__put_uint(&o, permille / 1000u);
+    unsigned frac = permille % 1000u;
+    if (frac != 0u) {
+        char d[4] = {'.', (char)('0' + frac / 100u),
+                     (char)('0' + frac / 10u % 10u), (char)('0' + frac % 10u)};
+        size_t k = 4;
+        while (d[k - 1] == '0') {
+            k--;
+        }
+        ctxc__put(&o, d, k);
+    }
+    return set_text(s, id, text, o.len, err);
+}
+
+ctxc_status_t ctxc_settings_set_bool(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, bool value,
+                                     ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_BOOL, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    return set_text(s, id, value ? "true" : "false", value ? 4u : 5u, err);
+}
+
+ctxc_status_t ctxc_settings_set_enum(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, const char *name,
+                                     ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_ENUM, err);
+    if (st == CTXC_OK && name == NULL) {
+        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "%s: the value is NULL",
+                        ctxc__spec(id)->key);
+    }
+    if (st != CTXC_OK) {
+        return st;
+    }
+    return set_text(s, id, name, strlen(name), err);
+}
+
+ctxc_status_t ctxc_settings_set_enum_index(ctxc_settings_store_t *s,
+                                           ctxc_setting_id_t id, uint32_t index,
+                                           ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_ENUM, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    const ctxc_setting_spec_t *sp = ctxc__spec(id);
+    uint32_t count = 0;
+    while (sp->values[count] != NULL) {
+        count++;
+    }
+    if (index >= count) {
+        char allowed[96];
+        ctxc__setting_allowed(sp, allowed, sizeof allowed);
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%s: value index %u is out of range (allowed: %s)",
+                          sp->key, (unsigned)index, allowed);
+    }
+    const char *name = sp->values[index];
+    return set_text(s, id, name, strlen(name), err);
+}
+
+ctxc_status_t ctxc_settings_set_str(ctxc_settings_store_t *s,
+                                    ctxc_setting_id_t id, const char *text,
+                                    ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_STRING, err);
+    if (st == CTXC_OK && text == NULL) {
+        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "%s: the value is NULL",
+                        ctxc__spec(id)->key);
+    }
+    if (st != CTXC_OK) {
+        return st;
+    }
+    return set_text(s, id, text, strlen(text), err);
+}
+
+ctxc_status_t ctxc_settings_unset_id(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, ctxc_error_t *err) {
+    if (s == NULL || (unsigned)id >= (unsigned)CTXC_SETTING_COUNT) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "settings: NULL store or setting id out of range");
+    }
+    ctxc__layer_unset(&s->ephemeral, id);
+    s->from_profile &= ~ctxc__setting_bit(id);
+    return CTXC_OK;
 }
 
 ctxc_status_t ctxc_settings_unset(ctxc_settings_store_t *s, const char *key,

@@ -29,4 +29,11 @@ bool ctxc__layer_get(const ctxc_settings_layer_t *l, ctxc_setting_id_t id,
 void ctxc__layer_visit(void *user, ctxc_setting_id_t id, uint32_t num,
                        const char *p, size_t n);
 
+/* The store's strategy guard (ctxc_settings_set_strategy_guard) for a
+ * change that sets `id` to the checked value num: CTXC_OK when id is not
+ * compression.strategy or no guard is installed, else the guard's answer. */
+ctxc_status_t ctxc__strategy_guard(const ctxc_settings_store_t *s,
+                                   ctxc_setting_id_t id, uint32_t num,
+                                   ctxc_error_t *err);
+
 #endif /* CTXC_SETTINGS_STORE_H */

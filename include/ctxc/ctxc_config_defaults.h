@@ -61,7 +61,8 @@
 /* --- JSON codec ----------------------------------------------------------- */
 
 /* CTXC_CFG_JSON_MAX_TOKENS: JSON tokens one JSONL line may hold; sizes the
- * token array of ctxc_import_t (16 bytes per token on 32-bit targets).
+ * token array of ctxc_import_t: 4 x CTXC_JSON_TOKEN_WORDS bytes per token,
+ * 20 on 32-bit targets (Cortex-M4), 24 on 64-bit little-endian hosts.
  * Default: project.yml defaults.json_max_tokens. */
 #ifndef CTXC_CFG_JSON_MAX_TOKENS
 #define CTXC_CFG_JSON_MAX_TOKENS CTXC_MANIFEST_JSON_MAX_TOKENS
@@ -104,6 +105,21 @@
  * malformed parameters. Default: 512. */
 #ifndef CTXC_CFG_PATH_MAX
 #define CTXC_CFG_PATH_MAX 512
+#endif
+
+/* --- Storage placement ------------------------------------------------- */
+
+/* CTXC_STORAGE_ATTR: attributes every CTXC_*_DEFINE() macro puts on the
+ * objects it declares (history slots and arena, the work area's arrays,
+ * the HTTP work area), e.g. to put them all in another RAM bank:
+ *   #define CTXC_STORAGE_ATTR __attribute__((section(".ram2")))
+ * Empty by default. For one object only, use the *_DEFINE_ATTR() form of
+ * each macro (its last argument is the attribute list, which may be empty
+ * and is applied after CTXC_STORAGE_ATTR); for memory you place entirely by
+ * hand, each storage object has an init function (README "Storage
+ * placement"). Not part of the layout: the library does not need it. */
+#ifndef CTXC_STORAGE_ATTR
+#define CTXC_STORAGE_ATTR
 #endif
 
 /* --- Errors ------------------------------------------------------------- */
@@ -293,6 +309,31 @@
 #define CTXC_CFG_STRATEGY_HIGH_DENSITY CTXC_MANIFEST_STRATEGY_HIGH_DENSITY
 #endif
 
+/* CTXC_CFG_DEFAULT_STRATEGY: the registry default of compression.strategy
+ * (a string literal), always a strategy of this build. Default: the
+ * manifest's (ctxc_manifest.h CTXC_MANIFEST_DEFAULT_STRATEGY: middle-out when
+ * it is compiled in, else the first of high-density, top-down-truncation,
+ * one-shot that is) when the CTXC_CFG_STRATEGY_<NAME> switches are the
+ * manifest's; when a configuration changes them, the same rule applied to
+ * the switches. Set it yourself to pick another one of the build. */
+#ifndef CTXC_CFG_DEFAULT_STRATEGY
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT == CTXC_MANIFEST_STRATEGY_MIDDLE_OUT &&       \
+    CTXC_CFG_STRATEGY_HIGH_DENSITY == CTXC_MANIFEST_STRATEGY_HIGH_DENSITY &&   \
+    CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION ==                                   \
+        CTXC_MANIFEST_STRATEGY_TOP_DOWN_TRUNCATION &&                          \
+    CTXC_CFG_STRATEGY_ONE_SHOT == CTXC_MANIFEST_STRATEGY_ONE_SHOT
+#define CTXC_CFG_DEFAULT_STRATEGY CTXC_MANIFEST_DEFAULT_STRATEGY
+#elif CTXC_CFG_STRATEGY_MIDDLE_OUT
+#define CTXC_CFG_DEFAULT_STRATEGY "middle-out"
+#elif CTXC_CFG_STRATEGY_HIGH_DENSITY
+#define CTXC_CFG_DEFAULT_STRATEGY "high-density"
+#elif CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+#define CTXC_CFG_DEFAULT_STRATEGY "top-down-truncation"
+#elif CTXC_CFG_STRATEGY_ONE_SHOT
+#define CTXC_CFG_DEFAULT_STRATEGY "one-shot"
+#endif
+#endif
+
 /* --- Prompts ---------------------------------------------------------------
  * CTXC_CFG_PROMPT_<CATEGORY>_<NAME> (0/1): the built-in copy of
  * prompts/<category>/<name>.md is in the build (1) or left out (0, saves its
@@ -308,6 +349,10 @@
 
 /* --- Impossible combinations -------------------------------------------- */
 
+#if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_HIGH_DENSITY &&       \
+    !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION && !CTXC_CFG_STRATEGY_ONE_SHOT
+#error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
+#endif
 #if CTXC_CFG_HISTORY_MAX_ENTRIES < 2
 #error                                                                         \
     "CTXC_CFG_HISTORY_MAX_ENTRIES must be at least 2 (a tool call and its response)"

@@ -168,11 +168,24 @@ typedef struct {
 } ctxc_history_t;
 
 /* Declares static storage for a history called `name` (a ctxc_history_t)
- * holding up to `max_entries` entries and `arena_bytes` bytes of content.
- * Use at file scope, then call ctxc_history_init_defined(&name). */
-#define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
-    static ctxc_slot_t name##_slots_[(max_entries)];                           \
-    static uint8_t name##_arena_[(arena_bytes)] __attribute__((aligned(8)));   \
+ * holding up to `max_entries` entries and `arena_bytes` bytes of content,
+ * ready to use: no init call is needed (ctxc_history_init() is for memory
+ * you provide yourself). Use at file scope (or as a block-scope static).
+ *
+ * Placement: the slots and the arena (the big parts) carry
+ * CTXC_STORAGE_ATTR (ctxc_config_defaults.h, empty by default) and, with
+ * CTXC_HISTORY_DEFINE_ATTR, `attr` as well, e.g. to put this history's
+ * arena in another RAM bank or in an uninitialised section:
+ *   CTXC_HISTORY_DEFINE_ATTR(hist, 256, 81920,
+ *                            __attribute__((section(".ccmram"))));
+ * The ctxc_history_t itself (about 80 bytes of initialised data) stays in
+ * .data. A .noinit section is fine: the contents of slots and arena are
+ * never read before they are written. Alignment is 8 bytes at least; an
+ * attr may ask for more (__attribute__((aligned(32)))). */
+#define CTXC_HISTORY_DEFINE_ATTR(name, max_entries, arena_bytes, attr)         \
+    static ctxc_slot_t name##_slots_[(max_entries)] CTXC_STORAGE_ATTR attr;    \
+    static uint8_t name##_arena_[(arena_bytes)] __attribute__((aligned(8)))    \
+    CTXC_STORAGE_ATTR attr;                                                    \
     static ctxc_history_t name = {name##_slots_,                               \
                                   (max_entries),                               \
                                   name##_arena_,                               \
@@ -191,13 +204,22 @@ typedef struct {
                                   0,                                           \
                                   0}
 
+/* CTXC_HISTORY_DEFINE_ATTR without an attribute of its own. */
+#define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
+    CTXC_HISTORY_DEFINE_ATTR(name, max_entries, arena_bytes, )
+
 /* Same, with the CTXC_CFG_HISTORY_* sizes. */
 #define CTXC_HISTORY_DEFINE_DEFAULT(name)                                      \
     CTXC_HISTORY_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                    \
                         CTXC_CFG_HISTORY_ARENA_BYTES)
+#define CTXC_HISTORY_DEFINE_DEFAULT_ATTR(name, attr)                           \
+    CTXC_HISTORY_DEFINE_ATTR(name, CTXC_CFG_HISTORY_MAX_ENTRIES,               \
+                             CTXC_CFG_HISTORY_ARENA_BYTES, attr)
 
-/* Initialise over caller memory. max_entries 1..65535, arena_bytes >= 64 and
- * < 2 GiB. Errors: CTXC_E_INVALID_ARG. */
+/* Initialise over caller memory, for storage you place yourself (any
+ * section; slots: max_entries x sizeof(ctxc_slot_t) bytes aligned for
+ * ctxc_slot_t, arena: 8-byte aligned). max_entries 1..65535, arena_bytes >=
+ * 64 and < 2 GiB. Errors: CTXC_E_INVALID_ARG. */
 ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
                                 size_t max_entries, void *arena,
                                 size_t arena_bytes, ctxc_error_t *err);

@@ -273,9 +273,15 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
      CTXC_CFG_HTTP_ERROR_BODY_MAX)
 
 /* Declares a suitably aligned work area: `static CTXC_HTTP_WORK_DEFINE(w);`
- * (pass w and sizeof w). */
+ * (pass w and sizeof w). Also usable as a struct member (it carries no
+ * attribute). For a standalone one placed in a section:
+ * `static CTXC_HTTP_WORK_DEFINE_ATTR(w, __attribute__((section(".x"))));`
+ * (CTXC_STORAGE_ATTR applies too). The work area needs no init function:
+ * any memory of CTXC_HTTP_WORK_BYTES bytes, any alignment, will do. */
 #define CTXC_HTTP_WORK_DEFINE(name)                                            \
     uint64_t name[(CTXC_HTTP_WORK_BYTES + 7u) / 8u]
+#define CTXC_HTTP_WORK_DEFINE_ATTR(name, attr)                                 \
+    CTXC_HTTP_WORK_DEFINE(name) CTXC_STORAGE_ATTR attr
 
 /* Sends one request and reads its response (see the top of this file).
  * work[0..work_bytes) is the work area (any alignment; at least

@@ -17,6 +17,16 @@
  * one, so /set, a loaded profile or a changed settings file apply to the
  * next call. The threshold resolves compression-threshold (ephemeral ->
  * settings file) -> the strategy's trigger.default_threshold.
+ *
+ * Stack (Cortex-M4, -Os, the board's configuration; README "Stack"):
+ * measured on the target, before_send with high-density 4616 bytes (its
+ * density step), with top-down-truncation 892 (minimal profile image);
+ * compress 1468 (top-down-truncation) / 4420 (high-density); optimize 4624.
+ * Static call-graph worst cases without the strategy: add, before_send,
+ * compress and optimize about 2120 (an LLM strategy's compression.profile
+ * check reads the profile file), init 736, check 1768, threshold 728; the
+ * strategy's compress/optimize, the estimator and the port hooks come on
+ * top (indirect calls).
  */
 #ifndef CTXC_SESSION_H
 #define CTXC_SESSION_H
@@ -83,13 +93,34 @@ typedef struct {
     const char *transcript_path;
 } ctxc_session_t;
 
-/* settings is kept by pointer (it must outlive the session).
+/* settings is kept by pointer (it must outlive the session). The session
+ * installs its strategy guard on the store (ctxc_settings_set_strategy_guard;
+ * a store serves one session, and a session that ends before its store
+ * removes it with ctxc_settings_set_strategy_guard(settings, NULL, NULL);
+ * ctxc_settings_init also removes it): from now on a change that selects an LLM
+ * strategy (middle-out, one-shot) while the session has no LLM resolver is
+ * refused at that moment with CTXC_E_UNAVAILABLE naming the strategy, what
+ * it needs and the strategies that run without it.
  * Errors: CTXC_E_INVALID_ARG (NULL, or a work area smaller than the
- * history's max_entries). */
+ * history's max_entries); CTXC_E_UNKNOWN_STRATEGY when compression.strategy
+ * does not name a strategy of this build (ctxc_settings_strategy). The LLM
+ * resolver is set after init, so an LLM strategy in force at init is
+ * checked by ctxc_session_check() and by every call of before_send,
+ * optimize and compress (never only when the threshold is first crossed).
+ */
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
+
+/* Everything a compression will need, checked now (call it once the
+ * session is wired, e.g. at boot): the strategy in force is in this build
+ * (CTXC_E_UNKNOWN_STRATEGY); for an LLM strategy, compression.profile
+ * names a profile that exists (REQ-CS-006A.1: CTXC_E_PROFILE_NOT_FOUND) and
+ * the session has an LLM resolver (CTXC_E_UNAVAILABLE naming the strategy
+ * and the strategies without an LLM); context-limit is set
+ * (CTXC_E_INVALID_ARG). Changes nothing. */
+ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err);
 
 /* The workspace root that relative paths of tool calls are resolved against
  * by the density step (kept by pointer; NULL: relative paths are compared
@@ -118,7 +149,9 @@ void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port);
  * valid until the compression returns (ctxc/llm.h), or:
  * CTXC_E_PROFILE_NOT_FOUND (naming the profile), CTXC_E_INVALID_ARG (no
  * provider configured: naming the settings to set), CTXC_E_UNAVAILABLE.
- * Without a resolver an LLM strategy answers CTXC_E_UNAVAILABLE. */
+ * Without a resolver an LLM strategy answers CTXC_E_UNAVAILABLE: at the
+ * setting change that selects it (the session's strategy guard), and at
+ * every call of before_send / optimize / compress. */
 void ctxc_session_set_llm_resolver(ctxc_session_t *s, ctxc_llm_resolver_fn fn,
                                    void *user);
 
@@ -143,15 +176,16 @@ ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
                                      uint16_t *threshold, ctxc_error_t *err);
 
 /* Runs the density step now (if the strategy has one) and clears the due
- * mark. Errors: strategy lookup, CTXC_E_NO_SPACE (work area), CTXC_E_BUSY. */
+ * mark. Errors: strategy lookup, CTXC_E_UNAVAILABLE (an LLM strategy and no
+ * LLM resolver), CTXC_E_NO_SPACE (work area), CTXC_E_BUSY. */
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
 /* Runs the configured strategy and applies its plan.
  * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
  * and compression.profile names a profile that does not exist:
- * REQ-CS-006A.1), CTXC_E_UNAVAILABLE (an LLM strategy in a build without
- * the provider layer), CTXC_E_INVALID_ARG (no context limit),
- * CTXC_E_NO_SPACE, CTXC_E_BUSY, or the strategy's own error. */
+ * REQ-CS-006A.1), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
+ * CTXC_E_INVALID_ARG (no context limit), CTXC_E_NO_SPACE, CTXC_E_BUSY, or the
+ * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
 
 typedef struct {

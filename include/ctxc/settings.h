@@ -34,11 +34,18 @@
  * into the store and stay valid until the next call that changes it. The
  * store is not locked: use it from one task at a time.
  *
- * Stack (Cortex-M4, -Os, default configuration): the getters take under
- * 200 bytes; load, set, the profile calls and the commands at most about
- * 1.9 KiB, most of it the path buffers of ctxc_fs_write_atomic() (2 x
- * CTXC_CFG_PATH_MAX); one value of CTXC_CFG_SETTINGS_VALUE_BYTES is on the
- * stack while a file is parsed. No recursion.
+ * Stack (Cortex-M4, -Os, the board's configuration; static worst case of
+ * the call graph, test/embedded/stack_static.py, README "Stack"): the
+ * getters (ctxc_settings_get, _int, _ratio, _bool, _enum, _string) 536 to
+ * 600 bytes (resolving a default runs the value checker, whose error path
+ * with its suggestions is the deepest); ctxc_settings_set and the typed
+ * setters 496 to 624, plus the strategy guard's own stack when a session
+ * installed one; ctxc_settings_load 1800, persist_set/unset about 1860,
+ * profile save/load about 1750, ctxc_settings_command 2340 (measured on
+ * the target: 1451), most of it the path buffers of ctxc_fs_write_atomic()
+ * (2 x CTXC_CFG_PATH_MAX); one value of CTXC_CFG_SETTINGS_VALUE_BYTES is on
+ * the stack while a file is parsed. Port hooks (the filesystem) come on top.
+ * No recursion.
  */
 #ifndef CTXC_SETTINGS_H
 #define CTXC_SETTINGS_H
@@ -78,9 +85,15 @@ extern "C" {
  * either (the model's window is not something a library can guess).
  *
  * The values of compression.strategy are the strategy names of
- * ctxc/strategy.h (every strategy, compiled in or not). The settings need
- * nothing else of the strategies: the accessors that look a strategy up or
- * fill the strategies' values are in ctxc/session.h. */
+ * ctxc/strategy.h (their indexes are the ctxc_strategy_id_t values). Only
+ * the strategies of this build are accepted: a value naming one that is
+ * left out (CTXC_CFG_STRATEGY_<NAME> = 0) is refused wherever it comes from
+ * (set, the typed setters, the settings file, a profile) with
+ * CTXC_E_UNKNOWN_STRATEGY naming it and the strategies of this build. Its
+ * default is CTXC_CFG_DEFAULT_STRATEGY (ctxc_config_defaults.h: middle-out,
+ * or in a build without it the first compiled-in strategy that needs no
+ * LLM). The accessors that look a strategy up or fill the strategies'
+ * values are in ctxc/session.h. */
 extern const char *const ctxc_strategy_names[];
 
 /* The longest value of an ENUM setting in bytes (the size bound of the
@@ -89,7 +102,8 @@ extern const char *const ctxc_strategy_names[];
 
 #define CTXC_SETTINGS_LIST(X)                                                  \
     X(COMPRESSION_STRATEGY, "compression.strategy", ENUM, ctxc_strategy_names, \
-      "middle-out", 0, 0, NONE, 1, "Chat Compression", "strategy",             \
+      CTXC_CFG_DEFAULT_STRATEGY, 0, 0, NONE, 1, "Chat Compression",            \
+      "strategy",                                                              \
       "how the history is compressed when it outgrows the threshold")          \
     X(COMPRESSION_PROFILE, "compression.profile", STRING, NULL, NULL, 0, 0,    \
       NAME, 1, "Chat Compression", "profile name",                             \
@@ -244,10 +258,18 @@ typedef struct {
             [CTXC_CFG_SETTINGS_VALUE_BYTES];
 } ctxc_settings_layer_t;
 
+/* A check of a strategy about to be selected: `index` is its index in
+ * compression.strategy's values (a ctxc_strategy_id_t). Return CTXC_OK to
+ * allow it, or an error (with its message in *err) to refuse the change. */
+typedef ctxc_status_t (*ctxc_settings_strategy_guard_fn)(void *user,
+                                                         uint32_t index,
+                                                         ctxc_error_t *err);
+
 /* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
- * CTXC_CFG_SETTINGS_VALUE_BYTES = 840 bytes by default), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3884 bytes on the
- * Cortex-M4 board with the defaults. Treat the fields as read-only. */
+ * CTXC_CFG_SETTINGS_VALUE_BYTES), the file buffer
+ * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3900 bytes on the
+ * Cortex-M4 board. Treat the fields as read-only; for storage you place by
+ * hand (any section), ctxc_settings_init() is its init function. */
 typedef struct {
     ctxc_fs_t fs; /* ops NULL: no filesystem */
     ctxc_settings_layer_t ephemeral;
@@ -257,6 +279,10 @@ typedef struct {
     bool file_bad;           /* settings.json exists but is unusable */
     ctxc_error_t file_error; /* why (path and reason), when file_bad */
     char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /* file text (read and write) */
+    /* the check a session attached (ctxc_session_init): asked before a
+     * change selects a strategy (ctxc_settings_set_strategy_guard) */
+    ctxc_settings_strategy_guard_fn guard_;
+    void *guard_user_;
 } ctxc_settings_store_t;
 
 /* Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
@@ -292,6 +318,64 @@ ctxc_status_t ctxc_settings_persist_set(ctxc_settings_store_t *s,
                                         ctxc_error_t *err);
 ctxc_status_t ctxc_settings_persist_unset(ctxc_settings_store_t *s,
                                           const char *key, ctxc_error_t *err);
+
+/* Installs (fn NULL: removes) the check every change that sets
+ * compression.strategy runs before it changes anything: ctxc_settings_set,
+ * ctxc_settings_set_enum / _enum_index, ctxc_settings_persist_set and
+ * ctxc_settings_profile_load of a profile that sets it. The session
+ * installs its own (ctxc_session_init): a store serves one session. Unset
+ * and ctxc_settings_load are not checked (the session checks the strategy
+ * in force at every call). */
+void ctxc_settings_set_strategy_guard(ctxc_settings_store_t *s,
+                                      ctxc_settings_strategy_guard_fn fn,
+                                      void *user);
+
+/* ---- the typed API --------------------------------------------------------
+ * For firmware without a console: set the ephemeral layer by setting id
+ * (CTXC_SETTING_CONTEXT_LIMIT...) and a C value, with the checks of the
+ * text path (ctxc_settings_set): the same range, allowed values and error
+ * messages, an invalid value changes nothing. These work with
+ * CTXC_CFG_COMMANDS=0 and never look a key up by name.
+ *
+ *   setter                          setting type   value
+ *   ctxc_settings_set_u32           INT            the integer
+ *   ctxc_settings_set_ratio         RATIO          thousandths (750 = 0.75)
+ *   ctxc_settings_set_bool          BOOL           true / false
+ *   ctxc_settings_set_enum          ENUM           a value's name
+ *   ctxc_settings_set_enum_index    ENUM           a value's index (for
+ *                                                  compression.strategy a
+ *                                                  ctxc_strategy_id_t)
+ *   ctxc_settings_set_str           STRING         the text
+ *
+ * Errors: CTXC_E_INVALID_ARG for an id out of range, a NULL text, a setter
+ * of another type than the setting's ("context-limit is an integer setting
+ * (ctxc_settings_set_u32), not a boolean") or a value out of range / not
+ * allowed; CTXC_E_UNKNOWN_STRATEGY for a strategy left out of the build;
+ * the error of the strategy guard (ctxc_settings_set_strategy_guard). The
+ * getters are the typed accessors below (ctxc_settings_int, _ratio,
+ * _bool, _enum, _string). */
+ctxc_status_t ctxc_settings_set_u32(ctxc_settings_store_t *s,
+                                    ctxc_setting_id_t id, uint32_t value,
+                                    ctxc_error_t *err);
+ctxc_status_t ctxc_settings_set_ratio(ctxc_settings_store_t *s,
+                                      ctxc_setting_id_t id, uint16_t permille,
+                                      ctxc_error_t *err);
+ctxc_status_t ctxc_settings_set_bool(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, bool value,
+                                     ctxc_error_t *err);
+ctxc_status_t ctxc_settings_set_enum(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, const char *name,
+                                     ctxc_error_t *err);
+ctxc_status_t ctxc_settings_set_enum_index(ctxc_settings_store_t *s,
+                                           ctxc_setting_id_t id, uint32_t index,
+                                           ctxc_error_t *err);
+ctxc_status_t ctxc_settings_set_str(ctxc_settings_store_t *s,
+                                    ctxc_setting_id_t id, const char *text,
+                                    ctxc_error_t *err);
+/* Unsets `id` in the ephemeral layer (CTXC_OK also when it was not set).
+ * Errors: CTXC_E_INVALID_ARG (id out of range). */
+ctxc_status_t ctxc_settings_unset_id(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, ctxc_error_t *err);
 
 /* ---- reading values ------------------------------------------------------ */
 
@@ -350,6 +434,12 @@ bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id);
 bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                        uint32_t *out);
 
+/* An ENUM setting's index in its values (for compression.strategy a
+ * ctxc_strategy_id_t); false (and *out untouched) when unset or not an
+ * ENUM. */
+bool ctxc_settings_enum(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                        uint32_t *out);
+
 /* A STRING or ENUM setting's text, or NULL when unset. */
 const char *ctxc_settings_string(const ctxc_settings_store_t *s,
                                  ctxc_setting_id_t id);
@@ -406,6 +496,14 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err);
 
+/* The check of REQ-CS-006A.1 alone, without filling a ctxc_provider_ref_t
+ * (what the session runs before an LLM strategy; its stack is the file
+ * read's, not the 545-byte reference's): CTXC_OK when compression.profile
+ * is unset or names a profile that exists and is usable; else the errors
+ * of ctxc_settings_compression_provider. */
+ctxc_status_t ctxc_settings_compression_profile_check(ctxc_settings_store_t *s,
+                                                      ctxc_error_t *err);
+
 /* ---- commands and completion --------------------------------------------- */
 
 /* Runs one command line (REQ-CS-007, REQ-CS-008):
@@ -432,9 +530,10 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
  * *word_start (may be NULL) to the offset where that word begins:
  *   "/"..., "/se"                 /set /settings /profile
  *   /set | /settings set|unset    keys (/set also "unset")
- *   /set KEY | /settings set KEY  ENUM values (every registered strategy for
- *                                 compression.strategy), true/false, saved
- *                                 profile names for compression.profile
+ *   /set KEY | /settings set KEY  ENUM values (the strategies of this build
+ *                                 for compression.strategy), true/false,
+ *                                 saved profile names for
+ *                                 compression.profile
  *   /settings                     set unset
  *   /profile                      save load list delete
  *   /profile load|delete          saved profile names

@@ -128,7 +128,9 @@ typedef struct {
 } ctxc_todo_t;
 
 /* Caller memory the strategies and the session work in. Declare with
- * CTXC_WORK_DEFINE(); `cap` must be at least the history's max_entries.
+ * CTXC_WORK_DEFINE() / CTXC_WORK_DEFINE_ATTR(), or set it up over memory
+ * you place yourself with ctxc_work_init(); `cap` must be at least the
+ * history's max_entries.
  *
  * `index` holds two hash tables of `index_slots` slots each
  * (CTXC_WORK_INDEX_SLOT_BYTES per slot): call id -> its tool_call and
@@ -350,19 +352,26 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
                1u)
 
 /* Declares the work area for histories of up to `max_entries` entries and
- * `scratch_bytes` bytes of inserted entries, as static storage `name`. */
-#define CTXC_WORK_DEFINE(name, max_entries, scratch_bytes)                     \
-    static uint16_t name##_map_[(max_entries)];                                \
-    static uint16_t name##_boundary_[(max_entries) + 1];                       \
-    static uint16_t name##_marks_[(max_entries)];                              \
-    static uint32_t name##_rem_[(max_entries)];                                \
-    static ctxc_plan_op_t name##_ops_[2 * (max_entries) + 2];                  \
-    static ctxc_plan_op_t name##_repl_[(max_entries)];                         \
+ * `scratch_bytes` bytes of inserted entries, as static storage `name`,
+ * ready to use (no init call). Its arrays carry CTXC_STORAGE_ATTR
+ * (ctxc_config_defaults.h, empty by default) and, with
+ * CTXC_WORK_DEFINE_ATTR, `attr` too (a section, more alignment); the
+ * ctxc_work_t itself stays in .data. Their contents are never read before
+ * they are written, so an uninitialised (.noinit) section is fine. */
+#define CTXC_WORK_DEFINE_ATTR(name, max_entries, scratch_bytes, attr)          \
+    static uint16_t name##_map_[(max_entries)] CTXC_STORAGE_ATTR attr;         \
+    static uint16_t name##_boundary_[(max_entries) + 1] CTXC_STORAGE_ATTR      \
+        attr;                                                                  \
+    static uint16_t name##_marks_[(max_entries)] CTXC_STORAGE_ATTR attr;       \
+    static uint32_t name##_rem_[(max_entries)] CTXC_STORAGE_ATTR attr;         \
+    static ctxc_plan_op_t name##_ops_[2 * (max_entries) + 2] CTXC_STORAGE_ATTR \
+        attr;                                                                  \
+    static ctxc_plan_op_t name##_repl_[(max_entries)] CTXC_STORAGE_ATTR attr;  \
     static uint8_t name##_scratch_[(scratch_bytes)]                            \
-        __attribute__((aligned(8)));                                           \
+        __attribute__((aligned(8))) CTXC_STORAGE_ATTR attr;                    \
     static uint32_t name##_index_[2 * CTXC_WORK_INDEX_SLOTS(max_entries) *     \
                                       (CTXC_WORK_INDEX_SLOT_BYTES / 4u) +      \
-                                  1u];                                         \
+                                  1u] CTXC_STORAGE_ATTR attr;                  \
     static ctxc_work_t name = {.map = name##_map_,                             \
                                .boundary = name##_boundary_,                   \
                                .marks = name##_marks_,                         \
@@ -376,9 +385,44 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
                                .index_slots =                                  \
                                    CTXC_WORK_INDEX_SLOTS(max_entries)}
 
+/* CTXC_WORK_DEFINE_ATTR without an attribute of its own. */
+#define CTXC_WORK_DEFINE(name, max_entries, scratch_bytes)                     \
+    CTXC_WORK_DEFINE_ATTR(name, max_entries, scratch_bytes, )
+
 #define CTXC_WORK_DEFINE_DEFAULT(name)                                         \
     CTXC_WORK_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                       \
                      CTXC_CFG_WORK_SCRATCH_BYTES)
+#define CTXC_WORK_DEFINE_DEFAULT_ATTR(name, attr)                              \
+    CTXC_WORK_DEFINE_ATTR(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                  \
+                          CTXC_CFG_WORK_SCRATCH_BYTES, attr)
+
+/* Bytes of memory ctxc_work_init() needs for `max_entries` entries and
+ * `scratch_bytes` bytes of scratch (index included, with
+ * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY; a constant expression). Each part is
+ * rounded up to 8 bytes, plus 8 for aligning the start. */
+#define CTXC_WORK_ROUND8_(n) (((size_t)(n) + 7u) & ~(size_t)7u)
+#define CTXC_WORK_BYTES(max_entries, scratch_bytes)                            \
+    (8u +                                                                      \
+     CTXC_WORK_ROUND8_((3u * (size_t)(max_entries)) * sizeof(ctxc_plan_op_t) + \
+                       2u * sizeof(ctxc_plan_op_t)) +                          \
+     CTXC_WORK_ROUND8_(scratch_bytes) +                                        \
+     CTXC_WORK_ROUND8_(2u * CTXC_WORK_INDEX_SLOTS(max_entries) *               \
+                       CTXC_WORK_INDEX_SLOT_BYTES) +                           \
+     CTXC_WORK_ROUND8_(4u * (size_t)(max_entries)) +                           \
+     CTXC_WORK_ROUND8_(2u * (3u * (size_t)(max_entries) + 1u)))
+
+/* Sets up *w over `bytes` bytes of caller memory at `mem` (any alignment,
+ * any section: for storage you place by hand, e.g. a linker-script region
+ * or a RAM bank without a C declaration), for histories of up to
+ * `max_entries` entries (1..65535) and `scratch_bytes` bytes of scratch
+ * (>= 256), the index sized as CTXC_WORK_DEFINE sizes it. The memory must
+ * stay valid while *w is in use; its contents need no initialisation.
+ * Errors: CTXC_E_INVALID_ARG (NULL, a size out of range), CTXC_E_NO_SPACE
+ * when bytes < CTXC_WORK_BYTES(max_entries, scratch_bytes) (err->needed
+ * says how many more). */
+ctxc_status_t ctxc_work_init(ctxc_work_t *w, size_t max_entries,
+                             size_t scratch_bytes, void *mem, size_t bytes,
+                             ctxc_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -59,6 +59,14 @@ foreach(t IN LISTS CTXC_TARGETS)
     add_test(NAME minimal_target COMMAND ${emu} "${_img_dir}/ctxc_minimal_app.elf")
     set_tests_properties(minimal_target PROPERTIES LABELS "embedded;target"
         PASS_REGULAR_EXPRESSION "minimal: ok")
+    # storage placement: the minimal image puts its history and work area
+    # in .noinit with CTXC_*_DEFINE_ATTR; the image's symbols say where
+    ctxc_target_tool(${t} readelf readelf)
+    add_test(NAME placement_minimal
+        COMMAND python3 "${_here}/check_placement.py" "${nm}" "${readelf}"
+                "${_img_dir}/ctxc_minimal_app.elf" .noinit
+                hist_arena_ hist_slots_ work_scratch_ work_ops_ work_map_)
+    set_tests_properties(placement_minimal PROPERTIES LABELS "embedded")
     add_test(NAME footprint_minimal
         COMMAND python3 "${_here}/minimal_size.py" "${_img_dir}/ctxc_minimal_app.map"
                 "${_img_dir}/ctxc_scenario.map")

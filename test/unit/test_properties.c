@@ -1490,7 +1490,8 @@ static void run_small(const dcfg_t *d, uint64_t limit, uint32_t thr) {
 
 /* Names that are no strategy are refused by the settings store and change
  * nothing (the strategy in force stays: here middle-out); middle-out (no
- * LLM layer in this build) fails in the session: errors, store unchanged.
+ * LLM resolver in the session) fails in the session: errors, store
+ * unchanged.
  * (A session cannot be handed an unknown name any more; a strategy left out
  * of the build is tested by test_session in the one-strategy builds.) */
 static void run_bad_strategies(void) {
@@ -1498,7 +1499,8 @@ static void run_bad_strategies(void) {
                                         "High-Density", ""};
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT
     const ctxc_status_t want = CTXC_E_UNAVAILABLE;
-    const ctxc_status_t want_optimize = CTXC_OK; /* it has no density step */
+    /* no LLM resolver: every session call says so, the density step too */
+    const ctxc_status_t want_optimize = CTXC_E_UNAVAILABLE;
 #else
     const ctxc_status_t want = CTXC_E_UNKNOWN_STRATEGY;
     const ctxc_status_t want_optimize = CTXC_E_UNKNOWN_STRATEGY;

@@ -66,6 +66,7 @@ static void persist(const char *key, const char *value) {
     }
 }
 
+#if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION || CTXC_CFG_STRATEGY_MIDDLE_OUT
 static void save_profile(const char *name) {
     ctxc_error_t err;
     if (ctxc_settings_profile_save(&set, name, NULL, &err) != CTXC_OK) {
@@ -79,6 +80,7 @@ static void load_profile(const char *name) {
         fail_msg("/profile load %s: %s", name, err.message);
     }
 }
+#endif
 
 static void start(void) {
     assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
@@ -96,6 +98,19 @@ static void add_lines(int n) {
     }
 }
 
+/* An LLM resolver that has no model: wires the LLM strategies into the
+ * session (they may be selected) and fails when a summary call would be
+ * made. */
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
+static ctxc_status_t no_model(void *user, const char *profile,
+                              const ctxc_llm_t **llm, ctxc_error_t *err) {
+    (void)user;
+    (void)profile;
+    (void)llm;
+    return ctxc_error_set(err, CTXC_E_UNAVAILABLE, "test: no model here");
+}
+#endif
+
 static uint16_t threshold_now(void) {
     uint16_t t = 0;
     ctxc_error_t err;
@@ -112,7 +127,8 @@ static void test_a_fresh_store_gives_the_documented_defaults(void **state) {
     ctxc_settings_init(&set, NULL);
     assert_string_equal(
         ctxc_settings_string(&set, CTXC_SETTING_COMPRESSION_STRATEGY),
-        "middle-out");
+        CTXC_CFG_STRATEGY_MIDDLE_OUT ? "middle-out"
+                                     : CTXC_CFG_DEFAULT_STRATEGY);
     uint16_t r = 1;
     assert_false(ctxc_settings_ratio(&set, CTXC_SETTING_COMPRESSION_THRESHOLD,
                                      &r)); /* the strategy's default applies */
@@ -135,9 +151,25 @@ static void test_a_fresh_store_gives_the_documented_defaults(void **state) {
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT
     assert_int_equal(threshold_now(), 850); /* middle-out's default */
     ctxc_error_t err;
+    /* the default needs an LLM: the first before_send says so (not only
+     * once the history crosses the threshold) */
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err),
+                     CTXC_E_UNAVAILABLE);
+    assert_non_null(strstr(err.message, "'middle-out' needs an LLM"));
+    assert_non_null(strstr(err.message, "top-down-truncation"));
+    assert_int_equal(ctxc_session_check(&s, &err), CTXC_E_UNAVAILABLE);
+    ctxc_session_set_llm_resolver(&s, no_model, NULL);
     assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err),
                      CTXC_E_INVALID_ARG);
     assert_non_null(strstr(err.message, "context-limit"));
+#else
+    /* a build without the LLM strategies defaults to one that runs */
+    assert_int_equal(threshold_now(), 850);
+    assert_int_equal(
+        ctxc_settings_set_u32(&set, CTXC_SETTING_CONTEXT_LIMIT, 1000, NULL),
+        CTXC_OK);
+    assert_int_equal(ctxc_session_check(&s, NULL), CTXC_OK);
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, NULL), CTXC_OK);
 #endif
 }
 
@@ -442,17 +474,21 @@ static void test_errors_propagate_and_change_nothing(void **state) {
     add_lines(6);
     t_snapshot(&hist, &snap);
     ctxc_error_t err;
-    /* registered, needs the LLM layer */
-    t_set(&set, "compression.strategy", "middle-out");
-#if CTXC_CFG_STRATEGY_MIDDLE_OUT
-    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNAVAILABLE);
-    assert_non_null(
-        strstr(err.message, "'middle-out' is not available in this build"));
-#else
-    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNKNOWN_STRATEGY);
+    /* registered, needs an LLM: refused when selected in a session
+     * without an LLM resolver (or left out of the build) */
+    ctxc_status_t want = CTXC_CFG_STRATEGY_MIDDLE_OUT ? CTXC_E_UNAVAILABLE
+                                                      : CTXC_E_UNKNOWN_STRATEGY;
+    assert_int_equal(
+        ctxc_settings_set(&set, "compression.strategy", "middle-out", &err),
+        want);
     assert_non_null(strstr(err.message, "'middle-out'"));
-#endif
+    assert_non_null(strstr(err.message, "top-down-truncation"));
+    assert_string_equal(
+        ctxc_settings_string(&set, CTXC_SETTING_COMPRESSION_STRATEGY),
+        BASE_STRATEGY); /* unchanged */
     t_assert_unchanged(&hist, &snap);
+#if CTXC_CFG_STRATEGY_ONE_SHOT
+    ctxc_session_set_llm_resolver(&s, no_model, NULL);
     t_set(&set, "compression.strategy", "one-shot");
     assert_true(ctxc_session_compress(&s, &err) != CTXC_OK);
     assert_true(ctxc_session_before_send(&s, 2000, NULL, &err) != CTXC_OK);
@@ -467,6 +503,7 @@ static void test_errors_propagate_and_change_nothing(void **state) {
         "one-shot");
     assert_true(ctxc_session_compress(&s, &err) != CTXC_OK);
     t_assert_unchanged(&hist, &snap);
+#endif
     t_set(&set, "compression.strategy", "top-down-truncation");
     assert_int_equal(ctxc_settings_unset(&set, "context-limit", NULL), CTXC_OK);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_INVALID_ARG);
@@ -477,34 +514,73 @@ static void test_errors_propagate_and_change_nothing(void **state) {
 #endif
 
 #if !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION || !CTXC_CFG_STRATEGY_HIGH_DENSITY
-/* A one-strategy build: the store accepts every registered name, and the
- * session fails loudly (no fallback) on one left out of this build. */
+/* A one-strategy build: a strategy left out of it is refused at the moment
+ * it is selected, by every way a value reaches the store (set, typed,
+ * settings file, profile), naming it and what the build has; nothing
+ * changes and the session goes on with the strategy in force. */
 static void test_a_strategy_left_out_of_the_build_fails_loudly(void **state) {
     (void)state;
 #if !CTXC_CFG_STRATEGY_HIGH_DENSITY
     const char *missing = "high-density";
+    ctxc_strategy_id_t missing_id = CTXC_STRATEGY_HIGH_DENSITY;
 #else
     const char *missing = "top-down-truncation";
+    ctxc_strategy_id_t missing_id = CTXC_STRATEGY_TOP_DOWN_TRUNCATION;
 #endif
+    store_on_mem_fs();
     start();
     add_lines(6);
     t_snapshot(&hist, &snap);
-    t_set(&set, "compression.strategy", missing);
     ctxc_error_t err;
-    uint16_t t;
-    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNKNOWN_STRATEGY);
+    assert_int_equal(
+        ctxc_settings_set(&set, "compression.strategy", missing, &err),
+        CTXC_E_UNKNOWN_STRATEGY);
     assert_non_null(strstr(err.message, missing));
     assert_non_null(strstr(err.message, "this build"));
     assert_non_null(strstr(err.message, BASE_STRATEGY)); /* what there is */
-    assert_int_equal(ctxc_session_before_send(&s, 2000, NULL, &err),
+    assert_int_equal(ctxc_settings_set_enum(&set,
+                                            CTXC_SETTING_COMPRESSION_STRATEGY,
+                                            missing, &err),
                      CTXC_E_UNKNOWN_STRATEGY);
-    assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_E_UNKNOWN_STRATEGY);
-    assert_int_equal(ctxc_session_threshold(&s, &t, &err),
+    assert_int_equal(
+        ctxc_settings_set_enum_index(&set, CTXC_SETTING_COMPRESSION_STRATEGY,
+                                     (uint32_t)missing_id, &err),
+        CTXC_E_UNKNOWN_STRATEGY);
+    assert_non_null(strstr(err.message, missing));
+    assert_int_equal(
+        ctxc_settings_persist_set(&set, "compression.strategy", missing, &err),
+        CTXC_E_UNKNOWN_STRATEGY);
+    assert_null(mem_find(&mfs, "settings.json")); /* nothing written */
+    assert_string_equal(
+        ctxc_settings_string(&set, CTXC_SETTING_COMPRESSION_STRATEGY),
+        BASE_STRATEGY);
+    /* a settings file naming it is unusable, with the reason */
+    char text[96];
+    snprintf(text, sizeof text, "{\"compression.strategy\": \"%s\"}", missing);
+    mem_put(&mfs, "settings.json", text);
+    assert_int_equal(ctxc_settings_load(&set, &err), CTXC_E_UNKNOWN_STRATEGY);
+    assert_non_null(strstr(err.message, "settings.json"));
+    assert_non_null(strstr(err.message, missing));
+    /* and so is a profile */
+    mem_put(&mfs, "profiles/other.json", text);
+    assert_int_equal(ctxc_settings_profile_load(&set, "other", &err),
                      CTXC_E_UNKNOWN_STRATEGY);
-    t_assert_unchanged(&hist, &snap);
-    /* back to the strategy of this build: it runs again */
-    t_set(&set, "compression.strategy", BASE_STRATEGY);
+    assert_non_null(strstr(err.message, missing));
+    assert_string_equal(
+        ctxc_settings_string(&set, CTXC_SETTING_COMPRESSION_STRATEGY),
+        BASE_STRATEGY);
+    uint16_t t;
     assert_int_equal(ctxc_session_threshold(&s, &t, &err), CTXC_OK);
+    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
+    /* a store holding one anyway (its fields written around the API):
+     * session init refuses it, naming it and what the build has */
+    static ctxc_session_t s2;
+    set.ephemeral.num[CTXC_SETTING_COMPRESSION_STRATEGY] = (uint32_t)missing_id;
+    set.ephemeral.set |= 1u << CTXC_SETTING_COMPRESSION_STRATEGY;
+    assert_int_equal(ctxc_session_init(&s2, &hist, &work, &set, &err),
+                     CTXC_E_UNKNOWN_STRATEGY);
+    assert_non_null(strstr(err.message, missing));
+    assert_non_null(strstr(err.message, BASE_STRATEGY));
 }
 #endif
 
@@ -517,22 +593,31 @@ static void test_llm_strategy_with_a_missing_profile(void **state) {
     store_on_mem_fs(); /* no profiles */
     t_set(&set, "compression.strategy", "middle-out");
     t_set(&set, "compression.profile", "nosuch");
-    start();
+    start(); /* no LLM resolver yet */
     add_lines(6);
     t_snapshot(&hist, &snap);
     ctxc_error_t err;
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_PROFILE_NOT_FOUND);
     assert_non_null(strstr(err.message, "'nosuch'"));
     t_assert_unchanged(&hist, &snap);
+    assert_int_equal(ctxc_session_check(&s, &err), CTXC_E_PROFILE_NOT_FOUND);
+    assert_non_null(strstr(err.message, "'nosuch'"));
+    /* before_send checks the wiring first, at every call */
+    assert_int_equal(ctxc_session_before_send(&s, 2000, NULL, &err),
+                     CTXC_E_UNAVAILABLE);
+    assert_non_null(strstr(err.message, "'middle-out'"));
+    ctxc_session_set_llm_resolver(&s, no_model, NULL);
     assert_int_equal(ctxc_session_before_send(&s, 2000, NULL, &err),
                      CTXC_E_PROFILE_NOT_FOUND); /* emergency path */
     assert_non_null(strstr(err.message, "'nosuch'"));
     t_assert_unchanged(&hist, &snap);
-    /* unset: the active provider; the strategy is not in this build yet */
+    ctxc_session_set_llm_resolver(&s, NULL, NULL);
+    /* unset: the active provider; there is no LLM resolver */
     assert_int_equal(ctxc_settings_unset(&set, "compression.profile", NULL),
                      CTXC_OK);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNAVAILABLE);
     assert_non_null(strstr(err.message, "'middle-out'"));
+    assert_non_null(strstr(err.message, "LLM resolver"));
     t_assert_unchanged(&hist, &snap);
     /* a profile that exists resolves: the same CTXC_E_UNAVAILABLE */
     save_profile("cheap");
@@ -540,6 +625,7 @@ static void test_llm_strategy_with_a_missing_profile(void **state) {
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNAVAILABLE);
     t_assert_unchanged(&hist, &snap);
 #if CTXC_CFG_STRATEGY_ONE_SHOT
+    ctxc_session_set_llm_resolver(&s, no_model, NULL);
     t_set(&set, "compression.strategy", "one-shot");
     t_set(&set, "compression.profile", "nosuch");
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_PROFILE_NOT_FOUND);
@@ -563,8 +649,10 @@ static void test_a_loaded_profile_changes_the_strategy(void **state) {
     (void)state;
     store_on_mem_fs();
     t_set(&set, "context-limit", "10");
-    t_set(&set, "compression.strategy", "middle-out");
-    save_profile("llm");
+    /* written by hand: a build without middle-out cannot save it */
+    mem_put(&mfs, "profiles/llm.json",
+            "{\"context-limit\": 10, \"compression.strategy\": "
+            "\"middle-out\"}");
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
     t_set(&set, "compression.strategy", "top-down-truncation");
     t_set(&set, "compression-threshold", "0.5");
@@ -579,15 +667,23 @@ static void test_a_loaded_profile_changes_the_strategy(void **state) {
     assert_int_equal(threshold_now(), 850);
 
     ctxc_error_t err;
+    /* a profile selecting a strategy the session cannot run is refused
+     * when loaded (no LLM resolver; or not in this build), changing
+     * nothing */
+    assert_int_equal(ctxc_settings_profile_load(&set, "llm", &err),
+                     CTXC_CFG_STRATEGY_MIDDLE_OUT ? CTXC_E_UNAVAILABLE
+                                                  : CTXC_E_UNKNOWN_STRATEGY);
+    assert_non_null(strstr(err.message, "profiles/llm.json"));
+    assert_non_null(strstr(err.message, "'middle-out'"));
+    assert_string_equal(set.profile, "");
+    assert_int_equal(ctxc_settings_context_limit(&set), 1000);
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+    ctxc_session_set_llm_resolver(&s, no_model, NULL);
     load_profile("llm");
     assert_string_equal(set.profile, "llm");
     assert_int_equal(ctxc_settings_context_limit(&set), 10);
-#if CTXC_CFG_STRATEGY_MIDDLE_OUT
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNAVAILABLE);
-    assert_non_null(strstr(err.message, "'middle-out'"));
-#else
-    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_UNKNOWN_STRATEGY);
-    assert_non_null(strstr(err.message, "middle-out"));
+    assert_non_null(strstr(err.message, "test: no model here"));
 #endif
     t_assert_unchanged(&hist, &snap);
 
@@ -612,7 +708,8 @@ static void test_no_space_in_the_work_area_changes_nothing(void **state) {
     for (int i = 0; i < 4; i++) {
         char id[8];
         snprintf(id, sizeof id, "c%d", i);
-        ctxc_block_t c = t_call(id, "run_shell_command", "{\"command\":\"make\"}");
+        ctxc_block_t c =
+            t_call(id, "run_shell_command", "{\"command\":\"make\"}");
         char json[640];
         snprintf(json, sizeof json, "\"%s\"", big);
         ctxc_block_t r = t_resp(id, "run_shell_command", json, NULL);
@@ -649,8 +746,10 @@ static void test_history_is_locked_during_compression(void **state) {
     (void)state;
     t_set(&set, "context-limit", "10");
     start();
-    ctxc_block_t c = t_call("c1", "run_shell_command", "{\"command\":\"make\"}");
-    ctxc_block_t r = t_resp("c1", "run_shell_command", "\"" LINE " " LINE " " LINE "\"", NULL);
+    ctxc_block_t c =
+        t_call("c1", "run_shell_command", "{\"command\":\"make\"}");
+    ctxc_block_t r = t_resp("c1", "run_shell_command",
+                            "\"" LINE " " LINE " " LINE "\"", NULL);
     t_add(&hist, CTXC_SPEAKER_AI, &c, 1);
     t_add(&hist, CTXC_SPEAKER_TOOL, &r, 1);
     for (int i = 0; i < 8; i++) {

@@ -26,6 +26,12 @@
 #include "fake_fs.h"
 #include "support.h"
 
+/* A build with every strategy (the one-strategy test builds run the cases
+ * that need no second strategy name). */
+#define ALL_STRATEGIES_                                                        \
+    (CTXC_CFG_STRATEGY_MIDDLE_OUT && CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION &&  \
+     CTXC_CFG_STRATEGY_ONE_SHOT && CTXC_CFG_STRATEGY_HIGH_DENSITY)
+
 static mem_fs_t mfs;
 static ctxc_fs_t fs;
 static ctxc_settings_store_t st;
@@ -141,9 +147,11 @@ static void test_strategy_values_are_the_registered_strategies(void **state) {
     assert_ptr_equal(sp->values, ctxc_strategy_names);
     size_t n = 0;
     while (sp->values[n] != NULL) {
+        /* accepted when this build has it */
+        bool in_build = ctxc_strategy_get((ctxc_strategy_id_t)n) != NULL;
         assert_int_equal(ctxc_setting_check(CTXC_SETTING_COMPRESSION_STRATEGY,
                                             sp->values[n], NULL),
-                         CTXC_OK);
+                         in_build ? CTXC_OK : CTXC_E_UNKNOWN_STRATEGY);
         n++;
     }
     assert_int_equal(n, CTXC_STRATEGY_COUNT);
@@ -171,7 +179,11 @@ static void test_defaults_come_from_the_table(void **state) {
         assert_string_equal(text, sp->default_text);
     }
     /* the documented values (DESIGN.md 6) */
-    assert_string_equal(val(&st, "compression.strategy"), "middle-out");
+    assert_string_equal(val(&st, "compression.strategy"),
+                        CTXC_CFG_STRATEGY_MIDDLE_OUT ? "middle-out"
+                        : CTXC_CFG_STRATEGY_HIGH_DENSITY
+                            ? "high-density"
+                            : "top-down-truncation");
     assert_string_equal(val(&st, "compression-preserve-threshold"), "0.2");
     assert_string_equal(val(&st, "compression-top-preserve-threshold"), "0.2");
     assert_string_equal(val(&st, "compression.density.readWritePruning"),
@@ -195,6 +207,7 @@ static void test_defaults_come_from_the_table(void **state) {
 
 /* ---- resolution ---------------------------------------------------------- */
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* REQ-CS-009, REQ-CS-010: ephemeral over the settings file over the
  * default, per key, with the layer reported. */
 static void test_resolution_order_across_three_layers(void **state) {
@@ -239,6 +252,7 @@ static void test_resolution_order_across_three_layers(void **state) {
     assert_string_equal(ctxc_setting_source_name(CTXC_SOURCE_PERSISTENT),
                         "settings file");
 }
+#endif
 
 /* REQ-HD-001.10: unset, the threshold is the strategy's own default. */
 static void test_threshold_falls_back_to_the_strategy_default(void **state) {
@@ -309,11 +323,10 @@ static void test_strategy_accessor(void **state) {
     assert_int_equal(ctxc_settings_strategy(&st, &s, &err), CTXC_OK);
     assert_string_equal(s->name, "middle-out");
 #else
-    /* the default names a strategy left out of this build: loud failure */
-    assert_int_equal(ctxc_settings_strategy(&st, &s, &err),
-                     CTXC_E_UNKNOWN_STRATEGY);
-    assert_contains(err.message, "'middle-out' (default)");
-    assert_contains(err.message, "available: ");
+    /* a build without middle-out defaults to a strategy it has */
+    assert_int_equal(ctxc_settings_strategy(&st, &s, &err), CTXC_OK);
+    assert_string_equal(s->name, CTXC_CFG_DEFAULT_STRATEGY);
+    assert_false(s->requires_llm);
 #endif
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
     set_ok("compression.strategy", "high-density");
@@ -329,14 +342,15 @@ static void
 test_strategy_accessor_fails_for_a_strategy_not_built(void **state) {
     (void)state;
     mem_put(&mfs, "settings.json", "{\"compression.strategy\": \"one-shot\"}");
-    assert_int_equal(ctxc_settings_load(&st, NULL), CTXC_OK);
-    const ctxc_strategy_t *s = NULL;
     ctxc_error_t err;
-    assert_int_equal(ctxc_settings_strategy(&st, &s, &err),
-                     CTXC_E_UNKNOWN_STRATEGY);
-    assert_null(s);
-    assert_contains(err.message, "'one-shot' (settings file)");
-    assert_contains(err.message, "not a strategy of this build");
+    /* refused when the file is read, not later: the file is unusable */
+    assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_UNKNOWN_STRATEGY);
+    assert_true(st.file_bad);
+    assert_contains(err.message, "settings.json: ");
+    assert_contains(err.message, "'one-shot' is not a strategy of this build");
+    const ctxc_strategy_t *s = NULL;
+    assert_int_equal(ctxc_settings_strategy(&st, &s, NULL), CTXC_OK);
+    assert_string_equal(s->name, CTXC_CFG_DEFAULT_STRATEGY);
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
     assert_contains(err.message, "available: top-down-truncation");
 #endif
@@ -537,6 +551,7 @@ static void test_network_settings(void **state) {
     assert_string_equal(val(&st, "network.read-timeout-ms"), "60000");
 }
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* REQ-CS-008: an invalid value changes nothing and the error names the
  * valid values; a near miss is suggested. */
 static void test_enum_value_errors_name_the_allowed_values(void **state) {
@@ -561,6 +576,7 @@ static void test_enum_value_errors_name_the_allowed_values(void **state) {
     assert_string_equal(val(&st, "compression.strategy"),
                         "top-down-truncation");
 }
+#endif
 
 static void test_string_checks(void **state) {
     (void)state;
@@ -678,6 +694,7 @@ static void test_profile_name_validation(void **state) {
 
 /* ---- storage ------------------------------------------------------------- */
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* Persistence round trip: save, new store, load. */
 static void test_persistence_round_trip(void **state) {
     (void)state;
@@ -733,6 +750,7 @@ static void test_persistence_round_trip(void **state) {
                         "gpt-4o");
     assert_int_equal(ctxc_settings_preserve_threshold(&st2), 1000);
 }
+#endif
 
 /* A persistent change that is invalid writes nothing. */
 static void test_invalid_persistent_change_writes_nothing(void **state) {
@@ -786,6 +804,7 @@ static const corrupt_t CORRUPT[] = {
      CTXC_E_PARSE, "looks like an API key"},
 };
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* A corrupt file is reported with its path and the reason, the store goes
  * on with the other layers, and the file is never overwritten. */
 static void test_corrupt_settings_file_is_reported_and_kept(void **state) {
@@ -831,6 +850,7 @@ static void test_corrupt_settings_file_is_reported_and_kept(void **state) {
                         "{\n  \"provider\": \"openai\",\n  \"model\": "
                         "\"gpt-4o\"\n}\n");
 }
+#endif
 
 /* Unreadable and oversized files are unusable, reported, and kept. */
 static void test_unreadable_settings_file(void **state) {
@@ -879,6 +899,7 @@ static void test_unreadable_settings_file(void **state) {
     "\"network.connect-timeout-ms\": 5000, "                                   \
     "\"network.read-timeout-ms\": 90000"
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* Settings files are read into a fixed array of JSON tokens: a file with
  * every key fits, and files with more tokens than a valid file can have
  * (long arrays, deep objects, more keys than settings) get the same precise
@@ -934,6 +955,7 @@ static void test_files_with_many_json_values(void **state) {
     assert_contains(err.message, "profiles/big.json: key 'provider' appears "
                                  "twice");
 }
+#endif
 
 /* Write failures at every step leave the old file (and the layer). */
 static void test_write_failures_leave_the_old_file(void **state) {
@@ -1023,6 +1045,7 @@ static void test_no_filesystem(void **state) {
 
 /* ---- profiles ------------------------------------------------------------ */
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* REQ-CS-007.6: a profile holds every persist-to-profile key that is set
  * (session over file), not the defaults. */
 static void test_profile_save_stores_the_keys_that_are_set(void **state) {
@@ -1056,7 +1079,9 @@ static void test_profile_save_stores_the_keys_that_are_set(void **state) {
                      CTXC_OK);
     assert_contains(mem_get(&mfs, "profiles/cheap.json"), "\"model\": \"o3\"");
 }
+#endif
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* Loading writes the profile into the ephemeral layer (a restart in
  * between: a new store). */
 static void test_profile_load_sets_the_ephemeral_layer(void **state) {
@@ -1094,6 +1119,7 @@ static void test_profile_load_sets_the_ephemeral_layer(void **state) {
                      CTXC_OK);
     assert_int_equal(st2.from_profile, 1u << CTXC_SETTING_COMPRESSION_STRATEGY);
 }
+#endif
 
 static void test_profile_not_found_and_corrupt(void **state) {
     (void)state;
@@ -1181,6 +1207,7 @@ static void test_profile_list_and_delete(void **state) {
     assert_string_equal(got.names[1], "zeta");
 }
 
+#if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* REQ-CS-006A.1: compression.profile naming a profile that does not exist
  * fails when the profile is needed, naming it. */
 static void test_compression_profile_resolution(void **state) {
@@ -1228,8 +1255,263 @@ static void test_compression_profile_resolution(void **state) {
     assert_contains(err.message, "profiles/cheap.json: model: expected a "
                                  "string");
 }
+#endif
 
 /* ---- typos --------------------------------------------------------------- */
+
+/* ---- the typed API ------------------------------------------------------ */
+
+/* The message a text /set of key=text gives (the typed setters must give
+ * the same one for the same value). */
+static const char *text_error(const char *key, const char *text) {
+    static ctxc_error_t e;
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(ctxc_settings_set(&st2, key, text, &e), CTXC_OK);
+    return e.message;
+}
+
+/* A strategy of this build and its id. */
+static ctxc_strategy_id_t some_strategy(void) {
+    for (size_t i = 0; i < CTXC_STRATEGY_COUNT; i++) {
+        if (ctxc_strategy_get((ctxc_strategy_id_t)i) != NULL) {
+            return (ctxc_strategy_id_t)i;
+        }
+    }
+    fail_msg("no strategy in this build");
+    return CTXC_STRATEGY_COUNT;
+}
+
+/* Typed setters set the ephemeral layer by id with the checks, limits and
+ * messages of the text path; an invalid value changes nothing. */
+static void test_typed_setters_check_like_the_text_path(void **state) {
+    (void)state;
+    ctxc_settings_init(&st2, NULL);
+    ctxc_error_t err;
+    /* INT */
+    assert_int_equal(
+        ctxc_settings_set_u32(&st, CTXC_SETTING_CONTEXT_LIMIT, 32000, &err),
+        CTXC_OK);
+    assert_string_equal(val(&st, "context-limit"), "32000");
+    assert_int_equal(src(&st, "context-limit"), CTXC_SOURCE_EPHEMERAL);
+    assert_int_equal(
+        ctxc_settings_set_u32(&st, CTXC_SETTING_CONTEXT_LIMIT, 0, &err),
+        CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message, text_error("context-limit", "0"));
+    assert_string_equal(val(&st, "context-limit"), "32000"); /* unchanged */
+    assert_int_equal(ctxc_settings_set_u32(&st,
+                                           CTXC_SETTING_NETWORK_READ_TIMEOUT_MS,
+                                           3600001, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        text_error("network.read-timeout-ms", "3600001"));
+    uint32_t n = 0;
+    assert_int_equal(
+        ctxc_settings_set_u32(&st, CTXC_SETTING_COMPRESSION_RETRIES, 10, &err),
+        CTXC_OK);
+    assert_true(ctxc_settings_int(&st, CTXC_SETTING_COMPRESSION_RETRIES, &n));
+    assert_int_equal(n, 10);
+    /* RATIO, in thousandths */
+    uint16_t r = 0;
+    assert_int_equal(ctxc_settings_set_ratio(
+                         &st, CTXC_SETTING_COMPRESSION_THRESHOLD, 750, &err),
+                     CTXC_OK);
+    assert_string_equal(val(&st, "compression-threshold"), "0.75");
+    assert_true(
+        ctxc_settings_ratio(&st, CTXC_SETTING_COMPRESSION_THRESHOLD, &r));
+    assert_int_equal(r, 750);
+    assert_int_equal(ctxc_settings_set_ratio(
+                         &st, CTXC_SETTING_COMPRESSION_THRESHOLD, 1000, &err),
+                     CTXC_OK);
+    assert_string_equal(val(&st, "compression-threshold"), "1");
+    assert_int_equal(ctxc_settings_set_ratio(
+                         &st, CTXC_SETTING_COMPRESSION_THRESHOLD, 1001, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        text_error("compression-threshold", "1.001"));
+    assert_int_equal(ctxc_settings_set_ratio(
+                         &st, CTXC_SETTING_COMPRESSION_THRESHOLD, 2500, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        text_error("compression-threshold", "2.5"));
+    assert_string_equal(val(&st, "compression-threshold"), "1");
+    /* BOOL */
+    assert_int_equal(ctxc_settings_set_bool(
+                         &st, CTXC_SETTING_DENSITY_RECENCY_PRUNING, true, &err),
+                     CTXC_OK);
+    assert_true(ctxc_settings_bool(&st, CTXC_SETTING_DENSITY_RECENCY_PRUNING));
+    assert_int_equal(ctxc_settings_set_bool(
+                         &st, CTXC_SETTING_DENSITY_FILE_DEDUPE, false, &err),
+                     CTXC_OK);
+    assert_string_equal(val(&st, "compression.density.fileDedupe"), "false");
+    /* ENUM by name and by index (a ctxc_strategy_id_t) */
+    ctxc_strategy_id_t sid = some_strategy();
+    const char *name = ctxc_strategy_names[sid];
+    assert_int_equal(ctxc_settings_set_enum(
+                         &st, CTXC_SETTING_COMPRESSION_STRATEGY, name, &err),
+                     CTXC_OK);
+    uint32_t idx = 99;
+    assert_true(
+        ctxc_settings_enum(&st, CTXC_SETTING_COMPRESSION_STRATEGY, &idx));
+    assert_int_equal(idx, sid);
+    assert_string_equal(
+        ctxc_settings_string(&st, CTXC_SETTING_COMPRESSION_STRATEGY), name);
+    assert_int_equal(ctxc_settings_set_enum(&st,
+                                            CTXC_SETTING_COMPRESSION_STRATEGY,
+                                            "bottom-up", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        text_error("compression.strategy", "bottom-up"));
+    assert_int_equal(
+        ctxc_settings_unset_id(&st, CTXC_SETTING_COMPRESSION_STRATEGY, &err),
+        CTXC_OK);
+    assert_int_equal(src(&st, "compression.strategy"), CTXC_SOURCE_DEFAULT);
+    assert_int_equal(
+        ctxc_settings_set_enum_index(&st, CTXC_SETTING_COMPRESSION_STRATEGY,
+                                     (uint32_t)sid, &err),
+        CTXC_OK);
+    assert_string_equal(val(&st, "compression.strategy"), name);
+    assert_int_equal(
+        ctxc_settings_set_enum_index(&st, CTXC_SETTING_COMPRESSION_STRATEGY,
+                                     CTXC_STRATEGY_COUNT, &err),
+        CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "compression.strategy"));
+    assert_non_null(strstr(err.message, "out of range"));
+    assert_non_null(strstr(err.message, name)); /* the allowed values */
+    /* STRING */
+    assert_int_equal(ctxc_settings_set_str(&st, CTXC_SETTING_BASE_URL,
+                                           "https://llm.example/v1", &err),
+                     CTXC_OK);
+    assert_string_equal(ctxc_settings_string(&st, CTXC_SETTING_BASE_URL),
+                        "https://llm.example/v1");
+    assert_int_equal(ctxc_settings_set_str(&st, CTXC_SETTING_BASE_URL,
+                                           "ftp://llm.example", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        text_error("base-url", "ftp://llm.example"));
+    assert_int_equal(ctxc_settings_set_str(&st, CTXC_SETTING_AUTH_KEY_NAME,
+                                           "sk-live-0123456789abcdef", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_null(strstr(err.message, "0123456789")); /* never echoed */
+    assert_string_equal(
+        err.message, text_error("auth-key-name", "sk-live-0123456789abcdef"));
+    assert_int_equal(ctxc_settings_set_str(&st, CTXC_SETTING_MODEL, "", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message, text_error("model", ""));
+    assert_null(ctxc_settings_string(&st, CTXC_SETTING_MODEL));
+}
+
+/* A setter of another type than the setting's is CTXC_E_INVALID_ARG naming
+ * the setting, its type and the setter to use; so are ids out of range and
+ * NULL values. Nothing changes. */
+static void test_typed_setters_refuse_the_wrong_type(void **state) {
+    (void)state;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_settings_set_bool(
+                         &st, CTXC_SETTING_COMPRESSION_THRESHOLD, true, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_string_equal(err.message,
+                        "compression-threshold is a ratio setting (set it "
+                        "with ctxc_settings_set_ratio), not a boolean");
+    assert_int_equal(ctxc_settings_set_u32(&st, CTXC_SETTING_MODEL, 3, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "model is a string setting"));
+    assert_non_null(strstr(err.message, "ctxc_settings_set_str"));
+    assert_int_equal(
+        ctxc_settings_set_ratio(&st, CTXC_SETTING_CONTEXT_LIMIT, 500, &err),
+        CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "context-limit is an integer setting"));
+    assert_int_equal(ctxc_settings_set_str(&st,
+                                           CTXC_SETTING_COMPRESSION_STRATEGY,
+                                           "high-density", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "ctxc_settings_set_enum"));
+    assert_int_equal(ctxc_settings_set_enum(
+                         &st, CTXC_SETTING_DENSITY_FILE_DEDUPE, "true", &err),
+                     CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "a boolean setting"));
+    assert_int_equal(
+        ctxc_settings_set_enum_index(&st, CTXC_SETTING_MODEL, 0, &err),
+        CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_settings_set_u32(&st, CTXC_SETTING_COUNT, 1, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "not a setting"));
+    assert_int_equal(ctxc_settings_set_str(&st, CTXC_SETTING_MODEL, NULL, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_settings_set_enum(
+                         &st, CTXC_SETTING_COMPRESSION_STRATEGY, NULL, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_settings_unset_id(&st, CTXC_SETTING_COUNT, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_int_equal(
+        ctxc_settings_set_u32(NULL, CTXC_SETTING_CONTEXT_LIMIT, 1, &err),
+        CTXC_E_INVALID_ARG);
+    for (size_t i = 0; i < CTXC_SETTING_COUNT; i++) {
+        assert_int_not_equal(src(&st, ctxc_settings_registry[i].key),
+                             CTXC_SOURCE_EPHEMERAL);
+    }
+    uint32_t idx = 0;
+    assert_false(ctxc_settings_enum(&st, CTXC_SETTING_MODEL, &idx));
+}
+
+/* The strategy guard is asked before a change selects a strategy, by
+ * every path (set, typed, persistent, profile), and its refusal changes
+ * nothing; unset and other keys do not ask it. */
+static int guard_calls_allowed = 1;
+static ctxc_status_t refuse_all(void *user, uint32_t index, ctxc_error_t *err) {
+    *(uint32_t *)user = index;
+    if (guard_calls_allowed) {
+        return CTXC_OK;
+    }
+    return ctxc_error_set(err, CTXC_E_UNAVAILABLE, "guard says no to %u",
+                          (unsigned)index);
+}
+
+static void test_the_strategy_guard_is_asked_first(void **state) {
+    (void)state;
+    ctxc_strategy_id_t sid = some_strategy();
+    const char *name = ctxc_strategy_names[sid];
+    uint32_t seen = 99;
+    ctxc_error_t err;
+    guard_calls_allowed = 1;
+    ctxc_settings_set_strategy_guard(&st, refuse_all, &seen);
+    assert_int_equal(ctxc_settings_set_enum_index(
+                         &st, CTXC_SETTING_COMPRESSION_STRATEGY, sid, &err),
+                     CTXC_OK);
+    assert_int_equal(seen, sid);
+    assert_int_equal(ctxc_settings_profile_save(&st, "p", NULL, &err), CTXC_OK);
+    assert_int_equal(ctxc_settings_unset(&st, "compression.strategy", &err),
+                     CTXC_OK);
+    guard_calls_allowed = 0;
+    seen = 99;
+    assert_int_equal(ctxc_settings_set(&st, "compression.strategy", name, &err),
+                     CTXC_E_UNAVAILABLE);
+    assert_int_equal(seen, sid);
+    assert_non_null(strstr(err.message, "guard says no"));
+    assert_int_equal(ctxc_settings_set_enum(
+                         &st, CTXC_SETTING_COMPRESSION_STRATEGY, name, &err),
+                     CTXC_E_UNAVAILABLE);
+    assert_int_equal(
+        ctxc_settings_persist_set(&st, "compression.strategy", name, &err),
+        CTXC_E_UNAVAILABLE);
+    assert_null(mem_find(&mfs, "settings.json"));
+    assert_int_equal(ctxc_settings_profile_load(&st, "p", &err),
+                     CTXC_E_UNAVAILABLE);
+    assert_string_equal(st.profile, "");
+    assert_int_equal(src(&st, "compression.strategy"), CTXC_SOURCE_DEFAULT);
+    /* other keys and unset do not ask it */
+    seen = 99;
+    assert_int_equal(
+        ctxc_settings_set_u32(&st, CTXC_SETTING_CONTEXT_LIMIT, 100, &err),
+        CTXC_OK);
+    assert_int_equal(ctxc_settings_unset(&st, "compression.strategy", &err),
+                     CTXC_OK);
+    assert_int_equal(seen, 99);
+    /* removed: the change goes through */
+    ctxc_settings_set_strategy_guard(&st, NULL, NULL);
+    assert_int_equal(ctxc_settings_set(&st, "compression.strategy", name, &err),
+                     CTXC_OK);
+    guard_calls_allowed = 1;
+}
 
 static void test_key_suggestions(void **state) {
     (void)state;
@@ -1284,7 +1566,9 @@ int main(void) {
       cmocka_unit_test_setup(test_strategy_values_are_the_registered_strategies,
                              setup),
       cmocka_unit_test_setup(test_defaults_come_from_the_table, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_resolution_order_across_three_layers, setup),
+#endif
       cmocka_unit_test_setup(test_threshold_falls_back_to_the_strategy_default,
                              setup),
       cmocka_unit_test_setup(test_density_config_from_settings, setup),
@@ -1295,29 +1579,47 @@ int main(void) {
 #endif
       cmocka_unit_test_setup(test_ratio_parsing, setup),
       cmocka_unit_test_setup(test_integer_and_boolean_checks, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_enum_value_errors_name_the_allowed_values,
                              setup),
+#endif
       cmocka_unit_test_setup(test_string_checks, setup),
       cmocka_unit_test_setup(test_network_settings, setup),
       cmocka_unit_test_setup(test_auth_key_name_refuses_secrets, setup),
       cmocka_unit_test_setup(test_profile_name_validation, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_persistence_round_trip, setup),
+#endif
       cmocka_unit_test_setup(test_invalid_persistent_change_writes_nothing,
                              setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_corrupt_settings_file_is_reported_and_kept,
                              setup),
+#endif
       cmocka_unit_test_setup(test_unreadable_settings_file, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_files_with_many_json_values, setup),
+#endif
       cmocka_unit_test_setup(test_write_failures_leave_the_old_file, setup),
       cmocka_unit_test_setup(test_concurrent_writers, setup),
       cmocka_unit_test_setup(test_no_filesystem, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_profile_save_stores_the_keys_that_are_set,
                              setup),
+#endif
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_profile_load_sets_the_ephemeral_layer, setup),
+#endif
       cmocka_unit_test_setup(test_profile_not_found_and_corrupt, setup),
       cmocka_unit_test_setup(test_profile_list_and_delete, setup),
+#if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_compression_profile_resolution, setup),
+#endif
       cmocka_unit_test_setup(test_key_suggestions, setup),
+      cmocka_unit_test_setup(test_typed_setters_check_like_the_text_path,
+                             setup),
+      cmocka_unit_test_setup(test_typed_setters_refuse_the_wrong_type, setup),
+      cmocka_unit_test_setup(test_the_strategy_guard_is_asked_first, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
