@@ -58,8 +58,10 @@ FUZZ_SECONDS ?= 60
 BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # python3 (cross): generates the scenario image's histories (boards/mps2-an386).
 # qemu-system-arm (test): runs the scenario image (ctest label target).
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
+# dpkg-dev (cross): `apt-get source` of lwIP and mbedTLS for the lwIP
+# image (port/lwip/fetch_sources.sh, into build/third_party).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm dpkg-dev
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
@@ -94,11 +96,14 @@ endef
 HOST_CMAKE_ARGS  := -DCTXC_TARGET=host
 # The host test tree checks the cross library too (test/embedded).
 TEST_CMAKE_ARGS  := -DCTXC_BUILD_TESTS=ON -DCTXC_LIB_CORTEX_M4=$(abspath $(CROSS_DIR))/src/libctxc.a
-CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
+# lwIP + mbedTLS sources of the lwIP image (boards/mps2-an386/net), fetched
+# by `make test` / `make cortex-m4` (target net-sources).
+NET_SRC          := $(BUILD)/third_party
+CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SRC))
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
+.PHONY: all run test bench fuzz cortex-m4 size readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -108,7 +113,7 @@ all: deps-build
 run: all
 	$(RUN_CMD)
 
-test: deps-test
+test: deps-test net-sources
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) $(TEST_CMAKE_ARGS)
 	$(CMAKE) --build $(HOST_DIR) -j $(JOBS)
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
@@ -147,7 +152,7 @@ fuzz: deps-fuzz
 	printf "\nfuzz summary ($(FUZZ_SECONDS) s per target; logs in $(FUZZ_DIR)/<target>.log):\n$$summary"; \
 	if [ $$failed -ne 0 ]; then echo "fuzz: a target crashed: see its log and $(FUZZ_DIR)/crashes/"; exit 1; fi
 
-cortex-m4: deps-cross
+cortex-m4: deps-cross net-sources
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
 	@echo "make: built $(CROSS_DIR)/src/libctxc.a"
@@ -166,6 +171,10 @@ clean:
 
 help:
 	@sed -n '3,12s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+
+# lwIP 2.1.3 + mbedTLS 2.28 from Debian (apt-get source), once.
+net-sources:
+	@port/lwip/fetch_sources.sh $(NET_SRC)
 
 deps-build:
 	$(call install_deps,build,$(BUILD_DEPS))
