@@ -97,8 +97,7 @@ int ctxc_lwip_snprintf(char *s, size_t n, const char *fmt, ...) {
         case 'X': {
             unsigned long v = is_long ? va_arg(ap, unsigned long)
                                       : (unsigned long)va_arg(ap, unsigned);
-            put_num(&o, v, *p == 'u' ? 10u : 16u, *p == 'X', false, width,
-                    pad);
+            put_num(&o, v, *p == 'u' ? 10u : 16u, *p == 'X', false, width, pad);
             break;
         }
         case 'p':

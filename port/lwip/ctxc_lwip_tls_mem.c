@@ -43,7 +43,9 @@ void altcp_mbedtls_free(void *conf, altcp_mbedtls_state_t *state) {
     mbedtls_free(state);
 }
 
-void *altcp_mbedtls_alloc_config(size_t size) { return mbedtls_calloc(1, size); }
+void *altcp_mbedtls_alloc_config(size_t size) {
+    return mbedtls_calloc(1, size);
+}
 
 void altcp_mbedtls_free_config(void *item) { mbedtls_free(item); }
 

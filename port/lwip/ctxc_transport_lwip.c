@@ -20,7 +20,8 @@
 #include "mbedtls/x509_crt.h"
 
 #if !LWIP_ALTCP || !LWIP_ALTCP_TLS || !LWIP_ALTCP_TLS_MBEDTLS || !LWIP_DNS
-#error "port/lwip needs LWIP_ALTCP, LWIP_ALTCP_TLS, LWIP_ALTCP_TLS_MBEDTLS and LWIP_DNS in lwipopts.h"
+#error                                                                         \
+    "port/lwip needs LWIP_ALTCP, LWIP_ALTCP_TLS, LWIP_ALTCP_TLS_MBEDTLS and LWIP_DNS in lwipopts.h"
 #endif
 
 #if NO_SYS
@@ -73,7 +74,8 @@ void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
 #endif
 }
 
-/* ---- helpers -------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------
+ */
 
 static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
     return t->cfg.clock(t->cfg.clock_ctx);
@@ -107,7 +109,8 @@ static void set_last(ctxc_lwip_transport_t *t, const char *what,
     keep_last(t, ctxc_error_message(&e));
 }
 
-/* ---- callbacks (lwIP context) ----------------------------------------------- */
+/* ---- callbacks (lwIP context) -----------------------------------------------
+ */
 
 static void on_err(void *arg, err_t err) {
     ctxc_lwip_transport_t *t = arg;
@@ -168,7 +171,8 @@ static int on_verify(void *arg, mbedtls_x509_crt *crt, int depth,
     return 0;
 }
 
-/* ---- TLS configuration ------------------------------------------------------ */
+/* ---- TLS configuration ------------------------------------------------------
+ */
 
 static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     if (t->tls_conf != NULL) {
@@ -186,7 +190,8 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                               t->host, (unsigned)t->port);
     }
     if (!pool_ready) {
-        mbedtls_memory_buffer_alloc_init(t->cfg.tls_pool, t->cfg.tls_pool_bytes);
+        mbedtls_memory_buffer_alloc_init(t->cfg.tls_pool,
+                                         t->cfg.tls_pool_bytes);
         pool_ready = true;
     }
     entropy_fn = t->cfg.entropy;
@@ -218,16 +223,18 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                                  MBEDTLS_SSL_MINOR_VERSION_3);
 #if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
     (void)mbedtls_ssl_conf_max_frag_len(
-        sc, MBEDTLS_SSL_MAX_CONTENT_LEN <= 512    ? MBEDTLS_SSL_MAX_FRAG_LEN_512
-            : MBEDTLS_SSL_MAX_CONTENT_LEN <= 1024 ? MBEDTLS_SSL_MAX_FRAG_LEN_1024
-            : MBEDTLS_SSL_MAX_CONTENT_LEN <= 2048 ? MBEDTLS_SSL_MAX_FRAG_LEN_2048
-                                                  : MBEDTLS_SSL_MAX_FRAG_LEN_4096);
+        sc,
+        MBEDTLS_SSL_MAX_CONTENT_LEN <= 512    ? MBEDTLS_SSL_MAX_FRAG_LEN_512
+        : MBEDTLS_SSL_MAX_CONTENT_LEN <= 1024 ? MBEDTLS_SSL_MAX_FRAG_LEN_1024
+        : MBEDTLS_SSL_MAX_CONTENT_LEN <= 2048 ? MBEDTLS_SSL_MAX_FRAG_LEN_2048
+                                              : MBEDTLS_SSL_MAX_FRAG_LEN_4096);
 #endif
     t->tls_conf = conf;
     return CTXC_OK;
 }
 
-/* ---- connect ----------------------------------------------------------------- */
+/* ---- connect
+ * ----------------------------------------------------------------- */
 
 static void drop(ctxc_lwip_transport_t *t) {
     if (t->pcb != NULL) {
@@ -317,8 +324,8 @@ static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
                                 : altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
     if (pcb == NULL) {
         return ctxc_error_set(err, tls ? CTXC_E_TLS : CTXC_E_NETWORK,
-                              "%s:%u: out of %s (a connection block)",
-                              t->host, (unsigned)t->port,
+                              "%s:%u: out of %s (a connection block)", t->host,
+                              (unsigned)t->port,
                               tls ? "TLS pool memory" : "lwIP memory");
     }
     if (tls && mbedtls_ssl_set_hostname(altcp_tls_context(pcb), t->host) != 0) {
@@ -343,22 +350,29 @@ static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
         return CTXC_OK;
     }
     if (tls && t->verify_flags != 0) {
-        char why[128];
+        char why[160];
         verify_reasons(t->verify_flags, why, sizeof why);
+        keep_last(t, "server certificate rejected: ");
+        size_t k = strlen(t->last_error);
+        size_t n = strlen(why);
+        if (n > sizeof t->last_error - 1u - k) {
+            n = sizeof t->last_error - 1u - k;
+        }
+        memcpy(t->last_error + k, why, n);
+        t->last_error[k + n] = '\0';
         return ctxc_error_set(err, CTXC_E_TLS,
-                              "%s:%u: server certificate rejected: %s",
-                              t->host, (unsigned)t->port, why);
+                              "%s:%u: server certificate rejected: %s", t->host,
+                              (unsigned)t->port, why);
     }
     if (t->failed && t->err == ERR_CLSD && tls) {
-        return ctxc_error_set(err, CTXC_E_TLS,
-                              "%s:%u: TLS handshake failed", t->host,
-                              (unsigned)t->port);
+        return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed",
+                              t->host, (unsigned)t->port);
     }
     if (t->failed || t->eof) {
-        return ctxc_error_set(
-            err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s", t->host,
-            (unsigned)t->port,
-            t->failed ? lwip_strerr((err_t)t->err) : "the server closed");
+        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
+                              t->host, (unsigned)t->port,
+                              t->failed ? lwip_strerr((err_t)t->err)
+                                        : "the server closed");
     }
     return ctxc_error_set(err, CTXC_E_TIMEOUT,
                           "%s:%u: connect%s timed out after %u ms", t->host,
@@ -405,13 +419,16 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     }
     if (st != CTXC_OK) {
         drop(t);
-        keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        if (t->last_error[0] == '\0') {
+            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        }
     }
     CORE_UNLOCK();
     return st;
 }
 
-/* ---- send / recv ------------------------------------------------------------- */
+/* ---- send / recv
+ * ------------------------------------------------------------- */
 
 static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
     ctxc_lwip_transport_t *t = ctx;
@@ -515,7 +532,8 @@ static void lw_close(void *ctx) {
 static const ctxc_transport_ops_t lw_ops = {lw_connect, lw_send, lw_recv,
                                             lw_close};
 
-/* ---- public -------------------------------------------------------------------- */
+/* ---- public
+ * -------------------------------------------------------------------- */
 
 ctxc_status_t ctxc_lwip_transport_init(ctxc_lwip_transport_t *t,
                                        const ctxc_lwip_transport_config_t *cfg,

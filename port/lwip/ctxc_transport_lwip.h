@@ -112,7 +112,7 @@ typedef struct {
     struct pbuf *rx; /* received, not yet read */
     char host[CTXC_LWIP_HOST_MAX + 1];
     uint16_t port;
-    char last_error[96];
+    char last_error[192];
 } ctxc_lwip_transport_t;
 
 /* Initialises t with a copy of cfg (the CA and the pool must outlive t).
@@ -124,7 +124,9 @@ ctxc_status_t ctxc_lwip_transport_init(ctxc_lwip_transport_t *t,
 /* The transport over t: ops + ctx for ctxc_port_t.transport. */
 ctxc_transport_t ctxc_lwip_transport(ctxc_lwip_transport_t *t);
 
-/* Why the last connect failed or send/recv answered < 0 ("" if none). */
+/* Why the last connect failed or send/recv answered < 0 ("" if none); for
+ * a rejected certificate every reason mbedTLS gives, whole (the error
+ * message is cut to CTXC_CFG_ERROR_MESSAGE_LEN). */
 const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
 
 /* The connection's TLS version and cipher suite ("TLSv1.2",

@@ -75,7 +75,11 @@ static void put_s(const char *s) {
     }
 }
 
-static void put_n(const char *s, size_t n) {
+/* n bytes of s (at most; never half a UTF-8 sequence), newlines as spaces */
+static void put_n(const char *s, size_t n, size_t total) {
+    while (n > 0 && n < total && ((unsigned char)s[n] & 0xc0u) == 0x80u) {
+        n--;
+    }
     for (size_t i = 0; i < n && line_len < sizeof line - 2; i++) {
         char c = s[i];
         line[line_len++] = c == '\n' || c == '\t' ? ' ' : c;
@@ -180,12 +184,13 @@ static uint32_t export_crc(const ctxc_history_t *h, sink_t *s) {
     return s->crc;
 }
 
-/* ---- the transport, with the handshake reported ----------------------------- */
+/* ---- the transport, with the handshake reported -----------------------------
+ */
 
 static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
                                    bool tls, ctxc_error_t *e) {
-    ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect(ctx, host, p,
-                                                              tls, e);
+    ctxc_status_t st =
+        ctxc_lwip_transport(&net).ops->connect(ctx, host, p, tls, e);
     put_s("tls: ");
     put_s(host);
     put_s(":");
@@ -202,7 +207,7 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         put_s(" connect refused: ");
         put_s(ctxc_status_name(st));
         put_s(": ");
-        put_s(ctxc_error_message(e));
+        put_s(ctxc_lwip_transport_last_error(&net));
     }
     flush_line();
     return st;
@@ -231,7 +236,8 @@ static ctxc_status_t resolve(void *user, const char *profile,
     return st;
 }
 
-/* ---- settings --------------------------------------------------------------- */
+/* ---- settings ---------------------------------------------------------------
+ */
 
 static void set(const char *key, const char *value) {
     ctxc_status_t st = ctxc_settings_set(&settings, key, value, &err);
@@ -272,7 +278,8 @@ static void use_endpoint(uint16_t p, const char *model) {
     set("model", model);
 }
 
-/* ---- one case ----------------------------------------------------------------- */
+/* ---- one case
+ * ----------------------------------------------------------------- */
 
 typedef struct {
     const char *name;
@@ -317,9 +324,9 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     result_t *r = &results[result_count++];
     r->name = name;
     ctxc_history_clear(&hist);
-    ctxc_status_t st = ctxc_import_text(&imp, &hist, scn_inputs[0].text,
-                                        scn_inputs[0].len,
-                                        CTXC_FORMAT_ICONTENT, &err);
+    ctxc_status_t st =
+        ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                         CTXC_FORMAT_ICONTENT, &err);
     check(st == CTXC_OK, "import of the example session", st);
     use_endpoint(p, model);
     st = ctxc_session_init(&session, &hist, &work, &settings, &err);
@@ -378,7 +385,8 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     return st;
 }
 
-/* ---- after the compression -------------------------------------------------- */
+/* ---- after the compression --------------------------------------------------
+ */
 
 static void show_history(void) {
     put_s("compressed history (");
@@ -426,7 +434,7 @@ static void show_history(void) {
         put_u(e.tokens);
         put_pad(35);
         put_s("| ");
-        put_n(text != NULL ? text : "", len > 60 ? 60 : len);
+        put_n(text != NULL ? text : "", len > 60 ? 60 : len, len);
         flush_line();
         if (is_summary && !summary_seen) {
             summary_seen = true;
@@ -485,7 +493,8 @@ static void check_invariant(void) {
     flush_line();
 }
 
-/* ---- main ----------------------------------------------------------------------- */
+/* ---- main
+ * ----------------------------------------------------------------------- */
 
 static uint16_t arg_port(const char *a) {
     unsigned v = 0;

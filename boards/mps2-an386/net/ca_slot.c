@@ -15,5 +15,5 @@
 
 #include "board_net.h"
 
-__attribute__((section(".ctxc_ca"), aligned(4), used)) const uint8_t
-    mps2_ca_slot[MPS2_CA_SLOT_BYTES] = {0};
+__attribute__((section(".ctxc_ca"), aligned(4), used))
+const uint8_t mps2_ca_slot[MPS2_CA_SLOT_BYTES] = {0};

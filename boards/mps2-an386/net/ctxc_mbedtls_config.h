@@ -80,8 +80,7 @@ int ctxc_lwip_snprintf(char *s, size_t n, const char *fmt, ...);
 #define MBEDTLS_SSL_SERVER_NAME_INDICATION
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 #define MBEDTLS_SSL_MAX_CONTENT_LEN MPS2_TLS_RECORD_BYTES
-#define MBEDTLS_SSL_CIPHERSUITES                                               \
-    MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+#define MBEDTLS_SSL_CIPHERSUITES MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
 
 #include "mbedtls/check_config.h"
 

@@ -69,7 +69,10 @@
 #define MPS2_IP4_INIT_(a, b, c, d) IPADDR4_INIT_BYTES(a, b, c, d)
 #define MPS2_IP4_INIT(bytes) MPS2_IP4_INIT_(bytes)
 #define DNS_LOCAL_HOSTLIST_INIT                                                \
-    {DNS_LOCAL_HOSTLIST_ELEM(MPS2_NET_FIXTURE_HOST, MPS2_IP4_INIT(MPS2_NET_GW))}
+    {                                                                          \
+        DNS_LOCAL_HOSTLIST_ELEM(MPS2_NET_FIXTURE_HOST,                         \
+                                MPS2_IP4_INIT(MPS2_NET_GW))                    \
+    }
 
 #define LWIP_NETIF_STATUS_CALLBACK 0
 #define LWIP_NETIF_LINK_CALLBACK 0

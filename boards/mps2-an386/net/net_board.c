@@ -26,7 +26,8 @@ static struct netif nif;
 #define SET_IP4_(addr, a, b, c, d) IP4_ADDR(addr, a, b, c, d)
 #define SET_IP4(addr, bytes) SET_IP4_(addr, bytes)
 
-/* ---- clock: FREE_RUN (25 MHz, 32 bits) extended --------------------------- */
+/* ---- clock: FREE_RUN (25 MHz, 32 bits) extended ---------------------------
+ */
 
 static uint32_t last_ticks;
 static uint64_t ticks_hi; /* multiples of 2^32 ticks seen */
@@ -78,7 +79,8 @@ ctxc_status_t mps2_entropy(void *ctx, uint8_t *buf, size_t len,
     return CTXC_OK;
 }
 
-/* ---- lwIP platform hooks (arch/cc.h) ---------------------------------------- */
+/* ---- lwIP platform hooks (arch/cc.h) ----------------------------------------
+ */
 
 void mps2_net_diag(const char *msg) {
     (void)msg; /* LWIP_DEBUG is off: no diagnostics are built */
@@ -117,7 +119,8 @@ uint32_t mps2_net_rand(void) {
     return x;
 }
 
-/* ---- the interface ---------------------------------------------------------- */
+/* ---- the interface ----------------------------------------------------------
+ */
 
 static void put_dec(char *line, size_t cap, size_t *n, unsigned v) {
     char tmp[12];
