@@ -2,15 +2,16 @@
 #
 #   make            install build deps if missing, build the host CLI: build/host/ctxc
 #   make run        build, then run the main job (RUN_CMD)
-#   make test       install test deps if missing, build host + cortex-m4, print
-#                   the cortex-m4 size table, run every test (ctest, last)
+#   make test       install test deps if missing, fetch lwIP + mbedTLS (once),
+#                   build host + cortex-m4, print the cortex-m4 size table,
+#                   run every test (ctest, last)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
 #                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
 #                   then the instruction-count linearity check (valgrind)
 #   make fuzz       build the libFuzzer targets with clang (build/fuzz) and run
 #                   each for FUZZ_SECONDS (default 60); crashes are kept in
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
-#   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
+#   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
 #   make size       the cortex-m4 size table
 #   make readme-tables  run the cortex-m4 scenario image under QEMU and write
 #                   its output, stack and footprint tables into README.md
@@ -170,7 +171,7 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,12s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,13s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # lwIP 2.1.3 + mbedTLS 2.28 from Debian (apt-get source), once.
 net-sources:
