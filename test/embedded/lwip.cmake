@@ -5,6 +5,9 @@
 #                        with -nic user,model=lan9118, its output and the
 #                        fixture's record checked (label target); skipped
 #                        (exit 77) only when QEMU has no user networking
+#   lwip_target_untrusted_ca  its self-test: with a CA that signed none of
+#                        the fixture's certificates every handshake is
+#                        refused, the image fails, no request is recorded
 #   symbols_lwip_image   no heap allocator linked into the image
 #   footprint_lwip       the footprint table of the image (lwip_size.py)
 #   footprint_lwip       the footprint rows (lwip_size.py) are read
@@ -30,9 +33,20 @@ foreach(t IN LISTS CTXC_TARGETS)
                 ${emu})
     set_tests_properties(lwip_target PROPERTIES
         LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "lwip_image: ok"
         FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
+    add_test(NAME lwip_target_untrusted_ca
+        COMMAND python3 "${_here}/lwip_image.py" --untrusted-ca "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_untrusted_ca PROPERTIES
+        LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "untrusted CA: 4 handshakes refused.*lwip_image: ok")
     add_test(NAME symbols_lwip_image
         COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${image}")
     ctxc_target_tool(${t} size size)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the lwIP image (boards/mps2-an386, issue 17) against the fixture.
 
-    lwip_image.py OBJCOPY IMAGE FIXTURE_DIR EXAMPLE.jsonl EMULATOR...
+    lwip_image.py [--untrusted-ca] OBJCOPY IMAGE FIXTURE_DIR EXAMPLE.jsonl EMULATOR...
 
   1. QEMU user networking must be there (`<qemu> -netdev help` lists
      "user"); without it: exit 77 (ctest SKIP_RETURN_CODE) with a message.
@@ -21,6 +21,12 @@
      of every summarised entry's text, none of the kept top and bottom
      entries' texts),
      after the system part and before the trigger.
+
+With --untrusted-ca (the self-test of the verification) the slot gets
+FIXTURE_DIR/other-ca.pem, a CA that signed none of the fixture's
+certificates: every handshake must be refused as not signed by the trusted
+CA, the image must fail (its ok case cannot compress), every history must
+stay identical and the fixture must record no request.
 """
 import json
 import os
@@ -56,12 +62,43 @@ def first_text(entry):
     return ""
 
 
+def records(ports, test_id):
+    url = "http://127.0.0.1:%d/__requests?test=%s" % (ports["plain"], test_id)
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)
+
+
+def check_untrusted(status, out, ports, test_id, took):
+    refused = re.findall(r"connect refused: CTXC_E_TLS: server certificate rejected: "
+                         r".*not correctly signed by the trusted CA", out)
+    if len(refused) != 4:
+        fail("expected 4 handshakes refused as not signed by the trusted CA, saw %d"
+             % len(refused))
+    if "handshake done" in out:
+        fail("a handshake succeeded with an untrusted CA")
+    if status == 0 or not re.search(r"lwip image: \d+ checks, [1-9]\d* failed", out):
+        fail("the image passed with an untrusted CA (status %d)" % status)
+    same = re.findall(r"\| (\S+) +\| CTXC_E_TLS +\| (\d+) +\| (\d+) +\| \2 +\| \3 +\| "
+                      r"(\S+) \| \4 \|", out)
+    if len(same) != 4:
+        fail("not every history stayed identical: %d of 4 rows" % len(same))
+    if records(ports, test_id):
+        fail("the fixture recorded a request although every handshake was refused")
+    print("lwip_image: untrusted CA: 4 handshakes refused, 4 histories identical, no "
+          "request recorded; lwip_image: ok (%.1f s)" % took)
+    return 0
+
+
 def main():
-    if len(sys.argv) < 6:
+    argv = sys.argv[1:]
+    untrusted = argv[:1] == ["--untrusted-ca"]
+    if untrusted:
+        argv = argv[1:]
+    if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
-    objcopy, image, fxdir, example = sys.argv[1:5]
-    emu = sys.argv[5:]
+    objcopy, image, fxdir, example = argv[:4]
+    emu = argv[4:]
     qemu = emu[0]
     try:
         nets = subprocess.run([qemu, "-M", "none", "-netdev", "help"], capture_output=True,
@@ -78,16 +115,17 @@ def main():
              "port/lwip/fetch_sources.sh has fetched lwIP and mbedTLS)" % image)
     ports = ports_of(fxdir)
     with tempfile.TemporaryDirectory(prefix="ctxc-lwip-") as work:
-        return run_image(objcopy, image, fxdir, example, emu, ports, work)
+        return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
 
 
-def run_image(objcopy, image, fxdir, example, emu, ports, work):
+def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     slot = os.path.join(work, "ca_slot.bin")
     size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
                               capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
                .split()[3], 16)
     subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
-                    os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem"),
+                    str(size), slot], check=True)
     img = os.path.join(work, "ctxc_lwip_ca.elf")
     subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
     test_id = "lwip-image-%d-%d" % (os.getpid(), int(time.time()))
@@ -106,6 +144,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work):
     print("lwip_image: QEMU run took %.1f s, exit status %d" % (took, run.returncode))
     if run.returncode == SKIP and "SKIP:" in out:
         return SKIP
+    if untrusted:
+        return check_untrusted(run.returncode, out, ports, test_id, took)
     if run.returncode != 0:
         fail("the image exited with %d" % run.returncode)
     for want in (r"handshake done \(TLSv1\.2, ",
@@ -122,9 +162,7 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work):
             fail("no line matching /%s/ in the output" % want)
 
     # the fixture's record
-    url = "http://127.0.0.1:%d/__requests?test=%s" % (ports["plain"], test_id)
-    with urllib.request.urlopen(url, timeout=10) as r:
-        recs = json.load(r)
+    recs = records(ports, test_id)
     if any(r["port"] == "wronghost" for r in recs):
         fail("a request reached the wronghost endpoint after the refused handshake")
     posts = [r for r in recs if r["method"] == "POST"]
