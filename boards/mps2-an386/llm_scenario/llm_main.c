@@ -16,7 +16,8 @@
  *               the handshake must be refused (CTXC_E_TLS)
  *   status-500  model fixture-error-500: CTXC_E_HTTP_STATUS
  *   stall       model fixture-stall (2.5 s pause) past
- *               network.read-timeout-ms = 1000: CTXC_E_TIMEOUT
+ *               network.read-timeout-ms = 1000 (15000 in the other
+ *               cases): CTXC_E_TIMEOUT
  *   ok          model fixture-ok: compressed, the summary in the history
  * Each fault leaves the history byte-identical (CRC32 of the store and of
  * its export, before and after, printed); after ok the invariant is checked
@@ -319,8 +320,10 @@ static void row(const result_t *r) {
     flush_line();
 }
 
+/* One before_send on a fresh import; read_timeout: network.read-timeout-ms
+ * for this case (short only where the stall must exceed it). */
 static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
-                              ctxc_status_t want) {
+                              const char *read_timeout, ctxc_status_t want) {
     result_t *r = &results[result_count++];
     r->name = name;
     ctxc_history_clear(&hist);
@@ -329,6 +332,7 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
                          CTXC_FORMAT_ICONTENT, &err);
     check(st == CTXC_OK, "import of the example session", st);
     use_endpoint(p, model);
+    set("network.read-timeout-ms", read_timeout);
     st = ctxc_session_init(&session, &hist, &work, &settings, &err);
     check(st == CTXC_OK, "ctxc_session_init", st);
     ctxc_session_set_port(&session, &port);
@@ -571,13 +575,13 @@ int main(int argc, char **argv) {
     set("compression.strategy", "middle-out");
     set("provider", "openai");
     set("compression.retries", "0");
-    set("network.read-timeout-ms", "1000");
     ctxc_provider_bind(&binding, &client, &settings, &port, false);
 
-    run_case("wronghost", wronghost, "fixture-ok", CTXC_E_TLS);
-    run_case("status-500", good, "fixture-error-500", CTXC_E_HTTP_STATUS);
-    run_case("stall", good, "fixture-stall", CTXC_E_TIMEOUT);
-    st = run_case("ok", good, "fixture-ok", CTXC_OK);
+    run_case("wronghost", wronghost, "fixture-ok", "15000", CTXC_E_TLS);
+    run_case("status-500", good, "fixture-error-500", "15000",
+             CTXC_E_HTTP_STATUS);
+    run_case("stall", good, "fixture-stall", "1000", CTXC_E_TIMEOUT);
+    st = run_case("ok", good, "fixture-ok", "15000", CTXC_OK);
     if (st == CTXC_OK) {
         show_history();
         check_invariant();
