@@ -2,15 +2,16 @@
 #
 #   make            install build deps if missing, build the host CLI: build/host/ctxc
 #   make run        build, then run the main job (RUN_CMD)
-#   make test       install test deps if missing, build host + cortex-m4, print
-#                   the cortex-m4 size table, run every test (ctest, last)
+#   make test       install test deps if missing, fetch lwIP + mbedTLS (once),
+#                   build host + cortex-m4, print the cortex-m4 size table,
+#                   run every test (ctest, last)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
 #                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
 #                   then the instruction-count linearity check (valgrind)
 #   make fuzz       build the libFuzzer targets with clang (build/fuzz) and run
 #                   each for FUZZ_SECONDS (default 60); crashes are kept in
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
-#   make cortex-m4  the cross library only: build/cortex-m4/src/libctxc.a
+#   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
 #   make size       the cortex-m4 size table
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
 #                   and its tarball (README "Using ctxc in your build")
@@ -61,8 +62,10 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # python3 (cross): generates the scenario image's histories (boards/mps2-an386).
 # qemu-system-arm (test): runs the scenario image (ctest label target).
 # pkgconf (test): pkg-config for the consumption tests (test/consume).
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf
+# dpkg-dev (cross): `apt-get source` of lwIP and mbedTLS for the lwIP
+# image (port/lwip/fetch_sources.sh, into build/third_party).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev
 # clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
 FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
@@ -97,11 +100,14 @@ endef
 HOST_CMAKE_ARGS  := -DCTXC_TARGET=host
 # The host test tree checks the cross library too (test/embedded).
 TEST_CMAKE_ARGS  := -DCTXC_BUILD_TESTS=ON -DCTXC_LIB_CORTEX_M4=$(abspath $(CROSS_DIR))/src/libctxc.a
-CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS)
+# lwIP + mbedTLS sources of the lwIP image (boards/mps2-an386/net), fetched
+# by `make test` / `make cortex-m4` (target net-sources).
+NET_SRC          := $(BUILD)/third_party
+CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SRC))
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz
+.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -111,7 +117,7 @@ all: deps-build
 run: all
 	$(RUN_CMD)
 
-test: deps-test
+test: deps-test net-sources
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) $(TEST_CMAKE_ARGS)
 	$(CMAKE) --build $(HOST_DIR) -j $(JOBS)
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
@@ -150,7 +156,7 @@ fuzz: deps-fuzz
 	printf "\nfuzz summary ($(FUZZ_SECONDS) s per target; logs in $(FUZZ_DIR)/<target>.log):\n$$summary"; \
 	if [ $$failed -ne 0 ]; then echo "fuzz: a target crashed: see its log and $(FUZZ_DIR)/crashes/"; exit 1; fi
 
-cortex-m4: deps-cross
+cortex-m4: deps-cross net-sources
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
 	@echo "make: built $(CROSS_DIR)/src/libctxc.a"
@@ -174,6 +180,10 @@ clean:
 
 help:
 	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+
+# lwIP 2.1.3 + mbedTLS 2.28 from Debian (apt-get source), once.
+net-sources:
+	@port/lwip/fetch_sources.sh $(NET_SRC)
 
 deps-build:
 	$(call install_deps,build,$(BUILD_DEPS))

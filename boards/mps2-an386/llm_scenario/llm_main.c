@@ -1,0 +1,630 @@
+/*
+ * The lwIP image (issue 17): a middle-out compression on the emulated
+ * Cortex-M4, its summary fetched over TLS from the fixture server through
+ * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
+ *
+ *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--test-id=ID]
+ *                          (arguments: -semihosting-config arg=...)
+ *
+ * The example session (scenario_data.c, from flash) is imported, the
+ * settings point compression at the fixture as an OpenAI-compatible
+ * provider (https://fixture.ctxc.test:PORT/v1, the name lwIP's host list
+ * maps to 10.0.2.2 = the host's loopback; the fixture's CA is in the
+ * image's CA slot), then ctxc_session_before_send() runs four times on a
+ * fresh import each:
+ *   wronghost   the "wronghost" endpoint (a certificate for another name):
+ *               the handshake must be refused (CTXC_E_TLS)
+ *   status-500  model fixture-error-500: CTXC_E_HTTP_STATUS
+ *   stall       model fixture-stall (2.5 s pause) past
+ *               network.read-timeout-ms = 1000 (15000 in the other
+ *               cases): CTXC_E_TIMEOUT
+ *   ok          model fixture-ok: compressed, the summary in the history
+ * Each fault leaves the history byte-identical (CRC32 of the store and of
+ * its export, before and after, printed); after ok the invariant is checked
+ * (token total = sum of entries, the export re-imports with the same
+ * entries, tokens and bytes) and the before/after table printed. Exit
+ * status: the number of failed checks (a missing NIC: 77, the test's skip).
+ * Every request carries X-Test-Id: ID (the fixture's record).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc/provider.h"
+#include "ctxc_romfs.h"
+#include "ctxc_transport_lwip.h"
+
+#include "../board.h"
+#include "../board_sizes.h"
+#include "../net/board_net.h"
+#include "../net/net_board.h"
+#include "scenario.h"
+
+#define EXIT_NO_NIC 77
+#define EXPORT_CAP (160u * 1024u)
+
+CTXC_HISTORY_DEFINE(hist, MPS2_HISTORY_MAX_ENTRIES, MPS2_HISTORY_ARENA_BYTES);
+CTXC_HISTORY_DEFINE(check_hist, MPS2_HISTORY_MAX_ENTRIES,
+                    MPS2_HISTORY_ARENA_BYTES);
+CTXC_WORK_DEFINE(work, MPS2_HISTORY_MAX_ENTRIES, MPS2_WORK_SCRATCH_BYTES);
+static ctxc_import_t imp;
+static ctxc_settings_store_t settings;
+static ctxc_session_t session;
+static ctxc_error_t err;
+static char export_buf[EXPORT_CAP];
+
+static ctxc_port_t port;
+static ctxc_lwip_transport_t net;
+static uint8_t tls_pool[MPS2_TLS_POOL_BYTES] __attribute__((aligned(8)));
+static ctxc_provider_client_t client;
+static ctxc_provider_binding_t binding;
+static ctxc_http_header_t test_hdr[1];
+static char test_id[64] = "lwip-image";
+
+static unsigned checks, failed;
+
+/* ---- output ------------------------------------------------------------- */
+
+static char line[512];
+static size_t line_len;
+
+static void put_s(const char *s) {
+    while (*s != '\0' && line_len < sizeof line - 2) {
+        line[line_len++] = *s++;
+    }
+}
+
+/* n bytes of s (at most; never half a UTF-8 sequence), newlines as spaces */
+static void put_n(const char *s, size_t n, size_t total) {
+    while (n > 0 && n < total && ((unsigned char)s[n] & 0xc0u) == 0x80u) {
+        n--;
+    }
+    for (size_t i = 0; i < n && line_len < sizeof line - 2; i++) {
+        char c = s[i];
+        line[line_len++] = c == '\n' || c == '\t' ? ' ' : c;
+    }
+}
+
+static void put_u(uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    while (n > 0 && line_len < sizeof line - 2) {
+        line[line_len++] = tmp[--n];
+    }
+}
+
+static void put_x32(uint32_t v) {
+    for (int shift = 28; shift >= 0; shift -= 4) {
+        if (line_len < sizeof line - 2) {
+            line[line_len++] = "0123456789abcdef"[(v >> shift) & 0xfu];
+        }
+    }
+}
+
+static void put_pad(size_t col) {
+    while (line_len < col && line_len < sizeof line - 2) {
+        line[line_len++] = ' ';
+    }
+}
+
+static void flush_line(void) {
+    line[line_len++] = '\n';
+    board_write(line, line_len);
+    line_len = 0;
+}
+
+static bool check(bool ok, const char *what, ctxc_status_t st) {
+    checks++;
+    if (!ok) {
+        failed++;
+        put_s("FAIL: ");
+        put_s(what);
+        put_s(" (");
+        put_s(ctxc_status_name(st));
+        if (st != CTXC_OK) {
+            put_s(": ");
+            put_s(ctxc_error_message(&err));
+        }
+        put_s(")");
+        flush_line();
+    }
+    return ok;
+}
+
+/* ---- CRC32 of the store and of the export ------------------------------- */
+
+static uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
+    const uint8_t *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+        }
+    }
+    return ~crc;
+}
+
+static uint32_t store_crc(const ctxc_history_t *h) {
+    uint64_t counts[3] = {h->count, h->used, h->token_sum};
+    uint32_t c = crc32_update(0, counts, sizeof counts);
+    c = crc32_update(c, h->slots, h->count * sizeof h->slots[0]);
+    return crc32_update(c, h->arena, h->used);
+}
+
+typedef struct {
+    char *buf;
+    size_t cap, len;
+    uint32_t crc;
+} sink_t;
+
+static ctxc_status_t sink_write(void *user, const char *data, size_t len) {
+    sink_t *s = user;
+    s->crc = crc32_update(s->crc, data, len);
+    if (s->buf != NULL) {
+        if (len > s->cap - s->len) {
+            return CTXC_E_NO_SPACE;
+        }
+        memcpy(s->buf + s->len, data, len);
+    }
+    s->len += len;
+    return CTXC_OK;
+}
+
+static uint32_t export_crc(const ctxc_history_t *h, sink_t *s) {
+    s->len = 0;
+    s->crc = 0;
+    ctxc_status_t st = ctxc_export(h, sink_write, s, &err);
+    check(st == CTXC_OK, "export", st);
+    return s->crc;
+}
+
+/* ---- the transport, with the handshake reported -----------------------------
+ */
+
+static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
+                                   bool tls, ctxc_error_t *e) {
+    ctxc_status_t st =
+        ctxc_lwip_transport(&net).ops->connect(ctx, host, p, tls, e);
+    put_s("tls: ");
+    put_s(host);
+    put_s(":");
+    put_u(p);
+    if (st == CTXC_OK) {
+        const char *version, *suite;
+        ctxc_lwip_transport_tls_info(&net, &version, &suite);
+        put_s(" handshake done (");
+        put_s(version);
+        put_s(", ");
+        put_s(suite);
+        put_s("), chain and host name verified against the compiled-in CA");
+    } else {
+        put_s(" connect refused: ");
+        put_s(ctxc_status_name(st));
+        put_s(": ");
+        put_s(ctxc_lwip_transport_last_error(&net));
+    }
+    flush_line();
+    return st;
+}
+
+static int32_t pass_send(void *ctx, const uint8_t *d, size_t n) {
+    return ctxc_lwip_transport(&net).ops->send(ctx, d, n);
+}
+static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
+    return ctxc_lwip_transport(&net).ops->recv(ctx, b, n);
+}
+static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
+
+static const ctxc_transport_ops_t shown_ops = {shown_connect, pass_send,
+                                               pass_recv, pass_close};
+
+/* The binding's resolver plus the X-Test-Id header. */
+static ctxc_status_t resolve(void *user, const char *profile,
+                             const ctxc_llm_t **llm, ctxc_error_t *e) {
+    ctxc_status_t st = ctxc_provider_resolve(user, profile, llm, e);
+    if (st == CTXC_OK) {
+        test_hdr[0] = (ctxc_http_header_t){"X-Test-Id", test_id, false};
+        client.extra_headers = test_hdr;
+        client.extra_header_count = 1;
+    }
+    return st;
+}
+
+/* ---- settings ---------------------------------------------------------------
+ */
+
+static void set(const char *key, const char *value) {
+    ctxc_status_t st = ctxc_settings_set(&settings, key, value, &err);
+    check(st == CTXC_OK, key, st);
+}
+
+static void set_u(const char *key, uint64_t v) {
+    char text[24];
+    size_t n = 0;
+    char tmp[24];
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    size_t k = 0;
+    while (n > 0) {
+        text[k++] = tmp[--n];
+    }
+    text[k] = '\0';
+    set(key, text);
+}
+
+static void use_endpoint(uint16_t p, const char *model) {
+    char url[96] = "https://" MPS2_NET_FIXTURE_HOST ":";
+    size_t n = strlen(url);
+    char tmp[8];
+    size_t k = 0;
+    unsigned v = p;
+    do {
+        tmp[k++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    while (k > 0) {
+        url[n++] = tmp[--k];
+    }
+    memcpy(url + n, "/v1", 4);
+    set("base-url", url);
+    set("model", model);
+}
+
+/* ---- one case
+ * ----------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    size_t n0, n1;
+    uint64_t t0, t1;
+    uint32_t crc0, crc1;
+    ctxc_status_t st;
+} result_t;
+
+static result_t results[4];
+static unsigned result_count;
+
+static void row(const result_t *r) {
+    put_s("| ");
+    put_s(r->name);
+    put_pad(14);
+    put_s("| ");
+    put_s(ctxc_status_name(r->st));
+    put_pad(37);
+    put_s("| ");
+    put_u(r->n0);
+    put_pad(45);
+    put_s("| ");
+    put_u(r->t0);
+    put_pad(55);
+    put_s("| ");
+    put_u(r->n1);
+    put_pad(63);
+    put_s("| ");
+    put_u(r->t1);
+    put_pad(73);
+    put_s("| ");
+    put_x32(r->crc0);
+    put_s(" | ");
+    put_x32(r->crc1);
+    put_s(" |");
+    flush_line();
+}
+
+/* One before_send on a fresh import; read_timeout: network.read-timeout-ms
+ * for this case (short only where the stall must exceed it). */
+static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
+                              const char *read_timeout, ctxc_status_t want) {
+    result_t *r = &results[result_count++];
+    r->name = name;
+    ctxc_history_clear(&hist);
+    ctxc_status_t st =
+        ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                         CTXC_FORMAT_ICONTENT, &err);
+    check(st == CTXC_OK, "import of the example session", st);
+    use_endpoint(p, model);
+    set("network.read-timeout-ms", read_timeout);
+    st = ctxc_session_init(&session, &hist, &work, &settings, &err);
+    check(st == CTXC_OK, "ctxc_session_init", st);
+    ctxc_session_set_port(&session, &port);
+    ctxc_session_set_llm_resolver(&session, resolve, &binding);
+    sink_t e0 = {NULL, 0, 0, 0};
+    r->n0 = ctxc_history_count(&hist);
+    r->t0 = ctxc_history_tokens(&hist);
+    uint32_t s0 = store_crc(&hist);
+    r->crc0 = export_crc(&hist, &e0);
+    put_s("case ");
+    put_s(name);
+    put_s(": before_send (middle-out, model ");
+    put_s(model);
+    put_s(")");
+    flush_line();
+    ctxc_send_report_t report = {0};
+    memset(&err, 0, sizeof err);
+    st = ctxc_session_before_send(&session, 0, &report, &err);
+    r->st = st;
+    sink_t e1 = {NULL, 0, 0, 0};
+    r->n1 = ctxc_history_count(&hist);
+    r->t1 = ctxc_history_tokens(&hist);
+    uint32_t s1 = store_crc(&hist);
+    r->crc1 = export_crc(&hist, &e1);
+    put_s("case ");
+    put_s(name);
+    put_s(": ");
+    put_s(ctxc_status_name(st));
+    if (st != CTXC_OK) {
+        put_s(": ");
+        put_s(ctxc_error_message(&err));
+    }
+    flush_line();
+    check(st == want, name, st);
+    if (want != CTXC_OK) {
+        put_s("case ");
+        put_s(name);
+        put_s(": history crc before ");
+        put_x32(s0);
+        put_s("/");
+        put_x32(r->crc0);
+        put_s(" after ");
+        put_x32(s1);
+        put_s("/");
+        put_x32(r->crc1);
+        put_s(s0 == s1 && r->crc0 == r->crc1 ? " (store/export): identical"
+                                             : " (store/export): CHANGED");
+        flush_line();
+        check(s0 == s1 && r->crc0 == r->crc1,
+              "history byte-identical after the failure", st);
+    } else {
+        check(report.compressed, "before_send compressed", st);
+    }
+    return st;
+}
+
+/* ---- after the compression --------------------------------------------------
+ */
+
+static void show_history(void) {
+    put_s("compressed history (");
+    put_u(ctxc_history_count(&hist));
+    put_s(" entries, ");
+    put_u(ctxc_history_tokens(&hist));
+    put_s(" tokens):");
+    flush_line();
+    put_s("| # | speaker | tokens | first text");
+    flush_line();
+    bool summary_seen = false;
+    for (size_t i = 0; i < ctxc_history_count(&hist); i++) {
+        ctxc_entry_t e;
+        if (ctxc_history_get(&hist, i, &e) != CTXC_OK) {
+            continue;
+        }
+        ctxc_block_t b;
+        const uint8_t *cur = NULL;
+        const char *text = "";
+        size_t len = 0;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.ptr != NULL) {
+                text = b.u.text.text.ptr;
+                len = b.u.text.text.len;
+                break;
+            }
+            if (b.type == CTXC_BLOCK_TOOL_CALL) {
+                text = b.u.tool_call.name.ptr;
+                len = b.u.tool_call.name.len;
+            }
+            if (b.type == CTXC_BLOCK_TOOL_RESPONSE && len == 0) {
+                text = b.u.tool_response.tool_name.ptr;
+                len = b.u.tool_response.tool_name.len;
+            }
+        }
+        bool is_summary = (e.flags & CTXC_ENTRY_IS_SUMMARY) != 0u;
+        put_s("| ");
+        put_u(i);
+        put_pad(6);
+        put_s("| ");
+        put_s(ctxc_speaker_name(e.speaker));
+        put_s(is_summary ? " (summary)" : "");
+        put_pad(26);
+        put_s("| ");
+        put_u(e.tokens);
+        put_pad(35);
+        put_s("| ");
+        put_n(text != NULL ? text : "", len > 60 ? 60 : len, len);
+        flush_line();
+        if (is_summary && !summary_seen) {
+            summary_seen = true;
+            put_s("summary received: ");
+            put_u(len);
+            put_s(" bytes in entry ");
+            put_u(i);
+            put_s(", ");
+            put_s(len > 0 && memcmp(text, "<state_snapshot>", 16) == 0
+                      ? "the fixture's <state_snapshot>"
+                      : "NOT the fixture's text");
+            flush_line();
+            check(len > 0 && memcmp(text, "<state_snapshot>", 16) == 0,
+                  "the summary is the fixture's answer", CTXC_OK);
+        }
+    }
+    check(summary_seen, "a summary entry is in the history", CTXC_OK);
+}
+
+static uint64_t entry_token_sum(const ctxc_history_t *h) {
+    uint64_t sum = 0;
+    ctxc_entry_t e;
+    for (size_t i = 0; i < ctxc_history_count(h); i++) {
+        if (ctxc_history_get(h, i, &e) == CTXC_OK) {
+            sum += e.tokens;
+        }
+    }
+    return sum;
+}
+
+static void check_invariant(void) {
+    bool sum_ok =
+        ctxc_history_tokens_estimated(&hist) == entry_token_sum(&hist);
+    check(sum_ok, "token total is the sum of the entry estimates", CTXC_OK);
+    sink_t out = {export_buf, sizeof export_buf, 0, 0};
+    (void)export_crc(&hist, &out);
+    ctxc_history_clear(&check_hist);
+    ctxc_status_t st = ctxc_import_text(&imp, &check_hist, export_buf, out.len,
+                                        CTXC_FORMAT_ICONTENT, &err);
+    bool reimport = check(st == CTXC_OK, "export re-imports (pairing)", st);
+    sink_t again = {NULL, 0, 0, 0};
+    bool same = reimport &&
+                ctxc_history_count(&check_hist) == ctxc_history_count(&hist) &&
+                ctxc_history_tokens_estimated(&check_hist) ==
+                    ctxc_history_tokens_estimated(&hist) &&
+                export_crc(&check_hist, &again) == out.crc;
+    check(same, "re-import has the same entries, tokens and bytes", st);
+    put_s("invariant: token total = sum of entries ");
+    put_s(sum_ok ? "yes" : "NO");
+    put_s("; export (");
+    put_u(out.len);
+    put_s(" bytes, crc ");
+    put_x32(out.crc);
+    put_s(") re-imports with the same entries, tokens and bytes ");
+    put_s(same ? "yes" : "NO");
+    flush_line();
+}
+
+/* ---- main
+ * ----------------------------------------------------------------------- */
+
+static uint16_t arg_port(const char *a) {
+    unsigned v = 0;
+    for (; *a >= '0' && *a <= '9'; a++) {
+        v = v * 10u + (unsigned)(*a - '0');
+    }
+    return v > 0 && v < 65536u ? (uint16_t)v : 0;
+}
+
+int main(int argc, char **argv) {
+    uint16_t good = 0, wronghost = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--good=", 7) == 0) {
+            good = arg_port(argv[i] + 7);
+        } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
+            wronghost = arg_port(argv[i] + 12);
+        } else if (strncmp(argv[i], "--test-id=", 10) == 0) {
+            size_t n = strlen(argv[i] + 10);
+            if (n > 0 && n < sizeof test_id) {
+                memcpy(test_id, argv[i] + 10, n + 1);
+            }
+        }
+    }
+    put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
+    flush_line();
+    if (good == 0 || wronghost == 0) {
+        put_s("FAIL: usage: --good=PORT --wronghost=PORT [--test-id=ID]");
+        flush_line();
+        return 2;
+    }
+    if (!mps2_net_up(line, sizeof line)) {
+        put_s("SKIP: no LAN9118 answers (QEMU without a NIC)");
+        flush_line();
+        return EXIT_NO_NIC;
+    }
+    line_len = strlen(line);
+    flush_line();
+    size_t ca_len = 0;
+    const uint8_t *ca = mps2_ca(&ca_len);
+    put_s("ca: ");
+    put_u(ca_len);
+    put_s(" bytes (DER) in the image's CA slot; host ");
+    put_s(MPS2_NET_FIXTURE_HOST);
+    put_s(" -> 10.0.2.2 (lwIP local host list)");
+    flush_line();
+
+    ctxc_lwip_transport_config_t cfg = {
+        .ca = ca,
+        .ca_len = ca_len,
+        .connect_timeout_ms = 20000,
+        .clock = mps2_clock_ms,
+        .poll = mps2_net_poll,
+        .entropy = mps2_entropy,
+        .tls_pool = tls_pool,
+        .tls_pool_bytes = sizeof tls_pool,
+    };
+    ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
+    check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
+    ctxc_fs_t fs = ctxc_romfs();
+    port.fs = fs;
+    port.clock = mps2_clock_ms;
+    port.entropy = mps2_entropy;
+    port.transport = (ctxc_transport_t){&shown_ops, &net};
+
+    ctxc_settings_init(&settings, &fs);
+    st = ctxc_settings_load(&settings, &err);
+    check(st == CTXC_OK, "ctxc_settings_load on romfs", st);
+    ctxc_history_clear(&hist);
+    st = ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                          CTXC_FORMAT_ICONTENT, &err);
+    check(st == CTXC_OK, "import of the example session", st);
+    set_u("context-limit", ctxc_history_tokens(&hist) * 3u / 4u);
+    set("compression-threshold", "0.8");
+    set("compression.strategy", "middle-out");
+    set("provider", "openai");
+    set("compression.retries", "0");
+    ctxc_provider_bind(&binding, &client, &settings, &port, false);
+
+    run_case("wronghost", wronghost, "fixture-ok", "15000", CTXC_E_TLS);
+    run_case("status-500", good, "fixture-error-500", "15000",
+             CTXC_E_HTTP_STATUS);
+    run_case("stall", good, "fixture-stall", "1000", CTXC_E_TIMEOUT);
+    st = run_case("ok", good, "fixture-ok", "15000", CTXC_OK);
+    if (st == CTXC_OK) {
+        show_history();
+        check_invariant();
+    }
+
+    put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
+          "https://" MPS2_NET_FIXTURE_HOST ")");
+    flush_line();
+    put_s("| case");
+    put_pad(14);
+    put_s("| status");
+    put_pad(37);
+    put_s("| n0");
+    put_pad(45);
+    put_s("| tokens0");
+    put_pad(55);
+    put_s("| n1");
+    put_pad(63);
+    put_s("| tokens1");
+    put_pad(73);
+    put_s("| crc before | crc after |");
+    flush_line();
+    put_s("|---|---|---:|---:|---:|---:|---|---|");
+    flush_line();
+    for (unsigned i = 0; i < result_count; i++) {
+        row(&results[i]);
+    }
+    size_t now = 0, max = 0;
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    put_s("tls pool: ");
+    put_u(max);
+    put_s(" of ");
+    put_u(sizeof tls_pool);
+    put_s(" bytes at most, ");
+    put_u(now);
+    put_s(" in use at the end");
+    flush_line();
+    ctxc_lwip_transport_deinit(&net);
+    put_s("lwip image: ");
+    put_u(checks);
+    put_s(" checks, ");
+    put_u(failed);
+    put_s(" failed");
+    flush_line();
+    return failed > 100 ? 100 : (int)failed;
+}

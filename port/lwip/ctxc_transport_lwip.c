@@ -1,0 +1,590 @@
+/*
+ * ctxc lwIP transport (see ctxc_transport_lwip.h): altcp + altcp_tls_mbedtls.
+ */
+#include "ctxc_transport_lwip.h"
+
+#include <string.h>
+
+#include "lwip/altcp.h"
+#include "lwip/altcp_tcp.h"
+#include "lwip/altcp_tls.h"
+#include "lwip/dns.h"
+#include "lwip/ip_addr.h"
+#include "lwip/pbuf.h"
+#include "lwip/timeouts.h"
+
+#include "mbedtls/entropy.h"
+#include "mbedtls/entropy_poll.h"
+#include "mbedtls/memory_buffer_alloc.h"
+#include "mbedtls/ssl.h"
+#include "mbedtls/x509_crt.h"
+
+#if !LWIP_ALTCP || !LWIP_ALTCP_TLS || !LWIP_ALTCP_TLS_MBEDTLS || !LWIP_DNS
+#error                                                                         \
+    "port/lwip needs LWIP_ALTCP, LWIP_ALTCP_TLS, LWIP_ALTCP_TLS_MBEDTLS and LWIP_DNS in lwipopts.h"
+#endif
+
+#if NO_SYS
+#define CORE_LOCK()
+#define CORE_UNLOCK()
+#else
+#include "lwip/tcpip.h"
+#if !LWIP_TCPIP_CORE_LOCKING
+#error "port/lwip with NO_SYS=0 needs LWIP_TCPIP_CORE_LOCKING=1"
+#endif
+#define CORE_LOCK() LOCK_TCPIP_CORE()
+#define CORE_UNLOCK() UNLOCK_TCPIP_CORE()
+#endif
+
+/* ---- process-wide: the entropy hook and the pool ------------------------ */
+
+static ctxc_entropy_fn entropy_fn;
+static void *entropy_ctx;
+static ctxc_error_t entropy_err;
+static bool pool_ready;
+
+/* MBEDTLS_ENTROPY_HARDWARE_ALT: mbedTLS's entropy source, the port's hook */
+int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len,
+                          size_t *olen);
+int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len,
+                          size_t *olen) {
+    (void)data;
+    *olen = 0;
+    if (entropy_fn == NULL) {
+        (void)ctxc_error_set(&entropy_err, CTXC_E_UNAVAILABLE,
+                             "the port has no entropy hook");
+        return MBEDTLS_ERR_ENTROPY_SOURCE_FAILED;
+    }
+    if (entropy_fn(entropy_ctx, output, len, &entropy_err) != CTXC_OK) {
+        return MBEDTLS_ERR_ENTROPY_SOURCE_FAILED;
+    }
+    *olen = len;
+    return 0;
+}
+
+void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
+    *now = 0;
+    *max = 0;
+#if defined(MBEDTLS_MEMORY_DEBUG)
+    if (pool_ready) {
+        size_t blocks = 0;
+        mbedtls_memory_buffer_alloc_cur_get(now, &blocks);
+        mbedtls_memory_buffer_alloc_max_get(max, &blocks);
+    }
+#endif
+}
+
+/* ---- helpers --------------------------------------------------------------
+ */
+
+static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
+    return t->cfg.clock(t->cfg.clock_ctx);
+}
+
+/* Lets the stack run for a moment (see the header: NO_SYS or RTOS). */
+static void idle(ctxc_lwip_transport_t *t) {
+#if NO_SYS
+    t->cfg.poll(t->cfg.poll_ctx);
+    sys_check_timeouts();
+#else
+    CORE_UNLOCK();
+    t->cfg.poll(t->cfg.poll_ctx);
+    CORE_LOCK();
+#endif
+}
+
+static void keep_last(ctxc_lwip_transport_t *t, const char *msg) {
+    size_t n = strlen(msg);
+    if (n >= sizeof t->last_error) {
+        n = sizeof t->last_error - 1u;
+    }
+    memcpy(t->last_error, msg, n);
+    t->last_error[n] = '\0';
+}
+
+static void set_last(ctxc_lwip_transport_t *t, const char *what,
+                     const char *why) {
+    ctxc_error_t e;
+    (void)ctxc_error_set(&e, CTXC_E_IO, "%s: %s", what, why);
+    keep_last(t, ctxc_error_message(&e));
+}
+
+/* ---- callbacks (lwIP context) -----------------------------------------------
+ */
+
+static void on_err(void *arg, err_t err) {
+    ctxc_lwip_transport_t *t = arg;
+    if (t != NULL) {
+        t->pcb = NULL; /* freed by lwIP */
+        t->failed = true;
+        t->err = err;
+    }
+}
+
+static err_t on_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
+                     err_t err) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)pcb;
+    if (p == NULL) {
+        t->eof = true;
+        return ERR_OK;
+    }
+    if (err != ERR_OK) {
+        pbuf_free(p);
+        return ERR_OK;
+    }
+    if (t->rx == NULL) {
+        t->rx = p;
+    } else {
+        pbuf_cat(t->rx, p);
+    }
+    return ERR_OK;
+}
+
+static err_t on_connected(void *arg, struct altcp_pcb *pcb, err_t err) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)pcb;
+    if (err == ERR_OK) {
+        t->up = true;
+    }
+    return ERR_OK;
+}
+
+static void on_dns(const char *name, const ip_addr_t *addr, void *arg) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)name;
+    t->dns_done = true;
+    if (addr != NULL && IP_IS_V4(addr)) {
+        t->dns_found = true;
+        t->dns_addr = ip4_addr_get_u32(ip_2_ip4(addr));
+    }
+}
+
+/* Every certificate of the chain, with its verification flags (the name
+ * mismatch comes with the server's own, depth 0): kept for the message. */
+static int on_verify(void *arg, mbedtls_x509_crt *crt, int depth,
+                     uint32_t *flags) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)crt;
+    (void)depth;
+    t->verify_flags |= *flags;
+    return 0;
+}
+
+/* ---- TLS configuration ------------------------------------------------------
+ */
+
+static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
+    if (t->tls_conf != NULL) {
+        return CTXC_OK;
+    }
+    if (t->cfg.tls_pool == NULL || t->cfg.tls_pool_bytes == 0) {
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: TLS setup: no memory pool for mbedTLS",
+                              t->host, (unsigned)t->port);
+    }
+    if (t->cfg.ca == NULL || t->cfg.ca_len == 0) {
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: TLS setup: no CA certificate compiled "
+                              "in",
+                              t->host, (unsigned)t->port);
+    }
+    if (!pool_ready) {
+        mbedtls_memory_buffer_alloc_init(t->cfg.tls_pool,
+                                         t->cfg.tls_pool_bytes);
+        pool_ready = true;
+    }
+    entropy_fn = t->cfg.entropy;
+    entropy_ctx = t->cfg.entropy_ctx;
+    memset(&entropy_err, 0, sizeof entropy_err);
+    struct altcp_tls_config *conf =
+        altcp_tls_create_config_client(t->cfg.ca, t->cfg.ca_len);
+    if (conf == NULL) {
+        if (entropy_err.status != CTXC_OK) {
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: the entropy source "
+                                  "failed: %s",
+                                  t->host, (unsigned)t->port,
+                                  ctxc_error_message(&entropy_err));
+        }
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: TLS setup: the CA certificate does not "
+                              "parse, or the TLS pool is too small",
+                              t->host, (unsigned)t->port);
+    }
+    /* The mbedtls_ssl_config is the first member of lwIP's struct
+     * altcp_tls_config (altcp_tls_mbedtls.c), so the pointer to one is the
+     * pointer to the other. lwIP sets VERIFY_OPTIONAL; a failed
+     * verification must end the handshake: REQUIRED. */
+    mbedtls_ssl_config *sc = (mbedtls_ssl_config *)(void *)conf;
+    mbedtls_ssl_conf_authmode(sc, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_verify(sc, on_verify, t);
+    mbedtls_ssl_conf_min_version(sc, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+#if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
+    (void)mbedtls_ssl_conf_max_frag_len(
+        sc,
+        MBEDTLS_SSL_MAX_CONTENT_LEN <= 512    ? MBEDTLS_SSL_MAX_FRAG_LEN_512
+        : MBEDTLS_SSL_MAX_CONTENT_LEN <= 1024 ? MBEDTLS_SSL_MAX_FRAG_LEN_1024
+        : MBEDTLS_SSL_MAX_CONTENT_LEN <= 2048 ? MBEDTLS_SSL_MAX_FRAG_LEN_2048
+                                              : MBEDTLS_SSL_MAX_FRAG_LEN_4096);
+#endif
+    t->tls_conf = conf;
+    return CTXC_OK;
+}
+
+/* ---- connect
+ * ----------------------------------------------------------------- */
+
+static void drop(ctxc_lwip_transport_t *t) {
+    if (t->pcb != NULL) {
+        struct altcp_pcb *pcb = t->pcb;
+        altcp_arg(pcb, NULL);
+        altcp_recv(pcb, NULL);
+        altcp_err(pcb, NULL);
+        if (altcp_close(pcb) != ERR_OK) {
+            altcp_abort(pcb);
+        }
+        t->pcb = NULL;
+    }
+    if (t->rx != NULL) {
+        pbuf_free(t->rx);
+        t->rx = NULL;
+    }
+    t->up = false;
+}
+
+static ctxc_status_t resolve(ctxc_lwip_transport_t *t, uint64_t deadline,
+                             ip_addr_t *addr, ctxc_error_t *err) {
+    t->dns_done = t->dns_found = false;
+    err_t e = dns_gethostbyname(t->host, addr, on_dns, t);
+    if (e == ERR_OK) {
+        return CTXC_OK;
+    }
+    if (e == ERR_INPROGRESS) {
+        while (!t->dns_done && now_ms(t) < deadline) {
+            idle(t);
+        }
+        if (t->dns_found) {
+            ip_addr_set_ip4_u32(addr, t->dns_addr);
+            return CTXC_OK;
+        }
+        if (!t->dns_done) {
+            return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                                  "%s:%u: resolving the host name timed out "
+                                  "after %u ms",
+                                  t->host, (unsigned)t->port,
+                                  (unsigned)t->cfg.connect_timeout_ms);
+        }
+    }
+    return ctxc_error_set(err, CTXC_E_NETWORK,
+                          "%s:%u: cannot resolve the host name (lwIP DNS: %s)",
+                          t->host, (unsigned)t->port, lwip_strerr(e));
+}
+
+/* mbedtls_x509_crt_verify_info's lines joined with "; ". */
+static void verify_reasons(uint32_t flags, char *out, size_t cap) {
+    char info[192];
+    int n = mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
+    size_t k = 0;
+    if (n <= 0) {
+        static const char hex[] = "0123456789abcdef";
+        static const char head[] = "verification flags 0x";
+        for (const char *p = head; *p != '\0' && k + 1 < cap; p++) {
+            out[k++] = *p;
+        }
+        for (int shift = 28; shift >= 0 && k + 1 < cap; shift -= 4) {
+            out[k++] = hex[(flags >> (unsigned)shift) & 0xfu];
+        }
+        out[k] = '\0';
+        return;
+    }
+    for (const char *p = info; *p != '\0' && k + 1 < cap; p++) {
+        if (*p == '\n') {
+            if (p[1] != '\0' && k + 3 < cap) {
+                out[k++] = ';';
+                out[k++] = ' ';
+            }
+            continue;
+        }
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+}
+
+static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
+                               uint64_t deadline, ctxc_error_t *err) {
+    ip_addr_t addr;
+    ip_addr_set_zero(&addr);
+    ctxc_status_t st = resolve(t, deadline, &addr, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    struct altcp_pcb *pcb = tls ? altcp_tls_new(t->tls_conf, IPADDR_TYPE_V4)
+                                : altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
+    if (pcb == NULL) {
+        return ctxc_error_set(err, tls ? CTXC_E_TLS : CTXC_E_NETWORK,
+                              "%s:%u: out of %s (a connection block)", t->host,
+                              (unsigned)t->port,
+                              tls ? "TLS pool memory" : "lwIP memory");
+    }
+    if (tls && mbedtls_ssl_set_hostname(altcp_tls_context(pcb), t->host) != 0) {
+        altcp_abort(pcb);
+        return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: host name",
+                              t->host, (unsigned)t->port);
+    }
+    t->pcb = pcb;
+    t->verify_flags = 0;
+    altcp_arg(pcb, t);
+    altcp_recv(pcb, on_recv);
+    altcp_err(pcb, on_err);
+    err_t e = altcp_connect(pcb, &addr, t->port, on_connected);
+    if (e != ERR_OK) {
+        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
+                              t->host, (unsigned)t->port, lwip_strerr(e));
+    }
+    while (!t->up && !t->failed && !t->eof && now_ms(t) < deadline) {
+        idle(t);
+    }
+    if (t->up) {
+        return CTXC_OK;
+    }
+    if (tls && t->verify_flags != 0) {
+        char why[160];
+        verify_reasons(t->verify_flags, why, sizeof why);
+        keep_last(t, "server certificate rejected: ");
+        size_t k = strlen(t->last_error);
+        size_t n = strlen(why);
+        if (n > sizeof t->last_error - 1u - k) {
+            n = sizeof t->last_error - 1u - k;
+        }
+        memcpy(t->last_error + k, why, n);
+        t->last_error[k + n] = '\0';
+        return ctxc_error_set(err, CTXC_E_TLS,
+                              "%s:%u: server certificate rejected: %s", t->host,
+                              (unsigned)t->port, why);
+    }
+    if (t->failed && t->err == ERR_CLSD && tls) {
+        return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed",
+                              t->host, (unsigned)t->port);
+    }
+    if (t->failed || t->eof) {
+        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
+                              t->host, (unsigned)t->port,
+                              t->failed ? lwip_strerr((err_t)t->err)
+                                        : "the server closed");
+    }
+    return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                          "%s:%u: connect%s timed out after %u ms", t->host,
+                          (unsigned)t->port, tls ? " (TLS handshake)" : "",
+                          (unsigned)t->cfg.connect_timeout_ms);
+}
+
+static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
+                                bool tls, ctxc_error_t *err) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: the transport is not initialised");
+    }
+    if (host == NULL || host[0] == '\0' || port == 0) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: a host name and a port are needed");
+    }
+    size_t n = strlen(host);
+    if (n > CTXC_LWIP_HOST_MAX) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect: host name longer than %u bytes",
+                              (unsigned)CTXC_LWIP_HOST_MAX);
+    }
+    CORE_LOCK();
+    if (t->pcb != NULL) {
+        CORE_UNLOCK();
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect %s:%u: the transport is already "
+                              "connected (close it first)",
+                              host, (unsigned)port);
+    }
+    drop(t);
+    memcpy(t->host, host, n + 1);
+    t->port = port;
+    t->tls = tls;
+    t->eof = t->failed = false;
+    t->err = ERR_OK;
+    t->last_error[0] = '\0';
+    uint64_t deadline = now_ms(t) + t->cfg.connect_timeout_ms;
+    ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
+    if (st == CTXC_OK) {
+        st = open_conn(t, tls, deadline, err);
+    }
+    if (st != CTXC_OK) {
+        drop(t);
+        if (t->last_error[0] == '\0') {
+            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        }
+    }
+    CORE_UNLOCK();
+    return st;
+}
+
+/* ---- send / recv
+ * ------------------------------------------------------------- */
+
+static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return CTXC_TRANSPORT_ERROR;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    CORE_LOCK();
+    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
+    int32_t r = 0;
+    for (;;) {
+        if (t->pcb == NULL || t->failed || t->eof) {
+            set_last(t, "send",
+                     t->failed ? lwip_strerr((err_t)t->err)
+                               : "the connection is closed");
+            r = CTXC_TRANSPORT_ERROR;
+            break;
+        }
+        u16_t room = altcp_sndbuf(t->pcb);
+        if (room > 0) {
+            u16_t n = len < room ? (u16_t)len : room;
+            err_t e = altcp_write(t->pcb, data, n, TCP_WRITE_FLAG_COPY);
+            if (e == ERR_OK) {
+                (void)altcp_output(t->pcb);
+                r = (int32_t)n;
+                break;
+            }
+            if (e != ERR_MEM) {
+                set_last(t, "send", lwip_strerr(e));
+                r = CTXC_TRANSPORT_ERROR;
+                break;
+            }
+        }
+        if (now_ms(t) >= until) {
+            break; /* 0: try again */
+        }
+        idle(t);
+    }
+    CORE_UNLOCK();
+    return r;
+}
+
+static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return CTXC_TRANSPORT_ERROR;
+    }
+    if (cap == 0) {
+        return 0;
+    }
+    CORE_LOCK();
+    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
+    int32_t r = 0;
+    for (;;) {
+        if (t->rx != NULL) {
+            u16_t n = t->rx->tot_len;
+            if (cap < n) {
+                n = (u16_t)cap;
+            }
+            n = pbuf_copy_partial(t->rx, buf, n, 0);
+            t->rx = pbuf_free_header(t->rx, n);
+            if (t->pcb != NULL) {
+                altcp_recved(t->pcb, n);
+            }
+            r = (int32_t)n;
+            break;
+        }
+        if (t->eof) {
+            set_last(t, "recv", "the server closed the connection");
+            r = CTXC_TRANSPORT_EOF;
+            break;
+        }
+        if (t->pcb == NULL || t->failed) {
+            set_last(t, "recv",
+                     t->failed ? lwip_strerr((err_t)t->err)
+                               : "the connection is closed");
+            r = CTXC_TRANSPORT_ERROR;
+            break;
+        }
+        if (now_ms(t) >= until) {
+            break; /* 0: try again */
+        }
+        idle(t);
+    }
+    CORE_UNLOCK();
+    return r;
+}
+
+static void lw_close(void *ctx) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    CORE_LOCK();
+    drop(t); /* altcp_close: TLS close_notify, then FIN */
+    CORE_UNLOCK();
+}
+
+static const ctxc_transport_ops_t lw_ops = {lw_connect, lw_send, lw_recv,
+                                            lw_close};
+
+/* ---- public
+ * -------------------------------------------------------------------- */
+
+ctxc_status_t ctxc_lwip_transport_init(ctxc_lwip_transport_t *t,
+                                       const ctxc_lwip_transport_config_t *cfg,
+                                       ctxc_error_t *err) {
+    if (t == NULL || cfg == NULL || cfg->clock == NULL || cfg->poll == NULL) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "lwIP transport init: NULL argument (the clock "
+                              "and poll hooks are required)");
+    }
+    memset(t, 0, sizeof *t);
+    t->cfg = *cfg;
+    if (t->cfg.connect_timeout_ms == 0) {
+        t->cfg.connect_timeout_ms = CTXC_LWIP_CONNECT_TIMEOUT_MS;
+    }
+    if (t->cfg.poll_slice_ms == 0) {
+        t->cfg.poll_slice_ms = CTXC_LWIP_POLL_SLICE_MS;
+    }
+    t->inited = true;
+    return CTXC_OK;
+}
+
+ctxc_transport_t ctxc_lwip_transport(ctxc_lwip_transport_t *t) {
+    ctxc_transport_t tr = {&lw_ops, t};
+    return tr;
+}
+
+const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t) {
+    return t != NULL ? t->last_error : "";
+}
+
+void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
+                                  const char **version, const char **suite) {
+    *version = "";
+    *suite = "";
+    if (t != NULL && t->tls && t->up && t->pcb != NULL) {
+        const mbedtls_ssl_context *ssl = altcp_tls_context(t->pcb);
+        *version = mbedtls_ssl_get_version(ssl);
+        *suite = mbedtls_ssl_get_ciphersuite(ssl);
+    }
+}
+
+void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    CORE_LOCK();
+    drop(t);
+    if (t->tls_conf != NULL) {
+        altcp_tls_free_config(t->tls_conf);
+        t->tls_conf = NULL;
+    }
+    CORE_UNLOCK();
+    t->inited = false;
+}

@@ -1,0 +1,60 @@
+# The lwIP image (boards/mps2-an386/net, issue 17), run from the host test
+# tree against the HTTPS fixture (ctest fixtures ctxc_https + ctxc_certs):
+#   lwip_target          test/embedded/lwip_image.py: the fixture's CA into
+#                        the image's CA slot, the image under the emulator
+#                        with -nic user,model=lan9118, its output and the
+#                        fixture's record checked (label target); skipped
+#                        (exit 77) only when QEMU has no user networking
+#   lwip_target_untrusted_ca  its self-test: with a CA that signed none of
+#                        the fixture's certificates every handshake is
+#                        refused, the image fails, no request is recorded
+#   symbols_lwip_image   no heap allocator linked into the image
+#   footprint_lwip       the footprint table of the image (lwip_size.py)
+#   footprint_lwip       the footprint rows (lwip_size.py) are read
+# The image comes from the cross tree: cache variable CTXC_LWIP_IMAGE_<T>,
+# default build/<t>/boards/mps2-an386/ctxc_lwip.elf.
+foreach(t IN LISTS CTXC_TARGETS)
+    if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386" OR
+       NOT DEFINED MF_targets.${t}.emulator)
+        continue()
+    endif()
+    string(TOUPPER "CTXC_LWIP_IMAGE_${t}" var)
+    string(REPLACE "-" "_" var "${var}")
+    set(${var} "${_build_root}/${t}/boards/mps2-an386/ctxc_lwip.elf"
+        CACHE FILEPATH "the lwIP image of target ${t}, run by lwip_target")
+    set(image "${${var}}")
+    separate_arguments(emu UNIX_COMMAND "${MF_targets.${t}.emulator}")
+    ctxc_target_tool(${t} objcopy objcopy)
+    ctxc_target_tool(${t} nm nm)
+    add_test(NAME lwip_target
+        COMMAND python3 "${_here}/lwip_image.py" "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target PROPERTIES
+        LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "lwip_image: ok"
+        FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
+    add_test(NAME lwip_target_untrusted_ca
+        COMMAND python3 "${_here}/lwip_image.py" --untrusted-ca "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_untrusted_ca PROPERTIES
+        LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "untrusted CA: 4 handshakes refused.*lwip_image: ok")
+    add_test(NAME symbols_lwip_image
+        COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${image}")
+    ctxc_target_tool(${t} size size)
+    get_filename_component(_lwip_dir "${image}" DIRECTORY)
+    add_test(NAME footprint_lwip
+        COMMAND python3 "${_here}/lwip_size.py" "${size}" "${image}"
+                "${_lwip_dir}/ctxc_lwip.map")
+    set_tests_properties(symbols_lwip_image footprint_lwip PROPERTIES LABELS "embedded")
+    set_tests_properties(footprint_lwip PROPERTIES
+        PASS_REGULAR_EXPRESSION "\\| \\*\\*whole image\\*\\* \\| \\*\\*[0-9]+")
+endforeach()

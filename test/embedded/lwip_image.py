@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Runs the lwIP image (boards/mps2-an386, issue 17) against the fixture.
+
+    lwip_image.py [--untrusted-ca] OBJCOPY IMAGE FIXTURE_DIR EXAMPLE.jsonl EMULATOR...
+
+  1. QEMU user networking must be there (`<qemu> -netdev help` lists
+     "user"); without it: exit 77 (ctest SKIP_RETURN_CODE) with a message.
+  2. The fixture's CA (FIXTURE_DIR/ca.pem, made afresh by make_certs.sh on
+     every run) goes into a copy of the image's CA slot (.ctxc_ca, via
+     lwip_ca_slot.py + objcopy --update-section).
+  3. The image runs under the emulator with -nic user,model=lan9118 and
+     the ports of the fixture's "device" and "wronghost" endpoints and a
+     test id on its semihosting command line; its output is shown.
+  4. Checked from the output: the TLS handshake done, the wrong-host
+     certificate refused, each fault's CRC identical before/after, the
+     summary received, the invariant, 0 failed checks.
+  5. Checked from the fixture's record (GET /__requests?test=ID): nothing
+     reached the wronghost endpoint; the three requests went to the device
+     endpoint as POST /v1/chat/completions with Host fixture.ctxc.test:PORT;
+     the fixture-ok request carried the middle of the example session (the start
+     of every summarised entry's text, none of the kept top and bottom
+     entries' texts),
+     after the system part and before the trigger.
+
+With --untrusted-ca (the self-test of the verification) the slot gets
+FIXTURE_DIR/other-ca.pem, a CA that signed none of the fixture's
+certificates: every handshake must be refused as not signed by the trusted
+CA, the image must fail (its ok case cannot compress), every history must
+stay identical and the fixture must record no request.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fail(msg):
+    print("lwip_image: FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def ports_of(d):
+    ports = {}
+    with open(os.path.join(d, "ports.txt")) as f:
+        for line in f:
+            k, v = line.split()
+            ports[k] = int(v)
+    return ports
+
+
+def first_text(entry):
+    for b in entry.get("blocks", []):
+        if b.get("type") == "text" and isinstance(b.get("text"), str):
+            return b["text"]
+    return ""
+
+
+def records(ports, test_id):
+    url = "http://127.0.0.1:%d/__requests?test=%s" % (ports["plain"], test_id)
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)
+
+
+def check_untrusted(status, out, ports, test_id, took):
+    refused = re.findall(r"connect refused: CTXC_E_TLS: server certificate rejected: "
+                         r".*not correctly signed by the trusted CA", out)
+    if len(refused) != 4:
+        fail("expected 4 handshakes refused as not signed by the trusted CA, saw %d"
+             % len(refused))
+    if "handshake done" in out:
+        fail("a handshake succeeded with an untrusted CA")
+    if status == 0 or not re.search(r"lwip image: \d+ checks, [1-9]\d* failed", out):
+        fail("the image passed with an untrusted CA (status %d)" % status)
+    same = re.findall(r"\| (\S+) +\| CTXC_E_TLS +\| (\d+) +\| (\d+) +\| \2 +\| \3 +\| "
+                      r"(\S+) \| \4 \|", out)
+    if len(same) != 4:
+        fail("not every history stayed identical: %d of 4 rows" % len(same))
+    if records(ports, test_id):
+        fail("the fixture recorded a request although every handshake was refused")
+    print("lwip_image: untrusted CA: 4 handshakes refused, 4 histories identical, no "
+          "request recorded; lwip_image: ok (%.1f s)" % took)
+    return 0
+
+
+def main():
+    argv = sys.argv[1:]
+    untrusted = argv[:1] == ["--untrusted-ca"]
+    if untrusted:
+        argv = argv[1:]
+    if len(argv) < 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    objcopy, image, fxdir, example = argv[:4]
+    emu = argv[4:]
+    qemu = emu[0]
+    try:
+        nets = subprocess.run([qemu, "-M", "none", "-netdev", "help"], capture_output=True,
+                              text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        nets = ""
+        print("lwip_image: %s -netdev help: %s" % (qemu, e))
+    if not re.search(r"^user$", nets, re.M):
+        print("lwip_image: SKIP: QEMU user networking is unavailable (%s -netdev help "
+              "does not list 'user'); the lwIP image needs -nic user,model=lan9118" % qemu)
+        return SKIP
+    if not os.path.exists(image):
+        fail("%s not built (`make test` builds it in the cortex-m4 tree once "
+             "port/lwip/fetch_sources.sh has fetched lwIP and mbedTLS)" % image)
+    ports = ports_of(fxdir)
+    with tempfile.TemporaryDirectory(prefix="ctxc-lwip-") as work:
+        return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
+
+
+def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
+    slot = os.path.join(work, "ca_slot.bin")
+    size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                              capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+               .split()[3], 16)
+    subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem"),
+                    str(size), slot], check=True)
+    img = os.path.join(work, "ctxc_lwip_ca.elf")
+    subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    test_id = "lwip-image-%d-%d" % (os.getpid(), int(time.time()))
+    args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--test-id=" + test_id]
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    t0 = time.monotonic()
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=100)
+    except subprocess.TimeoutExpired:
+        fail("the image did not finish within 100 s")
+    took = time.monotonic() - t0
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    print("lwip_image: QEMU run took %.1f s, exit status %d" % (took, run.returncode))
+    if run.returncode == SKIP and "SKIP:" in out:
+        return SKIP
+    if untrusted:
+        return check_untrusted(run.returncode, out, ports, test_id, took)
+    if run.returncode != 0:
+        fail("the image exited with %d" % run.returncode)
+    for want in (r"handshake done \(TLSv1\.2, ",
+                 r"tls: fixture\.ctxc\.test:%d connect refused: CTXC_E_TLS: .*server certificate rejected" % ports["wronghost"],
+                 r"case wronghost: history crc before (\S+) after \1 \(store/export\): identical",
+                 r"case status-500: history crc before (\S+) after \1 \(store/export\): identical",
+                 r"case stall: history crc before (\S+) after \1 \(store/export\): identical",
+                 r"case stall: CTXC_E_TIMEOUT",
+                 r"case ok: CTXC_OK",
+                 r"summary received: \d+ bytes in entry \d+, the fixture's <state_snapshot>",
+                 r"invariant: token total = sum of entries yes; .* same entries, tokens and bytes yes",
+                 r"lwip image: \d+ checks, 0 failed"):
+        if not re.search(want, out):
+            fail("no line matching /%s/ in the output" % want)
+
+    # the fixture's record
+    recs = records(ports, test_id)
+    if any(r["port"] == "wronghost" for r in recs):
+        fail("a request reached the wronghost endpoint after the refused handshake")
+    posts = [r for r in recs if r["method"] == "POST"]
+    models = []
+    for r in posts:
+        hdr = {k.lower(): v for k, v in r["headers"]}
+        if r["port"] != "device" or r["path"] != "/v1/chat/completions" or \
+                hdr.get("host") != "fixture.ctxc.test:%d" % ports["device"]:
+            fail("unexpected request %s %s on %s (Host %s)"
+                 % (r["method"], r["path"], r["port"], hdr.get("host")))
+        models.append(json.loads(r["body"]).get("model"))
+    if models != ["fixture-error-500", "fixture-stall", "fixture-ok"]:
+        fail("the fixture recorded the models %s" % models)
+    body = json.loads(posts[-1]["body"])
+    msgs = body["messages"]
+    if msgs[0]["role"] != "system" or "context compressor" not in msgs[0]["content"]:
+        fail("the first message is not the system part")
+    if "Condense the conversation above now." not in msgs[-1]["content"]:
+        fail("the last message is not the trigger")
+    sent = "\n".join(m["content"] for m in msgs[1:-1])
+
+    # which entries went out: the device's compressed history says how many
+    # were kept at the top (before the summary) and at the bottom
+    entries = [json.loads(l) for l in open(example, encoding="utf-8") if l.strip()]
+    rows = re.findall(r"^\| (\d+) +\| (\w+)( \(summary\))? +\| \d+", out, re.M)
+    top = next(int(i) for i, _, s in rows if s)
+    bottom = len(rows) - top - 2
+    middle = range(top, len(entries) - bottom)
+    checked = 0
+    for i, e in enumerate(entries):
+        text = first_text(e)
+        if len(text) < 40:
+            continue
+        if i in middle:  # its text went out (its start: texts are rendered whole)
+            checked += 1
+            if text[:40] not in sent:
+                fail("entry %d (summarised) is not in the request: %r" % (i, text[:40]))
+        elif text in sent:  # a kept entry's whole text did not
+            fail("entry %d (kept) went out: %r" % (i, text[:40]))
+    print("lwip_image: fixture record: %d requests (%s) on the device endpoint, none on "
+          "wronghost; the fixture-ok request (%d bytes) carried the middle: entries %d..%d "
+          "of %d (%d texts checked in, the kept %d top + %d bottom out)"
+          % (len(posts), ", ".join(models), posts[-1]["body_len"], middle.start,
+             middle.stop - 1, len(entries), checked, top, bottom))
+    print("lwip_image: ok (%.1f s)" % took)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
