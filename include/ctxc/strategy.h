@@ -79,6 +79,15 @@ typedef struct {
     uint32_t recency_retention; /* results kept per tool; < 1 counts as 1 */
     const char *workspace_root; /* relative paths resolve against it; may be
                                    NULL or "" */
+    /* Tool vocabularies left out (one bit per vocabulary, in the order of
+     * src/tool_roles.c; 0: every compiled-in one), from the setting
+     * compression.density.vocabularies. */
+    uint32_t vocabularies_off;
+    /* User tools (compression.density.readTools / writeTools): NULL or
+     * comma-separated `name` / `name:pathKey` entries, as the setting
+     * checks them; they must stay valid while the step runs. */
+    const char *read_tools;
+    const char *write_tools;
 } ctxc_density_config_t;
 
 /* Values the strategies read (the settings registry of a later issue feeds
