@@ -104,6 +104,21 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
 /* Normalises out[0..n) (".", ".." and "//" segments) in place: every byte
  * is written at or before where it is read. No case folding. */
 static bool normalise(char *out, size_t n, size_t *outlen) {
+    if (n > 0 && n + 2 <= PATH_CAP && out[0] != '.' && out[n - 1] != '/') {
+        /* the common case: no empty, "." or ".." segment (nor any other
+         * segment starting with '.'): the path is its own normal form */
+        const char *sep = out;
+        const char *end = out + n;
+        while ((sep = memchr(sep, '/', (size_t)(end - sep))) != NULL &&
+               sep[1] != '/' && sep[1] != '.') {
+            sep++;
+        }
+        if (sep == NULL) {
+            out[n] = '\0';
+            *outlen = n;
+            return true;
+        }
+    }
     bool absolute = n > 0 && out[0] == '/';
     size_t o = 0;
     size_t floor = 0; /* ".." may not pop below this (leading ".." kept) */

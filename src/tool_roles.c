@@ -114,7 +114,6 @@
 
 typedef struct {
     const char *name;
-    uint8_t len;
     uint8_t vocab;
     uint8_t role;
     uint8_t at;
@@ -123,14 +122,17 @@ typedef struct {
 } row_t;
 
 #define ROW_(v, name, role, at, cmd, disc)                                     \
-    {name,          (uint8_t)(sizeof name - 1u),                               \
-     V_##v,         CTXC__ROLE_##role,                                         \
-     CTXC__AT_##at, CTXC__CMD_##cmd,                                           \
-     D_##disc},
+    {name, V_##v, CTXC__ROLE_##role, CTXC__AT_##at, CTXC__CMD_##cmd, D_##disc},
 /* an empty table still has one (unmatchable) row */
-static const row_t ROWS[] = {CTXC__TOOL_ROWS(ROW_){"", 0, 0, 0, 0, 0, 0}};
+static const row_t ROWS[] = {CTXC__TOOL_ROWS(ROW_){"", 0, 0, 0, 0, 0}};
 #undef ROW_
 #define NROWS (sizeof ROWS / sizeof ROWS[0] - 1u)
+
+/* The rows' name lengths on their own: a lookup finds the rows of a
+ * length with memchr instead of visiting every row. */
+#define LEN_(v, name, ...) (uint8_t)(sizeof name - 1u),
+static const uint8_t LENS[] = {CTXC__TOOL_ROWS(LEN_) 0};
+#undef LEN_
 
 /* Vocabulary names, by bit, and whether each is compiled in. */
 static const char *const VOCAB_NAMES[V_COUNT] = {
@@ -241,12 +243,18 @@ ctxc__tool_ref_t ctxc__tool_resolve(const ctxc_density_config_t *cfg,
         ctxc__tool_get(cfg, ref, out);
         return ref;
     }
+    if (name.len > UINT8_MAX) {
+        return 0;
+    }
     uint32_t off = cfg->vocabularies_off;
-    unsigned first = (unsigned char)name.ptr[0];
-    for (size_t i = 0; i < NROWS; i++) {
+    const uint8_t *at = LENS;
+    const uint8_t *end = LENS + NROWS;
+    while (at < end &&
+           (at = memchr(at, (int)name.len, (size_t)(end - at))) != NULL) {
+        size_t i = (size_t)(at - LENS);
         const row_t *r = &ROWS[i];
-        if (r->len != name.len || (unsigned char)r->name[0] != first ||
-            ((off >> r->vocab) & 1u) != 0 ||
+        at++;
+        if (r->name[0] != name.ptr[0] || ((off >> r->vocab) & 1u) != 0 ||
             memcmp(r->name, name.ptr, name.len) != 0 ||
             (r->disc != D_NONE && !disc_ok(r->disc, params))) {
             continue;
