@@ -88,12 +88,6 @@ static bool json_body(const char *b, size_t n, char *buf, size_t cap,
     return true;
 }
 
-/* Decodes a canonical JSON string value into buf (NUL-terminated). */
-static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
-    return v.len >= 2 && v.ptr[0] == '"' &&
-           json_body(v.ptr + 1, v.len - 2, buf, cap, len);
-}
-
 /* ---- parameters and paths ------------------------------------------------
  * Paths are built in place in one CTXC_CFG_PATH_MAX buffer of the step
  * (hd_t.path[]): the path as written is put after "<root>/", then
@@ -103,8 +97,8 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
 
 /* Normalises out[0..n) (".", ".." and "//" segments) in place: every byte
  * is written at or before where it is read. No case folding. */
-static bool normalise(char *out, size_t n, size_t *outlen) {
-    if (n > 0 && n + 2 <= PATH_CAP && out[0] != '.' && out[n - 1] != '/') {
+static bool normalise(char *out, size_t n, size_t cap, size_t *outlen) {
+    if (n > 0 && n + 2 <= cap && out[0] != '.' && out[n - 1] != '/') {
         /* the common case: no empty, "." or ".." segment (nor any other
          * segment starting with '.'): the path is its own normal form */
         const char *sep = out;
@@ -154,7 +148,7 @@ static bool normalise(char *out, size_t n, size_t *outlen) {
                 continue; /* "/.." is "/" */
             }
         }
-        if (o + seg + 2 > PATH_CAP) {
+        if (o + seg + 2 > cap) {
             return false;
         }
         if (o > 0 && out[o - 1] != '/') {
@@ -179,14 +173,14 @@ static size_t root_room(const char *root, size_t *rlen) {
 }
 
 /* The path as written, raw[0..plen) (anywhere, also inside out), resolved
- * against the root into out (PATH_CAP bytes). */
+ * against the root into out (cap bytes). */
 static bool resolve_raw(const char *root, const char *raw, size_t plen,
-                        char *out, size_t *outlen) {
+                        char *out, size_t cap, size_t *outlen) {
     size_t rlen;
     size_t off = root_room(root, &rlen);
     size_t n;
     if (plen == 0 || raw[0] != '/') {
-        if (rlen + 1 + plen >= PATH_CAP) {
+        if (rlen + 1 + plen >= cap) {
             return false;
         }
         memmove(out + off, raw, plen);
@@ -196,19 +190,19 @@ static bool resolve_raw(const char *root, const char *raw, size_t plen,
         }
         n = off + plen;
     } else {
-        if (plen >= PATH_CAP) {
+        if (plen >= cap) {
             return false;
         }
         memmove(out, raw, plen);
         n = plen;
     }
-    return normalise(out, n, outlen);
+    return normalise(out, n, cap, outlen);
 }
 
 /* Resolves the path as written in text t[0..plen) into out. */
 static bool resolve_path(const char *root, const char *t, size_t plen,
-                         char *out, size_t *outlen) {
-    return resolve_raw(root, t, plen, out, outlen);
+                         char *out, size_t cap, size_t *outlen) {
+    return resolve_raw(root, t, plen, out, cap, outlen);
 }
 
 CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
@@ -226,14 +220,14 @@ CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
 /* Decodes the escaped JSON string body b[0..n) (a path as written) and
  * resolves it against root into out. */
 static bool body_path(const char *root, const char *b, size_t n, unsigned how,
-                      char *out, size_t *outlen) {
+                      char *out, size_t cap, size_t *outlen) {
     size_t rlen;
     size_t off = root_room(root, &rlen);
     size_t raw;
-    if (off >= PATH_CAP || !json_body(b, n, out + off, PATH_CAP - off, &raw)) {
+    if (off >= cap || !json_body(b, n, out + off, cap - off, &raw)) {
         /* an absolute path needs no room for the root */
-        if (off == 0 || !json_body(b, n, out, PATH_CAP, &raw) || raw == 0 ||
-            out[0] != '/') {
+        if (off == 0 || cap == 0 || !json_body(b, n, out, cap, &raw) ||
+            raw == 0 || out[0] != '/') {
             return false;
         }
         off = 0;
@@ -242,7 +236,7 @@ static bool body_path(const char *root, const char *b, size_t n, unsigned how,
         ((how & PATH_NO_GLOB) && has_glob(out + off, raw))) {
         return false;
     }
-    return resolve_raw(root, out + off, raw, out, outlen);
+    return resolve_raw(root, out + off, raw, out, cap, outlen);
 }
 
 /* Kinds of keys in the key table (the top 2 bits of their hash). */
@@ -279,10 +273,11 @@ typedef struct {
     size_t pool_cap, pool_used;
     /* default estimate of a result that is the pointer text alone */
     uint32_t pointer_tokens;
-    /* The step's two path buffers (PATH_CAP bytes each): [0] the path a
-     * pass looks for, [1] the paths it is compared with. No other path
-     * buffer is on the stack. */
+    /* The step's two path buffers (path_cap bytes each, in the work
+     * area: see ctxc__hd_optimize): [0] the path a pass looks for, [1] the
+     * paths it is compared with. No path buffer is on the stack. */
     char *path[2];
+    size_t path_cap;
 } hd_t;
 
 /* The next resolved path of a call (*pos: 0 first) into out. */
@@ -292,7 +287,7 @@ static bool call_next_path(const hd_t *hd, const ctxc__tool_t *t,
     ctxc_str_t body;
     while (ctxc__tool_next_path(t, params, pos, &body)) {
         if (body_path(hd->cfg->workspace_root, body.ptr, body.len,
-                      PATH_NONEMPTY, out, outlen)) {
+                      PATH_NONEMPTY, out, hd->path_cap, outlen)) {
             return true;
         }
         if (t->at != CTXC__AT_PATCH) {
@@ -369,7 +364,7 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
         size_t plen;
         if (el.len < 2 || el.ptr[0] != '"' ||
             !body_path(hd->cfg->workspace_root, el.ptr + 1, el.len - 2,
-                       PATH_NO_GLOB, path, &plen) ||
+                       PATH_NO_GLOB, path, hd->path_cap, &plen) ||
             !written_after(hd, p, path, plen)) {
             return false;
         }
@@ -512,8 +507,10 @@ static bool same_include_path(const hd_t *hd, const char *a, size_t alen,
                               const char *b, size_t blen) {
     char *ra = hd->path[0], *rb = hd->path[1];
     size_t la, lb;
-    if (!resolve_path(hd->cfg->workspace_root, a, alen, ra, &la) ||
-        !resolve_path(hd->cfg->workspace_root, b, blen, rb, &lb)) {
+    if (!resolve_path(hd->cfg->workspace_root, a, alen, ra, hd->path_cap,
+                      &la) ||
+        !resolve_path(hd->cfg->workspace_root, b, blen, rb, hd->path_cap,
+                      &lb)) {
         return alen == blen && memcmp(a, b, alen) == 0;
     }
     return la == lb && memcmp(ra, rb, la) == 0;
@@ -566,7 +563,8 @@ static bool key_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t key) {
     if (kind == KEY_INCL_RAW) {
         return rawlen == key.len && memcmp(raw, key.ptr, rawlen) == 0;
     }
-    return resolve_path(hd->cfg->workspace_root, raw, rawlen, buf, &len) &&
+    return resolve_path(hd->cfg->workspace_root, raw, rawlen, buf, hd->path_cap,
+                        &len) &&
            len == key.len && memcmp(buf, key.ptr, len) == 0;
 }
 
@@ -596,7 +594,7 @@ static ctxc__id_slot_t *key_add(const hd_t *hd, unsigned kind, const char *key,
 static unsigned incl_key(const hd_t *hd, const char *t, const incl_t *in,
                          char *buf, const char **key, size_t *len) {
     if (resolve_path(hd->cfg->workspace_root, t + in->path, in->plen, buf,
-                     len)) {
+                     hd->path_cap, len)) {
         *key = buf;
         return KEY_INCL;
     }
@@ -1217,9 +1215,21 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__density_init(result, work);
     ctxc__pairs_t pairs;
     ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
-    char paths[2][PATH_CAP];
-    hd_t hd = {raw,    config, work, work->marks, NULL, NULL,
-               &pairs, NULL,   0,    0,           0,    {paths[0], paths[1]}};
+    /* The path buffers: the work area's plan operations, which the step
+     * does not use (ctxc_density_apply does, after it): 2 x
+     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (16 bytes
+     * each: enough from 31 entries on); a smaller work area compares paths
+     * up to half its operations' bytes, less one. */
+    size_t ops_bytes =
+        work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
+    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
+    char *paths = (char *)work->ops;
+    hd_t hd = {
+        raw,         config, work,
+        work->marks, NULL,   NULL,
+        &pairs,      NULL,   0,
+        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
+        path_cap};
     ctxc_block_t pointer;
     memset(&pointer, 0, sizeof pointer);
     pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
@@ -1328,9 +1338,27 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
 /* The longest summary text, in bytes. */
 #define SUMMARY_TEXT_MAX 255u
 
+/* Bytes of an argument kept for its summary (which shows at most 96). */
+#define ARG_BYTES 128u
+
+/* Decodes the JSON string body b[0..n) into arg (its first ARG_BYTES
+ * bytes); *full = its whole decoded length. False when it is not valid or
+ * is longer than CTXC_CFG_PATH_MAX - 1 bytes (an argument that does not
+ * fit a path buffer is not named). */
+static bool arg_body(const char *b, size_t n, char *arg, size_t *full) {
+    ctxc__sink_t s = {arg, ARG_BYTES, 0};
+    if (memchr(b, '\\', n) == NULL) {
+        ctxc__put(&s, b, n);
+    } else if (ctxc__write_decoded(&s, b, n, CTXC__SRC_JSTR, NULL) != CTXC_OK) {
+        return false;
+    }
+    *full = s.len;
+    return s.len <= PATH_CAP - 1u;
+}
+
 /* The path or command of a call through the tool-role table, into arg
- * (PATH_CAP bytes): false when the table names none (then the generic
- * keys below are tried). */
+ * (ARG_BYTES; *alen: its whole length): false when the table names none
+ * (then the generic keys below are tried). */
 static bool table_arg(const ctxc_density_config_t *cfg,
                       const ctxc_block_t *call, char *arg, size_t *alen) {
     ctxc__tool_t t;
@@ -1343,10 +1371,10 @@ static bool table_arg(const ctxc_density_config_t *cfg,
     ctxc_str_t body;
     if (t.at != CTXC__AT_PATHS && t.at != CTXC__AT_NONE &&
         ctxc__tool_next_path(&t, params, &pos, &body) &&
-        json_body(body.ptr, body.len, arg, PATH_CAP, alen) && *alen > 0) {
+        arg_body(body.ptr, body.len, arg, alen) && *alen > 0) {
         return true;
     }
-    return ctxc__tool_command(&t, params, arg, PATH_CAP, alen);
+    return ctxc__tool_command(&t, params, arg, ARG_BYTES, PATH_CAP - 1u, alen);
 }
 
 /* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
@@ -1358,7 +1386,7 @@ static void summary_json(const ctxc_density_config_t *cfg,
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
                 resp->u.tool_response.tool_name.len, 48);
-    char arg[CTXC_CFG_PATH_MAX];
+    char arg[ARG_BYTES];
     size_t alen;
     if (call != NULL && table_arg(cfg, call, arg, &alen)) {
         ctxc__putc(&s, ' ');
@@ -1376,7 +1404,8 @@ static void summary_json(const ctxc_density_config_t *cfg,
              ctxc__json_find_first_key(call->u.tool_call.parameters,
                                        keys + from, nkeys - from, &v, &which);
              from += which + 1) {
-            if (json_string(v, arg, sizeof arg, &alen)) {
+            if (v.len >= 2 && v.ptr[0] == '"' &&
+                arg_body(v.ptr + 1, v.len - 2, arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;

@@ -410,17 +410,17 @@ bool ctxc__tool_next_path(const ctxc__tool_t *t, ctxc_str_t params, size_t *pos,
 }
 
 bool ctxc__tool_command(const ctxc__tool_t *t, ctxc_str_t params, char *buf,
-                        size_t cap, size_t *len) {
+                        size_t cap, size_t string_max, size_t *len) {
     ctxc_str_t v;
-    if (t->cmd != CTXC__CMD_COMMAND || cap == 0 ||
+    if (t->cmd != CTXC__CMD_COMMAND ||
         !ctxc__json_find_key(params.ptr, params.len, "command", &v)) {
         return false;
     }
-    if (v.len >= 2 && v.ptr[0] == '"') { /* a string: all of it or none */
-        ctxc__sink_t s = {buf, cap, 0};
+    ctxc__sink_t s = {buf, cap, 0};
+    if (v.len >= 2 && v.ptr[0] == '"') { /* a string */
         if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR,
                                 NULL) != CTXC_OK ||
-            s.len > cap - 1) {
+            s.len > string_max) {
             return false;
         }
         *len = s.len;
@@ -430,7 +430,6 @@ bool ctxc__tool_command(const ctxc__tool_t *t, ctxc_str_t params, char *buf,
         return false;
     }
     /* an argv array: its strings joined by spaces */
-    ctxc__sink_t s = {buf, cap, 0};
     size_t pos = 1;
     while (pos < v.len && v.ptr[pos] != ']') {
         size_t end = ctxc__json_skip_value(v.ptr, v.len, pos);
@@ -448,7 +447,7 @@ bool ctxc__tool_command(const ctxc__tool_t *t, ctxc_str_t params, char *buf,
         }
         pos = end < v.len && v.ptr[end] == ',' ? end + 1 : end;
     }
-    *len = s.len < cap ? s.len : cap;
+    *len = s.len;
     return *len > 0;
 }
 

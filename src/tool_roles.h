@@ -110,10 +110,12 @@ void ctxc__tool_get(const ctxc_density_config_t *cfg, ctxc__tool_ref_t ref,
 bool ctxc__tool_next_path(const ctxc__tool_t *t, ctxc_str_t params, size_t *pos,
                           ctxc_str_t *body);
 
-/* Writes the call's command (a string, or the argv array joined by
- * spaces) decoded into buf (cap bytes, cut): false when there is none. */
+/* The call's command (a string, or the argv array joined by spaces),
+ * decoded: its first cap bytes into buf, its whole length in *len. False
+ * when there is none, or when a string command is longer than string_max
+ * bytes. */
 bool ctxc__tool_command(const ctxc__tool_t *t, ctxc_str_t params, char *buf,
-                        size_t cap, size_t *len);
+                        size_t cap, size_t string_max, size_t *len);
 
 /* Parses a value of compression.density.vocabularies (comma-separated
  * names of compiled-in vocabularies, or "none") into the mask of the
