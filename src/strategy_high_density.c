@@ -1304,6 +1304,8 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 
 /* ---- compress: one-line summaries of older tool results ------------------ */
 
+/* Bytes of one summary as JSON. */
+#define SUM_BUF 320u
 #define SUM_CACHE                                                              \
     4u /* summaries of one entry kept between decide and write                 \
         */
@@ -1437,12 +1439,17 @@ typedef struct {
     bool any_use; /* a block of the entry has `use` set */
     /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
     uint8_t use[MAX_EDIT_BLOCKS];
-    char buf[320]; /* the summary of the block being written */
+    char buf[SUM_BUF]; /* the summary of the block being written */
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
-    char cache_buf[SUM_CACHE][320];
+    /* their bytes: cache_slots buffers of SUM_BUF bytes in the work
+     * area's density replacements, which compress does not use (16 bytes
+     * an entry: every slot from 80 entries on; fewer slots only mean
+     * summaries made again) */
+    char *cache_buf;
+    size_t cache_slots;
     /* with the default estimator: the estimate of each block as it is
      * written (UINT32_MAX: not known), for the record writer */
     bool default_estimate;
@@ -1564,11 +1571,11 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             se->any_use = true;
             tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
-            if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
+            if (se->ncached < se->cache_slots && sum.len <= SUM_BUF) {
                 size_t c = se->ncached++;
-                memcpy(se->cache_buf[c], sum.ptr, sum.len);
+                memcpy(se->cache_buf + c * SUM_BUF, sum.ptr, sum.len);
                 se->cached_block[c] = k;
-                se->cached[c].ptr = se->cache_buf[c];
+                se->cached[c].ptr = se->cache_buf + c * SUM_BUF;
                 se->cached[c].len = sum.len;
             }
         }
@@ -1601,6 +1608,13 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     sum_edit_t se;
     se.v = v;
     se.cfg = &ctx->values.density;
+    se.cache_buf = NULL;
+    se.cache_slots = 0;
+    if (ctx->work != NULL && ctx->work->replacements != NULL) {
+        size_t room = ctx->work->cap * sizeof(ctxc_plan_op_t) / SUM_BUF;
+        se.cache_buf = (char *)ctx->work->replacements;
+        se.cache_slots = room < SUM_CACHE ? room : SUM_CACHE;
+    }
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;

@@ -148,7 +148,14 @@ typedef struct {
  * index_slots is 0), the step takes a slower path (quadratic in the entries)
  * with the same result. CTXC_WORK_DEFINE() gives
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY slots per entry, rounded up to a power
- * of two. */
+ * of two.
+ *
+ * high-density also borrows what a step does not use: the density step
+ * keeps its two path buffers (2 x CTXC_CFG_PATH_MAX bytes) in `ops` (with
+ * fewer than 31 entries, `ops` holds less and paths longer than half of it
+ * are skipped like paths over CTXC_CFG_PATH_MAX), and its compress keeps
+ * up to four 320-byte summaries in `replacements` (a density result is
+ * applied before compress runs). */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
     uint16_t *map;      /* view map, cap elements */
