@@ -1217,9 +1217,9 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
     /* The path buffers: the work area's plan operations, which the step
      * does not use (ctxc_density_apply does, after it): 2 x
-     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (16 bytes
-     * each: enough from 31 entries on); a smaller work area compares paths
-     * up to half its operations' bytes, less one. */
+     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (24 bytes
+     * each: enough from 21 entries on with the default 512); a smaller work
+     * area compares paths up to half its operations' bytes, less one. */
     size_t ops_bytes =
         work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
     size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
@@ -1445,8 +1445,8 @@ typedef struct {
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
     /* their bytes: cache_slots buffers of SUM_BUF bytes in the work
-     * area's density replacements, which compress does not use (16 bytes
-     * an entry: every slot from 80 entries on; fewer slots only mean
+     * area's density replacements, which compress does not use (24 bytes
+     * an entry: every slot from 54 entries on; fewer slots only mean
      * summaries made again) */
     char *cache_buf;
     size_t cache_slots;

@@ -453,18 +453,14 @@ bool ctxc__tool_command(const ctxc__tool_t *t, ctxc_str_t params, char *buf,
 
 /* ---- settings ------------------------------------------------------------ */
 
-/* Writes the known vocabulary names ("none, spec, ...") into buf. */
-static void known_names(char *buf, size_t cap) {
-    ctxc__sink_t s = {buf, cap - 1, 0};
-    ctxc__put(&s, "none", 4);
-    for (unsigned v = 0; v < V_COUNT; v++) {
-        if ((VOCABS_BUILT >> v) & 1u) {
-            ctxc__put(&s, ", ", 2);
-            ctxc__put(&s, VOCAB_NAMES[v], strlen(VOCAB_NAMES[v]));
-        }
-    }
-    buf[s.len < cap - 1 ? s.len : cap - 1] = '\0';
-}
+/* The known vocabulary names, for the error of an unknown one. */
+#define KNOWN_(v, text) CTXC_CFG_TOOLS_##v ? text : ""
+static const char *const KNOWN[V_COUNT] = {
+    KNOWN_(SPEC, ", spec"),           KNOWN_(CLAUDE_CODE, ", claude-code"),
+    KNOWN_(OPENHANDS, ", openhands"), KNOWN_(SWE_AGENT, ", swe-agent"),
+    KNOWN_(CODEX, ", codex"),         KNOWN_(PI, ", pi"),
+    KNOWN_(CLINE, ", cline")};
+#undef KNOWN_
 
 ctxc_status_t ctxc__tool_vocabs_parse(const char *p, size_t n, uint32_t *off,
                                       ctxc_error_t *err) {
@@ -489,12 +485,11 @@ ctxc_status_t ctxc__tool_vocabs_parse(const char *p, size_t n, uint32_t *off,
             }
         }
         if (!found) {
-            char known[96];
-            known_names(known, sizeof known);
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "compression.density.vocabularies: unknown "
-                              "vocabulary %q (known: %s)",
-                              p + i, len, known);
+                              "vocabulary %q (known: none%s%s%s%s%s%s%s)",
+                              p + i, len, KNOWN[0], KNOWN[1], KNOWN[2],
+                              KNOWN[3], KNOWN[4], KNOWN[5], KNOWN[6]);
         }
         i = e + 1;
     }

@@ -152,7 +152,7 @@ typedef struct {
  *
  * high-density also borrows what a step does not use: the density step
  * keeps its two path buffers (2 x CTXC_CFG_PATH_MAX bytes) in `ops` (with
- * fewer than 31 entries, `ops` holds less and paths longer than half of it
+ * fewer than 21 entries, `ops` holds less and paths longer than half of it
  * are skipped like paths over CTXC_CFG_PATH_MAX), and its compress keeps
  * up to four 320-byte summaries in `replacements` (a density result is
  * applied before compress runs). */
