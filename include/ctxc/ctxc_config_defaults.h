@@ -294,7 +294,7 @@
 #endif
 
 /* --- Tool vocabularies of the density step -------------------------------
- * CTXC_CFG_TOOLS_<VOCAB> (0/1, default 1): the rows of one vocabulary in the
+ * CTXC_CFG_TOOLS_<VOCAB> (0/1): the rows of one vocabulary in the
  * tool-role table of high-density (src/tool_roles.h says which tools and
  * parameters each follows): SPEC (the spec's read_file, write_file,
  * replace, ...), CLAUDE_CODE (Read, Write, Edit, MultiEdit, NotebookEdit,
@@ -302,27 +302,29 @@
  * SWE_AGENT (str_replace_editor, bash), CODEX (apply_patch, shell), PI
  * (read, write, edit, bash), CLINE (read_file, write_to_file,
  * replace_in_file, execute_command). The setting
- * compression.density.vocabularies picks among the compiled-in ones. */
+ * compression.density.vocabularies picks among the compiled-in ones.
+ * Default: 1 when high-density is compiled in (CTXC_CFG_STRATEGY_HIGH_DENSITY),
+ * else 0 (the setting then takes only "none"). */
 #ifndef CTXC_CFG_TOOLS_SPEC
-#define CTXC_CFG_TOOLS_SPEC 1
+#define CTXC_CFG_TOOLS_SPEC CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_CLAUDE_CODE
-#define CTXC_CFG_TOOLS_CLAUDE_CODE 1
+#define CTXC_CFG_TOOLS_CLAUDE_CODE CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_OPENHANDS
-#define CTXC_CFG_TOOLS_OPENHANDS 1
+#define CTXC_CFG_TOOLS_OPENHANDS CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_SWE_AGENT
-#define CTXC_CFG_TOOLS_SWE_AGENT 1
+#define CTXC_CFG_TOOLS_SWE_AGENT CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_CODEX
-#define CTXC_CFG_TOOLS_CODEX 1
+#define CTXC_CFG_TOOLS_CODEX CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_PI
-#define CTXC_CFG_TOOLS_PI 1
+#define CTXC_CFG_TOOLS_PI CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 #ifndef CTXC_CFG_TOOLS_CLINE
-#define CTXC_CFG_TOOLS_CLINE 1
+#define CTXC_CFG_TOOLS_CLINE CTXC_CFG_STRATEGY_HIGH_DENSITY
 #endif
 
 /* CTXC_CFG_DENSITY_USER_TOOLS_MAX: most entries in each of the settings
