@@ -877,7 +877,7 @@ static void test_unreadable_settings_file(void **state) {
     "\"compression.density.fileDedupe\": false, "                              \
     "\"compression.density.recencyPruning\": true, "                           \
     "\"compression.density.recencyRetention\": 7, "                            \
-    "\"compression.density.vocabularies\": \"spec,pi\", "                      \
+    "\"compression.density.vocabularies\": \"none\", "                         \
     "\"compression.density.readTools\": \"peek:target\", "                     \
     "\"compression.density.writeTools\": \"put_file,patch:file\", "            \
     "\"provider\": \"openai\", "                                               \
