@@ -9,6 +9,7 @@
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
+#include "tool_roles.h"
 
 /* A build with an LLM strategy: without one, the prompt files and the
  * compression.profile check are left out (a headless build pays for
@@ -85,6 +86,18 @@ void ctxc_settings_density(const ctxc_settings_store_t *s,
     (void)ctxc_settings_int(s, CTXC_SETTING_DENSITY_RECENCY_RETENTION,
                             &retention);
     cfg->recency_retention = retention;
+    /* stored values passed the setting's check: a value that no longer
+     * parses (none here) leaves every vocabulary on */
+    const char *v = ctxc_settings_string(s, CTXC_SETTING_DENSITY_VOCABULARIES);
+    uint32_t off = 0;
+    if (v == NULL ||
+        ctxc__tool_vocabs_parse(v, strlen(v), &off, NULL) != CTXC_OK) {
+        off = 0;
+    }
+    cfg->vocabularies_off = off;
+    cfg->read_tools = ctxc_settings_string(s, CTXC_SETTING_DENSITY_READ_TOOLS);
+    cfg->write_tools =
+        ctxc_settings_string(s, CTXC_SETTING_DENSITY_WRITE_TOOLS);
 }
 
 void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,

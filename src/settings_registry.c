@@ -11,6 +11,7 @@
 #include "json.h"
 #include "settings_registry.h"
 #include "sink.h"
+#include "tool_roles.h"
 
 /* ---- the registry -------------------------------------------------------- */
 
@@ -502,6 +503,12 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
                               sp->key);
         }
         return CTXC_OK;
+    case CTXC_SETTING_CHECK_VOCABS: {
+        uint32_t off;
+        return ctxc__tool_vocabs_parse(p, n, &off, err);
+    }
+    case CTXC_SETTING_CHECK_TOOLS:
+        return ctxc__tool_user_check(sp->key, p, n, err);
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:
     case CTXC_SETTING_CHECK_PATH:

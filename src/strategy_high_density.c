@@ -29,6 +29,7 @@
 #include "sink.h"
 #include "strategies.h"
 #include "text_stats.h"
+#include "tool_roles.h"
 
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
 
@@ -63,49 +64,22 @@ static ctxc_speaker_t speaker_at(const ctxc_view_t *v, size_t p) {
     return (ctxc_speaker_t)v->slots_[ctxc_view_index(v, p)].speaker;
 }
 
-/* Whether n is one of the names of `list`: each is its length (one byte)
- * and its bytes; a length of 0 ends the list. */
-static bool is_one_of(ctxc_str_t n, const char *list) {
-    for (size_t k; (k = (uint8_t)*list++) > 0; list += k) {
-        if (n.len == k && memcmp(n.ptr, list, k) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-CTXC__NOINLINE static bool is_read_tool(ctxc_str_t n) {
-    return is_one_of(n, "\x09read_file\x0fread_line_range\x0fread_many_files"
-                        "\x0d"
-                        "ast_read_file");
-}
-
-static bool is_write_tool(ctxc_str_t n) {
-    return is_one_of(n, "\x0awrite_file\x08"
-                        "ast_edit\x07replace\x0einsert_at_line\x11"
-                        "delete_line_range");
-}
-
-/* ---- parameters and paths ------------------------------------------------ */
-
-/* Decodes a canonical JSON string value into buf (NUL-terminated). */
-static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
-    if (v.len < 2 || v.ptr[0] != '"') {
-        return false;
-    }
-    if (memchr(v.ptr + 1, '\\', v.len - 2) == NULL) {
+/* Decodes the body b[0..n) of a canonical JSON string (its escapes still
+ * in) into buf (NUL-terminated): false when it does not fit. */
+static bool json_body(const char *b, size_t n, char *buf, size_t cap,
+                      size_t *len) {
+    if (memchr(b, '\\', n) == NULL) {
         /* no escape: the stored (valid UTF-8) body is the decoded text */
-        if (v.len - 2 > cap - 1) {
+        if (n > cap - 1) {
             return false;
         }
-        memcpy(buf, v.ptr + 1, v.len - 2);
-        buf[v.len - 2] = '\0';
-        *len = v.len - 2;
+        memcpy(buf, b, n);
+        buf[n] = '\0';
+        *len = n;
         return true;
     }
     ctxc__sink_t s = {buf, cap - 1, 0};
-    if (ctxc__write_decoded(&s, v.ptr + 1, v.len - 2, CTXC__SRC_JSTR, NULL) !=
-            CTXC_OK ||
+    if (ctxc__write_decoded(&s, b, n, CTXC__SRC_JSTR, NULL) != CTXC_OK ||
         s.len > cap - 1) {
         return false;
     }
@@ -114,61 +88,53 @@ static bool json_string(ctxc_str_t v, char *buf, size_t cap, size_t *len) {
     return true;
 }
 
-/* The path parameter: the first of file_path, absolute_path, path present;
- * false when none is, or when it is not a string (malformed: skipped). */
-static bool param_path(ctxc_str_t params, char *buf, size_t cap, size_t *len) {
-    static const char *const keys[] = {"file_path", "absolute_path", "path"};
-    ctxc_str_t v;
-    size_t which;
-    return ctxc__json_find_first_key(params, keys, 3, &v, &which) &&
-           json_string(v, buf, cap, len) && *len > 0;
-}
+/* ---- parameters and paths ------------------------------------------------
+ * Paths are built in place in one CTXC_CFG_PATH_MAX buffer of the step
+ * (hd_t.path[]): the path as written is put after "<root>/", then
+ * normalised where it lies. */
 
-/* Resolves `p` against `root` and normalises ".", ".." and "//" segments.
- * No case folding. */
-static bool resolve_path(const char *root, const char *p, size_t plen,
-                         char *out, size_t cap, size_t *outlen) {
-    char tmp[CTXC_CFG_PATH_MAX];
-    size_t n = 0;
-    size_t rlen = root != NULL ? strlen(root) : 0;
-    if (plen == 0 || p[0] != '/') {
-        if (rlen + 1 + plen >= sizeof tmp) {
-            return false;
+#define PATH_CAP ((size_t)CTXC_CFG_PATH_MAX)
+
+/* Normalises out[0..n) (".", ".." and "//" segments) in place: every byte
+ * is written at or before where it is read. No case folding. */
+static bool normalise(char *out, size_t n, size_t cap, size_t *outlen) {
+    if (n > 0 && n + 2 <= cap && out[0] != '.' && out[n - 1] != '/') {
+        /* the common case: no empty, "." or ".." segment (nor any other
+         * segment starting with '.'): the path is its own normal form */
+        const char *sep = out;
+        const char *end = out + n;
+        while ((sep = memchr(sep, '/', (size_t)(end - sep))) != NULL &&
+               sep[1] != '/' && sep[1] != '.') {
+            sep++;
         }
-        if (rlen > 0) {
-            memcpy(tmp, root, rlen);
+        if (sep == NULL) {
+            out[n] = '\0';
+            *outlen = n;
+            return true;
         }
-        n = rlen;
-        if (n > 0) {
-            tmp[n++] = '/';
-        }
-    } else if (plen >= sizeof tmp) {
-        return false;
     }
-    memcpy(tmp + n, p, plen);
-    n += plen;
-
-    bool absolute = n > 0 && tmp[0] == '/';
+    bool absolute = n > 0 && out[0] == '/';
     size_t o = 0;
     size_t floor = 0; /* ".." may not pop below this (leading ".." kept) */
     if (absolute) {
-        out[o++] = '/';
+        o = 1; /* out[0] is already the '/' */
         floor = 1;
     }
     size_t i = 0;
     while (i < n) {
-        while (i < n && tmp[i] == '/') {
+        while (i < n && out[i] == '/') {
             i++;
         }
         size_t s = i;
-        while (i < n && tmp[i] != '/') {
+        while (i < n && out[i] != '/') {
             i++;
         }
         size_t seg = i - s;
-        if (seg == 0 || (seg == 1 && tmp[s] == '.')) {
+        if (seg == 0 || (seg == 1 && out[s] == '.')) {
             continue;
         }
-        if (seg == 2 && tmp[s] == '.' && tmp[s + 1] == '.') {
+        bool dotdot = seg == 2 && out[s] == '.' && out[s + 1] == '.';
+        if (dotdot) {
             if (o > floor) { /* pop the last segment */
                 while (o > floor && out[o - 1] != '/') {
                     o--;
@@ -188,15 +154,89 @@ static bool resolve_path(const char *root, const char *p, size_t plen,
         if (o > 0 && out[o - 1] != '/') {
             out[o++] = '/';
         }
-        memcpy(out + o, tmp + s, seg);
+        memmove(out + o, out + s, seg);
         o += seg;
-        if (seg == 2 && tmp[s] == '.' && tmp[s + 1] == '.') {
+        if (dotdot) {
             floor = o; /* a kept leading ".." */
         }
     }
     out[o] = '\0';
     *outlen = o;
     return o > 0;
+}
+
+/* Bytes before the written path in a path buffer: "<root>/" (none without
+ * a root). */
+static size_t root_room(const char *root, size_t *rlen) {
+    *rlen = root != NULL ? strlen(root) : 0;
+    return *rlen > 0 ? *rlen + 1 : 0;
+}
+
+/* The path as written, raw[0..plen) (anywhere, also inside out), resolved
+ * against the root into out (cap bytes). */
+static bool resolve_raw(const char *root, const char *raw, size_t plen,
+                        char *out, size_t cap, size_t *outlen) {
+    size_t rlen;
+    size_t off = root_room(root, &rlen);
+    size_t n;
+    if (plen == 0 || raw[0] != '/') {
+        if (rlen + 1 + plen >= cap) {
+            return false;
+        }
+        memmove(out + off, raw, plen);
+        if (rlen > 0) {
+            memcpy(out, root, rlen);
+            out[rlen] = '/';
+        }
+        n = off + plen;
+    } else {
+        if (plen >= cap) {
+            return false;
+        }
+        memmove(out, raw, plen);
+        n = plen;
+    }
+    return normalise(out, n, cap, outlen);
+}
+
+/* Resolves the path as written in text t[0..plen) into out. */
+static bool resolve_path(const char *root, const char *t, size_t plen,
+                         char *out, size_t cap, size_t *outlen) {
+    return resolve_raw(root, t, plen, out, cap, outlen);
+}
+
+CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '{') {
+            return true;
+        }
+    }
+    return false;
+}
+
+#define PATH_NONEMPTY 0x1u /* a path written as "" is none */
+#define PATH_NO_GLOB 0x2u  /* a path with glob characters is none */
+
+/* Decodes the escaped JSON string body b[0..n) (a path as written) and
+ * resolves it against root into out. */
+static bool body_path(const char *root, const char *b, size_t n, unsigned how,
+                      char *out, size_t cap, size_t *outlen) {
+    size_t rlen;
+    size_t off = root_room(root, &rlen);
+    size_t raw;
+    if (off >= cap || !json_body(b, n, out + off, cap - off, &raw)) {
+        /* an absolute path needs no room for the root */
+        if (off == 0 || cap == 0 || !json_body(b, n, out, cap, &raw) ||
+            raw == 0 || out[0] != '/') {
+            return false;
+        }
+        off = 0;
+    }
+    if (((how & PATH_NONEMPTY) && raw == 0) ||
+        ((how & PATH_NO_GLOB) && has_glob(out + off, raw))) {
+        return false;
+    }
+    return resolve_raw(root, out + off, raw, out, cap, outlen);
 }
 
 /* Kinds of keys in the key table (the top 2 bits of their hash). */
@@ -212,6 +252,8 @@ static bool resolve_path(const char *root, const char *p, size_t plen,
 /* Flags of a call id's slot in the pairs index. */
 #define ID_PRUNED 0x1u /* read call pruned with its response (read->write) */
 #define ID_RECENT 0x2u /* response has `retention` newer ones (recency) */
+/* A call's slot keeps the reference of its tool (tool_roles.h) in `count`:
+ * the name is compared once, when the index is built. */
 
 typedef struct {
     const ctxc_view_t *v;
@@ -231,31 +273,54 @@ typedef struct {
     size_t pool_cap, pool_used;
     /* default estimate of a result that is the pointer text alone */
     uint32_t pointer_tokens;
+    /* The step's two path buffers (path_cap bytes each, in the work
+     * area: see ctxc__hd_optimize): [0] the path a pass looks for, [1] the
+     * paths it is compared with. No path buffer is on the stack. */
+    char *path[2];
+    size_t path_cap;
 } hd_t;
 
-/* Resolved path of a read/write call's parameters, into out. */
-static bool call_path(const hd_t *hd, ctxc_str_t params, char *out,
-                      size_t *outlen) {
-    char raw[CTXC_CFG_PATH_MAX];
-    size_t rawlen;
-    if (!param_path(params, raw, sizeof raw, &rawlen)) {
-        return false;
+/* The next resolved path of a call (*pos: 0 first) into out. */
+static bool call_next_path(const hd_t *hd, const ctxc__tool_t *t,
+                           ctxc_str_t params, size_t *pos, char *out,
+                           size_t *outlen) {
+    ctxc_str_t body;
+    while (ctxc__tool_next_path(t, params, pos, &body)) {
+        if (body_path(hd->cfg->workspace_root, body.ptr, body.len,
+                      PATH_NONEMPTY, out, hd->path_cap, outlen)) {
+            return true;
+        }
+        if (t->at != CTXC__AT_PATCH) {
+            return false; /* one key: malformed, skipped */
+        }
     }
-    return resolve_path(hd->cfg->workspace_root, raw, rawlen, out,
-                        CTXC_CFG_PATH_MAX, outlen);
+    return false;
+}
+
+/* Does write call b (resolved to t) touch path[0..plen)? (into buf) */
+static bool call_writes(const hd_t *hd, const ctxc__tool_t *t,
+                        ctxc_str_t params, const char *path, size_t plen,
+                        char *buf) {
+    size_t pos = 0, wlen;
+    while (call_next_path(hd, t, params, &pos, buf, &wlen)) {
+        if (wlen == plen && memcmp(buf, path, plen) == 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
                                        const char *key, size_t len);
 
-/* Is `path` written by a write call in an entry after position p? */
+/* Is `path` (in hd->path[0]) written by a write call in an entry after
+ * position p? */
 CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
                                          const char *path, size_t plen) {
     if (hd->keys != NULL) {
         const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
         return s != NULL && s->call > p;
     }
-    char wpath[CTXC_CFG_PATH_MAX];
     for (size_t q = p + 1; q < hd->v->count; q++) {
         if ((hd->mark[q] & MARK_WRITE) == 0) {
             continue;
@@ -265,22 +330,15 @@ CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
-            size_t wlen;
+            ctxc__tool_t t;
             if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                is_write_tool(b.u.tool_call.name) &&
-                call_path(hd, b.u.tool_call.parameters, wpath, &wlen) &&
-                wlen == plen && memcmp(wpath, path, plen) == 0) {
+                ctxc__tool_resolve(hd->cfg, b.u.tool_call.name,
+                                   b.u.tool_call.parameters, &t) != 0 &&
+                t.role == CTXC__ROLE_WRITE &&
+                call_writes(hd, &t, b.u.tool_call.parameters, path, plen,
+                            hd->path[1])) {
                 return true;
             }
-        }
-    }
-    return false;
-}
-
-CTXC__NOINLINE static bool has_glob(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '{') {
-            return true;
         }
     }
     return false;
@@ -299,15 +357,14 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
         return false; /* none, empty or malformed */
     }
     size_t pos = 1;
+    char *path = hd->path[0];
     while (pos < paths.len && paths.ptr[pos] != ']') {
         size_t end = ctxc__json_skip_value(paths.ptr, paths.len, pos);
         ctxc_str_t el = {paths.ptr + pos, end - pos};
-        char raw[CTXC_CFG_PATH_MAX], path[CTXC_CFG_PATH_MAX];
-        size_t rawlen, plen;
-        if (!json_string(el, raw, sizeof raw, &rawlen) ||
-            has_glob(raw, rawlen) ||
-            !resolve_path(hd->cfg->workspace_root, raw, rawlen, path,
-                          sizeof path, &plen) ||
+        size_t plen;
+        if (el.len < 2 || el.ptr[0] != '"' ||
+            !body_path(hd->cfg->workspace_root, el.ptr + 1, el.len - 2,
+                       PATH_NO_GLOB, path, hd->path_cap, &plen) ||
             !written_after(hd, p, path, plen)) {
             return false;
         }
@@ -317,29 +374,49 @@ static bool many_files_written_after(const hd_t *hd, size_t p,
 }
 
 /* The read->write rule for call block k of position p. A pruned call must
- * have a response that can be dropped with it. */
+ * have a response that can be dropped with it. On the indexed path the
+ * call's tool comes from its slot (resolved when the index was built). */
 static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
                       size_t *q_out, size_t *r_out) {
     if (!hd->cfg->read_write_pruning || b->type != CTXC_BLOCK_TOOL_CALL ||
-        !is_read_tool(b->u.tool_call.name) || k >= MAX_EDIT_BLOCKS) {
+        k >= MAX_EDIT_BLOCKS) {
         return false;
     }
-    size_t q, r;
-    if (!ctxc__pairs_seek(hd->pr, p, b->u.tool_call.id, false, 0, &q, &r,
-                          NULL)) {
+    ctxc__tool_t t;
+    size_t q = 0, r = 0;
+    bool found = false;
+    const ctxc__id_slot_t *s =
+        hd->pairs != NULL ? ctxc__pairs_find(hd->pairs, b->u.tool_call.id)
+                          : NULL;
+    if (s != NULL && s->call == p && s->call_block == k) {
+        ctxc__tool_get(hd->cfg, s->count, &t);
+        if (s->resp != CTXC__IDS_NONE && s->resp > p) {
+            q = s->resp;
+            r = s->resp_block;
+            found = true;
+        }
+    } else {
+        (void)ctxc__tool_resolve(hd->cfg, b->u.tool_call.name,
+                                 b->u.tool_call.parameters, &t);
+    }
+    if (t.role != CTXC__ROLE_READ && t.role != CTXC__ROLE_READ_MANY) {
+        return false;
+    }
+    if (!found && !ctxc__pairs_seek(hd->pr, p, b->u.tool_call.id, false, 0, &q,
+                                    &r, NULL)) {
         return false;
     }
     if (r >= MAX_EDIT_BLOCKS) {
         return false;
     }
     bool pruned;
-    if (str_is(b->u.tool_call.name, "read_many_files")) {
+    if (t.at == CTXC__AT_PATHS) {
         pruned = many_files_written_after(hd, p, b->u.tool_call.parameters);
     } else {
-        char path[CTXC_CFG_PATH_MAX];
-        size_t plen;
-        pruned = call_path(hd, b->u.tool_call.parameters, path, &plen) &&
-                 written_after(hd, p, path, plen);
+        size_t pos = 0, plen;
+        pruned = call_next_path(hd, &t, b->u.tool_call.parameters, &pos,
+                                hd->path[0], &plen) &&
+                 written_after(hd, p, hd->path[0], plen);
     }
     if (pruned && q_out != NULL) {
         *q_out = q;
@@ -428,10 +505,12 @@ static bool next_inclusion(const char *t, size_t n, size_t from, incl_t *in) {
 
 static bool same_include_path(const hd_t *hd, const char *a, size_t alen,
                               const char *b, size_t blen) {
-    char ra[CTXC_CFG_PATH_MAX], rb[CTXC_CFG_PATH_MAX];
+    char *ra = hd->path[0], *rb = hd->path[1];
     size_t la, lb;
-    if (!resolve_path(hd->cfg->workspace_root, a, alen, ra, sizeof ra, &la) ||
-        !resolve_path(hd->cfg->workspace_root, b, blen, rb, sizeof rb, &lb)) {
+    if (!resolve_path(hd->cfg->workspace_root, a, alen, ra, hd->path_cap,
+                      &la) ||
+        !resolve_path(hd->cfg->workspace_root, b, blen, rb, hd->path_cap,
+                      &lb)) {
         return alen == blen && memcmp(a, b, alen) == 0;
     }
     return la == lb && memcmp(ra, rb, la) == 0;
@@ -459,15 +538,19 @@ static bool key_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t key) {
         return false;
     }
     unsigned kind = slot->hash >> 30;
-    char buf[CTXC_CFG_PATH_MAX];
+    char *buf = hd->path[1];
     size_t len;
     if (kind == KEY_PATH && (slot->flags & KEY_BYTES) && hd->pool != NULL) {
         return slot->count == key.len &&
                memcmp(hd->pool + slot_offset(slot), key.ptr, key.len) == 0;
     }
-    if (kind == KEY_PATH) {
-        return call_path(hd, b.u.tool_call.parameters, buf, &len) &&
-               len == key.len && memcmp(buf, key.ptr, len) == 0;
+    if (kind == KEY_PATH) { /* any path the write call touches */
+        ctxc__tool_t t;
+        (void)ctxc__tool_resolve(hd->cfg, b.u.tool_call.name,
+                                 b.u.tool_call.parameters, &t);
+        return t.role == CTXC__ROLE_WRITE &&
+               call_writes(hd, &t, b.u.tool_call.parameters, key.ptr, key.len,
+                           buf);
     }
     if (kind == KEY_TOOL) {
         return ctxc__str_eq(b.u.tool_response.tool_name, key);
@@ -480,7 +563,7 @@ static bool key_match(void *ctx, const ctxc__id_slot_t *slot, ctxc_str_t key) {
     if (kind == KEY_INCL_RAW) {
         return rawlen == key.len && memcmp(raw, key.ptr, rawlen) == 0;
     }
-    return resolve_path(hd->cfg->workspace_root, raw, rawlen, buf, sizeof buf,
+    return resolve_path(hd->cfg->workspace_root, raw, rawlen, buf, hd->path_cap,
                         &len) &&
            len == key.len && memcmp(buf, key.ptr, len) == 0;
 }
@@ -511,7 +594,7 @@ static ctxc__id_slot_t *key_add(const hd_t *hd, unsigned kind, const char *key,
 static unsigned incl_key(const hd_t *hd, const char *t, const incl_t *in,
                          char *buf, const char **key, size_t *len) {
     if (resolve_path(hd->cfg->workspace_root, t + in->path, in->plen, buf,
-                     CTXC_CFG_PATH_MAX, len)) {
+                     hd->path_cap, len)) {
         *key = buf;
         return KEY_INCL;
     }
@@ -524,10 +607,9 @@ static unsigned incl_key(const hd_t *hd, const char *t, const incl_t *in,
  * full. */
 static bool incl_count(const hd_t *hd, size_t p, size_t k, const char *t,
                        const incl_t *in) {
-    char buf[CTXC_CFG_PATH_MAX];
     const char *key;
     size_t len;
-    unsigned kind = incl_key(hd, t, in, buf, &key, &len);
+    unsigned kind = incl_key(hd, t, in, hd->path[0], &key, &len);
     ctxc__id_slot_t *s = key_add(hd, kind, key, len, p, k);
     if (s == NULL || s->count == 0xFFFFu || in->start > 0xFFFFFFFFu) {
         return false;
@@ -542,10 +624,9 @@ static bool incl_count(const hd_t *hd, size_t p, size_t k, const char *t,
 /* Takes one inclusion off its path's count (pass 3, in the same order):
  * whether the path is included again later. */
 static bool incl_consume(const hd_t *hd, const char *t, const incl_t *in) {
-    char buf[CTXC_CFG_PATH_MAX];
     const char *key;
     size_t len;
-    unsigned kind = incl_key(hd, t, in, buf, &key, &len);
+    unsigned kind = incl_key(hd, t, in, hd->path[0], &key, &len);
     ctxc__id_slot_t *s =
         (ctxc__id_slot_t *)(uintptr_t)key_find(hd, kind, key, len);
     if (s == NULL || s->count == 0) {
@@ -874,6 +955,65 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
  * key table. False when the table is full. */
 typedef enum { INDEX_OK, INDEX_IDS_FULL, INDEX_KEYS_FULL } index_result_t;
 
+/* Pass 0 for call block k of position p: its id, and its tool resolved
+ * once (a read's reference kept in its id's slot; a write's paths put into
+ * the key table). */
+static index_result_t index_call(hd_t *hd, ctxc__pairs_t *pairs,
+                                 const ctxc_entry_t *e, const ctxc_block_t *b,
+                                 size_t p, size_t k) {
+    ctxc_str_t id = b->u.tool_call.id;
+    ctxc__id_slot_t *ids =
+        k < CTXC__IDS_NONE ? ctxc__ids_add(&pairs->ix, id, ctxc__ids_hash(id),
+                                           ctxc__ids_match_at, &pairs->at)
+                           : NULL;
+    if (ids == NULL) {
+        return INDEX_IDS_FULL;
+    }
+    ids->call = (uint16_t)p;
+    ids->call_block = (uint16_t)k;
+    if (e->speaker != CTXC_SPEAKER_AI) {
+        return INDEX_OK;
+    }
+    ctxc__tool_t t;
+    ctxc__tool_ref_t ref = ctxc__tool_resolve(hd->cfg, b->u.tool_call.name,
+                                              b->u.tool_call.parameters, &t);
+    if (t.role == CTXC__ROLE_READ || t.role == CTXC__ROLE_READ_MANY) {
+        hd->mark[p] |= MARK_READ;
+        ids->count = ref;
+        return INDEX_OK;
+    }
+    if (t.role != CTXC__ROLE_WRITE || !hd->cfg->read_write_pruning) {
+        return INDEX_OK;
+    }
+    hd->mark[p] |= MARK_WRITE;
+    char *path = hd->path[0];
+    size_t pos = 0, plen;
+    while (
+        call_next_path(hd, &t, b->u.tool_call.parameters, &pos, path, &plen)) {
+        ctxc__id_slot_t *s = key_add(hd, KEY_PATH, path, plen, p, k);
+        if (s == NULL) {
+            return INDEX_KEYS_FULL;
+        }
+        if ((s->flags & KEY_BYTES) == 0 && hd->pool != NULL &&
+            plen <= hd->pool_cap - hd->pool_used &&
+            (uint64_t)hd->pool_used + plen <= 0xFFFFFFFFu) {
+            memcpy(hd->pool + hd->pool_used, path, plen);
+            s->resp = (uint16_t)(hd->pool_used >> 16);
+            s->resp_block = (uint16_t)(hd->pool_used & 0xFFFFu);
+            s->count = (uint16_t)plen;
+            s->flags |= KEY_BYTES;
+            hd->pool_used += plen;
+        }
+        if ((s->flags & KEY_BYTES) == 0 && t.at == CTXC__AT_PATCH) {
+            /* a call of several paths is matched by its bytes only */
+            return INDEX_KEYS_FULL;
+        }
+        s->call = (uint16_t)p; /* the latest write */
+        s->call_block = (uint16_t)k;
+    }
+    return INDEX_OK;
+}
+
 static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
     const ctxc_density_config_t *cfg = hd->cfg;
     ctxc_str_t last_tool = CTXC_STR_ABSENT; /* the tool of the last result */
@@ -883,40 +1023,14 @@ static index_result_t index_keys(hd_t *hd, ctxc__pairs_t *pairs) {
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
-            if ((b.type == CTXC_BLOCK_TOOL_CALL ||
-                 b.type == CTXC_BLOCK_TOOL_RESPONSE) &&
+            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
                 !ctxc__ids_add_block(&pairs->ix, &pairs->at, &b, p, k)) {
                 return INDEX_IDS_FULL;
             }
-            if (e.speaker == CTXC_SPEAKER_AI &&
-                b.type == CTXC_BLOCK_TOOL_CALL &&
-                is_read_tool(b.u.tool_call.name)) {
-                hd->mark[p] |= MARK_READ;
-            } else if (e.speaker == CTXC_SPEAKER_AI &&
-                       b.type == CTXC_BLOCK_TOOL_CALL &&
-                       cfg->read_write_pruning &&
-                       is_write_tool(b.u.tool_call.name)) {
-                hd->mark[p] |= MARK_WRITE;
-                char path[CTXC_CFG_PATH_MAX];
-                size_t plen;
-                if (call_path(hd, b.u.tool_call.parameters, path, &plen)) {
-                    ctxc__id_slot_t *s =
-                        key_add(hd, KEY_PATH, path, plen, p, k);
-                    if (s == NULL) {
-                        return INDEX_KEYS_FULL;
-                    }
-                    if ((s->flags & KEY_BYTES) == 0 && hd->pool != NULL &&
-                        plen <= hd->pool_cap - hd->pool_used &&
-                        (uint64_t)hd->pool_used + plen <= 0xFFFFFFFFu) {
-                        memcpy(hd->pool + hd->pool_used, path, plen);
-                        s->resp = (uint16_t)(hd->pool_used >> 16);
-                        s->resp_block = (uint16_t)(hd->pool_used & 0xFFFFu);
-                        s->count = (uint16_t)plen;
-                        s->flags |= KEY_BYTES;
-                        hd->pool_used += plen;
-                    }
-                    s->call = (uint16_t)p; /* the latest write */
-                    s->call_block = (uint16_t)k;
+            if (b.type == CTXC_BLOCK_TOOL_CALL) {
+                index_result_t r = index_call(hd, pairs, &e, &b, p, k);
+                if (r != INDEX_OK) {
+                    return r;
                 }
             } else if (e.speaker == CTXC_SPEAKER_HUMAN &&
                        b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe) {
@@ -1101,8 +1215,21 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__density_init(result, work);
     ctxc__pairs_t pairs;
     ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
-    hd_t hd = {raw,    config, work, work->marks, NULL, NULL,
-               &pairs, NULL,   0,    0,           0};
+    /* The path buffers: the work area's plan operations, which the step
+     * does not use (ctxc_density_apply does, after it): 2 x
+     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (24 bytes
+     * each: enough from 21 entries on with the default 512); a smaller work
+     * area compares paths up to half its operations' bytes, less one. */
+    size_t ops_bytes =
+        work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
+    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
+    char *paths = (char *)work->ops;
+    hd_t hd = {
+        raw,         config, work,
+        work->marks, NULL,   NULL,
+        &pairs,      NULL,   0,
+        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
+        path_cap};
     ctxc_block_t pointer;
     memset(&pointer, 0, sizeof pointer);
     pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
@@ -1124,8 +1251,11 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
             ctxc_block_t b;
             while (e.speaker == CTXC_SPEAKER_AI &&
                    ctxc_entry_next_block(&e, &cur, &b)) {
+                ctxc__tool_t t;
                 if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                    is_write_tool(b.u.tool_call.name)) {
+                    ctxc__tool_resolve(config, b.u.tool_call.name,
+                                       b.u.tool_call.parameters, &t) != 0 &&
+                    t.role == CTXC__ROLE_WRITE) {
                     hd.mark[p] |= MARK_WRITE;
                 }
             }
@@ -1174,6 +1304,8 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
 
 /* ---- compress: one-line summaries of older tool results ------------------ */
 
+/* Bytes of one summary as JSON. */
+#define SUM_BUF 320u
 #define SUM_CACHE                                                              \
     4u /* summaries of one entry kept between decide and write                 \
         */
@@ -1208,15 +1340,60 @@ static void put_clipped(ctxc__sink_t *s, const char *p, size_t n, size_t max) {
 /* The longest summary text, in bytes. */
 #define SUMMARY_TEXT_MAX 255u
 
+/* Bytes of an argument kept for its summary (which shows at most 96). */
+#define ARG_BYTES 128u
+
+/* Decodes the JSON string body b[0..n) into arg (its first ARG_BYTES
+ * bytes); *full = its whole decoded length. False when it is not valid or
+ * is longer than CTXC_CFG_PATH_MAX - 1 bytes (an argument that does not
+ * fit a path buffer is not named). */
+static bool arg_body(const char *b, size_t n, char *arg, size_t *full) {
+    ctxc__sink_t s = {arg, ARG_BYTES, 0};
+    if (memchr(b, '\\', n) == NULL) {
+        ctxc__put(&s, b, n);
+    } else if (ctxc__write_decoded(&s, b, n, CTXC__SRC_JSTR, NULL) != CTXC_OK) {
+        return false;
+    }
+    *full = s.len;
+    return s.len <= PATH_CAP - 1u;
+}
+
+/* The path or command of a call through the tool-role table, into arg
+ * (ARG_BYTES; *alen: its whole length): false when the table names none
+ * (then the generic keys below are tried). */
+static bool table_arg(const ctxc_density_config_t *cfg,
+                      const ctxc_block_t *call, char *arg, size_t *alen) {
+    ctxc__tool_t t;
+    ctxc_str_t params = call->u.tool_call.parameters;
+    if (cfg == NULL ||
+        ctxc__tool_resolve(cfg, call->u.tool_call.name, params, &t) == 0) {
+        return false;
+    }
+    size_t pos = 0;
+    ctxc_str_t body;
+    if (t.at != CTXC__AT_PATHS && t.at != CTXC__AT_NONE &&
+        ctxc__tool_next_path(&t, params, &pos, &body) &&
+        arg_body(body.ptr, body.len, arg, alen) && *alen > 0) {
+        return true;
+    }
+    return ctxc__tool_command(&t, params, arg, ARG_BYTES, PATH_CAP - 1u, alen);
+}
+
 /* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
-static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
+static void summary_json(const ctxc_density_config_t *cfg,
+                         const ctxc_block_t *resp, const ctxc_block_t *call,
                          char *buf, size_t cap, ctxc_str_t *out) {
     char text[SUMMARY_TEXT_MAX + 1];
     ctxc__sink_t s = {text, sizeof text - 1, 0};
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
                 resp->u.tool_response.tool_name.len, 48);
-    if (call != NULL) {
+    char arg[ARG_BYTES];
+    size_t alen;
+    if (call != NULL && table_arg(cfg, call, arg, &alen)) {
+        ctxc__putc(&s, ' ');
+        put_clipped(&s, arg, alen, 96);
+    } else if (call != NULL) {
         static const char *const keys[] = {"file_path", "absolute_path",
                                            "path",      "command",
                                            "pattern",   "dir_path"};
@@ -1229,9 +1406,8 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
              ctxc__json_find_first_key(call->u.tool_call.parameters,
                                        keys + from, nkeys - from, &v, &which);
              from += which + 1) {
-            char arg[CTXC_CFG_PATH_MAX];
-            size_t alen;
-            if (json_string(v, arg, sizeof arg, &alen)) {
+            if (v.len >= 2 && v.ptr[0] == '"' &&
+                arg_body(v.ptr + 1, v.len - 2, arg, &alen)) {
                 ctxc__putc(&s, ' ');
                 put_clipped(&s, arg, alen, 96);
                 break;
@@ -1251,7 +1427,8 @@ static void summary_json(const ctxc_block_t *resp, const ctxc_block_t *call,
 
 typedef struct {
     const ctxc_view_t *v;
-    ctxc__pairs_t *pairs; /* finds the calls */
+    const ctxc_density_config_t *cfg; /* the tool vocabularies */
+    ctxc__pairs_t *pairs;             /* finds the calls */
     size_t pos;
     ctxc_estimate_fn estimate;
     void *estimate_user;
@@ -1262,12 +1439,17 @@ typedef struct {
     bool any_use; /* a block of the entry has `use` set */
     /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
     uint8_t use[MAX_EDIT_BLOCKS];
-    char buf[320]; /* the summary of the block being written */
+    char buf[SUM_BUF]; /* the summary of the block being written */
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
-    char cache_buf[SUM_CACHE][320];
+    /* their bytes: cache_slots buffers of SUM_BUF bytes in the work
+     * area's density replacements, which compress does not use (24 bytes
+     * an entry: every slot from 54 entries on; fewer slots only mean
+     * summaries made again) */
+    char *cache_buf;
+    size_t cache_slots;
     /* with the default estimator: the estimate of each block as it is
      * written (UINT32_MAX: not known), for the record writer */
     bool default_estimate;
@@ -1287,7 +1469,8 @@ static ctxc_block_t summarized(sum_edit_t *se, const ctxc_block_t *b) {
     ctxc_block_t call;
     bool found = call_of(se, b->u.tool_response.call_id, &call);
     ctxc_str_t sum;
-    summary_json(b, found ? &call : NULL, se->buf, sizeof se->buf, &sum);
+    summary_json(se->cfg, b, found ? &call : NULL, se->buf, sizeof se->buf,
+                 &sum);
     ctxc_block_t after = *b;
     after.u.tool_response.result = sum;
     after.u.tool_response.error = CTXC_STR_ABSENT;
@@ -1388,11 +1571,11 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             se->any_use = true;
             tokens[k] = t;
             ctxc_str_t sum = after.u.tool_response.result;
-            if (se->ncached < SUM_CACHE && sum.len <= sizeof se->cache_buf[0]) {
+            if (se->ncached < se->cache_slots && sum.len <= SUM_BUF) {
                 size_t c = se->ncached++;
-                memcpy(se->cache_buf[c], sum.ptr, sum.len);
+                memcpy(se->cache_buf + c * SUM_BUF, sum.ptr, sum.len);
                 se->cached_block[c] = k;
-                se->cached[c].ptr = se->cache_buf[c];
+                se->cached[c].ptr = se->cache_buf + c * SUM_BUF;
                 se->cached[c].len = sum.len;
             }
         }
@@ -1424,6 +1607,14 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
 
     sum_edit_t se;
     se.v = v;
+    se.cfg = &ctx->values.density;
+    se.cache_buf = NULL;
+    se.cache_slots = 0;
+    if (ctx->work != NULL && ctx->work->replacements != NULL) {
+        size_t room = ctx->work->cap * sizeof(ctxc_plan_op_t) / SUM_BUF;
+        se.cache_buf = (char *)ctx->work->replacements;
+        se.cache_slots = room < SUM_CACHE ? room : SUM_CACHE;
+    }
     se.pairs = &pairs;
     se.estimate = ctx->estimate;
     se.estimate_user = ctx->estimate_user;

@@ -334,6 +334,48 @@
 #endif
 #endif
 
+/* --- Tool vocabularies of the density step -------------------------------
+ * CTXC_CFG_TOOLS_<VOCAB> (0/1): the rows of one vocabulary in the
+ * tool-role table of high-density (src/tool_roles.h says which tools and
+ * parameters each follows): SPEC (the spec's read_file, write_file,
+ * replace, ...), CLAUDE_CODE (Read, Write, Edit, MultiEdit, NotebookEdit,
+ * Bash, Glob, Grep), OPENHANDS (str_replace_editor, execute_bash),
+ * SWE_AGENT (str_replace_editor, bash), CODEX (apply_patch, shell), PI
+ * (read, write, edit, bash), CLINE (read_file, write_to_file,
+ * replace_in_file, execute_command). The setting
+ * compression.density.vocabularies picks among the compiled-in ones.
+ * Default: 1 when high-density is compiled in (CTXC_CFG_STRATEGY_HIGH_DENSITY),
+ * else 0 (the setting then takes only "none"). */
+#ifndef CTXC_CFG_TOOLS_SPEC
+#define CTXC_CFG_TOOLS_SPEC CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_CLAUDE_CODE
+#define CTXC_CFG_TOOLS_CLAUDE_CODE CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_OPENHANDS
+#define CTXC_CFG_TOOLS_OPENHANDS CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_SWE_AGENT
+#define CTXC_CFG_TOOLS_SWE_AGENT CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_CODEX
+#define CTXC_CFG_TOOLS_CODEX CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_PI
+#define CTXC_CFG_TOOLS_PI CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+#ifndef CTXC_CFG_TOOLS_CLINE
+#define CTXC_CFG_TOOLS_CLINE CTXC_CFG_STRATEGY_HIGH_DENSITY
+#endif
+
+/* CTXC_CFG_DENSITY_USER_TOOLS_MAX: most entries in each of the settings
+ * compression.density.readTools and compression.density.writeTools (user
+ * tools of in-house agents, `name` or `name:pathKey`); a longer list is
+ * refused when set. 1 .. 64. Default 8. */
+#ifndef CTXC_CFG_DENSITY_USER_TOOLS_MAX
+#define CTXC_CFG_DENSITY_USER_TOOLS_MAX 8
+#endif
+
 /* --- Prompts ---------------------------------------------------------------
  * CTXC_CFG_PROMPT_<CATEGORY>_<NAME> (0/1): the built-in copy of
  * prompts/<category>/<name>.md is in the build (1) or left out (0, saves its
@@ -440,6 +482,10 @@
 #if !CTXC_CFG_STRATEGY_MIDDLE_OUT && !CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION && \
     !CTXC_CFG_STRATEGY_ONE_SHOT && !CTXC_CFG_STRATEGY_HIGH_DENSITY
 #error "at least one CTXC_CFG_STRATEGY_<NAME> must be 1"
+#endif
+
+#if CTXC_CFG_DENSITY_USER_TOOLS_MAX < 1 || CTXC_CFG_DENSITY_USER_TOOLS_MAX > 64
+#error "CTXC_CFG_DENSITY_USER_TOOLS_MAX must be 1 .. 64"
 #endif
 
 /* --- Link-time guard -------------------------------------------------------

@@ -138,6 +138,19 @@ extern const char *const ctxc_strategy_names[];
     X(DENSITY_RECENCY_RETENTION, "compression.density.recencyRetention", INT,  \
       NULL, "3", 1, UINT32_MAX, NONE, 1, "Density", "count",                   \
       "high-density: results kept per tool by recency pruning")                \
+    X(DENSITY_VOCABULARIES, "compression.density.vocabularies", STRING, NULL,  \
+      NULL, 0, 0, VOCABS, 1, "Density", "name,name,...|none",                  \
+      "high-density: tool vocabularies the density step and the summaries "    \
+      "know (spec, claude-code, openhands, swe-agent, codex, pi, cline; "      \
+      "unset: every one compiled in)")                                         \
+    X(DENSITY_READ_TOOLS, "compression.density.readTools", STRING, NULL, NULL, \
+      0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                         \
+      "high-density: more read tools (path key default: file_path, "           \
+      "absolute_path, path)")                                                  \
+    X(DENSITY_WRITE_TOOLS, "compression.density.writeTools", STRING, NULL,     \
+      NULL, 0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                   \
+      "high-density: more write tools (path key default: file_path, "          \
+      "absolute_path, path)")                                                  \
     X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",     \
       "provider name", "LLM provider")                                         \
     X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
@@ -180,7 +193,9 @@ typedef enum {
     CTXC_SETTING_CHECK_KEY_NAME, /* [A-Za-z0-9_.-]+ and not a secret */
     CTXC_SETTING_CHECK_URL,      /* http:// or https:// + TEXT */
     CTXC_SETTING_CHECK_TEXT,     /* printable ASCII, no space, " or \ */
-    CTXC_SETTING_CHECK_PATH      /* TEXT starting with '/' */
+    CTXC_SETTING_CHECK_PATH,     /* TEXT starting with '/' */
+    CTXC_SETTING_CHECK_VOCABS,   /* tool vocabulary names (src/tool_roles.h) */
+    CTXC_SETTING_CHECK_TOOLS     /* user tools: name[:pathKey],... */
 } ctxc_setting_check_t;
 
 /* Slots of the string settings in a layer (internal numbering). */

@@ -79,6 +79,15 @@ typedef struct {
     uint32_t recency_retention; /* results kept per tool; < 1 counts as 1 */
     const char *workspace_root; /* relative paths resolve against it; may be
                                    NULL or "" */
+    /* Tool vocabularies left out (one bit per vocabulary, in the order of
+     * src/tool_roles.c; 0: every compiled-in one), from the setting
+     * compression.density.vocabularies. */
+    uint32_t vocabularies_off;
+    /* User tools (compression.density.readTools / writeTools): NULL or
+     * comma-separated `name` / `name:pathKey` entries, as the setting
+     * checks them; they must stay valid while the step runs. */
+    const char *read_tools;
+    const char *write_tools;
 } ctxc_density_config_t;
 
 /* Values the strategies read (the settings registry of a later issue feeds
@@ -141,7 +150,14 @@ typedef struct {
  * index_slots is 0), the step takes a slower path (quadratic in the entries)
  * with the same result. CTXC_WORK_DEFINE() gives
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY slots per entry, rounded up to a power
- * of two. */
+ * of two.
+ *
+ * high-density also borrows what a step does not use: the density step
+ * keeps its two path buffers (2 x CTXC_CFG_PATH_MAX bytes) in `ops` (with
+ * fewer than 21 entries, `ops` holds less and paths longer than half of it
+ * are skipped like paths over CTXC_CFG_PATH_MAX), and its compress keeps
+ * up to four 320-byte summaries in `replacements` (a density result is
+ * applied before compress runs). */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
     uint16_t *map;      /* view map, cap elements */

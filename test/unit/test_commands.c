@@ -472,7 +472,9 @@ static void test_complete_keys(void **state) {
         "compression-top-preserve-threshold", "context-limit",
         "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
-        "compression.density.recencyRetention", "provider", "model", "base-url",
+        "compression.density.recencyRetention",
+        "compression.density.vocabularies", "compression.density.readTools",
+        "compression.density.writeTools", "provider", "model", "base-url",
         "auth-key-name", "network.ca-file", "network.connect-timeout-ms",
         "network.read-timeout-ms");
     cands_t got;
@@ -491,7 +493,10 @@ static void test_complete_keys(void **state) {
              "compression.retries", "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
-             "compression.density.recencyRetention"));
+             "compression.density.recencyRetention",
+             "compression.density.vocabularies",
+             "compression.density.readTools",
+             "compression.density.writeTools"));
     expect("/set un", 5, W("unset"));
     expect("/set unset con", 11, W("context-limit"));
     expect("/settings set comp", 14,
@@ -502,7 +507,10 @@ static void test_complete_keys(void **state) {
              "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
-             "compression.density.recencyRetention"));
+             "compression.density.recencyRetention",
+             "compression.density.vocabularies",
+             "compression.density.readTools",
+             "compression.density.writeTools"));
     expect("/settings unset mo", 16, W("model"));
     expect("/set zzz", 5, NONE);
 }

@@ -656,9 +656,60 @@ static bool js_first_line(ctxc_str_t v, char *out, size_t cap, size_t *olen) {
  * a response ("[summarized] <tool> <path or command>: ok|error", DESIGN
  * 4.5): the largest over every argument key it may pick (first line only,
  * unclipped), plus slack for the ellipsis of a clipped name or argument. */
+/* The argument high-density's tool table may name instead of a key's value:
+ * an argv array joined by spaces up to its first line end, or the first
+ * file header of a patch (first line). */
+static bool table_arg_line(ctxc_str_t params, size_t which, char *out,
+                           size_t cap, size_t *olen) {
+    ctxc_str_t v;
+    *olen = 0;
+    if (which == 0) {
+        if (!js_find_key(params, "command", &v) || v.len < 2 || v.ptr[0] != '[') {
+            return false;
+        }
+        size_t i = 1, o = 0;
+        while (i < v.len && v.ptr[i] != ']') {
+            size_t e = js_skip_value(v.ptr, v.len, i);
+            ctxc_str_t el = {v.ptr + i, e - i};
+            size_t l;
+            if (o > 0 && o + 1 < cap) {
+                out[o++] = ' ';
+            }
+            if (!js_first_line(el, out + o, cap - o, &l)) {
+                return false;
+            }
+            o += l;
+            bool nl = false;
+            for (size_t k = 0; k + 1 < el.len; k++) {
+                nl |= el.ptr[k] == '\\' && (el.ptr[k + 1] == 'n' || el.ptr[k + 1] == 'r');
+            }
+            if (nl) {
+                break;
+            }
+            i = e < v.len && v.ptr[e] == ',' ? e + 1 : e;
+        }
+        *olen = o;
+        return o > 0;
+    }
+    static char tmp[4096];
+    if (!js_find_key(params, "input", &v)) {
+        return false;
+    }
+    for (size_t k = 0; k + 6 < v.len; k++) {
+        if (memcmp(v.ptr + k, "File: ", 6) == 0 && v.len - k < sizeof tmp) {
+            tmp[0] = '"';
+            memcpy(tmp + 1, v.ptr + k + 6, v.len - k - 6);
+            ctxc_str_t s = {tmp, v.len - k - 5};
+            return js_first_line(s, out, cap, olen);
+        }
+    }
+    return false;
+}
+
 static uint32_t summary_bound(const ctxc_block_t *resp, const ctxc_block_t *call) {
     static const char *const keys[] = {"file_path", "absolute_path", "path",
-                                       "command",   "pattern",       "dir_path"};
+                                       "command",   "pattern",       "dir_path",
+                                       "[argv]",    "[patch]"};
     static char text[8192];
     ctxc_str_t name = resp->u.tool_response.tool_name;
     uint32_t best = 0;
@@ -672,9 +723,17 @@ static uint32_t summary_bound(const ctxc_block_t *resp, const ctxc_block_t *call
         if (k < sizeof keys / sizeof keys[0]) {
             ctxc_str_t v;
             size_t alen;
-            if (call == NULL ||
-                !js_find_key(call->u.tool_call.parameters, keys[k], &v) ||
-                !js_first_line(v, text + n + 1, 4096, &alen)) {
+            if (call == NULL) {
+                continue;
+            }
+            if (keys[k][0] == '[') {
+                if (!table_arg_line(call->u.tool_call.parameters,
+                                    keys[k][1] == 'a' ? 0 : 1, text + n + 1,
+                                    4096, &alen)) {
+                    continue;
+                }
+            } else if (!js_find_key(call->u.tool_call.parameters, keys[k], &v) ||
+                       !js_first_line(v, text + n + 1, 4096, &alen)) {
                 continue;
             }
             text[n] = ' ';
@@ -1112,10 +1171,13 @@ static void session_or_fail(ctxc_session_t *s, ctxc_work_t *w) {
     ctxc_session_set_workspace(s, g_root);
 }
 
+/* The read tools of every vocabulary (str_replace_editor reads with
+ * command view only: a response does not say, a call does). */
 static bool is_read_tool(ctxc_str_t n) {
     static const char *const reads[] = {"read_file", "read_line_range",
-                                        "read_many_files", "ast_read_file"};
-    for (size_t i = 0; i < 4; i++) {
+                                        "read_many_files", "ast_read_file",
+                                        "Read", "read", "str_replace_editor"};
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
         if (str_same(n, ctxc_str(reads[i]))) {
             return true;
         }
@@ -1123,9 +1185,18 @@ static bool is_read_tool(ctxc_str_t n) {
     return false;
 }
 
+static bool is_read_call(const ctxc_block_t *b) {
+    ctxc_str_t n = b->u.tool_call.name, v;
+    if (!str_same(n, ctxc_str("str_replace_editor"))) {
+        return is_read_tool(n);
+    }
+    return js_find_key(b->u.tool_call.parameters, "command", &v) &&
+           str_same(v, ctxc_str("\"view\""));
+}
+
 /* A block the density step may drop: a read call or a response to one. */
 static bool droppable(const ctxc_block_t *b) {
-    return (b->type == CTXC_BLOCK_TOOL_CALL && is_read_tool(b->u.tool_call.name)) ||
+    return (b->type == CTXC_BLOCK_TOOL_CALL && is_read_call(b)) ||
            (b->type == CTXC_BLOCK_TOOL_RESPONSE &&
             is_read_tool(b->u.tool_response.tool_name));
 }
@@ -2087,7 +2158,25 @@ typedef struct {
     char id[48];
     int kind;
     const char *path;
+    const char *name; /* the tool's name in the vocabulary gen_params picked */
 } call_t;
+
+/* The names of a kind in the built-in vocabularies of high-density's tool
+ * table (src/tool_roles.h): [0] the spec's, then Claude Code, pi, Cline,
+ * OpenHands / SWE-agent, Codex CLI (NULL: none). */
+#define N_VOCAB 6
+static const char *const VOCAB_NAMES[][N_VOCAB] = {
+    [K_READ] = {"read_file", "Read", "read", "read_file", "str_replace_editor",
+                NULL},
+    [K_RANGE] = {"read_line_range", "Read", "read", NULL, "str_replace_editor",
+                 NULL},
+    [K_WRITE] = {"write_file", "Write", "write", "write_to_file",
+                 "str_replace_editor", "apply_patch"},
+    [K_REPLACE] = {"replace", "Edit", "edit", "replace_in_file",
+                   "str_replace_editor", "apply_patch"},
+    [K_SHELL] = {"run_shell_command", "Bash", "bash", "execute_command",
+                 "execute_bash", "shell"},
+};
 
 static int pick_kind(rng_t *r) {
     uint32_t total = 0;
@@ -2120,6 +2209,68 @@ static ctxc_str_t gen_params(rng_t *r, call_t *c) {
     size_t m = pool_used;
     const char *key = chance(r, 80) ? "file_path" : chance(r, 50) ? "absolute_path" : "path";
     c->path = PATHS[rr(r, N_PATHS)];
+    c->name = TOOL_NAMES[c->kind];
+    size_t v = 0; /* the spec's names half of the time */
+    if (c->kind <= K_SHELL && chance(r, 50)) {
+        v = 1 + rr(r, N_VOCAB - 1);
+        if (VOCAB_NAMES[c->kind][v] == NULL) {
+            v = 0;
+        } else {
+            c->name = VOCAB_NAMES[c->kind][v];
+        }
+    }
+    if (v > 0) {
+        const char *pk = v == 1 ? "file_path" : "path";
+        switch (c->kind) {
+        case K_READ:
+        case K_RANGE:
+            pputs(v == 4 ? "{\"command\":\"view\",\"path\":" : "{");
+            if (v != 4) {
+                pprintf("\"%s\":", pk);
+            }
+            pjson(ctxc_str(c->path));
+            if (c->kind == K_RANGE) {
+                pputs(v == 4 ? ",\"view_range\":[1,40]}"
+                             : ",\"offset\":3,\"limit\":40}");
+            } else {
+                pputs("}");
+            }
+            return pstr(m);
+        case K_WRITE:
+        case K_REPLACE:
+            if (v == 5) { /* a patch of the file (and a second one) */
+                pprintf("{\"input\":\"*** Begin Patch\\n*** %s File: ",
+                        c->kind == K_WRITE ? "Add" : "Update");
+                size_t pm = pool_used;
+                pjson(ctxc_str(c->path));
+                ctxc_str_t q = pstr(pm); /* drop the quotes of the path */
+                memmove(pool + pm, q.ptr + 1, q.len - 2);
+                pool_used = pm + q.len - 2;
+                pputs("\\n+x\\n*** Delete File: docs/old.md\\n*** End Patch\"}");
+                return pstr(m);
+            }
+            if (v == 4) {
+                pprintf("{\"command\":\"%s\",\"path\":",
+                        c->kind == K_WRITE ? "create" : "str_replace");
+            } else {
+                pprintf("{\"%s\":", pk);
+            }
+            pjson(ctxc_str(c->path));
+            pputs(",\"old_string\":\"return 0;\",\"new_string\":\"return 1;\"}");
+            return pstr(m);
+        default: /* K_SHELL */
+            if (v == 5) {
+                pputs("{\"command\":[\"bash\",\"-lc\",");
+                pjson(ctxc_str(COMMANDS[rr(r, N_COMMANDS)]));
+                pputs("],\"workdir\":\"/work/proj\"}");
+            } else {
+                pputs("{\"command\":");
+                pjson(ctxc_str(COMMANDS[rr(r, N_COMMANDS)]));
+                pputs("}");
+            }
+            return pstr(m);
+        }
+    }
     switch (c->kind) {
     case K_READ:
         pprintf("{\"%s\":", key);
@@ -2264,13 +2415,13 @@ static void fill_response(rng_t *r, ctxc_block_t *b, const call_t *c) {
     size_t m = pool_used;
     pputs(c->id);
     b->u.tool_response.call_id = pstr(m);
-    b->u.tool_response.tool_name = ctxc_str(TOOL_NAMES[c->kind]);
+    b->u.tool_response.tool_name = ctxc_str(c->name);
     b->u.tool_response.result = gen_result(r, c);
     b->u.tool_response.error = CTXC_STR_ABSENT;
     if (chance(r, 12)) {
         m = pool_used;
         if (chance(r, 70)) {
-            pprintf("Error: %s failed with exit code %u", TOOL_NAMES[c->kind],
+            pprintf("Error: %s failed with exit code %u", c->name,
                     1 + rr(r, 126));
         } else {
             pwords(r, 20 + rr(r, 200));
@@ -2335,8 +2486,8 @@ static void gen_ai_turn(rng_t *r, uint32_t seed, unsigned *callno) {
         size_t m = pool_used;
         pputs(c->id);
         blocks[nb].u.tool_call.id = pstr(m);
-        blocks[nb].u.tool_call.name = ctxc_str(TOOL_NAMES[c->kind]);
         blocks[nb].u.tool_call.parameters = gen_params(r, c);
+        blocks[nb].u.tool_call.name = ctxc_str(c->name);
         nb++;
     }
     append_entry(CTXC_SPEAKER_AI, nb, gen_meta(r, true), "ai");
@@ -2452,7 +2603,7 @@ static void gen_broken(rng_t *r, uint32_t seed, unsigned *callno,
         pputs(f.id);
         blocks[0].type = CTXC_BLOCK_TOOL_CALL;
         blocks[0].u.tool_call.id = pstr(m);
-        blocks[0].u.tool_call.name = ctxc_str(TOOL_NAMES[f.kind]);
+        blocks[0].u.tool_call.name = ctxc_str(f.name);
         blocks[0].u.tool_call.parameters = CTXC_STR_LIT("{}");
         expect_refused(CTXC_SPEAKER_AI, 1, 4);
         break;
@@ -2465,6 +2616,7 @@ static void gen_orphan(rng_t *r, uint32_t seed, unsigned *callno) {
     call_t c;
     c.kind = pick_kind(r);
     c.path = PATHS[0];
+    c.name = TOOL_NAMES[c.kind];
     snprintf(c.id, sizeof c.id, "orphan_%u_%u", seed, (*callno)++);
     size_t idx = 0;
     append_tool(r, &c, &idx, 1);

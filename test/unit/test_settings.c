@@ -114,6 +114,10 @@ static void test_registry_lists_every_key(void **state) {
          "Density"},
         {"compression.density.recencyRetention", CTXC_SETTING_TYPE_INT,
          "Density"},
+        {"compression.density.vocabularies", CTXC_SETTING_TYPE_STRING,
+         "Density"},
+        {"compression.density.readTools", CTXC_SETTING_TYPE_STRING, "Density"},
+        {"compression.density.writeTools", CTXC_SETTING_TYPE_STRING, "Density"},
         {"provider", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"model", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"base-url", CTXC_SETTING_TYPE_STRING, "Provider"},
@@ -892,7 +896,11 @@ static void test_unreadable_settings_file(void **state) {
     "\"compression.density.readWritePruning\": false, "                        \
     "\"compression.density.fileDedupe\": false, "                              \
     "\"compression.density.recencyPruning\": true, "                           \
-    "\"compression.density.recencyRetention\": 7, \"provider\": \"openai\", "  \
+    "\"compression.density.recencyRetention\": 7, "                            \
+    "\"compression.density.vocabularies\": \"none\", "                         \
+    "\"compression.density.readTools\": \"peek:target\", "                     \
+    "\"compression.density.writeTools\": \"put_file,patch:file\", "            \
+    "\"provider\": \"openai\", "                                               \
     "\"m\\u006fdel\": \"gpt-\\u0034o\", \"base-url\": \"https://x.example\", " \
     "\"auth-key-name\": \"OPENAI_API_KEY\", "                                  \
     "\"network.ca-file\": \"/etc/ctxc/ca.pem\", "                              \
