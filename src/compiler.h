@@ -14,4 +14,12 @@
 #define CTXC__NOINLINE
 #endif
 
+/* CTXC__HOST_FAST: 64-bit hosts compile shortcuts that only make a path
+ * faster (the same results as the general path next to them); small
+ * targets keep the general path and the flash. */
+#include <stdint.h>
+#if SIZE_MAX > 0xFFFFFFFFu && !defined(CTXC__NO_HOST_FAST)
+#define CTXC__HOST_FAST 1
+#endif
+
 #endif /* CTXC_COMPILER_H */

@@ -7,6 +7,7 @@
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
 #endif
 
+#include "compiler.h"
 #include "error.h"
 #include "json.h"
 #include "json_tok.h"
@@ -440,12 +441,14 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
 }
 #endif
 
+#ifdef CTXC__HOST_FAST
 /* Length (2..4) of the valid UTF-8 sequence at s[0..n) whose first byte is
  * >= 0x80, or 0. */
 static size_t utf8_seq(const uint8_t *s, size_t n) {
     uint32_t cp;
     return ctxc__utf8_decode(s, n, &cp);
 }
+#endif
 
 /* ---- escaping ------------------------------------------------------------ */
 
@@ -518,9 +521,26 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         ctxc__put(out, p, n);
         return CTXC_OK;
     }
+    const uint8_t *u = (const uint8_t *)p;
+#ifndef CTXC__HOST_FAST
+    /* a JSON string body: runs of plain bytes are copied at once, the rest
+     * goes through the code point iterator */
+    ctxc__cp_iter_t it = {p, n, 0, kind};
+    for (;;) {
+        size_t run = it.pos;
+        it.pos = skip_plain(u, it.pos, n);
+        ctxc__put(out, p + run, it.pos - run);
+        uint32_t cp;
+        int r = ctxc__cp_next(&it, &cp, err);
+        if (r <= 0) {
+            return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
+        }
+        char b[4];
+        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+    }
+#else
     /* a JSON string body: runs of plain bytes and valid UTF-8 are copied at
      * once; escapes (and errors) go through the code point iterator */
-    const uint8_t *u = (const uint8_t *)p;
     size_t i = 0;
     while (i < n) {
         size_t run = i;
@@ -554,6 +574,7 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         }
     }
     return CTXC_OK;
+#endif
 }
 
 bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
@@ -1107,29 +1128,6 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-/* The position after the canonical JSON string starting at js[pos] (its
- * closing quote is the first '"' after an even run of backslashes), or len.
- * A long string is crossed with memchr, not byte by byte. */
-static size_t skip_string(const char *js, size_t len, size_t pos) {
-    size_t i = pos + 1;
-    while (i < len) {
-        const char *q = memchr(js + i, '"', len - i);
-        if (q == NULL) {
-            return len;
-        }
-        size_t at = (size_t)(q - js);
-        size_t bs = 0;
-        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
-            bs++;
-        }
-        if (bs % 2 == 0) {
-            return at + 1;
-        }
-        i = at + 1;
-    }
-    return len;
-}
-
 bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
                                size_t n, ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
@@ -1146,16 +1144,18 @@ bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
         if (vstart > len) {
             break;
         }
-        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
-                                       : ctxc__json_skip_value(o, len, vstart);
+        size_t vend = ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
+#ifdef CTXC__HOST_FAST
         bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
+#else
+        const bool plain = false; /* the general comparison below */
+#endif
         for (size_t k = 0; k < best; k++) {
             size_t klen = strlen(keys[k]);
             if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                      : rawlen >= klen &&
-                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                             keys[k], klen)) {
+                      : ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                         keys[k], klen)) {
                 best = k;
                 value->ptr = o + vstart;
                 value->len = vend - vstart;

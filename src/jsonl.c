@@ -40,17 +40,19 @@ static size_t tok_n(const doc_t *d, int i) {
 
 static bool tok_is(const doc_t *d, int i, const char *s) {
     const ctxc__jtok_t *t = &d->t[i];
-    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_ESCAPES) != 0) {
-        return ctxc__jtok_is(d->js, t, s);
-    }
-    const char *p = d->js + t->start; /* the common case, inline */
-    size_t n = t->end - t->start;
-    for (size_t k = 0; k < n; k++) {
-        if (p[k] != s[k] || s[k] == '\0') {
-            return false;
+#ifdef CTXC__HOST_FAST
+    if (t->type == CTXC__JT_STRING && (t->flags & CTXC__JF_ESCAPES) == 0) {
+        const char *p = d->js + t->start; /* the common case, inline */
+        size_t n = t->end - t->start;
+        for (size_t k = 0; k < n; k++) {
+            if (p[k] != s[k] || s[k] == '\0') {
+                return false;
+            }
         }
+        return s[n] == '\0';
     }
-    return s[n] == '\0';
+#endif
+    return ctxc__jtok_is(d->js, t, s);
 }
 
 static bool tok_null(const doc_t *d, int i) {
@@ -711,25 +713,16 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
     return CTXC_OK;
 }
 
-static ctxc_status_t line_fail(ctxc_import_t *imp, ctxc_status_t st,
-                               ctxc_error_t *err) {
-    ctxc_import_abort(imp);
-    if (err != NULL) {
-        err->status = st;
-        err->line = imp->line;
-    }
-    return st;
-}
-
 ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
                                ctxc_error_t *err) {
     if (imp == NULL || !imp->active) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
     }
     imp->line++;
+    ctxc_status_t st;
     if (line == NULL && len != 0) {
-        return line_fail(imp, ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line"),
-                         err);
+        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
+        goto fail;
     }
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
         len--;
@@ -744,41 +737,37 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
     }
     ctxc_history_t *h = imp->history;
     if (len > h->arena_bytes) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_TOO_LARGE,
-                                    "line is %z bytes, larger than the history "
-                                    "arena (%z bytes)",
-                                    len, h->arena_bytes),
-                         err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
+                        "line is %z bytes, larger than the history arena (%z "
+                        "bytes)",
+                        len, h->arena_bytes);
+        goto fail;
     }
     if (len > 0x7FFFFFFFu) {
-        return line_fail(
-            imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"), err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long");
+        goto fail;
     }
     /* one pass: syntax, UTF-8, escapes, surrogates, depth, tokens */
     ctxc__jtok_t *tokens = (ctxc__jtok_t *)(void *)imp->tokens_;
     size_t n = 0;
-    ctxc_status_t st =
-        ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
-                              CTXC_CFG_JSON_MAX_TOKENS, &n, err);
+    st = ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
+                               CTXC_CFG_JSON_MAX_TOKENS, &n, err);
     if (st != CTXC_OK) {
-        return line_fail(imp, st, err);
+        goto fail;
     }
     if (n > CTXC_CFG_JSON_MAX_TOKENS) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_TOO_LARGE,
-                                    "line has more than %u JSON tokens "
-                                    "(CTXC_CFG_JSON_MAX_TOKENS)",
-                                    (unsigned)CTXC_CFG_JSON_MAX_TOKENS),
-                         err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
+                        "line has more than %u JSON tokens "
+                        "(CTXC_CFG_JSON_MAX_TOKENS)",
+                        (unsigned)CTXC_CFG_JSON_MAX_TOKENS);
+        goto fail;
     }
     doc_t d = {line, tokens, (int)n};
     if (tokens[0].type != CTXC__JT_OBJECT) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_PARSE,
-                                    "a line must hold a JSON object, not %s",
-                                    type_name(tokens[0].type)),
-                         err);
+        st = ctxc__fail(err, CTXC_E_PARSE,
+                        "a line must hold a JSON object, not %s",
+                        type_name(tokens[0].type));
+        goto fail;
     }
     ctxc_format_t fmt = imp->format;
     if (fmt == CTXC_FORMAT_AUTO) {
@@ -794,21 +783,25 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
             key = skip(&d, key + 1);
         }
         if (fmt == CTXC_FORMAT_AUTO) {
-            return line_fail(
-                imp,
-                ctxc__fail(err, CTXC_E_PARSE,
-                           "neither an entry (no 'speaker' key) nor an OpenAI "
-                           "chat message (no 'role' key)"),
-                err);
+            st = ctxc__fail(err, CTXC_E_PARSE,
+                            "neither an entry (no 'speaker' key) nor an OpenAI "
+                            "chat message (no 'role' key)");
+            goto fail;
         }
         imp->format = fmt;
     }
     st = fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
                                      : import_openai(h, &d, err);
-    if (st != CTXC_OK) {
-        return line_fail(imp, st, err);
+    if (st == CTXC_OK) {
+        return CTXC_OK;
     }
-    return CTXC_OK;
+fail: /* the whole import is rolled back; the error names the line */
+    ctxc_import_abort(imp);
+    if (err != NULL) {
+        err->status = st;
+        err->line = imp->line;
+    }
+    return st;
 }
 
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,

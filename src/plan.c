@@ -57,21 +57,14 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
         }
         ed->next_out++;
     }
-    memset(out, 0, sizeof *out);
-    out->type = b.type;
+    /* the store's canonical bytes, or an edit's canonical text: copied,
+     * not validated again */
+    ctxc__block_src_of(&b, CTXC__SRC_VALID, out);
     size_t src = ed->next_src - 1; /* the source block of b */
     if (ed->tokens != NULL && src < ed->ntokens &&
         ed->tokens[src] != UINT32_MAX) {
         out->has_tokens = true;
         out->tokens = ed->tokens[src];
-    }
-    for (unsigned f = 0; f < ctxc__block_desc[b.type].nfields; f++) {
-        ctxc_str_t v = ctxc__block_field(&b, f);
-        out->f[f].p = v.ptr;
-        out->f[f].n = v.len;
-        /* the store's canonical bytes, or an edit's canonical text:
-         * copied, not validated again */
-        out->f[f].kind = CTXC__SRC_VALID;
     }
     return CTXC_OK;
 }
