@@ -7,6 +7,16 @@
 void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
     ctxc__sink_put_(s, p, n);
 }
+
+void ctxc__putc(ctxc__sink_t *s, char c) { ctxc__sink_putc_(s, c); }
+
+void ctxc__puts(ctxc__sink_t *s, const char *str) {
+    ctxc__put(s, str, strlen(str));
+}
+
+void ctxc__stream_puts(ctxc__stream_t *w, const char *str) {
+    ctxc__stream_put(w, str, strlen(str));
+}
 #endif
 
 void ctxc__put_uint(ctxc__sink_t *s, uint64_t v) {
