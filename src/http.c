@@ -239,6 +239,11 @@ static void *body_user(const ctxc_http_request_t *req) {
     return req->body_fn != NULL ? req->body_user : (void *)(uintptr_t)req;
 }
 
+static ctxc_status_t body_failed(http_t *h, ctxc_status_t st) {
+    return ctxc__fail(h->err, st, "http: the request body writer failed: %s",
+                      ctxc_strerror(st));
+}
+
 static bool method_is(const http_t *h, const char *m) {
     return strcmp(h->req->method, m) == 0;
 }
@@ -311,9 +316,7 @@ static ctxc_status_t send_request(http_t *h) {
             return h->out.st; /* a transport error, reported by send_all */
         }
         if (st != CTXC_OK && !h->overflow) {
-            return ctxc__fail(h->err, st,
-                              "http: the request body writer failed: %s",
-                              ctxc_strerror(st));
+            return body_failed(h, st);
         }
         if (h->overflow || h->body_left != 0) {
             return ctxc__fail(
@@ -464,20 +467,18 @@ static ctxc_status_t body_end(http_t *h) {
 
 static ctxc_status_t status_line(http_t *h, const char *s, size_t n) {
     /* HTTP/1.x SP 3DIGIT [SP reason] */
-    if (n < 12 || memcmp(s, "HTTP/1.", 7) != 0 || s[7] < '0' || s[7] > '9' ||
-        s[8] != ' ' || (n > 12 && s[12] != ' ')) {
+    unsigned code = 0;
+    size_t i = 9;
+    if (n >= 12 && memcmp(s, "HTTP/1.", 7) == 0 && s[7] >= '0' && s[7] <= '9' &&
+        s[8] == ' ' && (n == 12 || s[12] == ' ')) {
+        while (i < 12 && s[i] >= '0' && s[i] <= '9') {
+            code = code * 10u + (unsigned)(s[i++] - '0');
+        }
+    }
+    if (i != 12) {
         return ctxc__fail(h->err, CTXC_E_PARSE,
                           "http: malformed status line %q from %s", s, n,
                           h->host);
-    }
-    unsigned code = 0;
-    for (size_t i = 9; i < 12; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return ctxc__fail(h->err, CTXC_E_PARSE,
-                              "http: malformed status line %q from %s", s, n,
-                              h->host);
-        }
-        code = code * 10u + (unsigned)(s[i] - '0');
     }
     if (code < 100u || code > 599u) {
         return ctxc__fail(h->err, CTXC_E_PARSE,
@@ -774,11 +775,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
             const char *lf = memchr(p, '\n', n);
             size_t take = lf != NULL ? (size_t)(lf - p) : n;
             if (h->line_len + take > LINE_CAP) {
-                return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                                  "http: %s line from %s longer than %u bytes "
-                                  "(CTXC_CFG_HTTP_LINE_MAX)",
-                                  line_what(h), h->host,
-                                  (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                goto too_long;
             }
             memcpy(h->line + h->line_len, p, take);
             h->line_len += take;
@@ -795,11 +792,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
                 len--;
             }
             if (len > (size_t)CTXC_CFG_HTTP_LINE_MAX) {
-                return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                                  "http: %s line from %s longer than %u bytes "
-                                  "(CTXC_CFG_HTTP_LINE_MAX)",
-                                  line_what(h), h->host,
-                                  (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                goto too_long;
             }
             if (memchr(h->line, '\r', len) != NULL ||
                 memchr(h->line, '\0', len) != NULL) {
@@ -813,6 +806,11 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
         }
     }
     return st;
+too_long:
+    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                      "http: %s line from %s longer than %u bytes "
+                      "(CTXC_CFG_HTTP_LINE_MAX)",
+                      line_what(h), h->host, (unsigned)CTXC_CFG_HTTP_LINE_MAX);
 }
 
 /* The peer closed the connection cleanly. */
@@ -990,9 +988,7 @@ static ctxc_status_t exchange(http_t *h) {
     if (fn != NULL) {
         st = fn(body_user(req), count_write, h);
         if (st != CTXC_OK) {
-            return ctxc__fail(h->err, st,
-                              "http: the request body writer failed: %s",
-                              ctxc_strerror(st));
+            return body_failed(h, st);
         }
     }
     st = h->ops->connect(h->tctx, h->host, h->url.port, h->url.tls, h->err);

@@ -331,41 +331,41 @@ static ctxc_status_t check_chunk(ctxc_history_t *h, size_t pos, bool replace,
     } else {
         scan_store(h, skip, ids, n);
     }
+    /* what the store holds already for each id: a message for each
+     * conflict, all with the same arguments (block, id, entry) */
+    static const char *const conflict[] = {
+        "block %z (tool_call): id %q is already used by the tool_call in "
+        "entry %z; call ids must be unique",
+        "block %z (tool_call): id %q was answered before the call "
+        "(tool_response in entry %z); a tool_response must come after its "
+        "tool_call",
+        "block %z (tool_response): call %q already has a tool_response (entry "
+        "%z); a call has one response",
+        "block %z (tool_response): its tool_call %q comes later (entry %z); a "
+        "tool_response must come after its tool_call"};
     for (size_t k = 0; k < n; k++) {
         const new_id_t *d = &ids[k];
-        size_t blk = d->block;
-        if (d->type == CTXC_BLOCK_TOOL_CALL) {
-            if (d->call != NONE) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_call): id %q is already "
-                                  "used by the tool_call in entry %z; call "
-                                  "ids must be unique",
-                                  blk, d->id.p, d->id.n, (size_t)d->call);
-            }
-            if (d->resp != NONE && d->resp < pos) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_call): id %q was answered "
-                                  "before the call (tool_response in entry "
-                                  "%z); a tool_response must come after its "
-                                  "tool_call",
-                                  blk, d->id.p, d->id.n, (size_t)d->resp);
-            }
+        unsigned which;
+        uint32_t entry;
+        if (d->type == CTXC_BLOCK_TOOL_CALL && d->call != NONE) {
+            which = 0;
+            entry = d->call;
+        } else if (d->type == CTXC_BLOCK_TOOL_CALL && d->resp != NONE &&
+                   d->resp < pos) {
+            which = 1;
+            entry = d->resp;
+        } else if (d->type != CTXC_BLOCK_TOOL_CALL && d->resp != NONE) {
+            which = 2;
+            entry = d->resp;
+        } else if (d->type != CTXC_BLOCK_TOOL_CALL && d->call != NONE &&
+                   d->call > pos) {
+            which = 3;
+            entry = d->call;
         } else {
-            if (d->resp != NONE) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_response): call %q already "
-                                  "has a tool_response (entry %z); a call has "
-                                  "one response",
-                                  blk, d->id.p, d->id.n, (size_t)d->resp);
-            }
-            if (d->call != NONE && d->call > pos) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_response): its tool_call %q "
-                                  "comes later (entry %z); a tool_response "
-                                  "must come after its tool_call",
-                                  blk, d->id.p, d->id.n, (size_t)d->call);
-            }
+            continue;
         }
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, conflict[which],
+                          (size_t)d->block, d->id.p, d->id.n, (size_t)entry);
     }
     return CTXC_OK;
 }
