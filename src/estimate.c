@@ -11,6 +11,7 @@
 #include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "json.h"
+#include "record.h"
 #include "sink.h"
 #include "swar.h"
 #include "text_stats.h"
@@ -299,9 +300,6 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     (void)user;
     acc_t a = {0, 0, false};
     switch (b->type) {
-    case CTXC_BLOCK_TEXT:
-        acc_str(&a, b->u.text.text);
-        break;
     case CTXC_BLOCK_TOOL_CALL:
         acc_utf8(&a, "{\"name\":\"", 9);
         if (b->u.tool_call.name.ptr != NULL) {
@@ -318,14 +316,8 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         }
         acc_json_value_text(&a, b->u.tool_response.result);
         break;
-    case CTXC_BLOCK_THINKING:
-        acc_str(&a, b->u.thinking.thought);
-        break;
-    case CTXC_BLOCK_CODE:
-        acc_str(&a, b->u.code.code);
-        break;
-    case CTXC_BLOCK_MEDIA:
-        acc_str(&a, b->u.media.caption);
+    default: /* text, thinking, code: the first field; media: the caption */
+        acc_str(&a, ctxc__block_field(b, b->type == CTXC_BLOCK_MEDIA ? 3u : 0u));
         break;
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);

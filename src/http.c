@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/http.h"
 #include "error.h"
 #include "sink.h"
@@ -83,7 +84,7 @@ _Static_assert(CTXC_HTTP_STATE_BYTES % 8u == 0,
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char lower(char c) {
+CTXC__SIZE_NOINLINE static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -239,7 +240,8 @@ static void *body_user(const ctxc_http_request_t *req) {
     return req->body_fn != NULL ? req->body_user : (void *)(uintptr_t)req;
 }
 
-static ctxc_status_t body_failed(http_t *h, ctxc_status_t st) {
+CTXC__SIZE_NOINLINE static ctxc_status_t body_failed(http_t *h,
+                                                     ctxc_status_t st) {
     return ctxc__fail(h->err, st, "http: the request body writer failed: %s",
                       ctxc_strerror(st));
 }
@@ -265,7 +267,7 @@ static bool caller_sends(const ctxc_http_request_t *req, const char *name) {
     return false;
 }
 
-static ctxc_status_t send_request(http_t *h) {
+CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
     const ctxc_http_request_t *req = h->req;
     ctxc__stream_init(&h->out, h->io, CTXC_CFG_HTTP_IO_BUFFER_BYTES, send_all,
                       h);
@@ -334,7 +336,7 @@ static ctxc_status_t send_request(http_t *h) {
 
 /* ---- the error body excerpt ---------------------------------------------- */
 
-static void exc_reset(http_t *h) {
+CTXC__SIZE_NOINLINE static void exc_reset(http_t *h) {
     h->exc_len = 0;
     h->exc_space = false;
     h->exc[0] = '\0';
@@ -369,7 +371,8 @@ static void exc_put(http_t *h, const char *p, size_t n) {
  * occurs in the secret token tok[0..n) (an echo of the key, whole or in
  * part), and a prefix of tok of 4 bytes or more that buf ends with (a key
  * cut by a limit). */
-static void mask_token(char *buf, size_t len, const char *tok, size_t n) {
+CTXC__SIZE_NOINLINE static void mask_token(char *buf, size_t len,
+                                           const char *tok, size_t n) {
     if (n < 4) {
         return;
     }
@@ -706,7 +709,8 @@ static ctxc_status_t chunk_size_line(http_t *h, const char *s, size_t n) {
 }
 
 /* A complete line (without its line end) in the line states. */
-static ctxc_status_t line_done(http_t *h, const char *s, size_t n) {
+CTXC__SIZE_NOINLINE static ctxc_status_t line_done(http_t *h, const char *s,
+                                                   size_t n) {
     switch (h->state) {
     case ST_STATUS:
         return status_line(h, s, n);
@@ -920,7 +924,7 @@ static ctxc_status_t check_request(http_t *h) {
 }
 
 /* A secret header may cross plain HTTP only to a loopback host. */
-static ctxc_status_t check_secure(http_t *h) {
+CTXC__SIZE_NOINLINE static ctxc_status_t check_secure(http_t *h) {
     if (h->url.tls ||
         ctxc_http_host_is_loopback(h->url.host, h->url.host_len)) {
         return CTXC_OK;

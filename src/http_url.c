@@ -3,10 +3,11 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/http.h"
 #include "error.h"
 
-static char lower(char c) {
+CTXC__SIZE_NOINLINE static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -267,7 +268,8 @@ static unsigned month_at(const char *s) {
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian; 1970 <= y < 10000:
  * fits 32 bits). */
-static uint32_t days_since_epoch(unsigned y, unsigned m, unsigned d) {
+CTXC__SIZE_NOINLINE static uint32_t days_since_epoch(unsigned y, unsigned m,
+                                                     unsigned d) {
     static const unsigned short before[12] = {0,   31,  59,  90,  120, 151,
                                               181, 212, 243, 273, 304, 334};
     /* leap days before year y, counted from year 1 */

@@ -241,7 +241,7 @@ static bool is_plain(uint8_t c) {
     return c >= 0x20u && c < 0x80u && c != '"' && c != '\\';
 }
 
-static bool is_json_ws(uint8_t c) {
+CTXC__SIZE_NOINLINE static bool is_json_ws(uint8_t c) {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 

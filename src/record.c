@@ -103,7 +103,8 @@ static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 #define PREFETCH(p) ((void)0)
 #endif
 
-static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
+CTXC__SIZE_NOINLINE static const uint8_t *read_str(const uint8_t *p,
+                                                   ctxc_str_t *out) {
     uint32_t n = rd32(p);
     p += 4;
     if (n == ABSENT_LEN) {
