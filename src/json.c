@@ -153,6 +153,37 @@ static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
     return true;
 }
 
+/* The \\u escape at s[at] (a backslash, then 'u'): its code point (a
+ * surrogate pair joined) in *cp and its length (6 or 12) in *len, or what
+ * is wrong with it: U_HEX (*len: the 1-based position of the first bad or
+ * missing digit), U_LOW (a lone low surrogate), U_HIGH (a high surrogate
+ * without a low one after it). */
+enum { U_OK, U_HEX, U_LOW, U_HIGH };
+
+static int u_escape(const uint8_t *s, size_t n, size_t at, uint32_t *cp,
+                    size_t *len) {
+    uint32_t v, lo;
+    if (!hex4_at(s, n, at + 2, &v, len)) {
+        return U_HEX;
+    }
+    if (v >= 0xDC00u && v <= 0xDFFFu) {
+        return U_LOW;
+    }
+    *len = 6;
+    if (v >= 0xD800u && v <= 0xDBFFu) {
+        size_t bad;
+        if (!(at + 7 < n && s[at + 6] == '\\' && s[at + 7] == 'u' &&
+              hex4_at(s, n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
+              lo <= 0xDFFFu)) {
+            return U_HIGH;
+        }
+        v = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
+        *len = 12;
+    }
+    *cp = v;
+    return U_OK;
+}
+
 /* Messages shared by the iterator and the scanner. */
 static const char BAD_JSON[] = "invalid JSON at byte %z: %s";
 static const char LONE_LOW[] = "lone low surrogate escape at byte %z";
@@ -179,40 +210,24 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
             it->pos = at + 2;
             return 1;
         }
-        switch (e) {
-        case 'u': {
-            size_t bad;
-            if (!hex4_at(u, it->n, at + 2, &v, &bad)) {
-                ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
-                           "bad \\u escape (4 hex digits needed)");
-                return -1;
-            }
-            if (v >= 0xDC00u && v <= 0xDFFFu) {
-                ctxc__fail(err, CTXC_E_UTF8, LONE_LOW, at + 1);
-                return -1;
-            }
-            if (v >= 0xD800u && v <= 0xDBFFu) {
-                uint32_t lo;
-                if (at + 7 < it->n && it->p[at + 6] == '\\' &&
-                    it->p[at + 7] == 'u' &&
-                    hex4_at(u, it->n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
-                    lo <= 0xDFFFu) {
-                    *cp = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
-                    it->pos = at + 12;
-                    return 1;
-                }
-                ctxc__fail(err, CTXC_E_UTF8, LONE_HIGH, at + 1);
-                return -1;
-            }
-            *cp = v;
-            it->pos = at + 6;
-            return 1;
-        }
-        default:
+        if (e != 'u') {
             ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 2,
                        "unknown escape in string");
             return -1;
         }
+        size_t len;
+        int r = u_escape(u, it->n, at, cp, &len);
+        if (r != U_OK) {
+            /* each message takes the byte; the first also the reason */
+            ctxc__fail(err, r == U_HEX ? CTXC_E_PARSE : CTXC_E_UTF8,
+                       r == U_HEX   ? BAD_JSON
+                       : r == U_LOW ? LONE_LOW
+                                    : LONE_HIGH,
+                       at + 1, "bad \\u escape (4 hex digits needed)");
+            return -1;
+        }
+        it->pos = at + len;
+        return 1;
     }
     if (it->kind == CTXC__SRC_JSTR && c < 0x20u) {
         ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, it->pos + 1,
@@ -744,25 +759,18 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
         uint8_t e = s[i + 1];
         uint32_t cp;
         if (e == 'u') {
-            size_t bad;
-            if (!hex4_at(s, n, i + 2, &cp, &bad)) {
-                return syntax_at(sc, bad,
+            size_t len;
+            int r = u_escape(s, n, i, &cp, &len);
+            if (r == U_HEX) {
+                return syntax_at(sc, len,
                                  "bad \\u escape (4 hex digits needed)");
             }
-            if (cp >= 0xDC00u && cp <= 0xDFFFu) {
-                return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_LOW, i + 6);
-            }
-            size_t len = 6;
-            if (cp >= 0xD800u && cp <= 0xDBFFu) {
-                uint32_t lo = 0;
-                if (!(i + 7 < n && s[i + 6] == '\\' && s[i + 7] == 'u' &&
-                      hex4_at(s, n, i + 8, &lo, &bad) && lo >= 0xDC00u &&
-                      lo <= 0xDFFFu)) {
-                    return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_HIGH,
-                                      i + 7 < n ? i + 8 : n);
-                }
-                cp = 0x10000u + ((cp - 0xD800u) << 10) + (lo - 0xDC00u);
-                len = 12;
+            if (r != U_OK) {
+                return ctxc__fail(sc->err, CTXC_E_UTF8,
+                                  r == U_LOW ? LONE_LOW : LONE_HIGH,
+                                  r == U_LOW  ? i + 6
+                                  : i + 7 < n ? i + 8
+                                              : n);
             }
             /* JSON.stringify writes \\u only for controls without a short
              * form (\\b \\t \\n \\f \\r are 8, 9, 10, 12, 13), in lower case */
