@@ -63,7 +63,8 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
 void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
                       size_t used);
 
-/* Hash of an id (FNV-style over its bytes, four at a time). */
+/* Hash of an id (FNV-style over its bytes: four at a time on 64-bit hosts,
+ * one at a time on small targets). */
 uint32_t ctxc__ids_hash(ctxc_str_t id);
 
 /* The hash of an id whose bytes arrive in pieces (e.g. while a JSON string
