@@ -317,7 +317,8 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         acc_json_value_text(&a, b->u.tool_response.result);
         break;
     default: /* text, thinking, code: the first field; media: the caption */
-        acc_str(&a, ctxc__block_field(b, b->type == CTXC_BLOCK_MEDIA ? 3u : 0u));
+        acc_str(&a,
+                ctxc__block_field(b, b->type == CTXC_BLOCK_MEDIA ? 3u : 0u));
         break;
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);
@@ -359,11 +360,13 @@ bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
     acc_t with = head;
     acc_json_value_text(&with, result);
     uint32_t t_with = ctxc_estimate_formula(acc_words(&with), with.units);
+#ifdef CTXC__HOST_FAST
     uint64_t floor_units =
         head.units + units_floor(b->u.tool_response.result, true);
     if ((floor_units + 2u) / 4u > t_with) {
         return true; /* the block's length alone puts it above */
     }
+#endif
     acc_json_value_text(&head, b->u.tool_response.result);
     return t_with < ctxc_estimate_formula(acc_words(&head), head.units);
 }

@@ -212,20 +212,20 @@ static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
 /* ---- IContent ------------------------------------------------------------ */
 
 /* Blocks whose sources are kept: the record writer and the store's
- * pairing check each ask for every block, the second time from here (a few
- * on small targets, for their stacks). */
-#ifdef CTXC__SCAN_STATS
+ * pairing check each ask for every block, the second time from here (64-bit
+ * hosts; small targets resolve a block again, for their stacks and flash). */
+#ifdef CTXC__HOST_FAST
 #define IC_KEPT 8
-#else
-#define IC_KEPT 2
 #endif
 
 typedef struct {
     const doc_t *d;
     int blocks; /* array token */
     child_cache_t cache;
+#ifdef IC_KEPT
     size_t nkept; /* blocks 0 .. nkept-1 are in `kept` */
     ctxc__block_src_t kept[IC_KEPT];
+#endif
 } ic_ctx_t;
 
 /* Resolves block element `el` into a source, validating it. */
@@ -322,15 +322,19 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
 CTXC__NOINLINE static ctxc_status_t
 ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out, ctxc_error_t *err) {
     ic_ctx_t *c = (ic_ctx_t *)ctx;
+#ifdef IC_KEPT
     if (i < c->nkept) {
         *out = c->kept[i];
         return CTXC_OK;
     }
+#endif
     int el = nth_child(c->d, c->blocks, (int)i, &c->cache);
     ctxc_status_t st = ic_block(c->d, el, i, out, err);
+#ifdef IC_KEPT
     if (st == CTXC_OK && i == c->nkept && i < IC_KEPT) {
         c->kept[c->nkept++] = *out;
     }
+#endif
     return st;
 }
 
@@ -374,7 +378,9 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
     c.d = d;
     c.blocks = v[1];
     c.cache = (child_cache_t){-1, 0, 0};
+#ifdef IC_KEPT
     c.nkept = 0;
+#endif
     ctxc__entry_src_t src = {
         (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
         v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};

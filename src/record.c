@@ -97,7 +97,7 @@ static uint32_t rd32(const uint8_t *p) {
 
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(CTXC__HOST_FAST)
 #define PREFETCH(p) __builtin_prefetch(p)
 #else
 #define PREFETCH(p) ((void)0)
@@ -150,6 +150,7 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
     return true;
 }
 
+#ifdef CTXC__HOST_FAST
 /* The record of the block after the one at p, read from lengths only. */
 static const uint8_t *skip_block(const uint8_t *p) {
     unsigned n = ctxc__block_desc[p[0]].nfields;
@@ -176,6 +177,19 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
     ctxc_entry_next_block(entry, &cur, out);
     return CTXC_OK;
 }
+#else
+ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
+                               ctxc_block_t *out) {
+    if (block_index >= entry->block_count) {
+        return CTXC_E_RANGE;
+    }
+    const uint8_t *cur = NULL; /* small targets: block by block */
+    for (size_t i = 0; i <= block_index; i++) {
+        ctxc_entry_next_block(entry, &cur, out);
+    }
+    return CTXC_OK;
+}
+#endif
 
 /* ---- writing records ----------------------------------------------------- */
 
