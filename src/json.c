@@ -592,8 +592,9 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
 #endif
 }
 
-bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
-                      const char *s, size_t slen) {
+CTXC__SIZE_NOINLINE bool ctxc__src_equals(const char *p, size_t n,
+                                          ctxc__src_kind_t kind, const char *s,
+                                          size_t slen) {
     if (kind != CTXC__SRC_JSTR) {
         return n == slen && (n == 0 || memcmp(p, s, n) == 0);
     }

@@ -2,9 +2,10 @@
  * ctxc — the bounded output sink and streams (see src/sink.h).
  */
 #include "sink.h"
+#include "compiler.h"
 
 #ifdef __OPTIMIZE_SIZE__
-void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
+CTXC__SIZE_NOINLINE void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
     ctxc__sink_put_(s, p, n);
 }
 
