@@ -1088,6 +1088,18 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     for (size_t i = pos; i < len; i++) {
         char c = js[i];
         if (in_str) {
+#ifndef CTXC__HOST_FAST
+            /* small targets: byte by byte, an escape's second byte skipped */
+            if (c == '\\') {
+                i++;
+            } else if (c == '"') {
+                in_str = false;
+                if (depth == 0) {
+                    return i + 1;
+                }
+            }
+            continue;
+#else
             /* to the next quote that no backslash escapes */
             const char *q = memchr(js + i, '"', len - i);
             if (q == NULL) {
@@ -1106,6 +1118,7 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
                 }
             }
             continue;
+#endif
         }
         switch (c) {
         case '"':
