@@ -328,7 +328,7 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
  * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
  * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
  * for 1 unit). */
-CTXC__NOINLINE static uint64_t units_floor(ctxc_str_t s, bool json) {
+static uint64_t units_floor(ctxc_str_t s, bool json) {
     if (s.ptr == NULL) {
         return 0;
     }

@@ -510,7 +510,14 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
 
 static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
                                   const char *v, size_t vl) {
-    if (eq_ci(name, nl, "content-length")) {
+    static const char *const known[] = {"content-length", "transfer-encoding",
+                                        "retry-after",    "content-type",
+                                        "date",           "location"};
+    unsigned which = 0;
+    while (which < 6 && !eq_ci(name, nl, known[which])) {
+        which++;
+    }
+    if (which == 0) {
         uint64_t len;
         if (!parse_u64(v, vl, &len) || (h->has_length && len != h->length)) {
             return ctxc__fail(h->err, CTXC_E_PARSE,
@@ -519,7 +526,7 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         }
         h->has_length = true;
         h->length = len;
-    } else if (eq_ci(name, nl, "transfer-encoding")) {
+    } else if (which == 1) {
         /* the last coding of the (last) list decides */
         size_t e = vl;
         while (e > 0 && (is_ows(v[e - 1]) || v[e - 1] == ',')) {
@@ -531,7 +538,7 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         }
         h->te_present = true;
         h->te_chunked = eq_ci(v + b, e - b, "chunked");
-    } else if (eq_ci(name, nl, "retry-after")) {
+    } else if (which == 2) {
         uint64_t s;
         if (parse_u64(v, vl, &s)) {
             h->ra_is_date = false;
@@ -542,15 +549,15 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
             h->ra_value = s;
             h->resp->has_retry_after = true;
         }
-    } else if (eq_ci(name, nl, "content-type")) {
+    } else if (which == 3) {
         size_t k = 0; /* the media type, without parameters */
         while (k < vl && v[k] != ';' && !is_ows(v[k])) {
             k++;
         }
         h->resp->event_stream = eq_ci(v, k, "text/event-stream");
-    } else if (eq_ci(name, nl, "date")) {
+    } else if (which == 4) {
         h->has_date = ctxc_http_parse_date(v, vl, &h->date);
-    } else if (eq_ci(name, nl, "location")) {
+    } else if (which == 5) {
         exc_reset(h);
         exc_put(h, v, vl);
     }

@@ -184,8 +184,7 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
 
 /* The arena bytes of the kept run [from, to) (records are packed in entry
  * order: a run is one span). */
-CTXC__NOINLINE static size_t run_start(const ctxc_history_t *h,
-                                       const ctxc_plan_op_t *op) {
+static size_t run_start(const ctxc_history_t *h, const ctxc_plan_op_t *op) {
     return op->to > op->from ? h->slots[op->from].offset : 0;
 }
 
