@@ -65,22 +65,13 @@ size_t ctxc__utf8_encode(uint32_t cp, char out[4]) {
         out[0] = (char)cp;
         return 1;
     }
-    if (cp < 0x800u) {
-        out[0] = (char)(0xC0u | (cp >> 6));
-        out[1] = (char)(0x80u | (cp & 0x3Fu));
-        return 2;
+    size_t n = cp < 0x800u ? 2u : cp < 0x10000u ? 3u : 4u;
+    for (size_t i = n - 1u; i > 0; i--, cp >>= 6) {
+        out[i] = (char)(0x80u | (cp & 0x3Fu));
     }
-    if (cp < 0x10000u) {
-        out[0] = (char)(0xE0u | (cp >> 12));
-        out[1] = (char)(0x80u | ((cp >> 6) & 0x3Fu));
-        out[2] = (char)(0x80u | (cp & 0x3Fu));
-        return 3;
-    }
-    out[0] = (char)(0xF0u | (cp >> 18));
-    out[1] = (char)(0x80u | ((cp >> 12) & 0x3Fu));
-    out[2] = (char)(0x80u | ((cp >> 6) & 0x3Fu));
-    out[3] = (char)(0x80u | (cp & 0x3Fu));
-    return 4;
+    /* the lead byte: 110xxxxx, 1110xxxx or 11110xxx */
+    out[0] = (char)(uint8_t)((0xF00u >> n) | cp);
+    return n;
 }
 
 bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at) {

@@ -869,7 +869,10 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
     bool first = true;
     while (ctxc_entry_next_block(e, &cur, &b)) {
         const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
-        ctxc__stream_puts(w, first ? "{\"type\":\"" : ",{\"type\":\"");
+        if (!first) {
+            ctxc__stream_put(w, ",", 1);
+        }
+        ctxc__stream_puts(w, "{\"type\":\"");
         first = false;
         ctxc__stream_puts(w, d->name);
         ctxc__stream_put(w, "\"", 1);

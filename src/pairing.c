@@ -33,32 +33,24 @@ enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
 
 /* ---- ids of entry sources ------------------------------------------------ */
 
-/* ctxc__ids_hash of the decoded id (two passes: its length, then its
- * bytes). */
+/* ctxc__ids_hash of the decoded id (one pass; the length goes in last). */
 static uint32_t src_hash(const ctxc__src_t *f) {
     if (f->kind != CTXC__SRC_JSTR) { /* the bytes are the id */
         ctxc_str_t s = {f->p, f->n};
         return ctxc__ids_hash(s);
     }
+    ctxc__ids_hasher_t hs;
+    ctxc__ids_hash_start(&hs);
     size_t len = 0;
-    for (int pass = 0;; pass++) {
-        ctxc__ids_hasher_t hs;
-        ctxc__ids_hash_start(&hs, len);
-        ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
-        uint32_t cp;
-        while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-            char b[4];
-            size_t k = ctxc__utf8_encode(cp, b);
-            if (pass == 0) {
-                len += k;
-            } else {
-                ctxc__ids_hash_feed(&hs, b, k);
-            }
-        }
-        if (pass == 1) {
-            return ctxc__ids_hash_end(&hs);
-        }
+    ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
+    uint32_t cp;
+    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+        char b[4];
+        size_t k = ctxc__utf8_encode(cp, b);
+        len += k;
+        ctxc__ids_hash_feed(&hs, b, k);
     }
+    return ctxc__ids_hash_end(&hs, len);
 }
 
 static bool src_eq(const ctxc__src_t *f, ctxc_str_t s) {
