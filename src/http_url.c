@@ -295,24 +295,22 @@ static bool day_ok(unsigned y, unsigned m, unsigned d) {
     return !(m == 2u && d == 29u && !leap);
 }
 
-/* The three date forms of HTTP after the weekday name, as templates: d
- * day, o month (its three letters), y year, u two-digit year, h m s the time,
- * _ a space or the day's first digit (asctime's " 6"); other characters
- * stand for themselves. */
-static const char *const date_forms[] = {", dd o yyyy hh:mm:ss GMT",
-                                         ", dd-o-uu hh:mm:ss GMT",
-                                         " o _d hh:mm:ss yyyy"};
+/* The three date forms of HTTP after the weekday name, as templates: \1
+ * day, \2 year, \3 hour, \4 minute, \5 second (a digit each), \6 the
+ * month's three letters, \7 a space or the day's first digit (asctime's
+ * " 6"); other characters stand for themselves. */
+static const char *const date_forms[] = {
+    ", \1\1 \6 \2\2\2\2 \3\3:\4\4:\5\5 GMT",
+    ", \1\1-\6-\2\2 \3\3:\4\4:\5\5 GMT", " \6 \7\1 \3\3:\4\4:\5\5 \2\2\2\2"};
 
 /* Matches s[0..n) against a template; v: day, year, hour, minute, second,
  * month. */
 static bool date_form(const char *s, size_t n, const char *f, unsigned v[6]) {
-    static const char fields[] = "dyhms";
     size_t i = 0;
     memset(v, 0, 6u * sizeof v[0]);
     for (; *f != '\0'; f++) {
-        char c = *f == 'u' ? 'y' : *f == '_' ? 'd' : *f;
-        const char *k = strchr(fields, c);
-        if (c == 'o') {
+        unsigned t = (unsigned char)*f;
+        if (t == 6u) {
             if (n - i < 3u || (v[5] = month_at(s + i)) == 0) {
                 return false;
             }
@@ -322,14 +320,17 @@ static bool date_form(const char *s, size_t n, const char *f, unsigned v[6]) {
         if (i >= n) {
             return false;
         }
-        if (k == NULL || (*f == '_' && s[i] == ' ')) {
-            if (s[i] != (k == NULL ? c : ' ')) {
+        if (t > 7u) {
+            if (s[i] != (char)t) {
                 return false; /* a literal */
             }
+        } else if (t == 7u && s[i] == ' ') {
+            /* asctime's space before a one-digit day */
         } else if (!is_digit(s[i])) {
             return false;
         } else {
-            v[k - fields] = v[k - fields] * 10u + (unsigned)(s[i] - '0');
+            unsigned k = t == 7u ? 0u : t - 1u;
+            v[k] = v[k] * 10u + (unsigned)(s[i] - '0');
         }
         i++;
     }
