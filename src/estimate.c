@@ -3,6 +3,7 @@
  * Integer arithmetic only: no floating point on the target. One pass over
  * the bytes; ASCII needs no decoding.
  */
+#include <stddef.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
@@ -11,7 +12,6 @@
 #include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "json.h"
-#include "record.h"
 #include "sink.h"
 #include "swar.h"
 #include "text_stats.h"
@@ -296,6 +296,12 @@ uint32_t ctxc_estimate_text(const char *text, size_t len) {
     return ctxc_estimate_formula(w, u);
 }
 
+_Static_assert(offsetof(ctxc_block_t, u.text.text) ==
+                       offsetof(ctxc_block_t, u.thinking.thought) &&
+                   offsetof(ctxc_block_t, u.text.text) ==
+                       offsetof(ctxc_block_t, u.code.code),
+               "the text of text, thinking and code blocks is in one place");
+
 uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     (void)user;
     acc_t a = {0, 0, false};
@@ -316,9 +322,15 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         }
         acc_json_value_text(&a, b->u.tool_response.result);
         break;
-    default: /* text, thinking, code: the first field; media: the caption */
-        acc_str(&a,
-                ctxc__block_field(b, b->type == CTXC_BLOCK_MEDIA ? 3u : 0u));
+    case CTXC_BLOCK_MEDIA:
+        acc_str(&a, b->u.media.caption);
+        break;
+    case CTXC_BLOCK_TEXT:
+    case CTXC_BLOCK_THINKING:
+    case CTXC_BLOCK_CODE: /* the text: their first field, in one place */
+        acc_str(&a, b->u.text.text);
+        break;
+    default:
         break;
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);

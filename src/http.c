@@ -144,24 +144,19 @@ static void progress(http_t *h) {
 /* The transport answered "try again": CTXC_E_TIMEOUT once it has been too
  * long (or, without a clock, too many times in a row). */
 static ctxc_status_t idle(http_t *h, const char *what) {
-    if (has_clock(h)) {
-        uint64_t now = ctxc_port_now_ms(h->port);
-        if (now - h->last_progress >= h->timeout_ms) {
-            return ctxc__fail(
-                h->err, CTXC_E_TIMEOUT,
-                "http: %s %s: no progress for %u ms (read timeout)", what,
-                h->host, (unsigned)h->timeout_ms);
-        }
+    bool clock = has_clock(h);
+    if (clock ? ctxc_port_now_ms(h->port) - h->last_progress < h->timeout_ms
+              : ++h->idle_polls < (uint32_t)CTXC_CFG_HTTP_IDLE_POLLS_MAX) {
         return CTXC_OK;
     }
-    if (++h->idle_polls >= (uint32_t)CTXC_CFG_HTTP_IDLE_POLLS_MAX) {
-        return ctxc__fail(h->err, CTXC_E_TIMEOUT,
-                          "http: %s %s: %u 'try again' answers in a row and no "
-                          "clock (CTXC_CFG_HTTP_IDLE_POLLS_MAX)",
-                          what, h->host,
-                          (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
-    }
-    return CTXC_OK;
+    return ctxc__fail(h->err, CTXC_E_TIMEOUT,
+                      clock ? "http: %s %s: no progress for %u ms (read "
+                              "timeout)"
+                            : "http: %s %s: %u 'try again' answers in a row "
+                              "and no clock (CTXC_CFG_HTTP_IDLE_POLLS_MAX)",
+                      what, h->host,
+                      clock ? (unsigned)h->timeout_ms
+                            : (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
 }
 
 /* ---- sending ------------------------------------------------------------- */

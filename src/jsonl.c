@@ -588,25 +588,27 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     c.tool_calls = -1;
     c.tool_call_id = -1;
     c.cache.container = -1;
-    ctxc_speaker_t speaker;
-    ctxc__src_t meta = {NULL, 0, CTXC__SRC_RAW};
-    bool assistant = tok_is(d, v[ROLE], "assistant");
-    bool tool = tok_is(d, v[ROLE], "tool");
-    if (tok_is(d, v[ROLE], "user") || tok_is(d, v[ROLE], "system")) {
-        speaker = CTXC_SPEAKER_HUMAN;
-        if (tok_is(d, v[ROLE], "system")) {
-            meta = (ctxc__src_t){"{\"source_role\":\"system\"}", 24,
-                                 CTXC__SRC_RAW};
-        }
-    } else if (assistant) {
-        speaker = CTXC_SPEAKER_AI;
-    } else if (tool) {
-        speaker = CTXC_SPEAKER_TOOL;
-    } else {
+    /* the roles and the speakers they become */
+    static const char *const roles[] = {"system", "user", "assistant", "tool"};
+    static const uint8_t role_speaker[] = {CTXC_SPEAKER_HUMAN,
+                                           CTXC_SPEAKER_HUMAN, CTXC_SPEAKER_AI,
+                                           CTXC_SPEAKER_TOOL};
+    unsigned role = 0;
+    while (role < 4 && !tok_is(d, v[ROLE], roles[role])) {
+        role++;
+    }
+    if (role == 4) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "unknown role %q (system, user, assistant or tool "
                           "expected)",
                           tok_p(d, v[ROLE]), tok_n(d, v[ROLE]));
+    }
+    ctxc_speaker_t speaker = (ctxc_speaker_t)role_speaker[role];
+    bool assistant = role == 2;
+    bool tool = role == 3;
+    ctxc__src_t meta = {NULL, 0, CTXC__SRC_RAW};
+    if (role == 0) {
+        meta = (ctxc__src_t){"{\"source_role\":\"system\"}", 24, CTXC__SRC_RAW};
     }
     if (v[NAME] >= 0 && (st = want_type(d, v[NAME], CTXC__JT_STRING, "'name'",
                                         err)) != CTXC_OK) {
