@@ -205,7 +205,8 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i) {
     return f < b->count ? f : ctxc_boundary_backward(b, i);
 }
 
-uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold) {
+CTXC__SIZE_NOINLINE uint64_t ctxc_target_tokens(uint64_t context_limit,
+                                                uint16_t threshold) {
     return context_limit * threshold * 6u / 10000u;
 }
 

@@ -14,4 +14,21 @@
 #define CTXC__NOINLINE
 #endif
 
+/* CTXC__SIZE_NOINLINE: out of line only when built for size (-Os: the
+ * Cortex-M build), where GCC's inlining of these makes the code larger;
+ * hosts (-O2) inline them as they see fit (some are on hot paths). */
+#if defined(__GNUC__) && defined(__OPTIMIZE_SIZE__)
+#define CTXC__SIZE_NOINLINE __attribute__((noinline))
+#else
+#define CTXC__SIZE_NOINLINE
+#endif
+
+/* CTXC__HOST_FAST: 64-bit hosts compile shortcuts that only make a path
+ * faster (the same results as the general path next to them); small
+ * targets keep the general path and the flash. */
+#include <stdint.h>
+#if SIZE_MAX > 0xFFFFFFFFu && !defined(CTXC__NO_HOST_FAST)
+#define CTXC__HOST_FAST 1
+#endif
+
 #endif /* CTXC_COMPILER_H */

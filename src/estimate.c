@@ -3,6 +3,7 @@
  * Integer arithmetic only: no floating point on the target. One pass over
  * the bytes; ASCII needs no decoding.
  */
+#include <stddef.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
@@ -295,13 +296,16 @@ uint32_t ctxc_estimate_text(const char *text, size_t len) {
     return ctxc_estimate_formula(w, u);
 }
 
+_Static_assert(offsetof(ctxc_block_t, u.text.text) ==
+                       offsetof(ctxc_block_t, u.thinking.thought) &&
+                   offsetof(ctxc_block_t, u.text.text) ==
+                       offsetof(ctxc_block_t, u.code.code),
+               "the text of text, thinking and code blocks is in one place");
+
 uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     (void)user;
     acc_t a = {0, 0, false};
     switch (b->type) {
-    case CTXC_BLOCK_TEXT:
-        acc_str(&a, b->u.text.text);
-        break;
     case CTXC_BLOCK_TOOL_CALL:
         acc_utf8(&a, "{\"name\":\"", 9);
         if (b->u.tool_call.name.ptr != NULL) {
@@ -318,14 +322,15 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         }
         acc_json_value_text(&a, b->u.tool_response.result);
         break;
-    case CTXC_BLOCK_THINKING:
-        acc_str(&a, b->u.thinking.thought);
-        break;
-    case CTXC_BLOCK_CODE:
-        acc_str(&a, b->u.code.code);
-        break;
     case CTXC_BLOCK_MEDIA:
         acc_str(&a, b->u.media.caption);
+        break;
+    case CTXC_BLOCK_TEXT:
+    case CTXC_BLOCK_THINKING:
+    case CTXC_BLOCK_CODE: /* the text: their first field, in one place */
+        acc_str(&a, b->u.text.text);
+        break;
+    default:
         break;
     }
     return ctxc_estimate_formula(acc_words(&a), a.units);
@@ -335,7 +340,7 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
  * bytes: a code point takes at most 3 bytes per unit in UTF-8 (4 bytes for
  * 2 units, invalid bytes 1 each), at most 6 in a JSON string body (\uXXXX
  * for 1 unit). */
-CTXC__NOINLINE static uint64_t units_floor(ctxc_str_t s, bool json) {
+static uint64_t units_floor(ctxc_str_t s, bool json) {
     if (s.ptr == NULL) {
         return 0;
     }
@@ -367,11 +372,13 @@ bool ctxc__estimate_result_smaller(const ctxc_block_t *b, ctxc_str_t result) {
     acc_t with = head;
     acc_json_value_text(&with, result);
     uint32_t t_with = ctxc_estimate_formula(acc_words(&with), with.units);
+#ifdef CTXC__HOST_FAST
     uint64_t floor_units =
         head.units + units_floor(b->u.tool_response.result, true);
     if ((floor_units + 2u) / 4u > t_with) {
         return true; /* the block's length alone puts it above */
     }
+#endif
     acc_json_value_text(&head, b->u.tool_response.result);
     return t_with < ctxc_estimate_formula(acc_words(&head), head.units);
 }

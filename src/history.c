@@ -354,7 +354,7 @@ uint64_t ctxc_history_tokens_estimated(const ctxc_history_t *h) {
     return h->token_sum;
 }
 
-uint64_t ctxc_history_tokens(const ctxc_history_t *h) {
+CTXC__SIZE_NOINLINE uint64_t ctxc_history_tokens(const ctxc_history_t *h) {
     int64_t sum = (int64_t)h->token_sum + h->anchor_delta;
     return sum < 0 ? 0u : (uint64_t)sum;
 }

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/http.h"
 #include "error.h"
 #include "sink.h"
@@ -83,7 +84,7 @@ _Static_assert(CTXC_HTTP_STATE_BYTES % 8u == 0,
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char lower(char c) {
+CTXC__SIZE_NOINLINE static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -143,24 +144,19 @@ static void progress(http_t *h) {
 /* The transport answered "try again": CTXC_E_TIMEOUT once it has been too
  * long (or, without a clock, too many times in a row). */
 static ctxc_status_t idle(http_t *h, const char *what) {
-    if (has_clock(h)) {
-        uint64_t now = ctxc_port_now_ms(h->port);
-        if (now - h->last_progress >= h->timeout_ms) {
-            return ctxc__fail(
-                h->err, CTXC_E_TIMEOUT,
-                "http: %s %s: no progress for %u ms (read timeout)", what,
-                h->host, (unsigned)h->timeout_ms);
-        }
+    bool clock = has_clock(h);
+    if (clock ? ctxc_port_now_ms(h->port) - h->last_progress < h->timeout_ms
+              : ++h->idle_polls < (uint32_t)CTXC_CFG_HTTP_IDLE_POLLS_MAX) {
         return CTXC_OK;
     }
-    if (++h->idle_polls >= (uint32_t)CTXC_CFG_HTTP_IDLE_POLLS_MAX) {
-        return ctxc__fail(h->err, CTXC_E_TIMEOUT,
-                          "http: %s %s: %u 'try again' answers in a row and no "
-                          "clock (CTXC_CFG_HTTP_IDLE_POLLS_MAX)",
-                          what, h->host,
-                          (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
-    }
-    return CTXC_OK;
+    return ctxc__fail(h->err, CTXC_E_TIMEOUT,
+                      clock ? "http: %s %s: no progress for %u ms (read "
+                              "timeout)"
+                            : "http: %s %s: %u 'try again' answers in a row "
+                              "and no clock (CTXC_CFG_HTTP_IDLE_POLLS_MAX)",
+                      what, h->host,
+                      clock ? (unsigned)h->timeout_ms
+                            : (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
 }
 
 /* ---- sending ------------------------------------------------------------- */
@@ -239,6 +235,12 @@ static void *body_user(const ctxc_http_request_t *req) {
     return req->body_fn != NULL ? req->body_user : (void *)(uintptr_t)req;
 }
 
+CTXC__SIZE_NOINLINE static ctxc_status_t body_failed(http_t *h,
+                                                     ctxc_status_t st) {
+    return ctxc__fail(h->err, st, "http: the request body writer failed: %s",
+                      ctxc_strerror(st));
+}
+
 static bool method_is(const http_t *h, const char *m) {
     return strcmp(h->req->method, m) == 0;
 }
@@ -260,7 +262,7 @@ static bool caller_sends(const ctxc_http_request_t *req, const char *name) {
     return false;
 }
 
-static ctxc_status_t send_request(http_t *h) {
+CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
     const ctxc_http_request_t *req = h->req;
     ctxc__stream_init(&h->out, h->io, CTXC_CFG_HTTP_IO_BUFFER_BYTES, send_all,
                       h);
@@ -311,9 +313,7 @@ static ctxc_status_t send_request(http_t *h) {
             return h->out.st; /* a transport error, reported by send_all */
         }
         if (st != CTXC_OK && !h->overflow) {
-            return ctxc__fail(h->err, st,
-                              "http: the request body writer failed: %s",
-                              ctxc_strerror(st));
+            return body_failed(h, st);
         }
         if (h->overflow || h->body_left != 0) {
             return ctxc__fail(
@@ -331,7 +331,7 @@ static ctxc_status_t send_request(http_t *h) {
 
 /* ---- the error body excerpt ---------------------------------------------- */
 
-static void exc_reset(http_t *h) {
+CTXC__SIZE_NOINLINE static void exc_reset(http_t *h) {
     h->exc_len = 0;
     h->exc_space = false;
     h->exc[0] = '\0';
@@ -366,7 +366,8 @@ static void exc_put(http_t *h, const char *p, size_t n) {
  * occurs in the secret token tok[0..n) (an echo of the key, whole or in
  * part), and a prefix of tok of 4 bytes or more that buf ends with (a key
  * cut by a limit). */
-static void mask_token(char *buf, size_t len, const char *tok, size_t n) {
+CTXC__SIZE_NOINLINE static void mask_token(char *buf, size_t len,
+                                           const char *tok, size_t n) {
     if (n < 4) {
         return;
     }
@@ -464,20 +465,18 @@ static ctxc_status_t body_end(http_t *h) {
 
 static ctxc_status_t status_line(http_t *h, const char *s, size_t n) {
     /* HTTP/1.x SP 3DIGIT [SP reason] */
-    if (n < 12 || memcmp(s, "HTTP/1.", 7) != 0 || s[7] < '0' || s[7] > '9' ||
-        s[8] != ' ' || (n > 12 && s[12] != ' ')) {
+    unsigned code = 0;
+    size_t i = 9;
+    if (n >= 12 && memcmp(s, "HTTP/1.", 7) == 0 && s[7] >= '0' && s[7] <= '9' &&
+        s[8] == ' ' && (n == 12 || s[12] == ' ')) {
+        while (i < 12 && s[i] >= '0' && s[i] <= '9') {
+            code = code * 10u + (unsigned)(s[i++] - '0');
+        }
+    }
+    if (i != 12) {
         return ctxc__fail(h->err, CTXC_E_PARSE,
                           "http: malformed status line %q from %s", s, n,
                           h->host);
-    }
-    unsigned code = 0;
-    for (size_t i = 9; i < 12; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return ctxc__fail(h->err, CTXC_E_PARSE,
-                              "http: malformed status line %q from %s", s, n,
-                              h->host);
-        }
-        code = code * 10u + (unsigned)(s[i] - '0');
     }
     if (code < 100u || code > 599u) {
         return ctxc__fail(h->err, CTXC_E_PARSE,
@@ -506,7 +505,14 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
 
 static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
                                   const char *v, size_t vl) {
-    if (eq_ci(name, nl, "content-length")) {
+    static const char *const known[] = {"content-length", "transfer-encoding",
+                                        "retry-after",    "content-type",
+                                        "date",           "location"};
+    unsigned which = 0;
+    while (which < 6 && !eq_ci(name, nl, known[which])) {
+        which++;
+    }
+    if (which == 0) {
         uint64_t len;
         if (!parse_u64(v, vl, &len) || (h->has_length && len != h->length)) {
             return ctxc__fail(h->err, CTXC_E_PARSE,
@@ -515,7 +521,7 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         }
         h->has_length = true;
         h->length = len;
-    } else if (eq_ci(name, nl, "transfer-encoding")) {
+    } else if (which == 1) {
         /* the last coding of the (last) list decides */
         size_t e = vl;
         while (e > 0 && (is_ows(v[e - 1]) || v[e - 1] == ',')) {
@@ -527,7 +533,7 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         }
         h->te_present = true;
         h->te_chunked = eq_ci(v + b, e - b, "chunked");
-    } else if (eq_ci(name, nl, "retry-after")) {
+    } else if (which == 2) {
         uint64_t s;
         if (parse_u64(v, vl, &s)) {
             h->ra_is_date = false;
@@ -538,15 +544,15 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
             h->ra_value = s;
             h->resp->has_retry_after = true;
         }
-    } else if (eq_ci(name, nl, "content-type")) {
+    } else if (which == 3) {
         size_t k = 0; /* the media type, without parameters */
         while (k < vl && v[k] != ';' && !is_ows(v[k])) {
             k++;
         }
         h->resp->event_stream = eq_ci(v, k, "text/event-stream");
-    } else if (eq_ci(name, nl, "date")) {
+    } else if (which == 4) {
         h->has_date = ctxc_http_parse_date(v, vl, &h->date);
-    } else if (eq_ci(name, nl, "location")) {
+    } else if (which == 5) {
         exc_reset(h);
         exc_put(h, v, vl);
     }
@@ -705,7 +711,8 @@ static ctxc_status_t chunk_size_line(http_t *h, const char *s, size_t n) {
 }
 
 /* A complete line (without its line end) in the line states. */
-static ctxc_status_t line_done(http_t *h, const char *s, size_t n) {
+CTXC__SIZE_NOINLINE static ctxc_status_t line_done(http_t *h, const char *s,
+                                                   size_t n) {
     switch (h->state) {
     case ST_STATUS:
         return status_line(h, s, n);
@@ -774,11 +781,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
             const char *lf = memchr(p, '\n', n);
             size_t take = lf != NULL ? (size_t)(lf - p) : n;
             if (h->line_len + take > LINE_CAP) {
-                return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                                  "http: %s line from %s longer than %u bytes "
-                                  "(CTXC_CFG_HTTP_LINE_MAX)",
-                                  line_what(h), h->host,
-                                  (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                goto too_long;
             }
             memcpy(h->line + h->line_len, p, take);
             h->line_len += take;
@@ -795,11 +798,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
                 len--;
             }
             if (len > (size_t)CTXC_CFG_HTTP_LINE_MAX) {
-                return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                                  "http: %s line from %s longer than %u bytes "
-                                  "(CTXC_CFG_HTTP_LINE_MAX)",
-                                  line_what(h), h->host,
-                                  (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                goto too_long;
             }
             if (memchr(h->line, '\r', len) != NULL ||
                 memchr(h->line, '\0', len) != NULL) {
@@ -813,6 +812,11 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
         }
     }
     return st;
+too_long:
+    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                      "http: %s line from %s longer than %u bytes "
+                      "(CTXC_CFG_HTTP_LINE_MAX)",
+                      line_what(h), h->host, (unsigned)CTXC_CFG_HTTP_LINE_MAX);
 }
 
 /* The peer closed the connection cleanly. */
@@ -922,7 +926,7 @@ static ctxc_status_t check_request(http_t *h) {
 }
 
 /* A secret header may cross plain HTTP only to a loopback host. */
-static ctxc_status_t check_secure(http_t *h) {
+CTXC__SIZE_NOINLINE static ctxc_status_t check_secure(http_t *h) {
     if (h->url.tls ||
         ctxc_http_host_is_loopback(h->url.host, h->url.host_len)) {
         return CTXC_OK;
@@ -990,9 +994,7 @@ static ctxc_status_t exchange(http_t *h) {
     if (fn != NULL) {
         st = fn(body_user(req), count_write, h);
         if (st != CTXC_OK) {
-            return ctxc__fail(h->err, st,
-                              "http: the request body writer failed: %s",
-                              ctxc_strerror(st));
+            return body_failed(h, st);
         }
     }
     st = h->ops->connect(h->tctx, h->host, h->url.port, h->url.tls, h->err);

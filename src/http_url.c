@@ -3,10 +3,11 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/http.h"
 #include "error.h"
 
-static char lower(char c) {
+CTXC__SIZE_NOINLINE static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -122,14 +123,10 @@ ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "url: empty port after ':'");
         }
-        for (; p < end; p++) {
-            if (!is_digit(url[p]) || port > 65535u) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "url: the port must be 1..65535");
-            }
-            port = port * 10u + (uint32_t)(url[p] - '0');
+        while (p < end && is_digit(url[p]) && port <= 65535u) {
+            port = port * 10u + (uint32_t)(url[p++] - '0');
         }
-        if (port == 0 || port > 65535u) {
+        if (p != end || port == 0 || port > 65535u) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
                               "url: the port must be 1..65535");
         }
@@ -148,11 +145,7 @@ ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
     if (pend == end) {
         out->path = "/";
         out->path_len = 1;
-    } else if (url[end] == '?') {
-        /* "http://h?q": the path is empty; the client sends "/?q" */
-        out->path = url + end;
-        out->path_len = pend - end;
-    } else {
+    } else { /* "http://h?q": the path is empty; the client sends "/?q" */
         out->path = url + end;
         out->path_len = pend - end;
     }
@@ -190,12 +183,15 @@ static bool ipv4_loopback(const char *s, size_t n) {
     return i == n && first == 127u;
 }
 
-/* IPv6 text (no brackets, no zone, no embedded IPv4) equal to ::1. */
+/* IPv6 text (no brackets, no zone, no embedded IPv4) equal to ::1: its
+ * last group is 1 and lands in the last place (eight groups, or "::"
+ * before it), every other group is 0. */
 static bool ipv6_loopback(const char *s, size_t n) {
-    uint16_t g[8];
     size_t count = 0;
     size_t gap = 8; /* group index of "::", 8 = none */
     size_t i = 0;
+    unsigned last = 0;
+    bool zeros = true; /* the groups before the last one are 0 */
     if (n >= 2 && s[0] == ':' && s[1] == ':') {
         gap = 0;
         i = 2;
@@ -211,7 +207,9 @@ static bool ipv6_loopback(const char *s, size_t n) {
         if (digits == 0 || count == 8) {
             return false;
         }
-        g[count++] = (uint16_t)v;
+        zeros = zeros && (count == 0 || last == 0);
+        last = v;
+        count++;
         if (i == n) {
             break;
         }
@@ -229,25 +227,10 @@ static bool ipv6_loopback(const char *s, size_t n) {
             return false; /* a trailing single ':' */
         }
     }
-    if (gap == 8 && count != 8) {
+    if (gap == 8 ? count != 8 : count > 7) {
         return false;
     }
-    if (gap != 8 && count > 7) {
-        return false;
-    }
-    /* expand: zeros at the gap */
-    uint16_t full[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    size_t tail = gap == 8 ? 0 : count - gap;
-    for (size_t k = 0; k < count; k++) {
-        size_t at = (gap == 8 || k < gap) ? k : 8u - tail + (k - gap);
-        full[at] = g[k];
-    }
-    for (size_t k = 0; k < 7; k++) {
-        if (full[k] != 0) {
-            return false;
-        }
-    }
-    return full[7] == 1;
+    return count > 0 && (gap == 8 || gap < count) && zeros && last == 1u;
 }
 
 bool ctxc_http_host_is_loopback(const char *host, size_t len) {
@@ -283,47 +266,17 @@ static unsigned month_at(const char *s) {
     return 0;
 }
 
-/* Reads exactly `digits` decimal digits at s[*i]. */
-static bool num_at(const char *s, size_t n, size_t *i, size_t digits,
-                   unsigned *v) {
-    unsigned x = 0;
-    for (size_t k = 0; k < digits; k++) {
-        if (*i >= n || !is_digit(s[*i])) {
-            return false;
-        }
-        x = x * 10u + (unsigned)(s[*i] - '0');
-        (*i)++;
-    }
-    *v = x;
-    return true;
-}
-
-static bool char_at(const char *s, size_t n, size_t *i, char c) {
-    if (*i < n && s[*i] == c) {
-        (*i)++;
-        return true;
-    }
-    return false;
-}
-
-/* "HH:MM:SS" */
-static bool time_at(const char *s, size_t n, size_t *i, unsigned *hh,
-                    unsigned *mm, unsigned *ss) {
-    return num_at(s, n, i, 2, hh) && char_at(s, n, i, ':') &&
-           num_at(s, n, i, 2, mm) && char_at(s, n, i, ':') &&
-           num_at(s, n, i, 2, ss) && *hh < 24u && *mm < 60u && *ss < 61u;
-}
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; y >= 1970). */
-static uint64_t days_since_epoch(unsigned y, unsigned m, unsigned d) {
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; 1970 <= y < 10000:
+ * fits 32 bits). */
+CTXC__SIZE_NOINLINE static uint32_t days_since_epoch(unsigned y, unsigned m,
+                                                     unsigned d) {
     static const unsigned short before[12] = {0,   31,  59,  90,  120, 151,
                                               181, 212, 243, 273, 304, 334};
-    uint64_t days = 0;
     /* leap days before year y, counted from year 1 */
     unsigned py = y - 1u;
-    uint64_t leaps = py / 4u - py / 100u + py / 400u;
-    uint64_t leaps_1970 = 1969u / 4u - 1969u / 100u + 1969u / 400u;
-    days = (uint64_t)(y - 1970u) * 365u + (leaps - leaps_1970);
+    unsigned leaps = py / 4u - py / 100u + py / 400u;
+    unsigned leaps_1970 = 1969u / 4u - 1969u / 100u + 1969u / 400u;
+    uint32_t days = (y - 1970u) * 365u + (leaps - leaps_1970);
     days += before[m - 1u];
     bool leap = (y % 4u == 0 && y % 100u != 0) || y % 400u == 0;
     if (leap && m > 2u) {
@@ -342,6 +295,48 @@ static bool day_ok(unsigned y, unsigned m, unsigned d) {
     return !(m == 2u && d == 29u && !leap);
 }
 
+/* The three date forms of HTTP after the weekday name, as templates: \1
+ * day, \2 year, \3 hour, \4 minute, \5 second (a digit each), \6 the
+ * month's three letters, \7 a space or the day's first digit (asctime's
+ * " 6"); other characters stand for themselves. */
+static const char *const date_forms[] = {
+    ", \1\1 \6 \2\2\2\2 \3\3:\4\4:\5\5 GMT",
+    ", \1\1-\6-\2\2 \3\3:\4\4:\5\5 GMT", " \6 \7\1 \3\3:\4\4:\5\5 \2\2\2\2"};
+
+/* Matches s[0..n) against a template; v: day, year, hour, minute, second,
+ * month. */
+static bool date_form(const char *s, size_t n, const char *f, unsigned v[6]) {
+    size_t i = 0;
+    memset(v, 0, 6u * sizeof v[0]);
+    for (; *f != '\0'; f++) {
+        unsigned t = (unsigned char)*f;
+        if (t == 6u) {
+            if (n - i < 3u || (v[5] = month_at(s + i)) == 0) {
+                return false;
+            }
+            i += 3;
+            continue;
+        }
+        if (i >= n) {
+            return false;
+        }
+        if (t > 7u) {
+            if (s[i] != (char)t) {
+                return false; /* a literal */
+            }
+        } else if (t == 7u && s[i] == ' ') {
+            /* asctime's space before a one-digit day */
+        } else if (!is_digit(s[i])) {
+            return false;
+        } else {
+            unsigned k = t == 7u ? 0u : t - 1u;
+            v[k] = v[k] * 10u + (unsigned)(s[i] - '0');
+        }
+        i++;
+    }
+    return i == n;
+}
+
 bool ctxc_http_parse_date(const char *s, size_t n, uint64_t *unix_time) {
     if (s == NULL || unix_time == NULL) {
         return false;
@@ -354,61 +349,21 @@ bool ctxc_http_parse_date(const char *s, size_t n, uint64_t *unix_time) {
     if (i < 3) {
         return false;
     }
-    unsigned y, m, d, hh, mm, ss;
-    if (char_at(s, n, &i, ',')) {
-        if (!char_at(s, n, &i, ' ') || !num_at(s, n, &i, 2, &d)) {
-            return false;
-        }
-        bool rfc850 = char_at(s, n, &i, '-');
-        if (!rfc850 && !char_at(s, n, &i, ' ')) {
-            return false;
-        }
-        if (i + 3 > n || (m = month_at(s + i)) == 0) {
-            return false;
-        }
-        i += 3;
-        if (!char_at(s, n, &i, rfc850 ? '-' : ' ')) {
-            return false;
-        }
-        if (rfc850) {
-            if (!num_at(s, n, &i, 2, &y)) {
-                return false;
-            }
-            y += y < 70u ? 2000u : 1900u;
-        } else if (!num_at(s, n, &i, 4, &y)) {
-            return false;
-        }
-        if (!char_at(s, n, &i, ' ') || !time_at(s, n, &i, &hh, &mm, &ss) ||
-            !char_at(s, n, &i, ' ') || i + 3 != n ||
-            memcmp(s + i, "GMT", 3) != 0) {
-            return false;
-        }
-    } else {
-        /* asctime: "Sun Nov  6 08:49:37 1994" */
-        if (!char_at(s, n, &i, ' ') || i + 3 > n ||
-            (m = month_at(s + i)) == 0) {
-            return false;
-        }
-        i += 3;
-        if (!char_at(s, n, &i, ' ')) {
-            return false;
-        }
-        if (char_at(s, n, &i, ' ')) {
-            if (!num_at(s, n, &i, 1, &d)) {
-                return false;
-            }
-        } else if (!num_at(s, n, &i, 2, &d)) {
-            return false;
-        }
-        if (!char_at(s, n, &i, ' ') || !time_at(s, n, &i, &hh, &mm, &ss) ||
-            !char_at(s, n, &i, ' ') || !num_at(s, n, &i, 4, &y) || i != n) {
+    unsigned v[6];
+    size_t form = 0;
+    while (!date_form(s + i, n - i, date_forms[form], v)) {
+        if (++form == sizeof date_forms / sizeof date_forms[0]) {
             return false;
         }
     }
-    if (y < 1970u || !day_ok(y, m, d)) {
+    unsigned d = v[0], y = v[1], hh = v[2], mm = v[3], ss = v[4], m = v[5];
+    if (form == 1) {
+        y += y < 70u ? 2000u : 1900u;
+    }
+    if (hh >= 24u || mm >= 60u || ss >= 61u || y < 1970u || !day_ok(y, m, d)) {
         return false;
     }
-    *unix_time =
-        days_since_epoch(y, m, d) * 86400u + hh * 3600u + mm * 60u + ss;
+    *unix_time = (uint64_t)days_since_epoch(y, m, d) * 86400u + hh * 3600u +
+                 mm * 60u + ss;
     return true;
 }

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "compiler.h"
+
 #include "ctxc/strategy.h"
 #include "record.h"
 
@@ -66,13 +68,14 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
 /* Four bytes a step (FNV prime, xor-shift), then a final mix; the length
  * is mixed in first. Streamed so that an id can be hashed while it is
  * decoded (its bytes arrive in pieces). */
+#ifdef CTXC__HOST_FAST
 static uint32_t mix_word(uint32_t h, uint32_t w) {
     h = (h ^ w) * 16777619u;
     return h ^ (h >> 15);
 }
 
-void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs, size_t len) {
-    hs->h = 2166136261u ^ (uint32_t)len;
+void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs) {
+    hs->h = 2166136261u;
     memset(hs->tail, 0, sizeof hs->tail);
     hs->ntail = 0;
 }
@@ -102,22 +105,44 @@ void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n) {
     }
 }
 
-uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs) {
+uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs, size_t len) {
     uint32_t h = hs->h;
     for (unsigned i = 0; i < hs->ntail; i++) {
         h = (h ^ hs->tail[i]) * 16777619u;
     }
+    h = (h ^ (uint32_t)len) * 16777619u;
     h ^= h >> 16;
     h *= 0x85EBCA6Bu;
     h ^= h >> 13;
     return h;
 }
 
+#else
+/* Small targets hash a byte at a time (the same start and finish; an index
+ * only ever compares hashes made by one build). */
+void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs) { hs->h = 2166136261u; }
+
+void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n) {
+    const uint8_t *p = (const uint8_t *)data;
+    for (size_t i = 0; i < n; i++) {
+        hs->h = (hs->h ^ p[i]) * 16777619u;
+    }
+}
+
+uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs, size_t len) {
+    uint32_t h = (hs->h ^ (uint32_t)len) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    return h;
+}
+#endif
+
 uint32_t ctxc__ids_hash(ctxc_str_t id) {
     ctxc__ids_hasher_t hs;
-    ctxc__ids_hash_start(&hs, id.len);
+    ctxc__ids_hash_start(&hs);
     ctxc__ids_hash_feed(&hs, id.ptr, id.len);
-    return ctxc__ids_hash_end(&hs);
+    return ctxc__ids_hash_end(&hs, id.len);
 }
 
 static bool slot_free(const ctxc__id_slot_t *s) {

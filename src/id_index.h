@@ -63,20 +63,21 @@ void ctxc__ids_init_for(ctxc__id_index_t *ix, void *mem, size_t bytes,
 void ctxc__ids_attach(ctxc__id_index_t *ix, void *mem, size_t bytes,
                       size_t used);
 
-/* Hash of an id (FNV-style over its bytes, four at a time). */
+/* Hash of an id (FNV-style over its bytes: four at a time on 64-bit hosts,
+ * one at a time on small targets). */
 uint32_t ctxc__ids_hash(ctxc_str_t id);
 
 /* The hash of an id whose bytes arrive in pieces (e.g. while a JSON string
- * is decoded): start with its total length, feed the pieces, end. Equal to
+ * is decoded): start, feed the pieces, end with the total length. Equal to
  * ctxc__ids_hash of the whole. */
 typedef struct {
     uint32_t h;
     uint8_t tail[4];
     unsigned ntail;
 } ctxc__ids_hasher_t;
-void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs, size_t len);
+void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs);
 void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n);
-uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs);
+uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs, size_t len);
 
 /* The slot of `id`, or NULL when the table does not hold it. */
 ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,

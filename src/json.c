@@ -7,6 +7,7 @@
 #include <emmintrin.h> /* x86-64 hosts: sixteen bytes at a time */
 #endif
 
+#include "compiler.h"
 #include "error.h"
 #include "json.h"
 #include "json_tok.h"
@@ -64,22 +65,13 @@ size_t ctxc__utf8_encode(uint32_t cp, char out[4]) {
         out[0] = (char)cp;
         return 1;
     }
-    if (cp < 0x800u) {
-        out[0] = (char)(0xC0u | (cp >> 6));
-        out[1] = (char)(0x80u | (cp & 0x3Fu));
-        return 2;
+    size_t n = cp < 0x800u ? 2u : cp < 0x10000u ? 3u : 4u;
+    for (size_t i = n - 1u; i > 0; i--, cp >>= 6) {
+        out[i] = (char)(0x80u | (cp & 0x3Fu));
     }
-    if (cp < 0x10000u) {
-        out[0] = (char)(0xE0u | (cp >> 12));
-        out[1] = (char)(0x80u | ((cp >> 6) & 0x3Fu));
-        out[2] = (char)(0x80u | (cp & 0x3Fu));
-        return 3;
-    }
-    out[0] = (char)(0xF0u | (cp >> 18));
-    out[1] = (char)(0x80u | ((cp >> 12) & 0x3Fu));
-    out[2] = (char)(0x80u | ((cp >> 6) & 0x3Fu));
-    out[3] = (char)(0x80u | (cp & 0x3Fu));
-    return 4;
+    /* the lead byte: 110xxxxx, 1110xxxx or 11110xxx */
+    out[0] = (char)(uint8_t)((0xF00u >> n) | cp);
+    return n;
 }
 
 bool ctxc__utf8_valid(const char *s, size_t len, size_t *bad_at) {
@@ -152,6 +144,37 @@ static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
     return true;
 }
 
+/* The \\u escape at s[at] (a backslash, then 'u'): its code point (a
+ * surrogate pair joined) in *cp and its length (6 or 12) in *len, or what
+ * is wrong with it: U_HEX (*len: the 1-based position of the first bad or
+ * missing digit), U_LOW (a lone low surrogate), U_HIGH (a high surrogate
+ * without a low one after it). */
+enum { U_OK, U_HEX, U_LOW, U_HIGH };
+
+static int u_escape(const uint8_t *s, size_t n, size_t at, uint32_t *cp,
+                    size_t *len) {
+    uint32_t v, lo;
+    if (!hex4_at(s, n, at + 2, &v, len)) {
+        return U_HEX;
+    }
+    if (v >= 0xDC00u && v <= 0xDFFFu) {
+        return U_LOW;
+    }
+    *len = 6;
+    if (v >= 0xD800u && v <= 0xDBFFu) {
+        size_t bad;
+        if (!(at + 7 < n && s[at + 6] == '\\' && s[at + 7] == 'u' &&
+              hex4_at(s, n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
+              lo <= 0xDFFFu)) {
+            return U_HIGH;
+        }
+        v = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
+        *len = 12;
+    }
+    *cp = v;
+    return U_OK;
+}
+
 /* Messages shared by the iterator and the scanner. */
 static const char BAD_JSON[] = "invalid JSON at byte %z: %s";
 static const char LONE_LOW[] = "lone low surrogate escape at byte %z";
@@ -178,40 +201,24 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
             it->pos = at + 2;
             return 1;
         }
-        switch (e) {
-        case 'u': {
-            size_t bad;
-            if (!hex4_at(u, it->n, at + 2, &v, &bad)) {
-                ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 1,
-                           "bad \\u escape (4 hex digits needed)");
-                return -1;
-            }
-            if (v >= 0xDC00u && v <= 0xDFFFu) {
-                ctxc__fail(err, CTXC_E_UTF8, LONE_LOW, at + 1);
-                return -1;
-            }
-            if (v >= 0xD800u && v <= 0xDBFFu) {
-                uint32_t lo;
-                if (at + 7 < it->n && it->p[at + 6] == '\\' &&
-                    it->p[at + 7] == 'u' &&
-                    hex4_at(u, it->n, at + 8, &lo, &bad) && lo >= 0xDC00u &&
-                    lo <= 0xDFFFu) {
-                    *cp = 0x10000u + ((v - 0xD800u) << 10) + (lo - 0xDC00u);
-                    it->pos = at + 12;
-                    return 1;
-                }
-                ctxc__fail(err, CTXC_E_UTF8, LONE_HIGH, at + 1);
-                return -1;
-            }
-            *cp = v;
-            it->pos = at + 6;
-            return 1;
-        }
-        default:
+        if (e != 'u') {
             ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, at + 2,
                        "unknown escape in string");
             return -1;
         }
+        size_t len;
+        int r = u_escape(u, it->n, at, cp, &len);
+        if (r != U_OK) {
+            /* each message takes the byte; the first also the reason */
+            ctxc__fail(err, r == U_HEX ? CTXC_E_PARSE : CTXC_E_UTF8,
+                       r == U_HEX   ? BAD_JSON
+                       : r == U_LOW ? LONE_LOW
+                                    : LONE_HIGH,
+                       at + 1, "bad \\u escape (4 hex digits needed)");
+            return -1;
+        }
+        it->pos = at + len;
+        return 1;
     }
     if (it->kind == CTXC__SRC_JSTR && c < 0x20u) {
         ctxc__fail(err, CTXC_E_PARSE, BAD_JSON, it->pos + 1,
@@ -240,7 +247,7 @@ static bool is_plain(uint8_t c) {
     return c >= 0x20u && c < 0x80u && c != '"' && c != '\\';
 }
 
-static bool is_json_ws(uint8_t c) {
+CTXC__SIZE_NOINLINE static bool is_json_ws(uint8_t c) {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
@@ -440,12 +447,14 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
 }
 #endif
 
+#ifdef CTXC__HOST_FAST
 /* Length (2..4) of the valid UTF-8 sequence at s[0..n) whose first byte is
  * >= 0x80, or 0. */
 static size_t utf8_seq(const uint8_t *s, size_t n) {
     uint32_t cp;
     return ctxc__utf8_decode(s, n, &cp);
 }
+#endif
 
 /* ---- escaping ------------------------------------------------------------ */
 
@@ -518,9 +527,26 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         ctxc__put(out, p, n);
         return CTXC_OK;
     }
+    const uint8_t *u = (const uint8_t *)p;
+#ifndef CTXC__HOST_FAST
+    /* a JSON string body: runs of plain bytes are copied at once, the rest
+     * goes through the code point iterator */
+    ctxc__cp_iter_t it = {p, n, 0, kind};
+    for (;;) {
+        size_t run = it.pos;
+        it.pos = skip_plain(u, it.pos, n);
+        ctxc__put(out, p + run, it.pos - run);
+        uint32_t cp;
+        int r = ctxc__cp_next(&it, &cp, err);
+        if (r <= 0) {
+            return r < 0 ? (err != NULL ? err->status : CTXC_E_PARSE) : CTXC_OK;
+        }
+        char b[4];
+        ctxc__put(out, b, ctxc__utf8_encode(cp, b));
+    }
+#else
     /* a JSON string body: runs of plain bytes and valid UTF-8 are copied at
      * once; escapes (and errors) go through the code point iterator */
-    const uint8_t *u = (const uint8_t *)p;
     size_t i = 0;
     while (i < n) {
         size_t run = i;
@@ -554,10 +580,12 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         }
     }
     return CTXC_OK;
+#endif
 }
 
-bool ctxc__src_equals(const char *p, size_t n, ctxc__src_kind_t kind,
-                      const char *s, size_t slen) {
+CTXC__SIZE_NOINLINE bool ctxc__src_equals(const char *p, size_t n,
+                                          ctxc__src_kind_t kind, const char *s,
+                                          size_t slen) {
     if (kind != CTXC__SRC_JSTR) {
         return n == slen && (n == 0 || memcmp(p, s, n) == 0);
     }
@@ -723,25 +751,18 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
         uint8_t e = s[i + 1];
         uint32_t cp;
         if (e == 'u') {
-            size_t bad;
-            if (!hex4_at(s, n, i + 2, &cp, &bad)) {
-                return syntax_at(sc, bad,
+            size_t len;
+            int r = u_escape(s, n, i, &cp, &len);
+            if (r == U_HEX) {
+                return syntax_at(sc, len,
                                  "bad \\u escape (4 hex digits needed)");
             }
-            if (cp >= 0xDC00u && cp <= 0xDFFFu) {
-                return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_LOW, i + 6);
-            }
-            size_t len = 6;
-            if (cp >= 0xD800u && cp <= 0xDBFFu) {
-                uint32_t lo = 0;
-                if (!(i + 7 < n && s[i + 6] == '\\' && s[i + 7] == 'u' &&
-                      hex4_at(s, n, i + 8, &lo, &bad) && lo >= 0xDC00u &&
-                      lo <= 0xDFFFu)) {
-                    return ctxc__fail(sc->err, CTXC_E_UTF8, LONE_HIGH,
-                                      i + 7 < n ? i + 8 : n);
-                }
-                cp = 0x10000u + ((cp - 0xD800u) << 10) + (lo - 0xDC00u);
-                len = 12;
+            if (r != U_OK) {
+                return ctxc__fail(sc->err, CTXC_E_UTF8,
+                                  r == U_LOW ? LONE_LOW : LONE_HIGH,
+                                  r == U_LOW  ? i + 6
+                                  : i + 7 < n ? i + 8
+                                              : n);
             }
             /* JSON.stringify writes \\u only for controls without a short
              * form (\\b \\t \\n \\f \\r are 8, 9, 10, 12, 13), in lower case */
@@ -1058,6 +1079,18 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     for (size_t i = pos; i < len; i++) {
         char c = js[i];
         if (in_str) {
+#ifndef CTXC__HOST_FAST
+            /* small targets: byte by byte, an escape's second byte skipped */
+            if (c == '\\') {
+                i++;
+            } else if (c == '"') {
+                in_str = false;
+                if (depth == 0) {
+                    return i + 1;
+                }
+            }
+            continue;
+#else
             /* to the next quote that no backslash escapes */
             const char *q = memchr(js + i, '"', len - i);
             if (q == NULL) {
@@ -1076,6 +1109,7 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
                 }
             }
             continue;
+#endif
         }
         switch (c) {
         case '"':
@@ -1107,29 +1141,6 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
-/* The position after the canonical JSON string starting at js[pos] (its
- * closing quote is the first '"' after an even run of backslashes), or len.
- * A long string is crossed with memchr, not byte by byte. */
-static size_t skip_string(const char *js, size_t len, size_t pos) {
-    size_t i = pos + 1;
-    while (i < len) {
-        const char *q = memchr(js + i, '"', len - i);
-        if (q == NULL) {
-            return len;
-        }
-        size_t at = (size_t)(q - js);
-        size_t bs = 0;
-        while (at - bs > pos + 1 && js[at - bs - 1] == '\\') {
-            bs++;
-        }
-        if (bs % 2 == 0) {
-            return at + 1;
-        }
-        i = at + 1;
-    }
-    return len;
-}
-
 bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
                                size_t n, ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
@@ -1146,16 +1157,18 @@ bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
         if (vstart > len) {
             break;
         }
-        size_t vend = o[vstart] == '"' ? skip_string(o, len, vstart)
-                                       : ctxc__json_skip_value(o, len, vstart);
+        size_t vend = ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
+#ifdef CTXC__HOST_FAST
         bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
+#else
+        const bool plain = false; /* the general comparison below */
+#endif
         for (size_t k = 0; k < best; k++) {
             size_t klen = strlen(keys[k]);
             if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                      : rawlen >= klen &&
-                            ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                             keys[k], klen)) {
+                      : ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
+                                         keys[k], klen)) {
                 best = k;
                 value->ptr = o + vstart;
                 value->len = vend - vstart;

@@ -40,17 +40,19 @@ static size_t tok_n(const doc_t *d, int i) {
 
 static bool tok_is(const doc_t *d, int i, const char *s) {
     const ctxc__jtok_t *t = &d->t[i];
-    if (t->type != CTXC__JT_STRING || (t->flags & CTXC__JF_ESCAPES) != 0) {
-        return ctxc__jtok_is(d->js, t, s);
-    }
-    const char *p = d->js + t->start; /* the common case, inline */
-    size_t n = t->end - t->start;
-    for (size_t k = 0; k < n; k++) {
-        if (p[k] != s[k] || s[k] == '\0') {
-            return false;
+#ifdef CTXC__HOST_FAST
+    if (t->type == CTXC__JT_STRING && (t->flags & CTXC__JF_ESCAPES) == 0) {
+        const char *p = d->js + t->start; /* the common case, inline */
+        size_t n = t->end - t->start;
+        for (size_t k = 0; k < n; k++) {
+            if (p[k] != s[k] || s[k] == '\0') {
+                return false;
+            }
         }
+        return s[n] == '\0';
     }
-    return s[n] == '\0';
+#endif
+    return ctxc__jtok_is(d->js, t, s);
 }
 
 static bool tok_null(const doc_t *d, int i) {
@@ -210,20 +212,20 @@ static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
 /* ---- IContent ------------------------------------------------------------ */
 
 /* Blocks whose sources are kept: the record writer and the store's
- * pairing check each ask for every block, the second time from here (a few
- * on small targets, for their stacks). */
-#ifdef CTXC__SCAN_STATS
+ * pairing check each ask for every block, the second time from here (64-bit
+ * hosts; small targets resolve a block again, for their stacks and flash). */
+#ifdef CTXC__HOST_FAST
 #define IC_KEPT 8
-#else
-#define IC_KEPT 2
 #endif
 
 typedef struct {
     const doc_t *d;
     int blocks; /* array token */
     child_cache_t cache;
+#ifdef IC_KEPT
     size_t nkept; /* blocks 0 .. nkept-1 are in `kept` */
     ctxc__block_src_t kept[IC_KEPT];
+#endif
 } ic_ctx_t;
 
 /* Resolves block element `el` into a source, validating it. */
@@ -320,15 +322,19 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
 CTXC__NOINLINE static ctxc_status_t
 ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out, ctxc_error_t *err) {
     ic_ctx_t *c = (ic_ctx_t *)ctx;
+#ifdef IC_KEPT
     if (i < c->nkept) {
         *out = c->kept[i];
         return CTXC_OK;
     }
+#endif
     int el = nth_child(c->d, c->blocks, (int)i, &c->cache);
     ctxc_status_t st = ic_block(c->d, el, i, out, err);
+#ifdef IC_KEPT
     if (st == CTXC_OK && i == c->nkept && i < IC_KEPT) {
         c->kept[c->nkept++] = *out;
     }
+#endif
     return st;
 }
 
@@ -372,7 +378,9 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
     c.d = d;
     c.blocks = v[1];
     c.cache = (child_cache_t){-1, 0, 0};
+#ifdef IC_KEPT
     c.nkept = 0;
+#endif
     ctxc__entry_src_t src = {
         (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
         v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
@@ -580,25 +588,27 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     c.tool_calls = -1;
     c.tool_call_id = -1;
     c.cache.container = -1;
-    ctxc_speaker_t speaker;
-    ctxc__src_t meta = {NULL, 0, CTXC__SRC_RAW};
-    bool assistant = tok_is(d, v[ROLE], "assistant");
-    bool tool = tok_is(d, v[ROLE], "tool");
-    if (tok_is(d, v[ROLE], "user") || tok_is(d, v[ROLE], "system")) {
-        speaker = CTXC_SPEAKER_HUMAN;
-        if (tok_is(d, v[ROLE], "system")) {
-            meta = (ctxc__src_t){"{\"source_role\":\"system\"}", 24,
-                                 CTXC__SRC_RAW};
-        }
-    } else if (assistant) {
-        speaker = CTXC_SPEAKER_AI;
-    } else if (tool) {
-        speaker = CTXC_SPEAKER_TOOL;
-    } else {
+    /* the roles and the speakers they become */
+    static const char *const roles[] = {"system", "user", "assistant", "tool"};
+    static const uint8_t role_speaker[] = {CTXC_SPEAKER_HUMAN,
+                                           CTXC_SPEAKER_HUMAN, CTXC_SPEAKER_AI,
+                                           CTXC_SPEAKER_TOOL};
+    unsigned role = 0;
+    while (role < 4 && !tok_is(d, v[ROLE], roles[role])) {
+        role++;
+    }
+    if (role == 4) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "unknown role %q (system, user, assistant or tool "
                           "expected)",
                           tok_p(d, v[ROLE]), tok_n(d, v[ROLE]));
+    }
+    ctxc_speaker_t speaker = (ctxc_speaker_t)role_speaker[role];
+    bool assistant = role == 2;
+    bool tool = role == 3;
+    ctxc__src_t meta = {NULL, 0, CTXC__SRC_RAW};
+    if (role == 0) {
+        meta = (ctxc__src_t){"{\"source_role\":\"system\"}", 24, CTXC__SRC_RAW};
     }
     if (v[NAME] >= 0 && (st = want_type(d, v[NAME], CTXC__JT_STRING, "'name'",
                                         err)) != CTXC_OK) {
@@ -711,25 +721,16 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
     return CTXC_OK;
 }
 
-static ctxc_status_t line_fail(ctxc_import_t *imp, ctxc_status_t st,
-                               ctxc_error_t *err) {
-    ctxc_import_abort(imp);
-    if (err != NULL) {
-        err->status = st;
-        err->line = imp->line;
-    }
-    return st;
-}
-
 ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
                                ctxc_error_t *err) {
     if (imp == NULL || !imp->active) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
     }
     imp->line++;
+    ctxc_status_t st;
     if (line == NULL && len != 0) {
-        return line_fail(imp, ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line"),
-                         err);
+        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
+        goto fail;
     }
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
         len--;
@@ -744,41 +745,37 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
     }
     ctxc_history_t *h = imp->history;
     if (len > h->arena_bytes) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_TOO_LARGE,
-                                    "line is %z bytes, larger than the history "
-                                    "arena (%z bytes)",
-                                    len, h->arena_bytes),
-                         err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
+                        "line is %z bytes, larger than the history arena (%z "
+                        "bytes)",
+                        len, h->arena_bytes);
+        goto fail;
     }
     if (len > 0x7FFFFFFFu) {
-        return line_fail(
-            imp, ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long"), err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long");
+        goto fail;
     }
     /* one pass: syntax, UTF-8, escapes, surrogates, depth, tokens */
     ctxc__jtok_t *tokens = (ctxc__jtok_t *)(void *)imp->tokens_;
     size_t n = 0;
-    ctxc_status_t st =
-        ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
-                              CTXC_CFG_JSON_MAX_TOKENS, &n, err);
+    st = ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
+                               CTXC_CFG_JSON_MAX_TOKENS, &n, err);
     if (st != CTXC_OK) {
-        return line_fail(imp, st, err);
+        goto fail;
     }
     if (n > CTXC_CFG_JSON_MAX_TOKENS) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_TOO_LARGE,
-                                    "line has more than %u JSON tokens "
-                                    "(CTXC_CFG_JSON_MAX_TOKENS)",
-                                    (unsigned)CTXC_CFG_JSON_MAX_TOKENS),
-                         err);
+        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
+                        "line has more than %u JSON tokens "
+                        "(CTXC_CFG_JSON_MAX_TOKENS)",
+                        (unsigned)CTXC_CFG_JSON_MAX_TOKENS);
+        goto fail;
     }
     doc_t d = {line, tokens, (int)n};
     if (tokens[0].type != CTXC__JT_OBJECT) {
-        return line_fail(imp,
-                         ctxc__fail(err, CTXC_E_PARSE,
-                                    "a line must hold a JSON object, not %s",
-                                    type_name(tokens[0].type)),
-                         err);
+        st = ctxc__fail(err, CTXC_E_PARSE,
+                        "a line must hold a JSON object, not %s",
+                        type_name(tokens[0].type));
+        goto fail;
     }
     ctxc_format_t fmt = imp->format;
     if (fmt == CTXC_FORMAT_AUTO) {
@@ -794,21 +791,25 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
             key = skip(&d, key + 1);
         }
         if (fmt == CTXC_FORMAT_AUTO) {
-            return line_fail(
-                imp,
-                ctxc__fail(err, CTXC_E_PARSE,
-                           "neither an entry (no 'speaker' key) nor an OpenAI "
-                           "chat message (no 'role' key)"),
-                err);
+            st = ctxc__fail(err, CTXC_E_PARSE,
+                            "neither an entry (no 'speaker' key) nor an OpenAI "
+                            "chat message (no 'role' key)");
+            goto fail;
         }
         imp->format = fmt;
     }
     st = fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
                                      : import_openai(h, &d, err);
-    if (st != CTXC_OK) {
-        return line_fail(imp, st, err);
+    if (st == CTXC_OK) {
+        return CTXC_OK;
     }
-    return CTXC_OK;
+fail: /* the whole import is rolled back; the error names the line */
+    ctxc_import_abort(imp);
+    if (err != NULL) {
+        err->status = st;
+        err->line = imp->line;
+    }
+    return st;
 }
 
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
@@ -870,7 +871,10 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
     bool first = true;
     while (ctxc_entry_next_block(e, &cur, &b)) {
         const ctxc__block_desc_t *d = &ctxc__block_desc[b.type];
-        ctxc__stream_puts(w, first ? "{\"type\":\"" : ",{\"type\":\"");
+        if (!first) {
+            ctxc__stream_put(w, ",", 1);
+        }
+        ctxc__stream_puts(w, "{\"type\":\"");
         first = false;
         ctxc__stream_puts(w, d->name);
         ctxc__stream_put(w, "\"", 1);

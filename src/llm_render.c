@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctxc/llm.h"
+#include "record.h"
 
 typedef struct {
     ctxc_llm_write_fn w;
@@ -18,13 +19,25 @@ static void put(out_t *o, const char *p, size_t n) {
     }
 }
 
-static void puts_(out_t *o, const char *s) { put(o, s, strlen(s)); }
-
 static void put_str(out_t *o, ctxc_str_t s) {
     if (s.ptr != NULL) {
         put(o, s.ptr, s.len);
     }
 }
+
+/* How each block type is written: text, \1..\5 the block's fields (the
+ * order of ctxc__block_desc), \21..\25 "when field 1..5 is absent, go on
+ * after its reference" (an optional part). */
+#define FIELD_REFS "\1\2\3\4\5\21\22\23\24\25"
+static const char *const layout[CTXC_BLOCK_TYPE_COUNT] = {
+    [CTXC_BLOCK_TEXT] = "\1",
+    [CTXC_BLOCK_TOOL_CALL] = "[Tool Call: \2] \3",
+    [CTXC_BLOCK_TOOL_RESPONSE] = "[Tool Result: \2]\24\nError: \4\n\3",
+    [CTXC_BLOCK_THINKING] = "[Reasoning left out]",
+    [CTXC_BLOCK_CODE] = "```\2\n\1\n```",
+    [CTXC_BLOCK_MEDIA] = "[Attachment: \1\24, caption: \4\25, file: \5; "
+                         "content not included]",
+};
 
 ctxc_status_t ctxc_llm_render_entry(const ctxc_entry_t *e, unsigned flags,
                                     ctxc_llm_write_fn write, void *user) {
@@ -39,55 +52,26 @@ ctxc_status_t ctxc_llm_render_entry(const ctxc_entry_t *e, unsigned flags,
             continue;
         }
         if (!first) {
-            puts_(o, "\n\n");
+            put(o, "\n\n", 2);
         }
         first = false;
-        switch (b.type) {
-        case CTXC_BLOCK_TEXT:
-            put_str(o, b.u.text.text);
-            break;
-        case CTXC_BLOCK_TOOL_CALL:
-            puts_(o, "[Tool Call: ");
-            put_str(o, b.u.tool_call.name);
-            puts_(o, "] ");
-            put_str(o, b.u.tool_call.parameters);
-            break;
-        case CTXC_BLOCK_TOOL_RESPONSE:
-            puts_(o, "[Tool Result: ");
-            put_str(o, b.u.tool_response.tool_name);
-            puts_(o, "]");
-            if (b.u.tool_response.error.ptr != NULL) {
-                puts_(o, "\nError: ");
-                put_str(o, b.u.tool_response.error);
+        const char *t =
+            (unsigned)b.type < CTXC_BLOCK_TYPE_COUNT ? layout[b.type] : "";
+        while (*t != '\0') {
+            unsigned c = (unsigned char)*t;
+            if (c >= 0x11u && c <= 0x15u) { /* an optional part */
+                if (ctxc__block_field(&b, c - 0x11u).ptr == NULL) {
+                    t = strchr(t, (int)(c - 0x10u));
+                }
+                t++;
+            } else if (c <= 5u) {
+                put_str(o, ctxc__block_field(&b, c - 1u));
+                t++;
+            } else {
+                size_t n = strcspn(t, FIELD_REFS);
+                put(o, t, n);
+                t += n;
             }
-            puts_(o, "\n");
-            put_str(o, b.u.tool_response.result);
-            break;
-        case CTXC_BLOCK_THINKING:
-            puts_(o, "[Reasoning left out]");
-            break;
-        case CTXC_BLOCK_CODE:
-            puts_(o, "```");
-            put_str(o, b.u.code.language);
-            puts_(o, "\n");
-            put_str(o, b.u.code.code);
-            puts_(o, "\n```");
-            break;
-        case CTXC_BLOCK_MEDIA:
-            puts_(o, "[Attachment: ");
-            put_str(o, b.u.media.mime_type);
-            if (b.u.media.caption.ptr != NULL) {
-                puts_(o, ", caption: ");
-                put_str(o, b.u.media.caption);
-            }
-            if (b.u.media.filename.ptr != NULL) {
-                puts_(o, ", file: ");
-                put_str(o, b.u.media.filename);
-            }
-            puts_(o, "; content not included]");
-            break;
-        default:
-            break;
         }
     }
     return o->st;

@@ -33,32 +33,24 @@ enum { IDS_STALE = 0, IDS_VALID = 1, IDS_FULL = 2 };
 
 /* ---- ids of entry sources ------------------------------------------------ */
 
-/* ctxc__ids_hash of the decoded id (two passes: its length, then its
- * bytes). */
+/* ctxc__ids_hash of the decoded id (one pass; the length goes in last). */
 static uint32_t src_hash(const ctxc__src_t *f) {
     if (f->kind != CTXC__SRC_JSTR) { /* the bytes are the id */
         ctxc_str_t s = {f->p, f->n};
         return ctxc__ids_hash(s);
     }
+    ctxc__ids_hasher_t hs;
+    ctxc__ids_hash_start(&hs);
     size_t len = 0;
-    for (int pass = 0;; pass++) {
-        ctxc__ids_hasher_t hs;
-        ctxc__ids_hash_start(&hs, len);
-        ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
-        uint32_t cp;
-        while (ctxc__cp_next(&it, &cp, NULL) > 0) {
-            char b[4];
-            size_t k = ctxc__utf8_encode(cp, b);
-            if (pass == 0) {
-                len += k;
-            } else {
-                ctxc__ids_hash_feed(&hs, b, k);
-            }
-        }
-        if (pass == 1) {
-            return ctxc__ids_hash_end(&hs);
-        }
+    ctxc__cp_iter_t it = {f->p, f->n, 0, f->kind};
+    uint32_t cp;
+    while (ctxc__cp_next(&it, &cp, NULL) > 0) {
+        char b[4];
+        size_t k = ctxc__utf8_encode(cp, b);
+        len += k;
+        ctxc__ids_hash_feed(&hs, b, k);
     }
+    return ctxc__ids_hash_end(&hs, len);
 }
 
 static bool src_eq(const ctxc__src_t *f, ctxc_str_t s) {
@@ -331,41 +323,41 @@ static ctxc_status_t check_chunk(ctxc_history_t *h, size_t pos, bool replace,
     } else {
         scan_store(h, skip, ids, n);
     }
+    /* what the store holds already for each id: a message for each
+     * conflict, all with the same arguments (block, id, entry) */
+    static const char *const conflict[] = {
+        "block %z (tool_call): id %q is already used by the tool_call in "
+        "entry %z; call ids must be unique",
+        "block %z (tool_call): id %q was answered before the call "
+        "(tool_response in entry %z); a tool_response must come after its "
+        "tool_call",
+        "block %z (tool_response): call %q already has a tool_response (entry "
+        "%z); a call has one response",
+        "block %z (tool_response): its tool_call %q comes later (entry %z); a "
+        "tool_response must come after its tool_call"};
     for (size_t k = 0; k < n; k++) {
         const new_id_t *d = &ids[k];
-        size_t blk = d->block;
-        if (d->type == CTXC_BLOCK_TOOL_CALL) {
-            if (d->call != NONE) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_call): id %q is already "
-                                  "used by the tool_call in entry %z; call "
-                                  "ids must be unique",
-                                  blk, d->id.p, d->id.n, (size_t)d->call);
-            }
-            if (d->resp != NONE && d->resp < pos) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_call): id %q was answered "
-                                  "before the call (tool_response in entry "
-                                  "%z); a tool_response must come after its "
-                                  "tool_call",
-                                  blk, d->id.p, d->id.n, (size_t)d->resp);
-            }
+        unsigned which;
+        uint32_t entry;
+        if (d->type == CTXC_BLOCK_TOOL_CALL && d->call != NONE) {
+            which = 0;
+            entry = d->call;
+        } else if (d->type == CTXC_BLOCK_TOOL_CALL && d->resp != NONE &&
+                   d->resp < pos) {
+            which = 1;
+            entry = d->resp;
+        } else if (d->type != CTXC_BLOCK_TOOL_CALL && d->resp != NONE) {
+            which = 2;
+            entry = d->resp;
+        } else if (d->type != CTXC_BLOCK_TOOL_CALL && d->call != NONE &&
+                   d->call > pos) {
+            which = 3;
+            entry = d->call;
         } else {
-            if (d->resp != NONE) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_response): call %q already "
-                                  "has a tool_response (entry %z); a call has "
-                                  "one response",
-                                  blk, d->id.p, d->id.n, (size_t)d->resp);
-            }
-            if (d->call != NONE && d->call > pos) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "block %z (tool_response): its tool_call %q "
-                                  "comes later (entry %z); a tool_response "
-                                  "must come after its tool_call",
-                                  blk, d->id.p, d->id.n, (size_t)d->call);
-            }
+            continue;
         }
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, conflict[which],
+                          (size_t)d->block, d->id.p, d->id.n, (size_t)entry);
     }
     return CTXC_OK;
 }

@@ -57,21 +57,14 @@ ctxc_status_t ctxc__entry_edit_block(void *ctx, size_t i,
         }
         ed->next_out++;
     }
-    memset(out, 0, sizeof *out);
-    out->type = b.type;
+    /* the store's canonical bytes, or an edit's canonical text: copied,
+     * not validated again */
+    ctxc__block_src_of(&b, CTXC__SRC_VALID, out);
     size_t src = ed->next_src - 1; /* the source block of b */
     if (ed->tokens != NULL && src < ed->ntokens &&
         ed->tokens[src] != UINT32_MAX) {
         out->has_tokens = true;
         out->tokens = ed->tokens[src];
-    }
-    for (unsigned f = 0; f < ctxc__block_desc[b.type].nfields; f++) {
-        ctxc_str_t v = ctxc__block_field(&b, f);
-        out->f[f].p = v.ptr;
-        out->f[f].n = v.len;
-        /* the store's canonical bytes, or an edit's canonical text:
-         * copied, not validated again */
-        out->f[f].kind = CTXC__SRC_VALID;
     }
     return CTXC_OK;
 }
@@ -191,8 +184,7 @@ ctxc_status_t ctxc_plan_insert(ctxc_plan_t *plan, const ctxc_entry_in_t *in,
 
 /* The arena bytes of the kept run [from, to) (records are packed in entry
  * order: a run is one span). */
-CTXC__NOINLINE static size_t run_start(const ctxc_history_t *h,
-                                       const ctxc_plan_op_t *op) {
+static size_t run_start(const ctxc_history_t *h, const ctxc_plan_op_t *op) {
     return op->to > op->from ? h->slots[op->from].offset : 0;
 }
 
@@ -204,85 +196,37 @@ static size_t run_bytes(const ctxc_history_t *h, const ctxc_plan_op_t *op) {
     return last->offset + last->size - h->slots[op->from].offset;
 }
 
-/* Moves every kept run to its place in the new layout, each byte once.
- * Runs keep their order, so a run that moves down only lands on the old
- * bytes of runs before it (moved already when going up the arena), and a
- * run that moves up only on those of runs after it (moved already when
- * going down): two sweeps. Reads the old slots, writes none. */
-static void place_runs(ctxc_history_t *h, const ctxc_plan_t *plan,
-                       size_t new_used) {
-    size_t pos = 0;
-    for (size_t k = 0; k < plan->count; k++) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            size_t from = run_start(h, op), n = run_bytes(h, op);
-            if (pos < from) {
-                memmove(h->arena + pos, h->arena + from, n);
+/* Moves every kept run to its place in the new layout, each byte once:
+ * the arena's records (`slots` false) or the slot array (true; an insert
+ * takes one slot). Runs keep their order, so a run that moves down only
+ * lands on the old bytes of runs before it (moved already when going up),
+ * and a run that moves up only on those of runs after it (moved already
+ * when going down): two sweeps. The arena pass reads the old slots, so it
+ * comes first. */
+static void place_runs(ctxc_history_t *h, const ctxc_plan_t *plan, size_t total,
+                       bool slots) {
+    uint8_t *base = slots ? (uint8_t *)h->slots : h->arena;
+    for (int down = 0; down < 2; down++) {
+        size_t pos = down ? total : 0;
+        for (size_t q = 0; q < plan->count; q++) {
+            const ctxc_plan_op_t *op =
+                &plan->ops[down ? plan->count - 1 - q : q];
+            size_t from = 0, n;
+            if (op->kind != CTXC_PLAN_KEEP) {
+                n = slots ? sizeof(ctxc_slot_t) : op->size;
+            } else if (slots) {
+                from = op->from * sizeof(ctxc_slot_t);
+                n = (op->to - op->from) * sizeof(ctxc_slot_t);
+            } else {
+                from = run_start(h, op);
+                n = run_bytes(h, op);
             }
-            pos += n;
-        } else {
-            pos += op->size;
-        }
-    }
-    pos = new_used;
-    for (size_t k = plan->count; k-- > 0;) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            size_t from = run_start(h, op), n = run_bytes(h, op);
-            pos -= n;
-            if (pos > from) {
-                memmove(h->arena + pos, h->arena + from, n);
+            pos -= down ? n : 0;
+            if (op->kind == CTXC_PLAN_KEEP &&
+                (down ? pos > from : pos < from)) {
+                memmove(base + pos, base + from, n);
             }
-        } else {
-            pos -= op->size;
-        }
-    }
-}
-
-/* The same for the kept slots (their own displacement: index, not bytes),
- * with their new offsets. */
-static void place_slots(ctxc_history_t *h, const ctxc_plan_t *plan,
-                        size_t new_count, size_t new_used) {
-    size_t j = 0, pos = 0;
-    for (size_t k = 0; k < plan->count; k++) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind != CTXC_PLAN_KEEP) {
-            j++;
-            pos += op->size;
-        } else if (j <= op->from) {
-            for (size_t i = op->from; i < op->to; i++) {
-                ctxc_slot_t s = h->slots[i];
-                s.offset = (uint32_t)pos;
-                pos += s.size;
-                h->slots[j++] = s;
-            }
-        } else {
-            j += op->to - op->from;
-            pos += run_bytes(h, op);
-        }
-    }
-    j = new_count;
-    pos = new_used;
-    for (size_t k = plan->count; k-- > 0;) {
-        const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind != CTXC_PLAN_KEEP) {
-            j--;
-            pos -= op->size;
-            continue;
-        }
-        size_t n = op->to - op->from;
-        j -= n;
-        if (j > op->from) {
-            size_t from = run_start(h, op);
-            pos -= run_bytes(h, op);
-            for (size_t i = op->to; i-- > op->from;) {
-                ctxc_slot_t s = h->slots[i];
-                s.offset = (uint32_t)(pos + (s.offset - from));
-                h->slots[j + (i - op->from)] = s;
-            }
-        } else {
-            /* placed by the first sweep: its bytes start at the slot */
-            pos = n > 0 ? h->slots[j].offset : pos;
+            pos += down ? 0 : n;
         }
     }
 }
@@ -350,8 +294,8 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     }
     /* 2. move the kept records, each once, then their slots; 3. copy the
      * inserted records into the gaps left between them */
-    place_runs(h, plan, new_used);
-    place_slots(h, plan, new_count, new_used);
+    place_runs(h, plan, new_used, false);
+    place_runs(h, plan, new_count * sizeof(ctxc_slot_t), true);
     /* the inserts' tokens as they are when they were counted with the
      * store's estimator, else counted again with it */
     bool counted = inserts > 0 && plan->counted_ == inserts &&
@@ -361,13 +305,11 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     size_t j = 0, pos = 0;
     for (size_t k = 0; k < plan->count; k++) {
         const ctxc_plan_op_t *op = &plan->ops[k];
-        if (op->kind == CTXC_PLAN_KEEP) {
-            size_t n = op->to - op->from;
-            if (n > 0) {
-                const ctxc_slot_t *last = &h->slots[j + n - 1];
-                pos = last->offset + last->size;
+        if (op->kind == CTXC_PLAN_KEEP) { /* the kept slots' new offsets */
+            for (size_t n = op->to - op->from; n > 0; n--, j++) {
+                h->slots[j].offset = (uint32_t)pos;
+                pos += h->slots[j].size;
             }
-            j += n;
             continue;
         }
         memcpy(h->arena + pos, plan->scratch + op->offset, op->size);

@@ -49,6 +49,10 @@ ctxc_status_t ctxc__plan_insert_src(ctxc_plan_t *plan,
 void ctxc__note_counted(ctxc_estimate_fn *fn, void **user, size_t *count,
                         ctxc_estimate_fn est, void *est_user);
 void ctxc__density_init(ctxc_density_result_t *r, ctxc_work_t *work);
+/* A removal / a replacement of entry `index`. CTXC_E_NO_SPACE when the
+ * result holds its maximum (work->cap of each): err->needed = 1 is a lower
+ * bound (the step does not know how many more it would have added); a
+ * replacement's scratch shortfall is exact (bytes). */
 ctxc_status_t ctxc__density_remove(ctxc_density_result_t *r, size_t index,
                                    ctxc_error_t *err);
 ctxc_status_t ctxc__density_replace(ctxc_density_result_t *r, size_t index,

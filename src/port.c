@@ -21,36 +21,32 @@ ctxc_status_t ctxc_fs_path_check(const char *path, ctxc_error_t *err) {
     if (n == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "path is empty");
     }
-    if (path[0] == '/') {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "path %q is absolute; paths are relative to the "
-                          "port's root",
-                          path, n);
-    }
+    /* the other faults name the path (and nothing else) */
+    const char *why = NULL;
     size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
+    if (path[0] == '/') {
+        why = "path %q is absolute; paths are relative to the port's root";
+    }
+    for (size_t i = 0; why == NULL && i <= n; i++) {
         if (i < n && path[i] != '/') {
             if (path[i] == '\\' || path[i] == ':' ||
                 (unsigned char)path[i] < 0x20u) {
-                return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "path %q contains a character that is not "
-                                  "allowed (\\, :, control)",
-                                  path, n);
+                why = "path %q contains a character that is not allowed (\\, "
+                      ":, control)";
             }
             continue;
         }
         size_t len = i - start;
         if (len == 0) {
-            return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "path %q has an empty component", path, n);
-        }
-        if ((len == 1 && path[start] == '.') ||
-            (len == 2 && path[start] == '.' && path[start + 1] == '.')) {
-            return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "path %q contains a '.' or '..' component", path,
-                              n);
+            why = "path %q has an empty component";
+        } else if ((len == 1 && path[start] == '.') ||
+                   (len == 2 && path[start] == '.' && path[start + 1] == '.')) {
+            why = "path %q contains a '.' or '..' component";
         }
         start = i + 1;
+    }
+    if (why != NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, why, path, n);
     }
     return CTXC_OK;
 }

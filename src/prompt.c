@@ -31,6 +31,13 @@ uint64_t ctxc_prompt_hash(const void *data, size_t len) {
 }
 
 static const char hex_digits[] = "0123456789abcdef";
+#define HASH_HEX 16u
+
+static void hash_hex(uint64_t h, char out[HASH_HEX]) {
+    for (unsigned i = HASH_HEX; i-- > 0; h >>= 4) {
+        out[i] = hex_digits[h & 0xFu];
+    }
+}
 
 static bool safe_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -70,12 +77,12 @@ size_t ctxc_prompt_component(const char *name,
         out[n++] = c;
     }
     if (cut) {
-        uint64_t h = ctxc_prompt_hash(name, in_len);
+        char hex[HASH_HEX]; /* the low 32 bits of the hash: its last 8 */
+        hash_hex(ctxc_prompt_hash(name, in_len), hex);
         n = CTXC_PROMPT_COMPONENT_MAX - 9u;
         out[n++] = '~';
-        for (int b = 7; b >= 0; b--) {
-            out[n++] = hex_digits[(h >> (4 * b)) & 0xFu];
-        }
+        memcpy(out + n, hex + 8, 8);
+        n += 8;
         only_dots = false;
     }
     if (only_dots) {
@@ -246,8 +253,6 @@ ctxc_status_t ctxc_prompt_resolve(const ctxc_fs_t *fs, const char *provider,
     "# ctxc prompt manifest: what the installer wrote (FNV-1a 64 of the "      \
     "content, path).\n# Written by ctxc; do not edit. Delete it to start "     \
     "over.\n"
-#define HASH_HEX 16u
-
 /* The manifest text, read in place and appended to through the sink. */
 typedef ctxc__sink_t manifest_t;
 
@@ -316,12 +321,6 @@ static char *manifest_find(const manifest_t *m, const char *path) {
         }
     }
     return NULL;
-}
-
-static void hash_hex(uint64_t h, char out[HASH_HEX]) {
-    for (unsigned i = HASH_HEX; i-- > 0; h >>= 4) {
-        out[i] = hex_digits[h & 0xFu];
-    }
 }
 
 /* Records hash h for path: overwrites the hash of its line in place, or

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "error.h"
 #include "json.h"
@@ -96,13 +97,14 @@ static uint32_t rd32(const uint8_t *p) {
 
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(CTXC__HOST_FAST)
 #define PREFETCH(p) __builtin_prefetch(p)
 #else
 #define PREFETCH(p) ((void)0)
 #endif
 
-static const uint8_t *read_str(const uint8_t *p, ctxc_str_t *out) {
+CTXC__SIZE_NOINLINE static const uint8_t *read_str(const uint8_t *p,
+                                                   ctxc_str_t *out) {
     uint32_t n = rd32(p);
     p += 4;
     if (n == ABSENT_LEN) {
@@ -148,6 +150,7 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
     return true;
 }
 
+#ifdef CTXC__HOST_FAST
 /* The record of the block after the one at p, read from lengths only. */
 static const uint8_t *skip_block(const uint8_t *p) {
     unsigned n = ctxc__block_desc[p[0]].nfields;
@@ -174,6 +177,19 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
     ctxc_entry_next_block(entry, &cur, out);
     return CTXC_OK;
 }
+#else
+ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
+                               ctxc_block_t *out) {
+    if (block_index >= entry->block_count) {
+        return CTXC_E_RANGE;
+    }
+    const uint8_t *cur = NULL; /* small targets: block by block */
+    for (size_t i = 0; i <= block_index; i++) {
+        ctxc_entry_next_block(entry, &cur, out);
+    }
+    return CTXC_OK;
+}
+#endif
 
 /* ---- writing records ----------------------------------------------------- */
 
@@ -298,59 +314,40 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
     return CTXC_OK;
 }
 
-/* The entry flags of a canonical metadata object: one walk over its keys
- * (the first occurrence of a key counts, like ctxc_entry_meta_find; in
- * canonical JSON these names are never written with escapes). */
+/* The entry flags of a canonical metadata object: the first occurrence of
+ * a key counts, like ctxc_entry_meta_find. */
 static uint8_t flags_of(const ctxc_str_t *meta) {
-    static const struct {
-        const char *key;
-        uint8_t len;
-        uint8_t flag;
-    } keys[] = {{"isSummary", 9, CTXC_ENTRY_IS_SUMMARY},
-                {"synthetic", 9, CTXC_ENTRY_SYNTHETIC},
-                {"pinned", 6, CTXC_ENTRY_PINNED}};
+    static const char *const keys[] = {"isSummary", "synthetic", "pinned"};
+    static const uint8_t key_flag[] = {CTXC_ENTRY_IS_SUMMARY,
+                                       CTXC_ENTRY_SYNTHETIC, CTXC_ENTRY_PINNED};
     const char *o = meta->ptr;
     size_t len = meta->len;
     uint8_t flags = 0;
-    uint8_t seen = 0;
-    if (o == NULL || len < 2 || o[0] != '{') {
-        return 0;
-    }
+#ifdef CTXC__HOST_FAST
     /* most metadata names none of them: no walk over its members unless
-     * one of the names follows a quote somewhere */
+     * one of the names follows a quote somewhere (in canonical JSON these
+     * names are never written with escapes) */
     bool named = false;
     const char *end = o + len;
-    for (const char *q = o;
-         !named && (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
+    for (const char *q = o; !named && q != NULL &&
+                            (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
         q++;
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !named; k++) {
-            named = (size_t)(end - q) > keys[k].len && q[0] == keys[k].key[0] &&
-                    memcmp(q, keys[k].key, keys[k].len) == 0 &&
-                    q[keys[k].len] == '"';
+        for (size_t k = 0; k < 3 && !named; k++) {
+            size_t kl = strlen(keys[k]);
+            named = (size_t)(end - q) > kl && q[0] == keys[k][0] &&
+                    memcmp(q, keys[k], kl) == 0 && q[kl] == '"';
         }
     }
     if (!named) {
         return 0;
     }
-    size_t i = 1;
-    while (i < len && o[i] == '"') {
-        size_t kend = ctxc__json_skip_value(o, len, i) - 1; /* the quote */
-        size_t vstart = kend + 2;                           /* after ':' */
-        if (vstart > len) {
-            break;
+#endif
+    for (size_t k = 0; k < 3; k++) {
+        ctxc_str_t v;
+        if (ctxc__json_find_key(o, len, keys[k], &v) && v.len == 4 &&
+            memcmp(v.ptr, "true", 4) == 0) {
+            flags |= key_flag[k];
         }
-        size_t vend = ctxc__json_skip_value(o, len, vstart);
-        size_t kn = kend - (i + 1);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            if ((seen & keys[k].flag) == 0 && kn == keys[k].len &&
-                memcmp(o + i + 1, keys[k].key, kn) == 0) {
-                seen |= keys[k].flag;
-                if (vend - vstart == 4 && memcmp(o + vstart, "true", 4) == 0) {
-                    flags |= keys[k].flag;
-                }
-            }
-        }
-        i = vend + 1; /* skip ',' */
     }
     return flags;
 }
@@ -495,6 +492,20 @@ ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
 
 /* ---- entries given as ctxc_entry_in_t ------------------------------------ */
 
+void ctxc__block_src_of(const ctxc_block_t *b, ctxc__src_kind_t kind,
+                        ctxc__block_src_t *out) {
+    memset(out, 0, sizeof *out);
+    out->type = b->type;
+    const uint16_t *at = field_at[b->type];
+    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
+        const ctxc_str_t *v =
+            (const ctxc_str_t *)(const void *)((const char *)b + at[f]);
+        out->f[f].p = v->ptr;
+        out->f[f].n = v->len;
+        out->f[f].kind = kind;
+    }
+}
+
 static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
                                    ctxc_error_t *err) {
     const ctxc_entry_in_t *in = (const ctxc_entry_in_t *)ctx;
@@ -504,14 +515,7 @@ static ctxc_status_t block_from_in(void *ctx, size_t i, ctxc__block_src_t *out,
                           "block %z: unknown block type %u", i,
                           (unsigned)b->type);
     }
-    memset(out, 0, sizeof *out);
-    out->type = b->type;
-    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-        ctxc_str_t v = ctxc__block_field(b, f);
-        out->f[f].p = v.ptr;
-        out->f[f].n = v.len;
-        out->f[f].kind = CTXC__SRC_RAW;
-    }
+    ctxc__block_src_of(b, CTXC__SRC_RAW, out);
     return CTXC_OK;
 }
 

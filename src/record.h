@@ -91,6 +91,11 @@ typedef struct {
     ctxc__src_t metadata; /* JSON object, or absent */
 } ctxc__entry_src_t;
 
+/* A block source over the fields of `b` (type < CTXC_BLOCK_TYPE_COUNT),
+ * each read as `kind`. */
+void ctxc__block_src_of(const ctxc_block_t *b, ctxc__src_kind_t kind,
+                        ctxc__block_src_t *out);
+
 /* An entry source over a ctxc_entry_in_t (the public append/replace and
  * plan inserts). */
 ctxc_status_t ctxc__entry_src_from_in(const ctxc_entry_in_t *in,

@@ -2,10 +2,21 @@
  * ctxc — the bounded output sink and streams (see src/sink.h).
  */
 #include "sink.h"
+#include "compiler.h"
 
 #ifdef __OPTIMIZE_SIZE__
-void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
+CTXC__SIZE_NOINLINE void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
     ctxc__sink_put_(s, p, n);
+}
+
+void ctxc__putc(ctxc__sink_t *s, char c) { ctxc__sink_putc_(s, c); }
+
+void ctxc__puts(ctxc__sink_t *s, const char *str) {
+    ctxc__put(s, str, strlen(str));
+}
+
+void ctxc__stream_puts(ctxc__stream_t *w, const char *str) {
+    ctxc__stream_put(w, str, strlen(str));
 }
 #endif
 

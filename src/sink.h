@@ -62,8 +62,9 @@ static inline void ctxc__put(ctxc__sink_t *s, const char *p, size_t n) {
 }
 #endif
 
-/* Puts one byte (inline: the JSON codec puts most bytes one at a time). */
-static inline void ctxc__putc(ctxc__sink_t *s, char c) {
+/* Puts one byte (inline where speed counts: the JSON codec puts most bytes
+ * one at a time; one function in sink.c when built for size). */
+static inline void ctxc__sink_putc_(ctxc__sink_t *s, char c) {
     if (s->buf != NULL && s->len < s->cap) {
         s->buf[s->len] = c;
     }
@@ -71,9 +72,17 @@ static inline void ctxc__putc(ctxc__sink_t *s, char c) {
 }
 
 /* Puts a NUL-terminated string (without its NUL). */
+#ifdef __OPTIMIZE_SIZE__
+void ctxc__putc(ctxc__sink_t *s, char c);
+void ctxc__puts(ctxc__sink_t *s, const char *str);
+#else
+static inline void ctxc__putc(ctxc__sink_t *s, char c) {
+    ctxc__sink_putc_(s, c);
+}
 static inline void ctxc__puts(ctxc__sink_t *s, const char *str) {
     ctxc__put(s, str, strlen(str));
 }
+#endif
 
 /* Puts v in decimal, no sign or leading zeros ("0" for 0). */
 void ctxc__put_uint(ctxc__sink_t *s, uint64_t v);
@@ -107,9 +116,13 @@ void ctxc__stream_init(ctxc__stream_t *w, char *buf, size_t cap,
  * first). Nothing is written once the stream has an error. */
 void ctxc__stream_put(ctxc__stream_t *w, const char *p, size_t n);
 
+#ifdef __OPTIMIZE_SIZE__
+void ctxc__stream_puts(ctxc__stream_t *w, const char *str);
+#else
 static inline void ctxc__stream_puts(ctxc__stream_t *w, const char *str) {
     ctxc__stream_put(w, str, strlen(str));
 }
+#endif
 
 /* Writes the pending bytes; returns w->st. */
 ctxc_status_t ctxc__stream_flush(ctxc__stream_t *w);

@@ -8,30 +8,38 @@
 #include "error.h"
 #include "sink.h"
 
-static const char *const status_text[] = {
-#define CTXC_STATUS_TEXT_(name, text) text,
+/* The texts and the names of the codes, each packed into one string
+ * ("a\0b\0..."): no table of pointers. */
+static const char status_text[] =
+#define CTXC_STATUS_TEXT_(name, text) text "\0"
     CTXC_STATUS_LIST(CTXC_STATUS_TEXT_)
 #undef CTXC_STATUS_TEXT_
-};
+    ;
 
-static const char *const status_names[] = {
-#define CTXC_STATUS_NAME_(name, text) #name,
+static const char status_names[] =
+#define CTXC_STATUS_NAME_(name, text) #name "\0"
     CTXC_STATUS_LIST(CTXC_STATUS_NAME_)
 #undef CTXC_STATUS_NAME_
-};
+    ;
+
+/* The string of `status` in a packed list, or `other`. */
+static const char *packed_at(const char *list, ctxc_status_t status,
+                             const char *other) {
+    if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
+        return other;
+    }
+    for (unsigned i = (unsigned)status; i > 0; i--) {
+        list += strlen(list) + 1u;
+    }
+    return list;
+}
 
 const char *ctxc_strerror(ctxc_status_t status) {
-    if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
-        return "unknown status";
-    }
-    return status_text[status];
+    return packed_at(status_text, status, "unknown status");
 }
 
 const char *ctxc_status_name(ctxc_status_t status) {
-    if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
-        return "CTXC_E_UNKNOWN";
-    }
-    return status_names[status];
+    return packed_at(status_names, status, "CTXC_E_UNKNOWN");
 }
 
 const char *ctxc_version(void) { return CTXC_VERSION_STRING; }

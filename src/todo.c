@@ -82,19 +82,23 @@ ctxc_status_t ctxc_todos_parse(const char *json, size_t len, ctxc_todo_t *todos,
         if (status == 0 || t[status].type != CTXC__JT_STRING) {
             return bad(err, count, "\"status\" missing or not a string", i);
         }
-        const ctxc__jtok_t *s = &t[status];
-        if (ctxc__jtok_is(json, s, "pending")) {
-            todos[i].status = CTXC_TODO_PENDING;
-        } else if (ctxc__jtok_is(json, s, "in_progress") ||
-                   ctxc__jtok_is(json, s, "in-progress")) {
-            todos[i].status = CTXC_TODO_IN_PROGRESS;
-        } else if (ctxc__jtok_is(json, s, "completed")) {
-            todos[i].status = CTXC_TODO_COMPLETED;
-        } else {
+        /* names[k] is status (k + 1) / 2: pending, in progress (two
+         * spellings), completed */
+        static const char *const names[] = {"pending", "in_progress",
+                                            "in-progress", "completed"};
+        _Static_assert(CTXC_TODO_PENDING == 0 && CTXC_TODO_IN_PROGRESS == 1 &&
+                           CTXC_TODO_COMPLETED == 2,
+                       "the order of names[]");
+        size_t k = 0;
+        while (k < 4 && !ctxc__jtok_is(json, &t[status], names[k])) {
+            k++;
+        }
+        if (k == 4) {
             return bad(err, count,
                        "\"status\" is not pending, in_progress or completed",
                        i);
         }
+        todos[i].status = (ctxc_todo_status_t)((k + 1u) / 2u);
         size_t at = out.len;
         const ctxc__jtok_t *c = &t[content];
         st = ctxc__write_decoded(
