@@ -25,7 +25,7 @@ ORDER = [
     "libctxc_port_romfs.a (romfs port)",
     "the example session in flash (lwip_data.c)",
     "the CA slot (.ctxc_ca, 2 KiB)",
-    "image + board code (llm_main.c, lan9118.c, net_board.c, startup.c)",
+    "image + board code (llm_main.c, image_util.c, lan9118.c, net_board.c, startup.c)",
     "newlib + libgcc (string functions, rdimon, 64-bit division)",
     "stack (project.yml memory.stack)",
 ]

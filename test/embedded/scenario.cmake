@@ -28,6 +28,7 @@ add_custom_command(
     DEPENDS "${_scn_dir}/gen_histories.py" "${_scn_example}"
     VERBATIM)
 add_executable(scenario_host "${_scn_dir}/scenario.c" "${_scn_dir}/host_main.c"
+               "${_scn_dir}/../common/image_util.c"
                "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c")
 target_include_directories(scenario_host PRIVATE "${_scn_dir}")
 target_compile_options(scenario_host PRIVATE ${CTXC_TARGET_CFLAGS} ${CTXC_WARNINGS})

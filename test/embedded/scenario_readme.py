@@ -73,7 +73,7 @@ def footprint(image, map_path, size_tool):
     parts = {}
     order = ["libctxc.a (the library)", "libctxc_port_romfs.a (romfs port)",
              "histories in flash (scenario_data.c)",
-             "scenario + board code (scenario.c, target_main.c, startup.c)",
+             "scenario + board code (scenario.c, target_main.c, image_util.c, startup.c)",
              "newlib + libgcc (string functions, rdimon, 64-bit division)",
              "stack (project.yml memory.stack)"]
     for name in order:

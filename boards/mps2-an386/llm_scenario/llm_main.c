@@ -38,6 +38,7 @@
 
 #include "../board.h"
 #include "../board_sizes.h"
+#include "../common/image_util.h"
 #include "../net/board_net.h"
 #include "../net/net_board.h"
 #include "scenario.h"
@@ -65,122 +66,30 @@ static char test_id[64] = "lwip-image";
 
 static unsigned checks, failed;
 
-/* ---- output ------------------------------------------------------------- */
-
-static char line[512];
-static size_t line_len;
-
-static void put_s(const char *s) {
-    while (*s != '\0' && line_len < sizeof line - 2) {
-        line[line_len++] = *s++;
-    }
-}
-
-/* n bytes of s (at most; never half a UTF-8 sequence), newlines as spaces */
-static void put_n(const char *s, size_t n, size_t total) {
-    while (n > 0 && n < total && ((unsigned char)s[n] & 0xc0u) == 0x80u) {
-        n--;
-    }
-    for (size_t i = 0; i < n && line_len < sizeof line - 2; i++) {
-        char c = s[i];
-        line[line_len++] = c == '\n' || c == '\t' ? ' ' : c;
-    }
-}
-
-static void put_u(uint64_t v) {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + (int)(v % 10u));
-        v /= 10u;
-    } while (v != 0);
-    while (n > 0 && line_len < sizeof line - 2) {
-        line[line_len++] = tmp[--n];
-    }
-}
-
-static void put_x32(uint32_t v) {
-    for (int shift = 28; shift >= 0; shift -= 4) {
-        if (line_len < sizeof line - 2) {
-            line[line_len++] = "0123456789abcdef"[(v >> shift) & 0xfu];
-        }
-    }
-}
-
-static void put_pad(size_t col) {
-    while (line_len < col && line_len < sizeof line - 2) {
-        line[line_len++] = ' ';
-    }
-}
-
-static void flush_line(void) {
-    line[line_len++] = '\n';
-    board_write(line, line_len);
-    line_len = 0;
-}
-
 static bool check(bool ok, const char *what, ctxc_status_t st) {
     checks++;
     if (!ok) {
         failed++;
-        put_s("FAIL: ");
-        put_s(what);
-        put_s(" (");
-        put_s(ctxc_status_name(st));
+        img_put_s("FAIL: ");
+        img_put_s(what);
+        img_put_s(" (");
+        img_put_s(ctxc_status_name(st));
         if (st != CTXC_OK) {
-            put_s(": ");
-            put_s(ctxc_error_message(&err));
+            img_put_s(": ");
+            img_put_s(ctxc_error_message(&err));
         }
-        put_s(")");
-        flush_line();
+        img_put_s(")");
+        img_flush_line();
     }
     return ok;
 }
 
 /* ---- CRC32 of the store and of the export ------------------------------- */
 
-static uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
-    const uint8_t *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; k++) {
-            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-        }
-    }
-    return ~crc;
-}
-
-static uint32_t store_crc(const ctxc_history_t *h) {
-    uint64_t counts[3] = {h->count, h->used, h->token_sum};
-    uint32_t c = crc32_update(0, counts, sizeof counts);
-    c = crc32_update(c, h->slots, h->count * sizeof h->slots[0]);
-    return crc32_update(c, h->arena, h->used);
-}
-
-typedef struct {
-    char *buf;
-    size_t cap, len;
-    uint32_t crc;
-} sink_t;
-
-static ctxc_status_t sink_write(void *user, const char *data, size_t len) {
-    sink_t *s = user;
-    s->crc = crc32_update(s->crc, data, len);
-    if (s->buf != NULL) {
-        if (len > s->cap - s->len) {
-            return CTXC_E_NO_SPACE;
-        }
-        memcpy(s->buf + s->len, data, len);
-    }
-    s->len += len;
-    return CTXC_OK;
-}
-
-static uint32_t export_crc(const ctxc_history_t *h, sink_t *s) {
+static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
     s->len = 0;
     s->crc = 0;
-    ctxc_status_t st = ctxc_export(h, sink_write, s, &err);
+    ctxc_status_t st = ctxc_export(h, img_sink_write, s, &err);
     check(st == CTXC_OK, "export", st);
     return s->crc;
 }
@@ -192,25 +101,25 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
                                    bool tls, ctxc_error_t *e) {
     ctxc_status_t st =
         ctxc_lwip_transport(&net).ops->connect(ctx, host, p, tls, e);
-    put_s("tls: ");
-    put_s(host);
-    put_s(":");
-    put_u(p);
+    img_put_s("tls: ");
+    img_put_s(host);
+    img_put_s(":");
+    img_put_u(p);
     if (st == CTXC_OK) {
         const char *version, *suite;
         ctxc_lwip_transport_tls_info(&net, &version, &suite);
-        put_s(" handshake done (");
-        put_s(version);
-        put_s(", ");
-        put_s(suite);
-        put_s("), chain and host name verified against the compiled-in CA");
+        img_put_s(" handshake done (");
+        img_put_s(version);
+        img_put_s(", ");
+        img_put_s(suite);
+        img_put_s("), chain and host name verified against the compiled-in CA");
     } else {
-        put_s(" connect refused: ");
-        put_s(ctxc_status_name(st));
-        put_s(": ");
-        put_s(ctxc_lwip_transport_last_error(&net));
+        img_put_s(" connect refused: ");
+        img_put_s(ctxc_status_name(st));
+        img_put_s(": ");
+        img_put_s(ctxc_lwip_transport_last_error(&net));
     }
-    flush_line();
+    img_flush_line();
     return st;
 }
 
@@ -294,30 +203,30 @@ static result_t results[4];
 static unsigned result_count;
 
 static void row(const result_t *r) {
-    put_s("| ");
-    put_s(r->name);
-    put_pad(14);
-    put_s("| ");
-    put_s(ctxc_status_name(r->st));
-    put_pad(37);
-    put_s("| ");
-    put_u(r->n0);
-    put_pad(45);
-    put_s("| ");
-    put_u(r->t0);
-    put_pad(55);
-    put_s("| ");
-    put_u(r->n1);
-    put_pad(63);
-    put_s("| ");
-    put_u(r->t1);
-    put_pad(73);
-    put_s("| ");
-    put_x32(r->crc0);
-    put_s(" | ");
-    put_x32(r->crc1);
-    put_s(" |");
-    flush_line();
+    img_put_s("| ");
+    img_put_s(r->name);
+    img_put_pad(14);
+    img_put_s("| ");
+    img_put_s(ctxc_status_name(r->st));
+    img_put_pad(37);
+    img_put_s("| ");
+    img_put_u(r->n0);
+    img_put_pad(45);
+    img_put_s("| ");
+    img_put_u(r->t0);
+    img_put_pad(55);
+    img_put_s("| ");
+    img_put_u(r->n1);
+    img_put_pad(63);
+    img_put_s("| ");
+    img_put_u(r->t1);
+    img_put_pad(73);
+    img_put_s("| ");
+    img_put_x32(r->crc0);
+    img_put_s(" | ");
+    img_put_x32(r->crc1);
+    img_put_s(" |");
+    img_flush_line();
 }
 
 /* One before_send on a fresh import; read_timeout: network.read-timeout-ms
@@ -337,50 +246,50 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     check(st == CTXC_OK, "ctxc_session_init", st);
     ctxc_session_set_port(&session, &port);
     ctxc_session_set_llm_resolver(&session, resolve, &binding);
-    sink_t e0 = {NULL, 0, 0, 0};
+    img_sink_t e0 = {NULL, 0, 0, 0};
     r->n0 = ctxc_history_count(&hist);
     r->t0 = ctxc_history_tokens(&hist);
-    uint32_t s0 = store_crc(&hist);
+    uint32_t s0 = img_store_crc(&hist);
     r->crc0 = export_crc(&hist, &e0);
-    put_s("case ");
-    put_s(name);
-    put_s(": before_send (middle-out, model ");
-    put_s(model);
-    put_s(")");
-    flush_line();
+    img_put_s("case ");
+    img_put_s(name);
+    img_put_s(": before_send (middle-out, model ");
+    img_put_s(model);
+    img_put_s(")");
+    img_flush_line();
     ctxc_send_report_t report = {0};
     memset(&err, 0, sizeof err);
     st = ctxc_session_before_send(&session, 0, &report, &err);
     r->st = st;
-    sink_t e1 = {NULL, 0, 0, 0};
+    img_sink_t e1 = {NULL, 0, 0, 0};
     r->n1 = ctxc_history_count(&hist);
     r->t1 = ctxc_history_tokens(&hist);
-    uint32_t s1 = store_crc(&hist);
+    uint32_t s1 = img_store_crc(&hist);
     r->crc1 = export_crc(&hist, &e1);
-    put_s("case ");
-    put_s(name);
-    put_s(": ");
-    put_s(ctxc_status_name(st));
+    img_put_s("case ");
+    img_put_s(name);
+    img_put_s(": ");
+    img_put_s(ctxc_status_name(st));
     if (st != CTXC_OK) {
-        put_s(": ");
-        put_s(ctxc_error_message(&err));
+        img_put_s(": ");
+        img_put_s(ctxc_error_message(&err));
     }
-    flush_line();
+    img_flush_line();
     check(st == want, name, st);
     if (want != CTXC_OK) {
-        put_s("case ");
-        put_s(name);
-        put_s(": history crc before ");
-        put_x32(s0);
-        put_s("/");
-        put_x32(r->crc0);
-        put_s(" after ");
-        put_x32(s1);
-        put_s("/");
-        put_x32(r->crc1);
-        put_s(s0 == s1 && r->crc0 == r->crc1 ? " (store/export): identical"
-                                             : " (store/export): CHANGED");
-        flush_line();
+        img_put_s("case ");
+        img_put_s(name);
+        img_put_s(": history crc before ");
+        img_put_x32(s0);
+        img_put_s("/");
+        img_put_x32(r->crc0);
+        img_put_s(" after ");
+        img_put_x32(s1);
+        img_put_s("/");
+        img_put_x32(r->crc1);
+        img_put_s(s0 == s1 && r->crc0 == r->crc1 ? " (store/export): identical"
+                                                 : " (store/export): CHANGED");
+        img_flush_line();
         check(s0 == s1 && r->crc0 == r->crc1,
               "history byte-identical after the failure", st);
     } else {
@@ -393,14 +302,14 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
  */
 
 static void show_history(void) {
-    put_s("compressed history (");
-    put_u(ctxc_history_count(&hist));
-    put_s(" entries, ");
-    put_u(ctxc_history_tokens(&hist));
-    put_s(" tokens):");
-    flush_line();
-    put_s("| # | speaker | tokens | first text");
-    flush_line();
+    img_put_s("compressed history (");
+    img_put_u(ctxc_history_count(&hist));
+    img_put_s(" entries, ");
+    img_put_u(ctxc_history_tokens(&hist));
+    img_put_s(" tokens):");
+    img_flush_line();
+    img_put_s("| # | speaker | tokens | first text");
+    img_flush_line();
     bool summary_seen = false;
     for (size_t i = 0; i < ctxc_history_count(&hist); i++) {
         ctxc_entry_t e;
@@ -427,30 +336,30 @@ static void show_history(void) {
             }
         }
         bool is_summary = (e.flags & CTXC_ENTRY_IS_SUMMARY) != 0u;
-        put_s("| ");
-        put_u(i);
-        put_pad(6);
-        put_s("| ");
-        put_s(ctxc_speaker_name(e.speaker));
-        put_s(is_summary ? " (summary)" : "");
-        put_pad(26);
-        put_s("| ");
-        put_u(e.tokens);
-        put_pad(35);
-        put_s("| ");
-        put_n(text != NULL ? text : "", len > 60 ? 60 : len, len);
-        flush_line();
+        img_put_s("| ");
+        img_put_u(i);
+        img_put_pad(6);
+        img_put_s("| ");
+        img_put_s(ctxc_speaker_name(e.speaker));
+        img_put_s(is_summary ? " (summary)" : "");
+        img_put_pad(26);
+        img_put_s("| ");
+        img_put_u(e.tokens);
+        img_put_pad(35);
+        img_put_s("| ");
+        img_put_n(text != NULL ? text : "", len > 60 ? 60 : len, len);
+        img_flush_line();
         if (is_summary && !summary_seen) {
             summary_seen = true;
-            put_s("summary received: ");
-            put_u(len);
-            put_s(" bytes in entry ");
-            put_u(i);
-            put_s(", ");
-            put_s(len > 0 && memcmp(text, "<state_snapshot>", 16) == 0
-                      ? "the fixture's <state_snapshot>"
-                      : "NOT the fixture's text");
-            flush_line();
+            img_put_s("summary received: ");
+            img_put_u(len);
+            img_put_s(" bytes in entry ");
+            img_put_u(i);
+            img_put_s(", ");
+            img_put_s(len > 0 && memcmp(text, "<state_snapshot>", 16) == 0
+                          ? "the fixture's <state_snapshot>"
+                          : "NOT the fixture's text");
+            img_flush_line();
             check(len > 0 && memcmp(text, "<state_snapshot>", 16) == 0,
                   "the summary is the fixture's answer", CTXC_OK);
         }
@@ -458,43 +367,32 @@ static void show_history(void) {
     check(summary_seen, "a summary entry is in the history", CTXC_OK);
 }
 
-static uint64_t entry_token_sum(const ctxc_history_t *h) {
-    uint64_t sum = 0;
-    ctxc_entry_t e;
-    for (size_t i = 0; i < ctxc_history_count(h); i++) {
-        if (ctxc_history_get(h, i, &e) == CTXC_OK) {
-            sum += e.tokens;
-        }
-    }
-    return sum;
-}
-
 static void check_invariant(void) {
     bool sum_ok =
-        ctxc_history_tokens_estimated(&hist) == entry_token_sum(&hist);
+        ctxc_history_tokens_estimated(&hist) == img_entry_token_sum(&hist);
     check(sum_ok, "token total is the sum of the entry estimates", CTXC_OK);
-    sink_t out = {export_buf, sizeof export_buf, 0, 0};
+    img_sink_t out = {export_buf, sizeof export_buf, 0, 0};
     (void)export_crc(&hist, &out);
     ctxc_history_clear(&check_hist);
     ctxc_status_t st = ctxc_import_text(&imp, &check_hist, export_buf, out.len,
                                         CTXC_FORMAT_ICONTENT, &err);
     bool reimport = check(st == CTXC_OK, "export re-imports (pairing)", st);
-    sink_t again = {NULL, 0, 0, 0};
+    img_sink_t again = {NULL, 0, 0, 0};
     bool same = reimport &&
                 ctxc_history_count(&check_hist) == ctxc_history_count(&hist) &&
                 ctxc_history_tokens_estimated(&check_hist) ==
                     ctxc_history_tokens_estimated(&hist) &&
                 export_crc(&check_hist, &again) == out.crc;
     check(same, "re-import has the same entries, tokens and bytes", st);
-    put_s("invariant: token total = sum of entries ");
-    put_s(sum_ok ? "yes" : "NO");
-    put_s("; export (");
-    put_u(out.len);
-    put_s(" bytes, crc ");
-    put_x32(out.crc);
-    put_s(") re-imports with the same entries, tokens and bytes ");
-    put_s(same ? "yes" : "NO");
-    flush_line();
+    img_put_s("invariant: token total = sum of entries ");
+    img_put_s(sum_ok ? "yes" : "NO");
+    img_put_s("; export (");
+    img_put_u(out.len);
+    img_put_s(" bytes, crc ");
+    img_put_x32(out.crc);
+    img_put_s(") re-imports with the same entries, tokens and bytes ");
+    img_put_s(same ? "yes" : "NO");
+    img_flush_line();
 }
 
 /* ---- main
@@ -509,6 +407,7 @@ static uint16_t arg_port(const char *a) {
 }
 
 int main(int argc, char **argv) {
+    img_out_init(board_write);
     uint16_t good = 0, wronghost = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
@@ -522,28 +421,29 @@ int main(int argc, char **argv) {
             }
         }
     }
-    put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
-    flush_line();
+    img_put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
+    img_flush_line();
     if (good == 0 || wronghost == 0) {
-        put_s("FAIL: usage: --good=PORT --wronghost=PORT [--test-id=ID]");
-        flush_line();
+        img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--test-id=ID]");
+        img_flush_line();
         return 2;
     }
-    if (!mps2_net_up(line, sizeof line)) {
-        put_s("SKIP: no LAN9118 answers (QEMU without a NIC)");
-        flush_line();
+    char net_line[IMG_LINE_MAX];
+    if (!mps2_net_up(net_line, sizeof net_line)) {
+        img_put_s("SKIP: no LAN9118 answers (QEMU without a NIC)");
+        img_flush_line();
         return EXIT_NO_NIC;
     }
-    line_len = strlen(line);
-    flush_line();
+    img_put_s(net_line);
+    img_flush_line();
     size_t ca_len = 0;
     const uint8_t *ca = mps2_ca(&ca_len);
-    put_s("ca: ");
-    put_u(ca_len);
-    put_s(" bytes (DER) in the image's CA slot; host ");
-    put_s(MPS2_NET_FIXTURE_HOST);
-    put_s(" -> 10.0.2.2 (lwIP local host list)");
-    flush_line();
+    img_put_s("ca: ");
+    img_put_u(ca_len);
+    img_put_s(" bytes (DER) in the image's CA slot; host ");
+    img_put_s(MPS2_NET_FIXTURE_HOST);
+    img_put_s(" -> 10.0.2.2 (lwIP local host list)");
+    img_flush_line();
 
     ctxc_lwip_transport_config_t cfg = {
         .ca = ca,
@@ -587,44 +487,44 @@ int main(int argc, char **argv) {
         check_invariant();
     }
 
-    put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
-          "https://" MPS2_NET_FIXTURE_HOST ")");
-    flush_line();
-    put_s("| case");
-    put_pad(14);
-    put_s("| status");
-    put_pad(37);
-    put_s("| n0");
-    put_pad(45);
-    put_s("| tokens0");
-    put_pad(55);
-    put_s("| n1");
-    put_pad(63);
-    put_s("| tokens1");
-    put_pad(73);
-    put_s("| crc before | crc after |");
-    flush_line();
-    put_s("|---|---|---:|---:|---:|---:|---|---|");
-    flush_line();
+    img_put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
+              "https://" MPS2_NET_FIXTURE_HOST ")");
+    img_flush_line();
+    img_put_s("| case");
+    img_put_pad(14);
+    img_put_s("| status");
+    img_put_pad(37);
+    img_put_s("| n0");
+    img_put_pad(45);
+    img_put_s("| tokens0");
+    img_put_pad(55);
+    img_put_s("| n1");
+    img_put_pad(63);
+    img_put_s("| tokens1");
+    img_put_pad(73);
+    img_put_s("| crc before | crc after |");
+    img_flush_line();
+    img_put_s("|---|---|---:|---:|---:|---:|---|---|");
+    img_flush_line();
     for (unsigned i = 0; i < result_count; i++) {
         row(&results[i]);
     }
     size_t now = 0, max = 0;
     ctxc_lwip_tls_pool_usage(&now, &max);
-    put_s("tls pool: ");
-    put_u(max);
-    put_s(" of ");
-    put_u(sizeof tls_pool);
-    put_s(" bytes at most, ");
-    put_u(now);
-    put_s(" in use at the end");
-    flush_line();
+    img_put_s("tls pool: ");
+    img_put_u(max);
+    img_put_s(" of ");
+    img_put_u(sizeof tls_pool);
+    img_put_s(" bytes at most, ");
+    img_put_u(now);
+    img_put_s(" in use at the end");
+    img_flush_line();
     ctxc_lwip_transport_deinit(&net);
-    put_s("lwip image: ");
-    put_u(checks);
-    put_s(" checks, ");
-    put_u(failed);
-    put_s(" failed");
-    flush_line();
+    img_put_s("lwip image: ");
+    img_put_u(checks);
+    img_put_s(" checks, ");
+    img_put_u(failed);
+    img_put_s(" failed");
+    img_flush_line();
     return failed > 100 ? 100 : (int)failed;
 }

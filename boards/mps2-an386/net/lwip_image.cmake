@@ -63,7 +63,7 @@ add_custom_command(
     COMMENT "lwIP image: the example session as a C array"
     VERBATIM)
 add_executable(ctxc_lwip
-    llm_scenario/llm_main.c net/net_board.c net/ca_slot.c lan9118.c startup.c
+    llm_scenario/llm_main.c common/image_util.c net/net_board.c net/ca_slot.c lan9118.c startup.c
     "${CMAKE_CURRENT_BINARY_DIR}/lwip_data.c")
 set_target_properties(ctxc_lwip PROPERTIES SUFFIX ".elf"
     LINK_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/mps2-an386.ld")

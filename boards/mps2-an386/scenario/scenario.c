@@ -32,6 +32,7 @@
 #include "ctxc_romfs.h"
 
 #include "../board_sizes.h"
+#include "../common/image_util.h"
 #include "scenario.h"
 
 #define SMALL_ARENA_BYTES (8u * 1024u) /* the arena-exhaustion case */
@@ -53,66 +54,23 @@ static unsigned flags_;
 static bool planted;
 static unsigned checks, failed;
 
-/* ---- output ------------------------------------------------------------- */
-
-static char line[256];
-static size_t line_len;
-
-static void put_s(const char *s) {
-    while (*s != '\0' && line_len < sizeof line - 1) {
-        line[line_len++] = *s++;
-    }
-}
-
-static void put_u(uint64_t v) {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + (int)(v % 10u));
-        v /= 10u;
-    } while (v != 0);
-    while (n > 0 && line_len < sizeof line - 1) {
-        line[line_len++] = tmp[--n];
-    }
-}
-
-static void put_x32(uint32_t v) {
-    for (int shift = 28; shift >= 0; shift -= 4) {
-        if (line_len < sizeof line - 1) {
-            line[line_len++] = "0123456789abcdef"[(v >> shift) & 0xfu];
-        }
-    }
-}
-
-static void put_pad(size_t col) {
-    while (line_len < col && line_len < sizeof line - 1) {
-        line[line_len++] = ' ';
-    }
-}
-
-static void flush_line(void) {
-    line[line_len++] = '\n';
-    scn_write(line, line_len);
-    line_len = 0;
-}
-
 static void fail(const char *hname, const char *op, const char *what,
                  ctxc_status_t st) {
     failed++;
-    put_s("FAIL: ");
-    put_s(hname);
-    put_s(" ");
-    put_s(op);
-    put_s(": ");
-    put_s(what);
-    put_s(" (");
-    put_s(ctxc_status_name(st));
+    img_put_s("FAIL: ");
+    img_put_s(hname);
+    img_put_s(" ");
+    img_put_s(op);
+    img_put_s(": ");
+    img_put_s(what);
+    img_put_s(" (");
+    img_put_s(ctxc_status_name(st));
     if (st != CTXC_OK) {
-        put_s(": ");
-        put_s(ctxc_error_message(&err));
+        img_put_s(": ");
+        img_put_s(ctxc_error_message(&err));
     }
-    put_s(")");
-    flush_line();
+    img_put_s(")");
+    img_flush_line();
 }
 
 static bool check(bool ok, const char *hname, const char *op, const char *what,
@@ -164,86 +122,29 @@ static void note_stack(unsigned ep, size_t used) {
         note_stack((ep), scn_stack_end(&anchor_));                             \
     } while (0)
 
-/* ---- CRC32 (IEEE, reflected) --------------------------------------------- */
-
-static uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
-    static const uint32_t nibble[16] = {
-        0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu,
-        0x76dc4190u, 0x6b6b51f4u, 0x4db26158u, 0x5005713cu,
-        0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
-        0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu};
-    const uint8_t *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= p[i];
-        crc = (crc >> 4) ^ nibble[crc & 0xfu];
-        crc = (crc >> 4) ^ nibble[crc & 0xfu];
-    }
-    return ~crc;
-}
-
-/* The store's bytes: counters, the slots in use and the arena in use. */
-static uint32_t store_crc(const ctxc_history_t *h) {
-    uint32_t c = 0;
-    uint64_t counts[3] = {h->count, h->used, h->token_sum};
-    c = crc32_update(c, counts, sizeof counts);
-    c = crc32_update(c, h->slots, h->count * sizeof h->slots[0]);
-    return crc32_update(c, h->arena, h->used);
-}
-
 /* ---- export ---------------------------------------------------------------
  */
 
-typedef struct {
-    char *buf; /* NULL: CRC only */
-    size_t cap, len;
-    uint32_t crc;
-} sink_t;
-
-static ctxc_status_t sink_write(void *user, const char *data, size_t len) {
-    sink_t *s = user;
-    s->crc = crc32_update(s->crc, data, len);
-    if (s->buf != NULL) {
-        if (len > s->cap - s->len) {
-            return CTXC_E_NO_SPACE;
-        }
-        memcpy(s->buf + s->len, data, len);
-    }
-    s->len += len;
-    return CTXC_OK;
-}
-
-static ctxc_status_t export_to(const ctxc_history_t *h, sink_t *s,
+static ctxc_status_t export_to(const ctxc_history_t *h, img_sink_t *s,
                                bool measure) {
     ctxc_status_t st;
     s->len = 0;
     s->crc = 0;
     if (measure) {
-        MEASURED(EP_EXPORT, st, ctxc_export(h, sink_write, s, &err));
+        MEASURED(EP_EXPORT, st, ctxc_export(h, img_sink_write, s, &err));
     } else {
-        st = ctxc_export(h, sink_write, s, &err);
+        st = ctxc_export(h, img_sink_write, s, &err);
     }
     return st;
-}
-
-static uint64_t entry_token_sum(const ctxc_history_t *h) {
-    uint64_t sum = 0;
-    ctxc_entry_t e;
-    for (size_t i = 0; i < ctxc_history_count(h); i++) {
-        if (ctxc_history_get(h, i, &e) == CTXC_OK) {
-            sum += e.tokens;
-        }
-    }
-    return sum;
 }
 
 /* Token totals and the pairing invariant of `h` after an operation; the
  * CRC32 of its export into *crc. */
 static void check_history(const char *hname, const char *op,
                           const ctxc_history_t *h, uint32_t *crc) {
-    sink_t out = {export_buf, sizeof export_buf, 0, 0};
+    img_sink_t out = {export_buf, sizeof export_buf, 0, 0};
     *crc = 0;
-    check(ctxc_history_tokens_estimated(h) == entry_token_sum(h), hname, op,
+    check(ctxc_history_tokens_estimated(h) == img_entry_token_sum(h), hname, op,
           "token total is the sum of the entry estimates", CTXC_OK);
     ctxc_status_t st = export_to(h, &out, true);
     if (!check(st == CTXC_OK, hname, op, "export", st)) {
@@ -265,7 +166,7 @@ static void check_history(const char *hname, const char *op,
     check(ctxc_history_tokens_estimated(&check_hist) ==
               ctxc_history_tokens_estimated(h),
           hname, op, "re-import has the same tokens", CTXC_OK);
-    sink_t again = {NULL, 0, 0, 0};
+    img_sink_t again = {NULL, 0, 0, 0};
     st = export_to(&check_hist, &again, false);
     check(st == CTXC_OK && again.crc == out.crc, hname, op,
           "re-import exports the same bytes", st);
@@ -276,31 +177,31 @@ static void check_history(const char *hname, const char *op,
 
 static void row(const char *hname, const char *op, ctxc_status_t st, size_t n0,
                 uint64_t t0, const ctxc_history_t *h, uint32_t crc) {
-    put_s("| ");
-    put_s(hname);
-    put_pad(12);
-    put_s("| ");
-    put_s(op);
-    put_pad(44);
-    put_s("| ");
-    put_s(ctxc_status_name(st));
-    put_pad(62);
-    put_s("| ");
-    put_u(n0);
-    put_pad(70);
-    put_s("| ");
-    put_u(t0);
-    put_pad(79);
-    put_s("| ");
-    put_u(ctxc_history_count(h));
-    put_pad(87);
-    put_s("| ");
-    put_u(ctxc_history_tokens(h));
-    put_pad(96);
-    put_s("| ");
-    put_x32(crc);
-    put_s(" |");
-    flush_line();
+    img_put_s("| ");
+    img_put_s(hname);
+    img_put_pad(12);
+    img_put_s("| ");
+    img_put_s(op);
+    img_put_pad(44);
+    img_put_s("| ");
+    img_put_s(ctxc_status_name(st));
+    img_put_pad(62);
+    img_put_s("| ");
+    img_put_u(n0);
+    img_put_pad(70);
+    img_put_s("| ");
+    img_put_u(t0);
+    img_put_pad(79);
+    img_put_s("| ");
+    img_put_u(ctxc_history_count(h));
+    img_put_pad(87);
+    img_put_s("| ");
+    img_put_u(ctxc_history_tokens(h));
+    img_put_pad(96);
+    img_put_s("| ");
+    img_put_x32(crc);
+    img_put_s(" |");
+    img_flush_line();
 }
 
 /* ---- operations
@@ -450,8 +351,8 @@ static void run_no_space(const scn_input_t *in) {
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl != NULL ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-        uint32_t before = store_crc(&small_hist);
-        sink_t e0 = {NULL, 0, 0, 0};
+        uint32_t before = img_store_crc(&small_hist);
+        img_sink_t e0 = {NULL, 0, 0, 0};
         (void)export_to(&small_hist, &e0, false);
         size_t n0 = ctxc_history_count(&small_hist);
         uint64_t t0 = ctxc_history_tokens(&small_hist);
@@ -459,9 +360,9 @@ static void run_no_space(const scn_input_t *in) {
                  ctxc_import_text(&imp, &small_hist, p, len,
                                   CTXC_FORMAT_ICONTENT, &err));
         if (st == CTXC_E_NO_SPACE) {
-            sink_t e1 = {NULL, 0, 0, 0};
+            img_sink_t e1 = {NULL, 0, 0, 0};
             (void)export_to(&small_hist, &e1, false);
-            check(store_crc(&small_hist) == before, in->name, op,
+            check(img_store_crc(&small_hist) == before, in->name, op,
                   "store bytes identical after CTXC_E_NO_SPACE", st);
             check(e1.crc == e0.crc, in->name, op,
                   "export identical after CTXC_E_NO_SPACE", st);
@@ -499,6 +400,7 @@ static void run_input(const scn_input_t *in) {
 }
 
 unsigned scn_run(unsigned flags) {
+    img_out_init(scn_write);
     flags_ = flags;
     planted = false;
     checks = failed = 0;
@@ -510,33 +412,33 @@ unsigned scn_run(unsigned flags) {
     MEASURED(EP_SETTINGS_LOAD, st, ctxc_settings_load(&settings, &err));
     check(st == CTXC_OK, "-", "settings", "ctxc_settings_load on romfs", st);
 
-    put_s("scenario results (ctxc ");
-    put_s(CTXC_VERSION_STRING);
-    put_s(")");
-    flush_line();
-    put_s("| history");
-    put_pad(12);
-    put_s("| operation");
-    put_pad(44);
-    put_s("| status");
-    put_pad(62);
-    put_s("| n0");
-    put_pad(70);
-    put_s("| tokens0");
-    put_pad(79);
-    put_s("| n1");
-    put_pad(87);
-    put_s("| tokens1");
-    put_pad(96);
-    put_s("| export crc |");
-    flush_line();
-    put_s("|---|---|---|---:|---:|---:|---:|---|");
-    flush_line();
+    img_put_s("scenario results (ctxc ");
+    img_put_s(CTXC_VERSION_STRING);
+    img_put_s(")");
+    img_flush_line();
+    img_put_s("| history");
+    img_put_pad(12);
+    img_put_s("| operation");
+    img_put_pad(44);
+    img_put_s("| status");
+    img_put_pad(62);
+    img_put_s("| n0");
+    img_put_pad(70);
+    img_put_s("| tokens0");
+    img_put_pad(79);
+    img_put_s("| n1");
+    img_put_pad(87);
+    img_put_s("| tokens1");
+    img_put_pad(96);
+    img_put_s("| export crc |");
+    img_flush_line();
+    img_put_s("|---|---|---|---:|---:|---:|---:|---|");
+    img_flush_line();
     for (size_t i = 0; i < scn_input_count; i++) {
         run_input(&scn_inputs[i]);
     }
-    put_s("scenario end");
-    flush_line();
+    img_put_s("scenario end");
+    img_flush_line();
 
     bool measured = false;
     for (unsigned ep = 0; ep < EP_COUNT; ep++) {
@@ -548,11 +450,11 @@ unsigned scn_run(unsigned flags) {
             failed += scn_stack_report(ep_names[ep], ep_max[ep]);
         }
     }
-    put_s("scenario: ");
-    put_u(checks);
-    put_s(" checks, ");
-    put_u(failed);
-    put_s(" failed");
-    flush_line();
+    img_put_s("scenario: ");
+    img_put_u(checks);
+    img_put_s(" checks, ");
+    img_put_u(failed);
+    img_put_s(" failed");
+    img_flush_line();
     return failed;
 }
