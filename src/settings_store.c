@@ -527,18 +527,25 @@ ctxc_status_t ctxc_settings_set_bool(ctxc_settings_store_t *s,
     return set_text(s, id, value ? "true" : "false", value ? 4u : 5u, err);
 }
 
-ctxc_status_t ctxc_settings_set_enum(ctxc_settings_store_t *s,
-                                     ctxc_setting_id_t id, const char *name,
-                                     ctxc_error_t *err) {
-    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_ENUM, err);
-    if (st == CTXC_OK && name == NULL) {
+/* A NUL-terminated value of a setting of type `type` through the text path. */
+static ctxc_status_t set_cstr(ctxc_settings_store_t *s, ctxc_setting_id_t id,
+                              ctxc_setting_type_t type, const char *text,
+                              ctxc_error_t *err) {
+    ctxc_status_t st = typed_args(s, id, type, err);
+    if (st == CTXC_OK && text == NULL) {
         st = ctxc__fail(err, CTXC_E_INVALID_ARG, "%s: the value is NULL",
                         ctxc__spec(id)->key);
     }
     if (st != CTXC_OK) {
         return st;
     }
-    return set_text(s, id, name, strlen(name), err);
+    return set_text(s, id, text, strlen(text), err);
+}
+
+ctxc_status_t ctxc_settings_set_enum(ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, const char *name,
+                                     ctxc_error_t *err) {
+    return set_cstr(s, id, CTXC_SETTING_TYPE_ENUM, name, err);
 }
 
 ctxc_status_t ctxc_settings_set_enum_index(ctxc_settings_store_t *s,
@@ -567,15 +574,7 @@ ctxc_status_t ctxc_settings_set_enum_index(ctxc_settings_store_t *s,
 ctxc_status_t ctxc_settings_set_str(ctxc_settings_store_t *s,
                                     ctxc_setting_id_t id, const char *text,
                                     ctxc_error_t *err) {
-    ctxc_status_t st = typed_args(s, id, CTXC_SETTING_TYPE_STRING, err);
-    if (st == CTXC_OK && text == NULL) {
-        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "%s: the value is NULL",
-                        ctxc__spec(id)->key);
-    }
-    if (st != CTXC_OK) {
-        return st;
-    }
-    return set_text(s, id, text, strlen(text), err);
+    return set_cstr(s, id, CTXC_SETTING_TYPE_STRING, text, err);
 }
 
 ctxc_status_t ctxc_settings_unset_id(ctxc_settings_store_t *s,
