@@ -150,11 +150,38 @@ static inline const char *t_block_text(const ctxc_history_t *h, size_t i,
     assert_int_equal(ctxc_history_get(h, i, &e), CTXC_OK);
     assert_int_equal(ctxc_entry_block(&e, k, &b), CTXC_OK);
     switch (b.type) {
-    case CTXC_BLOCK_TEXT: return b.u.text.text.ptr;
-    case CTXC_BLOCK_TOOL_RESPONSE: return b.u.tool_response.result.ptr;
-    case CTXC_BLOCK_TOOL_CALL: return b.u.tool_call.id.ptr;
-    default: return "";
+    case CTXC_BLOCK_TEXT:
+        return b.u.text.text.ptr;
+    case CTXC_BLOCK_TOOL_RESPONSE:
+        return b.u.tool_response.result.ptr;
+    case CTXC_BLOCK_TOOL_CALL:
+        return b.u.tool_call.id.ptr;
+    default:
+        return "";
     }
+}
+
+/* high-density's density step called directly (not through a session) over
+ * work area w with cfg (a configuration the settings store may not hold),
+ * then applied to h; fails the test on an error. */
+static inline ctxc_density_counts_t
+t_density_step(ctxc_history_t *h, const ctxc_density_config_t *cfg,
+               ctxc_work_t *w) {
+    const ctxc_strategy_t *hd = NULL;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
+    assert_non_null(hd->optimize);
+    ctxc_view_t raw;
+    assert_int_equal(
+        ctxc_view_init(&raw, h, CTXC_VIEW_RAW, w->map, w->cap, NULL), CTXC_OK);
+    ctxc_density_result_t result;
+    if (hd->optimize(&raw, cfg, w, &result, &err) != CTXC_OK) {
+        fail_msg("optimize failed: %s", err.message);
+    }
+    if (ctxc_density_apply(h, &result, w, &err) != CTXC_OK) {
+        fail_msg("apply failed: %s", err.message);
+    }
+    return result.counts;
 }
 
 #endif /* CTXC_TEST_SUPPORT_H */

@@ -61,25 +61,11 @@ static ctxc_density_counts_t optimize(void) {
 /* The strategy's optimize called directly with a density configuration the
  * settings store cannot hold, then applied. */
 static ctxc_density_counts_t optimize_with(const ctxc_density_config_t *cfg) {
-    const ctxc_strategy_t *hd = NULL;
-    ctxc_error_t err;
-    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
-    assert_non_null(hd->optimize);
     t_dump(&hist, &before);
     uint64_t tokens = ctxc_history_tokens(&hist);
-    ctxc_view_t raw;
-    assert_int_equal(
-        ctxc_view_init(&raw, &hist, CTXC_VIEW_RAW, work.map, work.cap, NULL),
-        CTXC_OK);
-    ctxc_density_result_t result;
-    if (hd->optimize(&raw, cfg, &work, &result, &err) != CTXC_OK) {
-        fail_msg("optimize failed: %s", err.message);
-    }
-    if (ctxc_density_apply(&hist, &result, &work, &err) != CTXC_OK) {
-        fail_msg("apply failed: %s", err.message);
-    }
+    ctxc_density_counts_t counts = t_density_step(&hist, cfg, &work);
     after_density(tokens);
-    return result.counts;
+    return counts;
 }
 
 #define READ(id, params)                                                       \
@@ -486,21 +472,9 @@ static void rich_history(void) {
  * area). */
 static ctxc_density_counts_t optimize_in(const ctxc_density_config_t *cfg,
                                          ctxc_work_t *w) {
-    const ctxc_strategy_t *hd = NULL;
-    ctxc_error_t err;
-    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
-    ctxc_view_t raw;
-    assert_int_equal(ctxc_view_init(&raw, &hist, CTXC_VIEW_RAW, w->map, w->cap, NULL),
-                     CTXC_OK);
-    ctxc_density_result_t result;
-    if (hd->optimize(&raw, cfg, w, &result, &err) != CTXC_OK) {
-        fail_msg("optimize failed: %s", err.message);
-    }
-    if (ctxc_density_apply(&hist, &result, w, &err) != CTXC_OK) {
-        fail_msg("apply failed: %s", err.message);
-    }
+    ctxc_density_counts_t counts = t_density_step(&hist, cfg, w);
     t_dump(&hist, &after);
-    return result.counts;
+    return counts;
 }
 
 /* The same history through the density step with the work area's index and

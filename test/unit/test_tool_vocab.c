@@ -506,22 +506,9 @@ static void test_malformed_parameters_are_skipped(void **state) {
 
 static ctxc_density_counts_t optimize_in(const ctxc_density_config_t *cfg,
                                          ctxc_work_t *w) {
-    const ctxc_strategy_t *hd = NULL;
-    ctxc_error_t err;
-    assert_int_equal(ctxc_strategy_find("high-density", &hd, NULL), CTXC_OK);
-    ctxc_view_t raw;
-    assert_int_equal(
-        ctxc_view_init(&raw, &hist, CTXC_VIEW_RAW, w->map, w->cap, NULL),
-        CTXC_OK);
-    ctxc_density_result_t result;
-    if (hd->optimize(&raw, cfg, w, &result, &err) != CTXC_OK) {
-        fail_msg("optimize failed: %s", err.message);
-    }
-    if (ctxc_density_apply(&hist, &result, w, &err) != CTXC_OK) {
-        fail_msg("apply failed: %s", err.message);
-    }
+    ctxc_density_counts_t counts = t_density_step(&hist, cfg, w);
     t_dump(&hist, &after);
-    return result.counts;
+    return counts;
 }
 
 static void test_scans_agree_with_the_index(void **state) {
