@@ -1361,8 +1361,9 @@ static bool arg_body(const char *b, size_t n, char *arg, size_t *full) {
 /* The path or command of a call through the tool-role table, into arg
  * (ARG_BYTES; *alen: its whole length): false when the table names none
  * (then the generic keys below are tried). */
-static bool table_arg(const ctxc_density_config_t *cfg,
-                      const ctxc_block_t *call, char *arg, size_t *alen) {
+CTXC__NOINLINE static bool table_arg(const ctxc_density_config_t *cfg,
+                                     const ctxc_block_t *call, char *arg,
+                                     size_t *alen) {
     ctxc__tool_t t;
     ctxc_str_t params = call->u.tool_call.parameters;
     if (cfg == NULL ||
@@ -1379,16 +1380,19 @@ static bool table_arg(const ctxc_density_config_t *cfg,
     return ctxc__tool_command(&t, params, arg, ARG_BYTES, PATH_CAP - 1u, alen);
 }
 
-/* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
+/* "[summarized] <tool> <path or command>: ok|error" as a JSON string,
+ * into buf (SUM_BUF bytes). The text is put together in `text`
+ * (SUMMARY_TEXT_MAX + 1 bytes), the argument decoded into the start of buf
+ * (ARG_BYTES <= SUM_BUF), which is free until the text is complete: both
+ * are work-area memory (see sum_mem_t), not stack. */
 static void summary_json(const ctxc_density_config_t *cfg,
                          const ctxc_block_t *resp, const ctxc_block_t *call,
-                         char *buf, size_t cap, ctxc_str_t *out) {
-    char text[SUMMARY_TEXT_MAX + 1];
-    ctxc__sink_t s = {text, sizeof text - 1, 0};
+                         char *text, char *buf, ctxc_str_t *out) {
+    ctxc__sink_t s = {text, SUMMARY_TEXT_MAX, 0};
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
                 resp->u.tool_response.tool_name.len, 48);
-    char arg[ARG_BYTES];
+    char *arg = buf;
     size_t alen;
     if (call != NULL && table_arg(cfg, call, arg, &alen)) {
         ctxc__putc(&s, ' ');
@@ -1419,7 +1423,7 @@ static void summary_json(const ctxc_density_config_t *cfg,
     } else {
         ctxc__put(&s, ": ok", 4);
     }
-    ctxc__sink_t j = {buf, cap, 0};
+    ctxc__sink_t j = {buf, SUM_BUF, 0};
     (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
     out->ptr = buf;
     out->len = j.len;
@@ -1437,24 +1441,45 @@ typedef struct {
     uint32_t summary_max;
     bool decided; /* `use` holds the decisions of the entry's blocks */
     bool any_use; /* a block of the entry has `use` set */
-    /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
-    uint8_t use[MAX_EDIT_BLOCKS];
-    char buf[SUM_BUF]; /* the summary of the block being written */
+    bool default_estimate;
+    /* the buffers below live in the work area (sum_mem_t), not here */
+    char *buf;  /* the summary of the block being written: SUM_BUF bytes */
+    char *text; /* its text before JSON: SUMMARY_TEXT_MAX + 1 bytes */
+    /* NULL when the work area has no room for them: each block is then
+     * decided as it is written (the same decisions, made later) */
+    uint8_t *use; /* response blocks whose summary is smaller */
+    /* with the default estimator: the estimate of each block as it is
+     * written (UINT32_MAX: not known), for the record writer */
+    uint32_t *out_tokens;
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
-    /* their bytes: cache_slots buffers of SUM_BUF bytes in the work
-     * area's density replacements, which compress does not use (24 bytes
-     * an entry: every slot from 54 entries on; fewer slots only mean
-     * summaries made again) */
+    /* their bytes: cache_slots buffers of SUM_BUF bytes after sum_mem_t
+     * (fewer slots only mean summaries made again) */
     char *cache_buf;
     size_t cache_slots;
-    /* with the default estimator: the estimate of each block as it is
-     * written (UINT32_MAX: not known), for the record writer */
-    bool default_estimate;
-    uint32_t out_tokens[MAX_EDIT_BLOCKS];
 } sum_edit_t;
+
+/* compress's buffers. They are kept in the work area's density
+ * replacements (`replacements`, cap x 24 bytes), which compress does not
+ * use: a density result is applied before compress runs and the next
+ * density step starts a new one. The mandatory part (buf, text) needs 576
+ * bytes (a work area of 24 entries); `decide` 320 more (38 entries); the
+ * summary cache SUM_BUF per slot after that (all four slots from 92
+ * entries on). A smaller work area keeps the mandatory part on the stack
+ * (hd_compress_small). */
+typedef struct {
+    sum_edit_t se;
+    ctxc__pairs_t pairs;
+    char buf[SUM_BUF];
+    char text[SUMMARY_TEXT_MAX + 1];
+} sum_need_t;
+typedef struct {
+    sum_need_t need;
+    uint32_t out_tokens[MAX_EDIT_BLOCKS];
+    uint8_t use[MAX_EDIT_BLOCKS];
+} sum_mem_t;
 
 /* The tool_call a response of position pos answers: the last one with its
  * id before pos. */
@@ -1469,8 +1494,7 @@ static ctxc_block_t summarized(sum_edit_t *se, const ctxc_block_t *b) {
     ctxc_block_t call;
     bool found = call_of(se, b->u.tool_response.call_id, &call);
     ctxc_str_t sum;
-    summary_json(se->cfg, b, found ? &call : NULL, se->buf, sizeof se->buf,
-                 &sum);
+    summary_json(se->cfg, b, found ? &call : NULL, se->text, se->buf, &sum);
     ctxc_block_t after = *b;
     after.u.tool_response.result = sum;
     after.u.tool_response.error = CTXC_STR_ABSENT;
@@ -1521,11 +1545,11 @@ CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
 static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = false;
     se->any_use = false;
-    memset(se->use, 0, sizeof se->use);
     se->ncached = 0;
-    if (e->block_count > MAX_EDIT_BLOCKS) {
+    if (e->block_count > MAX_EDIT_BLOCKS || se->use == NULL) {
         return; /* each block decided as it is written */
     }
+    memset(se->use, 0, MAX_EDIT_BLOCKS);
     size_t largest = 0, largest_size = 0;
     const uint8_t *cur = NULL;
     ctxc_block_t b;
@@ -1583,16 +1607,20 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = true;
 }
 
-ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
-                                ctxc_plan_t *plan, ctxc_error_t *err) {
+/* compress with its buffers at mem (room bytes, at least sum_need_t,
+ * 4-byte aligned). */
+static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
+                                    ctxc_plan_t *plan, void *mem, size_t room,
+                                    ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    ctxc__pairs_t pairs;
+    sum_need_t *need = mem;
+    ctxc__pairs_t *pairs = &need->pairs;
     uint64_t total, target;
     ctxc_status_t st =
         ctxc__compress_prepare(ctx, CTXC_STRATEGY_HIGH_DENSITY, plan, &bd,
-                               &pairs, &total, &target, err);
+                               pairs, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -1605,23 +1633,30 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     plan->meta.compressed_count = n;
     plan->meta.bottom_preserved = n - split;
 
-    sum_edit_t se;
-    se.v = v;
-    se.cfg = &ctx->values.density;
-    se.cache_buf = NULL;
-    se.cache_slots = 0;
-    if (ctx->work != NULL && ctx->work->replacements != NULL) {
-        size_t room = ctx->work->cap * sizeof(ctxc_plan_op_t) / SUM_BUF;
-        se.cache_buf = (char *)ctx->work->replacements;
-        se.cache_slots = room < SUM_CACHE ? room : SUM_CACHE;
+    sum_edit_t *se = &need->se;
+    se->v = v;
+    se->cfg = &ctx->values.density;
+    se->buf = need->buf;
+    se->text = need->text;
+    se->use = NULL;
+    se->out_tokens = NULL;
+    se->cache_buf = NULL;
+    se->cache_slots = 0;
+    if (room >= sizeof(sum_mem_t)) {
+        sum_mem_t *m = mem;
+        size_t slots = (room - sizeof(sum_mem_t)) / SUM_BUF;
+        se->use = m->use;
+        se->out_tokens = m->out_tokens;
+        se->cache_buf = (char *)(m + 1);
+        se->cache_slots = slots < SUM_CACHE ? slots : SUM_CACHE;
     }
-    se.pairs = &pairs;
-    se.estimate = ctx->estimate;
-    se.estimate_user = ctx->estimate_user;
-    se.default_estimate =
+    se->pairs = pairs;
+    se->estimate = ctx->estimate;
+    se->estimate_user = ctx->estimate_user;
+    se->default_estimate =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default;
     /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
-    se.summary_max =
+    se->summary_max =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
             ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
                                     SUMMARY_TEXT_MAX)
@@ -1635,16 +1670,16 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         }
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
-        se.pos = p;
-        decide_entry(&se, &e);
-        if (se.decided && !se.any_use) {
+        se->pos = p;
+        decide_entry(se, &e);
+        if (se->decided && !se->any_use) {
             continue; /* the entry as it is: nothing to gain */
         }
         ctxc__entry_edit_t ed = {
             &e,
             summarize_edit,
-            &se,
-            se.decided && se.default_estimate ? se.out_tokens : NULL,
+            se,
+            se->decided && se->default_estimate ? se->out_tokens : NULL,
             e.block_count,
             NULL,
             0,
@@ -1690,6 +1725,26 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     plan->meta.tokens_after = estimate;
     plan->meta.unchanged = summarized_count == 0;
     return CTXC_OK;
+}
+
+/* A work area too small for sum_need_t (fewer than 24 entries): the
+ * mandatory buffers on the stack, in a frame of their own. */
+CTXC__NOINLINE static ctxc_status_t
+hd_compress_small(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                  ctxc_error_t *err) {
+    sum_need_t need;
+    return hd_compress_in(ctx, plan, &need, sizeof need, err);
+}
+
+ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err) {
+    size_t room = ctx->work != NULL && ctx->work->replacements != NULL
+                      ? ctx->work->cap * sizeof(ctxc_plan_op_t)
+                      : 0;
+    if (room < sizeof(sum_need_t)) {
+        return hd_compress_small(ctx, plan, err);
+    }
+    return hd_compress_in(ctx, plan, ctx->work->replacements, room, err);
 }
 
 #endif
