@@ -725,8 +725,8 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
 
 /* Newer responses of the same tool (not dropped by read->write) than block
  * k of position q, counted up to `enough`. */
-static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
-                            size_t enough) {
+CTXC__NOINLINE static size_t newer_results(const hd_t *hd, size_t q, size_t k,
+                                           ctxc_str_t tool, size_t enough) {
     size_t n = 0;
     for (size_t p = q; p < hd->v->count && n < enough; p++) {
         if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
@@ -750,10 +750,10 @@ static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
 }
 
 /* Builds the dedupe text of a human text block into the scratch tail. */
-static ctxc_status_t dedupe_text(const hd_t *hd, size_t p, size_t k,
-                                 ctxc_str_t text, ctxc_density_result_t *r,
-                                 ctxc_str_t *out, size_t *replaced,
-                                 ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t
+dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
+            ctxc_density_result_t *r, ctxc_str_t *out, size_t *replaced,
+            ctxc_error_t *err) {
     const char *t = text.ptr;
     size_t n = text.len;
     ctxc__sink_t s = {(char *)r->scratch + r->scratch_used,
@@ -827,14 +827,68 @@ static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
            retention;
 }
 
+/* Records the edits ed of entry e (position p) decided by edit_entry: the
+ * entry removed or its replacement written (over the temporary texts from
+ * temp_start on), and the counts. A frame of its own: the record writer's
+ * chain does not carry edit_entry's decision locals twice. */
+CTXC__NOINLINE static ctxc_status_t
+write_edit(const hd_t *hd, hd_edit_t *ed, const ctxc_entry_t *ep, size_t p,
+           size_t temp_start, size_t dedupe, size_t recency,
+           ctxc_density_result_t *r, ctxc_error_t *err) {
+    size_t index = ctxc_view_index(hd->v, p);
+    ctxc__entry_edit_t src_ed = {ep, apply_edit, ed, NULL, 0, NULL, 0, 0};
+    size_t remaining = ctxc__entry_edit_count(&src_ed);
+    ctxc_status_t st;
+    if (remaining == 0) {
+        r->scratch_used = temp_start;
+        st = ctxc__density_remove(r, index, err);
+        if (st == CTXC_OK) {
+            r->counts.read_write_entries_removed++;
+        }
+        return st;
+    }
+    ctxc__entry_src_t src = {
+        ep->speaker,
+        remaining,
+        ctxc__entry_edit_block,
+        &src_ed,
+        {ep->metadata.ptr, ep->metadata.len, CTXC__SRC_VALID}};
+    size_t before = r->n_replacements;
+    st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
+    if (st != CTXC_OK) {
+        r->scratch_used = temp_start;
+        return st;
+    }
+    /* slide the record over the temporary texts it was built from */
+    ctxc_plan_op_t *op = &r->replacements[before];
+    if (op->offset > temp_start) {
+        memmove(r->scratch + temp_start, r->scratch + op->offset, op->size);
+        op->offset = (uint32_t)temp_start;
+        r->scratch_used = temp_start + op->size;
+    }
+    if (ed->all & ED_DROP) {
+        r->counts.read_write_entries_replaced++;
+    }
+    if (dedupe) {
+        r->counts.file_dedupe_replaced += dedupe;
+        r->counts.file_dedupe_entries++;
+    }
+    if (recency) {
+        r->counts.recency_pruned += recency;
+        r->counts.recency_entries++;
+    }
+    return CTXC_OK;
+}
+
 /* Decides and records the edits of position p. */
-CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
+CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
+                                               size_t p,
                                                ctxc_density_result_t *r,
                                                ctxc_error_t *err) {
     ctxc_entry_t e;
     ctxc_view_get(hd->v, p, &e);
-    hd_edit_t ed;
-    memset(&ed, 0, sizeof ed);
+    hd_edit_t *ed = edp;
+    memset(ed, 0, sizeof *ed);
     size_t temp_start = r->scratch_used;
     size_t dedupe = 0, recency = 0;
     const ctxc_density_config_t *cfg = hd->cfg;
@@ -868,7 +922,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             }
         } else if (b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe &&
                    e.speaker == CTXC_SPEAKER_HUMAN) {
-            if (ed.ntext >= MAX_TEXT_EDITS) {
+            if (ed->ntext >= MAX_TEXT_EDITS) {
                 if (hd->keys != NULL) { /* keep the counts in step */
                     (void)incl_walk(hd, p, k, b.u.text.text, true);
                 }
@@ -884,13 +938,13 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             }
             if (replaced > 0) {
                 what = ED_RETEXT;
-                ed.text_block[ed.ntext] = k;
-                ed.text[ed.ntext++] = nt;
+                ed->text_block[ed->ntext] = k;
+                ed->text[ed->ntext++] = nt;
                 dedupe += replaced;
             }
         }
-        ed.what[k] = (uint8_t)what;
-        ed.all |= what;
+        ed->what[k] = (uint8_t)what;
+        ed->all |= what;
     }
     /* blocks past the editable ones: their inclusions still count */
     while (hd->keys != NULL && cfg->file_dedupe &&
@@ -901,51 +955,10 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         }
         k++;
     }
-    if (ed.all == 0) {
+    if (ed->all == 0) {
         return CTXC_OK;
     }
-    size_t index = ctxc_view_index(hd->v, p);
-    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, NULL, 0, 0};
-    size_t remaining = ctxc__entry_edit_count(&src_ed);
-    ctxc_status_t st;
-    if (remaining == 0) {
-        r->scratch_used = temp_start;
-        st = ctxc__density_remove(r, index, err);
-        if (st == CTXC_OK) {
-            r->counts.read_write_entries_removed++;
-        }
-        return st;
-    }
-    ctxc__entry_src_t src = {e.speaker,
-                             remaining,
-                             ctxc__entry_edit_block,
-                             &src_ed,
-                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
-    size_t before = r->n_replacements;
-    st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
-    if (st != CTXC_OK) {
-        r->scratch_used = temp_start;
-        return st;
-    }
-    /* slide the record over the temporary texts it was built from */
-    ctxc_plan_op_t *op = &r->replacements[before];
-    if (op->offset > temp_start) {
-        memmove(r->scratch + temp_start, r->scratch + op->offset, op->size);
-        op->offset = (uint32_t)temp_start;
-        r->scratch_used = temp_start + op->size;
-    }
-    if (ed.all & ED_DROP) {
-        r->counts.read_write_entries_replaced++;
-    }
-    if (dedupe) {
-        r->counts.file_dedupe_replaced += dedupe;
-        r->counts.file_dedupe_entries++;
-    }
-    if (recency) {
-        r->counts.recency_pruned += recency;
-        r->counts.recency_entries++;
-    }
-    return CTXC_OK;
+    return write_edit(hd, ed, &e, p, temp_start, dedupe, recency, r, err);
 }
 
 /* ---- the indexed path: passes over the whole view ------------------------ */
@@ -1060,8 +1073,8 @@ static void clear_marks(const hd_t *hd) {
 
 /* Sets up the indexed path over the work area's index: false (marks
  * cleared) when a table is too small. */
-static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
-                          ctxc__id_index_t *keys) {
+CTXC__NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
+                                         ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
     const ctxc_density_config_t *cfg = hd->cfg;
     if (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0 || /* compiled out */
@@ -1114,7 +1127,7 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
  * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
  * in its id's slot. Results dropped by read->write (only in entries marked
  * MARK_RWRESP) do not count. */
-static void recency_pass(const hd_t *hd, uint32_t retention) {
+CTXC__NOINLINE static void recency_pass(const hd_t *hd, uint32_t retention) {
     ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
     ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
@@ -1202,6 +1215,140 @@ static bool may_edit(const hd_t *hd, size_t p) {
            ((m & MARK_INCL) != 0 && hd->cfg->file_dedupe);
 }
 
+/* The density step's state. It is kept in the work area's plan operations
+ * (`ops`), which the step does not use (ctxc_density_apply does, after it),
+ * before the two path buffers; a work area too small for both keeps it on
+ * the stack (hd_optimize_small). */
+typedef struct {
+    hd_t hd;
+    ctxc__pairs_t pairs;
+    ctxc__id_index_t keys;
+    hd_edit_t ed;
+} hd_state_t;
+
+/* Bytes of hd_state_t as the ops region holds it (the path buffers after
+ * it stay 8-byte aligned). */
+#define HD_STATE_BYTES ((sizeof(hd_state_t) + 7u) & ~(size_t)7u)
+
+/* The estimate of a result that is the pointer text alone. */
+CTXC__NOINLINE static uint32_t pointer_tokens(void) {
+    ctxc_block_t pointer;
+    memset(&pointer, 0, sizeof pointer);
+    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
+    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
+    return ctxc_estimate_block_default(NULL, &pointer);
+}
+
+/* Without the index: marks the ai entries with a write call. */
+CTXC__NOINLINE static void mark_writes(const hd_t *hd) {
+    const ctxc_view_t *raw = hd->v;
+    for (size_t p = 0; p < raw->count; p++) {
+        if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(raw, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (e.speaker == CTXC_SPEAKER_AI &&
+               ctxc_entry_next_block(&e, &cur, &b)) {
+            ctxc__tool_t t;
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__tool_resolve(hd->cfg, b.u.tool_call.name,
+                                   b.u.tool_call.parameters, &t) != 0 &&
+                t.role == CTXC__ROLE_WRITE) {
+                hd->mark[p] |= MARK_WRITE;
+            }
+        }
+    }
+}
+
+/* Read->write pruning: marks the pruned read calls and their responses. */
+CTXC__NOINLINE static void rw_pass(const hd_t *hd, ctxc__pairs_t *pairs,
+                                   bool indexed,
+                                   ctxc_density_result_t *result) {
+    const ctxc_view_t *raw = hd->v;
+    for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && (hd->mark[p] & MARK_READ) == 0) {
+            continue; /* no read call to prune */
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(raw, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; e.speaker == CTXC_SPEAKER_AI &&
+                           ctxc_entry_next_block(&e, &cur, &b);
+             k++) {
+            size_t q, r;
+            if (rw_prunes(hd, p, k, &b, &q, &r)) {
+                hd->mark[p] |= MARK_RWCALL;
+                hd->mark[q] |= MARK_RWRESP;
+                result->counts.read_write_pruned++;
+                if (indexed) {
+                    ctxc__pairs_find(pairs, b.u.tool_call.id)->flags |=
+                        ID_PRUNED;
+                }
+            }
+        }
+    }
+}
+
+/* The step with its state at S and its two path buffers of path_cap bytes
+ * each at paths (or NULL). */
+static ctxc_status_t
+hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
+               ctxc_work_t *work, ctxc_density_result_t *result, hd_state_t *S,
+               char *paths, size_t path_cap, ctxc_error_t *err) {
+    ctxc__pairs_t *pairs = &S->pairs;
+    ctxc__pairs_lazy(pairs, raw, NULL, 0); /* scans unless indexed below */
+    hd_t *hd = &S->hd;
+    *hd = (hd_t){
+        raw,         config, work,
+        work->marks, NULL,   NULL,
+        pairs,       NULL,   0,
+        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
+        path_cap};
+    hd->pointer_tokens = pointer_tokens();
+    uint32_t retention =
+        config->recency_retention < 1 ? 1 : config->recency_retention;
+    clear_marks(hd);
+    bool indexed = index_prepare(hd, pairs, &S->keys);
+    if (!indexed && config->read_write_pruning) {
+        mark_writes(hd);
+    }
+    if (config->read_write_pruning) {
+        rw_pass(hd, pairs, indexed, result);
+    }
+    hd->pool = NULL; /* the edits write into the scratch from here on */
+    if (indexed && config->recency_pruning) {
+        recency_pass(hd, retention);
+    }
+    for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && !may_edit(hd, p)) {
+            continue;
+        }
+        ctxc_status_t st = edit_entry(hd, &S->ed, p, result, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    return CTXC_OK;
+}
+
+/* A work area whose plan operations cannot hold the state and two
+ * CTXC_CFG_PATH_MAX path buffers (fewer than 28 entries with the default
+ * 512): the state on the stack, the path buffers in the operations (up to
+ * half their bytes each, as before). */
+CTXC__NOINLINE static ctxc_status_t
+hd_optimize_small(const ctxc_view_t *raw, const ctxc_density_config_t *config,
+                  ctxc_work_t *work, ctxc_density_result_t *result,
+                  size_t ops_bytes, ctxc_error_t *err) {
+    hd_state_t S;
+    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
+    return hd_optimize_in(raw, config, work, result, &S, (char *)work->ops,
+                          path_cap, err);
+}
+
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
                                 ctxc_work_t *work,
@@ -1213,93 +1360,18 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    ctxc__pairs_t pairs;
-    ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
-    /* The path buffers: the work area's plan operations, which the step
-     * does not use (ctxc_density_apply does, after it): 2 x
-     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (24 bytes
-     * each: enough from 21 entries on with the default 512); a smaller work
-     * area compares paths up to half its operations' bytes, less one. */
+    /* The work area's plan operations (2 * cap + 2 of 24 bytes), which the
+     * step does not use: the state (hd_state_t), then the two path buffers
+     * of CTXC_CFG_PATH_MAX bytes (enough from 28 entries on with the
+     * default 512). A smaller work area: see hd_optimize_small. */
     size_t ops_bytes =
         work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
-    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
-    char *paths = (char *)work->ops;
-    hd_t hd = {
-        raw,         config, work,
-        work->marks, NULL,   NULL,
-        &pairs,      NULL,   0,
-        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
-        path_cap};
-    ctxc_block_t pointer;
-    memset(&pointer, 0, sizeof pointer);
-    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
-    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-    hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
-    ctxc__id_index_t keys;
-    uint32_t retention =
-        config->recency_retention < 1 ? 1 : config->recency_retention;
-    clear_marks(&hd);
-    bool indexed = index_prepare(&hd, &pairs, &keys);
-    if (!indexed && config->read_write_pruning) {
-        for (size_t p = 0; p < raw->count; p++) {
-            if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
-                continue;
-            }
-            ctxc_entry_t e;
-            ctxc_view_get(raw, p, &e);
-            const uint8_t *cur = NULL;
-            ctxc_block_t b;
-            while (e.speaker == CTXC_SPEAKER_AI &&
-                   ctxc_entry_next_block(&e, &cur, &b)) {
-                ctxc__tool_t t;
-                if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                    ctxc__tool_resolve(config, b.u.tool_call.name,
-                                       b.u.tool_call.parameters, &t) != 0 &&
-                    t.role == CTXC__ROLE_WRITE) {
-                    hd.mark[p] |= MARK_WRITE;
-                }
-            }
-        }
+    if (ops_bytes < HD_STATE_BYTES + 2u * PATH_CAP) {
+        return hd_optimize_small(raw, config, work, result, ops_bytes, err);
     }
-    if (config->read_write_pruning) {
-        for (size_t p = 0; p < raw->count; p++) {
-            if (indexed && (hd.mark[p] & MARK_READ) == 0) {
-                continue; /* no read call to prune */
-            }
-            ctxc_entry_t e;
-            ctxc_view_get(raw, p, &e);
-            const uint8_t *cur = NULL;
-            ctxc_block_t b;
-            for (size_t k = 0; e.speaker == CTXC_SPEAKER_AI &&
-                               ctxc_entry_next_block(&e, &cur, &b);
-                 k++) {
-                size_t q, r;
-                if (rw_prunes(&hd, p, k, &b, &q, &r)) {
-                    hd.mark[p] |= MARK_RWCALL;
-                    hd.mark[q] |= MARK_RWRESP;
-                    result->counts.read_write_pruned++;
-                    if (indexed) {
-                        ctxc__pairs_find(&pairs, b.u.tool_call.id)->flags |=
-                            ID_PRUNED;
-                    }
-                }
-            }
-        }
-    }
-    hd.pool = NULL; /* the edits write into the scratch from here on */
-    if (indexed && config->recency_pruning) {
-        recency_pass(&hd, retention);
-    }
-    for (size_t p = 0; p < raw->count; p++) {
-        if (indexed && !may_edit(&hd, p)) {
-            continue;
-        }
-        ctxc_status_t st = edit_entry(&hd, p, result, err);
-        if (st != CTXC_OK) {
-            return st;
-        }
-    }
-    return CTXC_OK;
+    char *mem = (char *)work->ops;
+    return hd_optimize_in(raw, config, work, result, (hd_state_t *)(void *)mem,
+                          mem + HD_STATE_BYTES, PATH_CAP, err);
 }
 
 /* ---- compress: one-line summaries of older tool results ------------------ */
