@@ -1514,6 +1514,8 @@ typedef struct {
     bool decided; /* `use` holds the decisions of the entry's blocks */
     bool any_use; /* a block of the entry has `use` set */
     bool default_estimate;
+    ctxc_block_t call;  /* the call a summarised response answers */
+    ctxc_block_t after; /* a summarised block, to compare */
     /* the buffers below live in the work area (sum_mem_t), not here */
     char *buf;  /* the summary of the block being written: SUM_BUF bytes */
     char *text; /* its text before JSON: SUMMARY_TEXT_MAX + 1 bytes */
@@ -1544,6 +1546,10 @@ typedef struct {
 typedef struct {
     sum_edit_t se;
     ctxc__pairs_t pairs;
+    /* the entry being written and its record source */
+    ctxc_entry_t e;
+    ctxc__entry_edit_t ed;
+    ctxc__entry_src_t src;
     char buf[SUM_BUF];
     char text[SUMMARY_TEXT_MAX + 1];
 } sum_need_t;
@@ -1561,16 +1567,18 @@ static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
                             &k, call);
 }
 
-/* The summarised form of response block b (into se->buf). */
-static ctxc_block_t summarized(sum_edit_t *se, const ctxc_block_t *b) {
-    ctxc_block_t call;
-    bool found = call_of(se, b->u.tool_response.call_id, &call);
+/* The summarised form of response block b (its text in se->buf) into
+ * *out (which may be b). */
+static void summarized(sum_edit_t *se, const ctxc_block_t *b,
+                       ctxc_block_t *out) {
+    bool found = call_of(se, b->u.tool_response.call_id, &se->call);
     ctxc_str_t sum;
-    summary_json(se->cfg, b, found ? &call : NULL, se->text, se->buf, &sum);
-    ctxc_block_t after = *b;
-    after.u.tool_response.result = sum;
-    after.u.tool_response.error = CTXC_STR_ABSENT;
-    return after;
+    summary_json(se->cfg, b, found ? &se->call : NULL, se->text, se->buf, &sum);
+    if (out != b) {
+        *out = *b;
+    }
+    out->u.tool_response.result = sum;
+    out->u.tool_response.error = CTXC_STR_ABSENT;
 }
 
 static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
@@ -1589,13 +1597,14 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
                 return true;
             }
         }
-        *b = summarized(se, b);
+        summarized(se, b, b);
         return true;
     }
-    ctxc_block_t after = summarized(se, b);
-    if (block_tokens(se->estimate, se->estimate_user, &after) <
+    ctxc_block_t *after = &se->after;
+    summarized(se, b, after);
+    if (block_tokens(se->estimate, se->estimate_user, after) <
         block_tokens(se->estimate, se->estimate_user, b)) {
-        *b = after;
+        *b = *after;
     }
     return true;
 }
@@ -1614,7 +1623,7 @@ CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
  * The entry's cached estimate is the sum of its blocks' estimates (made with
  * the same estimator), so the largest block is not estimated again: its
  * estimate is what the others leave of the entry's. */
-static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
+CTXC__NOINLINE static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = false;
     se->any_use = false;
     se->ncached = 0;
@@ -1660,13 +1669,14 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             tokens[k] = UINT32_MAX; /* the summary's: not counted */
             continue;
         }
-        ctxc_block_t after = summarized(se, &b);
-        uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
+        ctxc_block_t *after = &se->after;
+        summarized(se, &b, after);
+        uint32_t t = block_tokens(se->estimate, se->estimate_user, after);
         if (t < tokens[k]) {
             se->use[k] = 1;
             se->any_use = true;
             tokens[k] = t;
-            ctxc_str_t sum = after.u.tool_response.result;
+            ctxc_str_t sum = after->u.tool_response.result;
             if (se->ncached < se->cache_slots && sum.len <= SUM_BUF) {
                 size_t c = se->ncached++;
                 memcpy(se->cache_buf + c * SUM_BUF, sum.ptr, sum.len);
@@ -1740,36 +1750,37 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
         if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
+        ctxc_entry_t *e = &need->e;
+        ctxc_view_get(v, p, e);
         se->pos = p;
-        decide_entry(se, &e);
+        decide_entry(se, e);
         if (se->decided && !se->any_use) {
             continue; /* the entry as it is: nothing to gain */
         }
-        ctxc__entry_edit_t ed = {
-            &e,
+        need->ed = (ctxc__entry_edit_t){
+            e,
             summarize_edit,
             se,
             se->decided && se->default_estimate ? se->out_tokens : NULL,
-            e.block_count,
+            e->block_count,
             NULL,
             0,
             0};
-        ctxc__entry_src_t src = {
-            e.speaker,
-            e.block_count,
+        need->src = (ctxc__entry_src_t){
+            e->speaker,
+            e->block_count,
             ctxc__entry_edit_block,
-            &ed,
-            {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
+            &need->ed,
+            {e->metadata.ptr, e->metadata.len, CTXC__SRC_VALID}};
         size_t mark = plan->scratch_used;
         ctxc_plan_op_t op;
-        if ((st = ctxc__record_to_scratch(
-                 plan->scratch, plan->scratch_cap, &plan->scratch_used, &src,
-                 ctx->estimate, ctx->estimate_user, &op, err)) != CTXC_OK) {
+        if ((st = ctxc__record_to_scratch(plan->scratch, plan->scratch_cap,
+                                          &plan->scratch_used, &need->src,
+                                          ctx->estimate, ctx->estimate_user,
+                                          &op, err)) != CTXC_OK) {
             return st;
         }
-        if (op.tokens >= e.tokens) { /* nothing to gain: keep it as it is */
+        if (op.tokens >= e->tokens) { /* nothing to gain: keep it as it is */
             plan->scratch_used = mark;
             continue;
         }
@@ -1785,7 +1796,7 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
         plan->ops[plan->count++] = op;
         ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
                            &plan->counted_, ctx->estimate, ctx->estimate_user);
-        estimate -= e.tokens - op.tokens;
+        estimate -= e->tokens - op.tokens;
         next_keep = index + 1;
         summarized_count++;
     }
