@@ -1336,9 +1336,10 @@ hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
 }
 
 /* A work area whose plan operations cannot hold the state and two
- * CTXC_CFG_PATH_MAX path buffers (fewer than 28 entries with the default
- * 512): the state on the stack, the path buffers in the operations (up to
- * half their bytes each, as before). */
+ * CTXC_CFG_PATH_MAX path buffers (fewer than 26 entries on a 32-bit
+ * target, 31 on a 64-bit host, with the default 512): the state on the stack,
+ * the path buffers in the operations (up to half their bytes each, as before).
+ */
 CTXC__NOINLINE static ctxc_status_t
 hd_optimize_small(const ctxc_view_t *raw, const ctxc_density_config_t *config,
                   ctxc_work_t *work, ctxc_density_result_t *result,
@@ -1362,14 +1363,15 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
     ctxc__density_init(result, work);
     /* The work area's plan operations (2 * cap + 2 of 24 bytes), which the
      * step does not use: the state (hd_state_t), then the two path buffers
-     * of CTXC_CFG_PATH_MAX bytes (enough from 28 entries on with the
+     * of CTXC_CFG_PATH_MAX bytes (enough from 26 entries on with the
      * default 512). A smaller work area: see hd_optimize_small. */
     size_t ops_bytes =
         work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
-    if (ops_bytes < HD_STATE_BYTES + 2u * PATH_CAP) {
+    size_t skip = (8u - ((uintptr_t)work->ops & 7u)) & 7u; /* align to 8 */
+    if (ops_bytes < skip + HD_STATE_BYTES + 2u * PATH_CAP) {
         return hd_optimize_small(raw, config, work, result, ops_bytes, err);
     }
-    char *mem = (char *)work->ops;
+    char *mem = (char *)work->ops + skip;
     return hd_optimize_in(raw, config, work, result, (hd_state_t *)(void *)mem,
                           mem + HD_STATE_BYTES, PATH_CAP, err);
 }
@@ -1538,11 +1540,13 @@ typedef struct {
 /* compress's buffers. They are kept in the work area's density
  * replacements (`replacements`, cap x 24 bytes), which compress does not
  * use: a density result is applied before compress runs and the next
- * density step starts a new one. The mandatory part (buf, text) needs 576
- * bytes (a work area of 24 entries); `decide` 320 more (38 entries); the
- * summary cache SUM_BUF per slot after that (all four slots from 92
- * entries on). A smaller work area keeps the mandatory part on the stack
- * (hd_compress_small). */
+ * density step starts a new one. The mandatory part (sum_need_t) is 900
+ * bytes on a 32-bit target (a work area of 38 entries; 1208 bytes, 51
+ * entries on a 64-bit host); the per-block decisions 320 more (51 / 64
+ * entries); the summary cache SUM_BUF per slot after that (all four slots
+ * from 105 / 117 entries on). A smaller work area keeps the mandatory part
+ * on the stack (hd_compress_small) and decides each block as it is
+ * written: the same summaries. */
 typedef struct {
     sum_edit_t se;
     ctxc__pairs_t pairs;
@@ -1810,7 +1814,7 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
     return CTXC_OK;
 }
 
-/* A work area too small for sum_need_t (fewer than 24 entries): the
+/* A work area too small for sum_need_t (fewer than 38 entries): the
  * mandatory buffers on the stack, in a frame of their own. */
 CTXC__NOINLINE static ctxc_status_t
 hd_compress_small(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
@@ -1824,10 +1828,14 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     size_t room = ctx->work != NULL && ctx->work->replacements != NULL
                       ? ctx->work->cap * sizeof(ctxc_plan_op_t)
                       : 0;
-    if (room < sizeof(sum_need_t)) {
+    /* aligned to 8 (the region is only 4-byte aligned) */
+    size_t skip =
+        room > 0 ? (8u - ((uintptr_t)ctx->work->replacements & 7u)) & 7u : 0;
+    if (room < skip + sizeof(sum_need_t)) {
         return hd_compress_small(ctx, plan, err);
     }
-    return hd_compress_in(ctx, plan, ctx->work->replacements, room, err);
+    return hd_compress_in(ctx, plan, (char *)ctx->work->replacements + skip,
+                          room - skip, err);
 }
 
 #endif

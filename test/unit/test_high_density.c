@@ -878,9 +878,8 @@ static void test_compress_without_room_for_the_index_gives_the_same_result(void 
 
 /* Work areas too small for high-density's state in the work area (issue
  * 13: compress keeps its buffers in `replacements`, the density step its
- * state in `ops`; below 30 entries neither fits on a 64-bit host, nor on
- * the Cortex-M4 below 26 and 38) keep that state on the stack: the same
- * history as with a large work area. */
+ * state in `ops`; on a 64-bit host they need 51 and 31 entries) keep that
+ * state on the stack: the same history as with a large work area. */
 CTXC_HISTORY_DEFINE(hist_small, 24, 65536);
 CTXC_WORK_DEFINE(work_small, 24, 32768);
 
