@@ -34,7 +34,16 @@
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
 
 #define MAX_EDIT_BLOCKS 64u /* blocks per entry the density step can edit */
-#define MAX_TEXT_EDITS 8u   /* text blocks per entry the dedupe can rewrite */
+
+/* The indexed passes run in frames of their own (off the chain of the
+ * edits that write records); without the index they are left to the
+ * compiler, which then drops them. */
+#if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0
+#define HD_INDEXED_NOINLINE
+#else
+#define HD_INDEXED_NOINLINE CTXC__NOINLINE
+#endif
+#define MAX_TEXT_EDITS 8u /* text blocks per entry the dedupe can rewrite */
 
 /* per-entry marks in work->marks */
 #define MARK_WRITE 0x1u  /* ai entry holds a write call */
@@ -1073,8 +1082,8 @@ static void clear_marks(const hd_t *hd) {
 
 /* Sets up the indexed path over the work area's index: false (marks
  * cleared) when a table is too small. */
-CTXC__NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
-                                         ctxc__id_index_t *keys) {
+HD_INDEXED_NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
+                                              ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
     const ctxc_density_config_t *cfg = hd->cfg;
     if (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0 || /* compiled out */
@@ -1127,7 +1136,8 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
  * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
  * in its id's slot. Results dropped by read->write (only in entries marked
  * MARK_RWRESP) do not count. */
-CTXC__NOINLINE static void recency_pass(const hd_t *hd, uint32_t retention) {
+HD_INDEXED_NOINLINE static void recency_pass(const hd_t *hd,
+                                             uint32_t retention) {
     ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
     ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
@@ -1435,9 +1445,8 @@ static bool arg_body(const char *b, size_t n, char *arg, size_t *full) {
 /* The path or command of a call through the tool-role table, into arg
  * (ARG_BYTES; *alen: its whole length): false when the table names none
  * (then the generic keys below are tried). */
-CTXC__NOINLINE static bool table_arg(const ctxc_density_config_t *cfg,
-                                     const ctxc_block_t *call, char *arg,
-                                     size_t *alen) {
+static bool table_arg(const ctxc_density_config_t *cfg,
+                      const ctxc_block_t *call, char *arg, size_t *alen) {
     ctxc__tool_t t;
     ctxc_str_t params = call->u.tool_call.parameters;
     if (cfg == NULL ||
