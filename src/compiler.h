@@ -3,7 +3,9 @@
  *
  * CTXC__NOINLINE keeps a static function out of line where inlining it
  * makes the code larger at -Os (its callers are cold or it is reached
- * once per entry or per call, so the call costs nothing measurable).
+ * once per entry or per call, so the call costs nothing measurable), or
+ * where a function with a large frame would otherwise stack it on top of a
+ * deep call chain (issue 13: the stack of the public entry points).
  */
 #ifndef CTXC_COMPILER_H
 #define CTXC_COMPILER_H

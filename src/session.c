@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/prompt.h"
 #include "ctxc/session.h"
@@ -311,25 +312,12 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     return r;
 }
 
-static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
-                                   ctxc_error_t *err) {
-    if (LLM_STRATEGIES_ && st->requires_llm) {
-        /* REQ-CS-006A.1: a compression.profile that does not exist is an
-         * error naming it, before anything else (the model itself is
-         * resolved only when a summary call will be made) */
-        ctxc_status_t pr =
-            ctxc_settings_compression_profile_check(s->settings, err);
-        if (pr != CTXC_OK) {
-            return pr;
-        }
-    }
-    ctxc_status_t w = wired(s, st, err);
-    if (w != CTXC_OK) {
-        return w;
-    }
-    if (ctxc_settings_context_limit(s->settings) == 0) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
-    }
+/* The strategy's compress and the plan applied: the context and the plan
+ * (ctxc_compress_ctx_t, ctxc_plan_t) in a frame of their own, which the
+ * checks of compress_with (the profile check reads the settings file) do
+ * not sit on. */
+CTXC__NOINLINE static ctxc_status_t
+compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     ctxc_compress_ctx_t ctx;
     memset(&ctx, 0, sizeof ctx);
     ctxc_status_t r = ctxc_view_init(&ctx.view, s->history, CTXC_VIEW_CURATED,
@@ -379,6 +367,28 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                       st->name, ctxc_strerror(r));
     }
     return r;
+}
+
+static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                   ctxc_error_t *err) {
+    if (LLM_STRATEGIES_ && st->requires_llm) {
+        /* REQ-CS-006A.1: a compression.profile that does not exist is an
+         * error naming it, before anything else (the model itself is
+         * resolved only when a summary call will be made) */
+        ctxc_status_t pr =
+            ctxc_settings_compression_profile_check(s->settings, err);
+        if (pr != CTXC_OK) {
+            return pr;
+        }
+    }
+    ctxc_status_t w = wired(s, st, err);
+    if (w != CTXC_OK) {
+        return w;
+    }
+    if (ctxc_settings_context_limit(s->settings) == 0) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
+    }
+    return compress_run(s, st, err);
 }
 
 static ctxc_status_t before_send_with(ctxc_session_t *s,

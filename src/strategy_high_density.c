@@ -34,7 +34,16 @@
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
 
 #define MAX_EDIT_BLOCKS 64u /* blocks per entry the density step can edit */
-#define MAX_TEXT_EDITS 8u   /* text blocks per entry the dedupe can rewrite */
+
+/* The indexed passes run in frames of their own (off the chain of the
+ * edits that write records); without the index they are left to the
+ * compiler, which then drops them. */
+#if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0
+#define HD_INDEXED_NOINLINE
+#else
+#define HD_INDEXED_NOINLINE CTXC__NOINLINE
+#endif
+#define MAX_TEXT_EDITS 8u /* text blocks per entry the dedupe can rewrite */
 
 /* per-entry marks in work->marks */
 #define MARK_WRITE 0x1u  /* ai entry holds a write call */
@@ -725,8 +734,8 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
 
 /* Newer responses of the same tool (not dropped by read->write) than block
  * k of position q, counted up to `enough`. */
-static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
-                            size_t enough) {
+CTXC__NOINLINE static size_t newer_results(const hd_t *hd, size_t q, size_t k,
+                                           ctxc_str_t tool, size_t enough) {
     size_t n = 0;
     for (size_t p = q; p < hd->v->count && n < enough; p++) {
         if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
@@ -750,10 +759,10 @@ static size_t newer_results(const hd_t *hd, size_t q, size_t k, ctxc_str_t tool,
 }
 
 /* Builds the dedupe text of a human text block into the scratch tail. */
-static ctxc_status_t dedupe_text(const hd_t *hd, size_t p, size_t k,
-                                 ctxc_str_t text, ctxc_density_result_t *r,
-                                 ctxc_str_t *out, size_t *replaced,
-                                 ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t
+dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
+            ctxc_density_result_t *r, ctxc_str_t *out, size_t *replaced,
+            ctxc_error_t *err) {
     const char *t = text.ptr;
     size_t n = text.len;
     ctxc__sink_t s = {(char *)r->scratch + r->scratch_used,
@@ -827,14 +836,68 @@ static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
            retention;
 }
 
+/* Records the edits ed of entry e (position p) decided by edit_entry: the
+ * entry removed or its replacement written (over the temporary texts from
+ * temp_start on), and the counts. A frame of its own: the record writer's
+ * chain does not carry edit_entry's decision locals twice. */
+CTXC__NOINLINE static ctxc_status_t
+write_edit(const hd_t *hd, hd_edit_t *ed, const ctxc_entry_t *ep, size_t p,
+           size_t temp_start, size_t dedupe, size_t recency,
+           ctxc_density_result_t *r, ctxc_error_t *err) {
+    size_t index = ctxc_view_index(hd->v, p);
+    ctxc__entry_edit_t src_ed = {ep, apply_edit, ed, NULL, 0, NULL, 0, 0};
+    size_t remaining = ctxc__entry_edit_count(&src_ed);
+    ctxc_status_t st;
+    if (remaining == 0) {
+        r->scratch_used = temp_start;
+        st = ctxc__density_remove(r, index, err);
+        if (st == CTXC_OK) {
+            r->counts.read_write_entries_removed++;
+        }
+        return st;
+    }
+    ctxc__entry_src_t src = {
+        ep->speaker,
+        remaining,
+        ctxc__entry_edit_block,
+        &src_ed,
+        {ep->metadata.ptr, ep->metadata.len, CTXC__SRC_VALID}};
+    size_t before = r->n_replacements;
+    st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
+    if (st != CTXC_OK) {
+        r->scratch_used = temp_start;
+        return st;
+    }
+    /* slide the record over the temporary texts it was built from */
+    ctxc_plan_op_t *op = &r->replacements[before];
+    if (op->offset > temp_start) {
+        memmove(r->scratch + temp_start, r->scratch + op->offset, op->size);
+        op->offset = (uint32_t)temp_start;
+        r->scratch_used = temp_start + op->size;
+    }
+    if (ed->all & ED_DROP) {
+        r->counts.read_write_entries_replaced++;
+    }
+    if (dedupe) {
+        r->counts.file_dedupe_replaced += dedupe;
+        r->counts.file_dedupe_entries++;
+    }
+    if (recency) {
+        r->counts.recency_pruned += recency;
+        r->counts.recency_entries++;
+    }
+    return CTXC_OK;
+}
+
 /* Decides and records the edits of position p. */
-CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
+CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
+                                               size_t p,
                                                ctxc_density_result_t *r,
                                                ctxc_error_t *err) {
     ctxc_entry_t e;
     ctxc_view_get(hd->v, p, &e);
-    hd_edit_t ed;
-    memset(&ed, 0, sizeof ed);
+    hd_edit_t *ed = edp;
+    memset(ed, 0, sizeof *ed);
     size_t temp_start = r->scratch_used;
     size_t dedupe = 0, recency = 0;
     const ctxc_density_config_t *cfg = hd->cfg;
@@ -868,7 +931,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             }
         } else if (b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe &&
                    e.speaker == CTXC_SPEAKER_HUMAN) {
-            if (ed.ntext >= MAX_TEXT_EDITS) {
+            if (ed->ntext >= MAX_TEXT_EDITS) {
                 if (hd->keys != NULL) { /* keep the counts in step */
                     (void)incl_walk(hd, p, k, b.u.text.text, true);
                 }
@@ -884,13 +947,13 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
             }
             if (replaced > 0) {
                 what = ED_RETEXT;
-                ed.text_block[ed.ntext] = k;
-                ed.text[ed.ntext++] = nt;
+                ed->text_block[ed->ntext] = k;
+                ed->text[ed->ntext++] = nt;
                 dedupe += replaced;
             }
         }
-        ed.what[k] = (uint8_t)what;
-        ed.all |= what;
+        ed->what[k] = (uint8_t)what;
+        ed->all |= what;
     }
     /* blocks past the editable ones: their inclusions still count */
     while (hd->keys != NULL && cfg->file_dedupe &&
@@ -901,51 +964,10 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, size_t p,
         }
         k++;
     }
-    if (ed.all == 0) {
+    if (ed->all == 0) {
         return CTXC_OK;
     }
-    size_t index = ctxc_view_index(hd->v, p);
-    ctxc__entry_edit_t src_ed = {&e, apply_edit, &ed, NULL, 0, NULL, 0, 0};
-    size_t remaining = ctxc__entry_edit_count(&src_ed);
-    ctxc_status_t st;
-    if (remaining == 0) {
-        r->scratch_used = temp_start;
-        st = ctxc__density_remove(r, index, err);
-        if (st == CTXC_OK) {
-            r->counts.read_write_entries_removed++;
-        }
-        return st;
-    }
-    ctxc__entry_src_t src = {e.speaker,
-                             remaining,
-                             ctxc__entry_edit_block,
-                             &src_ed,
-                             {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
-    size_t before = r->n_replacements;
-    st = ctxc__density_replace(r, index, &src, NULL, NULL, err);
-    if (st != CTXC_OK) {
-        r->scratch_used = temp_start;
-        return st;
-    }
-    /* slide the record over the temporary texts it was built from */
-    ctxc_plan_op_t *op = &r->replacements[before];
-    if (op->offset > temp_start) {
-        memmove(r->scratch + temp_start, r->scratch + op->offset, op->size);
-        op->offset = (uint32_t)temp_start;
-        r->scratch_used = temp_start + op->size;
-    }
-    if (ed.all & ED_DROP) {
-        r->counts.read_write_entries_replaced++;
-    }
-    if (dedupe) {
-        r->counts.file_dedupe_replaced += dedupe;
-        r->counts.file_dedupe_entries++;
-    }
-    if (recency) {
-        r->counts.recency_pruned += recency;
-        r->counts.recency_entries++;
-    }
-    return CTXC_OK;
+    return write_edit(hd, ed, &e, p, temp_start, dedupe, recency, r, err);
 }
 
 /* ---- the indexed path: passes over the whole view ------------------------ */
@@ -1060,8 +1082,8 @@ static void clear_marks(const hd_t *hd) {
 
 /* Sets up the indexed path over the work area's index: false (marks
  * cleared) when a table is too small. */
-static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
-                          ctxc__id_index_t *keys) {
+HD_INDEXED_NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
+                                              ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
     const ctxc_density_config_t *cfg = hd->cfg;
     if (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0 || /* compiled out */
@@ -1114,7 +1136,8 @@ static uint16_t add_sat(uint32_t a, uint32_t b) {
  * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
  * in its id's slot. Results dropped by read->write (only in entries marked
  * MARK_RWRESP) do not count. */
-static void recency_pass(const hd_t *hd, uint32_t retention) {
+HD_INDEXED_NOINLINE static void recency_pass(const hd_t *hd,
+                                             uint32_t retention) {
     ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
     ctxc__id_slot_t *last_t = NULL;         /* and its slot */
     for (size_t p = hd->v->count; p-- > 0;) {
@@ -1202,6 +1225,141 @@ static bool may_edit(const hd_t *hd, size_t p) {
            ((m & MARK_INCL) != 0 && hd->cfg->file_dedupe);
 }
 
+/* The density step's state. It is kept in the work area's plan operations
+ * (`ops`), which the step does not use (ctxc_density_apply does, after it),
+ * before the two path buffers; a work area too small for both keeps it on
+ * the stack (hd_optimize_small). */
+typedef struct {
+    hd_t hd;
+    ctxc__pairs_t pairs;
+    ctxc__id_index_t keys;
+    hd_edit_t ed;
+} hd_state_t;
+
+/* Bytes of hd_state_t as the ops region holds it (the path buffers after
+ * it stay 8-byte aligned). */
+#define HD_STATE_BYTES ((sizeof(hd_state_t) + 7u) & ~(size_t)7u)
+
+/* The estimate of a result that is the pointer text alone. */
+CTXC__NOINLINE static uint32_t pointer_tokens(void) {
+    ctxc_block_t pointer;
+    memset(&pointer, 0, sizeof pointer);
+    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
+    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
+    return ctxc_estimate_block_default(NULL, &pointer);
+}
+
+/* Without the index: marks the ai entries with a write call. */
+CTXC__NOINLINE static void mark_writes(const hd_t *hd) {
+    const ctxc_view_t *raw = hd->v;
+    for (size_t p = 0; p < raw->count; p++) {
+        if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(raw, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (e.speaker == CTXC_SPEAKER_AI &&
+               ctxc_entry_next_block(&e, &cur, &b)) {
+            ctxc__tool_t t;
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__tool_resolve(hd->cfg, b.u.tool_call.name,
+                                   b.u.tool_call.parameters, &t) != 0 &&
+                t.role == CTXC__ROLE_WRITE) {
+                hd->mark[p] |= MARK_WRITE;
+            }
+        }
+    }
+}
+
+/* Read->write pruning: marks the pruned read calls and their responses. */
+CTXC__NOINLINE static void rw_pass(const hd_t *hd, ctxc__pairs_t *pairs,
+                                   bool indexed,
+                                   ctxc_density_result_t *result) {
+    const ctxc_view_t *raw = hd->v;
+    for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && (hd->mark[p] & MARK_READ) == 0) {
+            continue; /* no read call to prune */
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(raw, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        for (size_t k = 0; e.speaker == CTXC_SPEAKER_AI &&
+                           ctxc_entry_next_block(&e, &cur, &b);
+             k++) {
+            size_t q, r;
+            if (rw_prunes(hd, p, k, &b, &q, &r)) {
+                hd->mark[p] |= MARK_RWCALL;
+                hd->mark[q] |= MARK_RWRESP;
+                result->counts.read_write_pruned++;
+                if (indexed) {
+                    ctxc__pairs_find(pairs, b.u.tool_call.id)->flags |=
+                        ID_PRUNED;
+                }
+            }
+        }
+    }
+}
+
+/* The step with its state at S and its two path buffers of path_cap bytes
+ * each at paths (or NULL). */
+static ctxc_status_t
+hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
+               ctxc_work_t *work, ctxc_density_result_t *result, hd_state_t *S,
+               char *paths, size_t path_cap, ctxc_error_t *err) {
+    ctxc__pairs_t *pairs = &S->pairs;
+    ctxc__pairs_lazy(pairs, raw, NULL, 0); /* scans unless indexed below */
+    hd_t *hd = &S->hd;
+    *hd = (hd_t){
+        raw,         config, work,
+        work->marks, NULL,   NULL,
+        pairs,       NULL,   0,
+        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
+        path_cap};
+    hd->pointer_tokens = pointer_tokens();
+    uint32_t retention =
+        config->recency_retention < 1 ? 1 : config->recency_retention;
+    clear_marks(hd);
+    bool indexed = index_prepare(hd, pairs, &S->keys);
+    if (!indexed && config->read_write_pruning) {
+        mark_writes(hd);
+    }
+    if (config->read_write_pruning) {
+        rw_pass(hd, pairs, indexed, result);
+    }
+    hd->pool = NULL; /* the edits write into the scratch from here on */
+    if (indexed && config->recency_pruning) {
+        recency_pass(hd, retention);
+    }
+    for (size_t p = 0; p < raw->count; p++) {
+        if (indexed && !may_edit(hd, p)) {
+            continue;
+        }
+        ctxc_status_t st = edit_entry(hd, &S->ed, p, result, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    return CTXC_OK;
+}
+
+/* A work area whose plan operations cannot hold the state and two
+ * CTXC_CFG_PATH_MAX path buffers (fewer than 26 entries on a 32-bit
+ * target, 31 on a 64-bit host, with the default 512): the state on the stack,
+ * the path buffers in the operations (up to half their bytes each, as before).
+ */
+CTXC__NOINLINE static ctxc_status_t
+hd_optimize_small(const ctxc_view_t *raw, const ctxc_density_config_t *config,
+                  ctxc_work_t *work, ctxc_density_result_t *result,
+                  size_t ops_bytes, ctxc_error_t *err) {
+    hd_state_t S;
+    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
+    return hd_optimize_in(raw, config, work, result, &S, (char *)work->ops,
+                          path_cap, err);
+}
+
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
                                 ctxc_work_t *work,
@@ -1213,93 +1371,19 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 work->cap, raw->count);
     }
     ctxc__density_init(result, work);
-    ctxc__pairs_t pairs;
-    ctxc__pairs_lazy(&pairs, raw, NULL, 0); /* scans unless indexed below */
-    /* The path buffers: the work area's plan operations, which the step
-     * does not use (ctxc_density_apply does, after it): 2 x
-     * CTXC_CFG_PATH_MAX bytes of the 2 * cap + 2 operations (24 bytes
-     * each: enough from 21 entries on with the default 512); a smaller work
-     * area compares paths up to half its operations' bytes, less one. */
+    /* The work area's plan operations (2 * cap + 2 of 24 bytes), which the
+     * step does not use: the state (hd_state_t), then the two path buffers
+     * of CTXC_CFG_PATH_MAX bytes (enough from 26 entries on with the
+     * default 512). A smaller work area: see hd_optimize_small. */
     size_t ops_bytes =
         work->ops != NULL ? (2u * work->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
-    size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
-    char *paths = (char *)work->ops;
-    hd_t hd = {
-        raw,         config, work,
-        work->marks, NULL,   NULL,
-        &pairs,      NULL,   0,
-        0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
-        path_cap};
-    ctxc_block_t pointer;
-    memset(&pointer, 0, sizeof pointer);
-    pointer.type = CTXC_BLOCK_TOOL_RESPONSE;
-    pointer.u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
-    hd.pointer_tokens = ctxc_estimate_block_default(NULL, &pointer);
-    ctxc__id_index_t keys;
-    uint32_t retention =
-        config->recency_retention < 1 ? 1 : config->recency_retention;
-    clear_marks(&hd);
-    bool indexed = index_prepare(&hd, &pairs, &keys);
-    if (!indexed && config->read_write_pruning) {
-        for (size_t p = 0; p < raw->count; p++) {
-            if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
-                continue;
-            }
-            ctxc_entry_t e;
-            ctxc_view_get(raw, p, &e);
-            const uint8_t *cur = NULL;
-            ctxc_block_t b;
-            while (e.speaker == CTXC_SPEAKER_AI &&
-                   ctxc_entry_next_block(&e, &cur, &b)) {
-                ctxc__tool_t t;
-                if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                    ctxc__tool_resolve(config, b.u.tool_call.name,
-                                       b.u.tool_call.parameters, &t) != 0 &&
-                    t.role == CTXC__ROLE_WRITE) {
-                    hd.mark[p] |= MARK_WRITE;
-                }
-            }
-        }
+    size_t skip = (8u - ((uintptr_t)work->ops & 7u)) & 7u; /* align to 8 */
+    if (ops_bytes < skip + HD_STATE_BYTES + 2u * PATH_CAP) {
+        return hd_optimize_small(raw, config, work, result, ops_bytes, err);
     }
-    if (config->read_write_pruning) {
-        for (size_t p = 0; p < raw->count; p++) {
-            if (indexed && (hd.mark[p] & MARK_READ) == 0) {
-                continue; /* no read call to prune */
-            }
-            ctxc_entry_t e;
-            ctxc_view_get(raw, p, &e);
-            const uint8_t *cur = NULL;
-            ctxc_block_t b;
-            for (size_t k = 0; e.speaker == CTXC_SPEAKER_AI &&
-                               ctxc_entry_next_block(&e, &cur, &b);
-                 k++) {
-                size_t q, r;
-                if (rw_prunes(&hd, p, k, &b, &q, &r)) {
-                    hd.mark[p] |= MARK_RWCALL;
-                    hd.mark[q] |= MARK_RWRESP;
-                    result->counts.read_write_pruned++;
-                    if (indexed) {
-                        ctxc__pairs_find(&pairs, b.u.tool_call.id)->flags |=
-                            ID_PRUNED;
-                    }
-                }
-            }
-        }
-    }
-    hd.pool = NULL; /* the edits write into the scratch from here on */
-    if (indexed && config->recency_pruning) {
-        recency_pass(&hd, retention);
-    }
-    for (size_t p = 0; p < raw->count; p++) {
-        if (indexed && !may_edit(&hd, p)) {
-            continue;
-        }
-        ctxc_status_t st = edit_entry(&hd, p, result, err);
-        if (st != CTXC_OK) {
-            return st;
-        }
-    }
-    return CTXC_OK;
+    char *mem = (char *)work->ops + skip;
+    return hd_optimize_in(raw, config, work, result, (hd_state_t *)(void *)mem,
+                          mem + HD_STATE_BYTES, PATH_CAP, err);
 }
 
 /* ---- compress: one-line summaries of older tool results ------------------ */
@@ -1379,16 +1463,19 @@ static bool table_arg(const ctxc_density_config_t *cfg,
     return ctxc__tool_command(&t, params, arg, ARG_BYTES, PATH_CAP - 1u, alen);
 }
 
-/* "[summarized] <tool> <path or command>: ok|error" as a JSON string. */
+/* "[summarized] <tool> <path or command>: ok|error" as a JSON string,
+ * into buf (SUM_BUF bytes). The text is put together in `text`
+ * (SUMMARY_TEXT_MAX + 1 bytes), the argument decoded into the start of buf
+ * (ARG_BYTES <= SUM_BUF), which is free until the text is complete: both
+ * are work-area memory (see sum_mem_t), not stack. */
 static void summary_json(const ctxc_density_config_t *cfg,
                          const ctxc_block_t *resp, const ctxc_block_t *call,
-                         char *buf, size_t cap, ctxc_str_t *out) {
-    char text[SUMMARY_TEXT_MAX + 1];
-    ctxc__sink_t s = {text, sizeof text - 1, 0};
+                         char *text, char *buf, ctxc_str_t *out) {
+    ctxc__sink_t s = {text, SUMMARY_TEXT_MAX, 0};
     ctxc__put(&s, "[summarized] ", 13);
     put_clipped(&s, resp->u.tool_response.tool_name.ptr,
                 resp->u.tool_response.tool_name.len, 48);
-    char arg[ARG_BYTES];
+    char *arg = buf;
     size_t alen;
     if (call != NULL && table_arg(cfg, call, arg, &alen)) {
         ctxc__putc(&s, ' ');
@@ -1419,7 +1506,7 @@ static void summary_json(const ctxc_density_config_t *cfg,
     } else {
         ctxc__put(&s, ": ok", 4);
     }
-    ctxc__sink_t j = {buf, cap, 0};
+    ctxc__sink_t j = {buf, SUM_BUF, 0};
     (void)ctxc__json_write_string(&j, text, s.len, CTXC__SRC_RAW, NULL);
     out->ptr = buf;
     out->len = j.len;
@@ -1437,24 +1524,53 @@ typedef struct {
     uint32_t summary_max;
     bool decided; /* `use` holds the decisions of the entry's blocks */
     bool any_use; /* a block of the entry has `use` set */
-    /* response blocks whose summary is smaller (bytes: see hd_edit_t) */
-    uint8_t use[MAX_EDIT_BLOCKS];
-    char buf[SUM_BUF]; /* the summary of the block being written */
+    bool default_estimate;
+    ctxc_block_t call;  /* the call a summarised response answers */
+    ctxc_block_t after; /* a summarised block, to compare */
+    /* the buffers below live in the work area (sum_mem_t), not here */
+    char *buf;  /* the summary of the block being written: SUM_BUF bytes */
+    char *text; /* its text before JSON: SUMMARY_TEXT_MAX + 1 bytes */
+    /* NULL when the work area has no room for them: each block is then
+     * decided as it is written (the same decisions, made later) */
+    uint8_t *use; /* response blocks whose summary is smaller */
+    /* with the default estimator: the estimate of each block as it is
+     * written (UINT32_MAX: not known), for the record writer */
+    uint32_t *out_tokens;
     /* the summaries decide_entry made, kept for writing the record */
     size_t ncached;
     size_t cached_block[SUM_CACHE];
     ctxc_str_t cached[SUM_CACHE];
-    /* their bytes: cache_slots buffers of SUM_BUF bytes in the work
-     * area's density replacements, which compress does not use (24 bytes
-     * an entry: every slot from 54 entries on; fewer slots only mean
-     * summaries made again) */
+    /* their bytes: cache_slots buffers of SUM_BUF bytes after sum_mem_t
+     * (fewer slots only mean summaries made again) */
     char *cache_buf;
     size_t cache_slots;
-    /* with the default estimator: the estimate of each block as it is
-     * written (UINT32_MAX: not known), for the record writer */
-    bool default_estimate;
-    uint32_t out_tokens[MAX_EDIT_BLOCKS];
 } sum_edit_t;
+
+/* compress's buffers. They are kept in the work area's density
+ * replacements (`replacements`, cap x 24 bytes), which compress does not
+ * use: a density result is applied before compress runs and the next
+ * density step starts a new one. The mandatory part (sum_need_t) is 900
+ * bytes on a 32-bit target (a work area of 38 entries; 1208 bytes, 51
+ * entries on a 64-bit host); the per-block decisions 320 more (51 / 64
+ * entries); the summary cache SUM_BUF per slot after that (all four slots
+ * from 105 / 117 entries on). A smaller work area keeps the mandatory part
+ * on the stack (hd_compress_small) and decides each block as it is
+ * written: the same summaries. */
+typedef struct {
+    sum_edit_t se;
+    ctxc__pairs_t pairs;
+    /* the entry being written and its record source */
+    ctxc_entry_t e;
+    ctxc__entry_edit_t ed;
+    ctxc__entry_src_t src;
+    char buf[SUM_BUF];
+    char text[SUMMARY_TEXT_MAX + 1];
+} sum_need_t;
+typedef struct {
+    sum_need_t need;
+    uint32_t out_tokens[MAX_EDIT_BLOCKS];
+    uint8_t use[MAX_EDIT_BLOCKS];
+} sum_mem_t;
 
 /* The tool_call a response of position pos answers: the last one with its
  * id before pos. */
@@ -1464,17 +1580,18 @@ static bool call_of(sum_edit_t *se, ctxc_str_t id, ctxc_block_t *call) {
                             &k, call);
 }
 
-/* The summarised form of response block b (into se->buf). */
-static ctxc_block_t summarized(sum_edit_t *se, const ctxc_block_t *b) {
-    ctxc_block_t call;
-    bool found = call_of(se, b->u.tool_response.call_id, &call);
+/* The summarised form of response block b (its text in se->buf) into
+ * *out (which may be b). */
+static void summarized(sum_edit_t *se, const ctxc_block_t *b,
+                       ctxc_block_t *out) {
+    bool found = call_of(se, b->u.tool_response.call_id, &se->call);
     ctxc_str_t sum;
-    summary_json(se->cfg, b, found ? &call : NULL, se->buf, sizeof se->buf,
-                 &sum);
-    ctxc_block_t after = *b;
-    after.u.tool_response.result = sum;
-    after.u.tool_response.error = CTXC_STR_ABSENT;
-    return after;
+    summary_json(se->cfg, b, found ? &se->call : NULL, se->text, se->buf, &sum);
+    if (out != b) {
+        *out = *b;
+    }
+    out->u.tool_response.result = sum;
+    out->u.tool_response.error = CTXC_STR_ABSENT;
 }
 
 static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
@@ -1493,13 +1610,14 @@ static bool summarize_edit(void *user, size_t index, ctxc_block_t *b) {
                 return true;
             }
         }
-        *b = summarized(se, b);
+        summarized(se, b, b);
         return true;
     }
-    ctxc_block_t after = summarized(se, b);
-    if (block_tokens(se->estimate, se->estimate_user, &after) <
+    ctxc_block_t *after = &se->after;
+    summarized(se, b, after);
+    if (block_tokens(se->estimate, se->estimate_user, after) <
         block_tokens(se->estimate, se->estimate_user, b)) {
-        *b = after;
+        *b = *after;
     }
     return true;
 }
@@ -1518,14 +1636,14 @@ CTXC__NOINLINE static size_t block_size(const ctxc_block_t *b) {
  * The entry's cached estimate is the sum of its blocks' estimates (made with
  * the same estimator), so the largest block is not estimated again: its
  * estimate is what the others leave of the entry's. */
-static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
+CTXC__NOINLINE static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = false;
     se->any_use = false;
-    memset(se->use, 0, sizeof se->use);
     se->ncached = 0;
-    if (e->block_count > MAX_EDIT_BLOCKS) {
+    if (e->block_count > MAX_EDIT_BLOCKS || se->use == NULL) {
         return; /* each block decided as it is written */
     }
+    memset(se->use, 0, MAX_EDIT_BLOCKS);
     size_t largest = 0, largest_size = 0;
     const uint8_t *cur = NULL;
     ctxc_block_t b;
@@ -1564,13 +1682,14 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
             tokens[k] = UINT32_MAX; /* the summary's: not counted */
             continue;
         }
-        ctxc_block_t after = summarized(se, &b);
-        uint32_t t = block_tokens(se->estimate, se->estimate_user, &after);
+        ctxc_block_t *after = &se->after;
+        summarized(se, &b, after);
+        uint32_t t = block_tokens(se->estimate, se->estimate_user, after);
         if (t < tokens[k]) {
             se->use[k] = 1;
             se->any_use = true;
             tokens[k] = t;
-            ctxc_str_t sum = after.u.tool_response.result;
+            ctxc_str_t sum = after->u.tool_response.result;
             if (se->ncached < se->cache_slots && sum.len <= SUM_BUF) {
                 size_t c = se->ncached++;
                 memcpy(se->cache_buf + c * SUM_BUF, sum.ptr, sum.len);
@@ -1583,16 +1702,20 @@ static void decide_entry(sum_edit_t *se, const ctxc_entry_t *e) {
     se->decided = true;
 }
 
-ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
-                                ctxc_plan_t *plan, ctxc_error_t *err) {
+/* compress with its buffers at mem (room bytes, at least sum_need_t,
+ * 4-byte aligned). */
+static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
+                                    ctxc_plan_t *plan, void *mem, size_t room,
+                                    ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
-    ctxc__pairs_t pairs;
+    sum_need_t *need = mem;
+    ctxc__pairs_t *pairs = &need->pairs;
     uint64_t total, target;
     ctxc_status_t st =
         ctxc__compress_prepare(ctx, CTXC_STRATEGY_HIGH_DENSITY, plan, &bd,
-                               &pairs, &total, &target, err);
+                               pairs, &total, &target, err);
     if (st != CTXC_OK) {
         return st;
     }
@@ -1605,23 +1728,30 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     plan->meta.compressed_count = n;
     plan->meta.bottom_preserved = n - split;
 
-    sum_edit_t se;
-    se.v = v;
-    se.cfg = &ctx->values.density;
-    se.cache_buf = NULL;
-    se.cache_slots = 0;
-    if (ctx->work != NULL && ctx->work->replacements != NULL) {
-        size_t room = ctx->work->cap * sizeof(ctxc_plan_op_t) / SUM_BUF;
-        se.cache_buf = (char *)ctx->work->replacements;
-        se.cache_slots = room < SUM_CACHE ? room : SUM_CACHE;
+    sum_edit_t *se = &need->se;
+    se->v = v;
+    se->cfg = &ctx->values.density;
+    se->buf = need->buf;
+    se->text = need->text;
+    se->use = NULL;
+    se->out_tokens = NULL;
+    se->cache_buf = NULL;
+    se->cache_slots = 0;
+    if (room >= sizeof(sum_mem_t)) {
+        sum_mem_t *m = mem;
+        size_t slots = (room - sizeof(sum_mem_t)) / SUM_BUF;
+        se->use = m->use;
+        se->out_tokens = m->out_tokens;
+        se->cache_buf = (char *)(m + 1);
+        se->cache_slots = slots < SUM_CACHE ? slots : SUM_CACHE;
     }
-    se.pairs = &pairs;
-    se.estimate = ctx->estimate;
-    se.estimate_user = ctx->estimate_user;
-    se.default_estimate =
+    se->pairs = pairs;
+    se->estimate = ctx->estimate;
+    se->estimate_user = ctx->estimate_user;
+    se->default_estimate =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default;
     /* a text of n bytes has at most n units and (n + 1) / 2 + 1 words */
-    se.summary_max =
+    se->summary_max =
         ctx->estimate == NULL || ctx->estimate == ctxc_estimate_block_default
             ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
                                     SUMMARY_TEXT_MAX)
@@ -1633,36 +1763,37 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
             continue;
         }
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        se.pos = p;
-        decide_entry(&se, &e);
-        if (se.decided && !se.any_use) {
+        ctxc_entry_t *e = &need->e;
+        ctxc_view_get(v, p, e);
+        se->pos = p;
+        decide_entry(se, e);
+        if (se->decided && !se->any_use) {
             continue; /* the entry as it is: nothing to gain */
         }
-        ctxc__entry_edit_t ed = {
-            &e,
+        need->ed = (ctxc__entry_edit_t){
+            e,
             summarize_edit,
-            &se,
-            se.decided && se.default_estimate ? se.out_tokens : NULL,
-            e.block_count,
+            se,
+            se->decided && se->default_estimate ? se->out_tokens : NULL,
+            e->block_count,
             NULL,
             0,
             0};
-        ctxc__entry_src_t src = {
-            e.speaker,
-            e.block_count,
+        need->src = (ctxc__entry_src_t){
+            e->speaker,
+            e->block_count,
             ctxc__entry_edit_block,
-            &ed,
-            {e.metadata.ptr, e.metadata.len, CTXC__SRC_VALID}};
+            &need->ed,
+            {e->metadata.ptr, e->metadata.len, CTXC__SRC_VALID}};
         size_t mark = plan->scratch_used;
         ctxc_plan_op_t op;
-        if ((st = ctxc__record_to_scratch(
-                 plan->scratch, plan->scratch_cap, &plan->scratch_used, &src,
-                 ctx->estimate, ctx->estimate_user, &op, err)) != CTXC_OK) {
+        if ((st = ctxc__record_to_scratch(plan->scratch, plan->scratch_cap,
+                                          &plan->scratch_used, &need->src,
+                                          ctx->estimate, ctx->estimate_user,
+                                          &op, err)) != CTXC_OK) {
             return st;
         }
-        if (op.tokens >= e.tokens) { /* nothing to gain: keep it as it is */
+        if (op.tokens >= e->tokens) { /* nothing to gain: keep it as it is */
             plan->scratch_used = mark;
             continue;
         }
@@ -1678,7 +1809,7 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
         plan->ops[plan->count++] = op;
         ctxc__note_counted(&plan->counted_estimate_, &plan->counted_user_,
                            &plan->counted_, ctx->estimate, ctx->estimate_user);
-        estimate -= e.tokens - op.tokens;
+        estimate -= e->tokens - op.tokens;
         next_keep = index + 1;
         summarized_count++;
     }
@@ -1690,6 +1821,30 @@ ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
     plan->meta.tokens_after = estimate;
     plan->meta.unchanged = summarized_count == 0;
     return CTXC_OK;
+}
+
+/* A work area too small for sum_need_t (fewer than 38 entries): the
+ * mandatory buffers on the stack, in a frame of their own. */
+CTXC__NOINLINE static ctxc_status_t
+hd_compress_small(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                  ctxc_error_t *err) {
+    sum_need_t need;
+    return hd_compress_in(ctx, plan, &need, sizeof need, err);
+}
+
+ctxc_status_t ctxc__hd_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err) {
+    size_t room = ctx->work != NULL && ctx->work->replacements != NULL
+                      ? ctx->work->cap * sizeof(ctxc_plan_op_t)
+                      : 0;
+    /* aligned to 8 (the region is only 4-byte aligned) */
+    size_t skip =
+        room > 0 ? (8u - ((uintptr_t)ctx->work->replacements & 7u)) & 7u : 0;
+    if (room < skip + sizeof(sum_need_t)) {
+        return hd_compress_small(ctx, plan, err);
+    }
+    return hd_compress_in(ctx, plan, (char *)ctx->work->replacements + skip,
+                          room - skip, err);
 }
 
 #endif

@@ -152,12 +152,27 @@ typedef struct {
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY slots per entry, rounded up to a power
  * of two.
  *
- * high-density also borrows what a step does not use: the density step
- * keeps its two path buffers (2 x CTXC_CFG_PATH_MAX bytes) in `ops` (with
- * fewer than 21 entries, `ops` holds less and paths longer than half of it
- * are skipped like paths over CTXC_CFG_PATH_MAX), and its compress keeps
- * up to four 320-byte summaries in `replacements` (a density result is
- * applied before compress runs). */
+ * high-density also borrows what a step does not use, so that its state is
+ * not on the stack (issue 13; nothing else uses these regions meanwhile):
+ *  - the density step keeps its state (about 270 bytes on a 32-bit target,
+ *    480 on a 64-bit host: pass state, pairing, key table, the edits of the
+ *    entry being written) and then its two path buffers (2 x
+ *    CTXC_CFG_PATH_MAX bytes) in `ops`, which only the plan of a compress
+ *    and ctxc_density_apply() (after the step) use. With fewer than 26
+ *    entries on a 32-bit target (31 on a 64-bit host; default
+ *    CTXC_CFG_PATH_MAX) the state stays on the stack instead, and with
+ *    fewer than 21 entries `ops` holds shorter path buffers: paths longer
+ *    than half of it are skipped like paths over CTXC_CFG_PATH_MAX.
+ *  - compress keeps its buffers in `replacements` (a density result is
+ *    applied before compress runs, the next step starts a new one): the
+ *    summary being written, its text, the entry being written and its
+ *    record source (900 bytes on a 32-bit target, 1208 on a 64-bit host;
+ *    from 38 / 51 entries on, else on the stack), then the per-block
+ *    decisions (320 bytes; from 51 / 64 entries on, else each block is
+ *    decided as it is written: the same result), then up to four 320-byte
+ *    summaries cached between deciding and writing (all four from 105 /
+ *    117 entries on; fewer only mean summaries made again).
+ * The results are the same with any work area size. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
     uint16_t *map;      /* view map, cap elements */

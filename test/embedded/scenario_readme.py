@@ -32,12 +32,12 @@ STATIC = {
     "ctxc_settings_load": "ctxc_settings_load",
     "ctxc_settings_command": "ctxc_settings_command",
     "ctxc_session_before_send (high-density)":
-        "ctxc_session_before_send+compress_with:ctxc__hd_compress"
+        "ctxc_session_before_send+compress_run:ctxc__hd_compress"
         "+optimize_with:ctxc__hd_optimize",
     "ctxc_session_compress (top-down-truncation)":
-        "ctxc_session_compress+compress_with:ctxc__td_compress",
+        "ctxc_session_compress+compress_run:ctxc__td_compress",
     "ctxc_session_compress (high-density)":
-        "ctxc_session_compress+compress_with:ctxc__hd_compress",
+        "ctxc_session_compress+compress_run:ctxc__hd_compress",
     "ctxc_session_optimize (density step)":
         "ctxc_session_optimize+optimize_with:ctxc__hd_optimize",
 }

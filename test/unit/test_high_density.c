@@ -850,6 +850,68 @@ static void test_compress_without_room_for_the_index_gives_the_same_result(void 
     }
 }
 
+/* Work areas too small for high-density's state in the work area (issue
+ * 13: compress keeps its buffers in `replacements`, the density step its
+ * state in `ops`; on a 64-bit host they need 51 and 31 entries) keep that
+ * state on the stack: the same history as with a large work area. */
+CTXC_HISTORY_DEFINE(hist_small, 24, 65536);
+CTXC_WORK_DEFINE(work_small, 24, 32768);
+
+static void test_density_step_in_a_small_work_area_gives_the_same_result(void **state) {
+    (void)state;
+    static t_dump_t large;
+    ctxc_density_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.read_write_pruning = true;
+    cfg.file_dedupe = true;
+    cfg.recency_pruning = true;
+    cfg.recency_retention = 1;
+    cfg.workspace_root = "/w";
+    void (*makers[])(void) = {rich_history, ten_turns, far_history};
+    for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
+        ctxc_history_clear(&hist);
+        makers[m]();
+        assert_true(ctxc_history_count(&hist) <= work_small.cap);
+        t_dump(&hist, &before);
+        ctxc_density_counts_t a = optimize_in(&cfg, &work);
+        memcpy(&large, &after, sizeof large);
+        t_import(&hist, before.buf);
+        ctxc_density_counts_t b = optimize_in(&cfg, &work_small);
+        assert_string_equal(after.buf, large.buf);
+        assert_memory_equal(&a, &b, sizeof a);
+        if (makers[m] == rich_history) {
+            assert_string_not_equal(after.buf, before.buf);
+            assert_true(a.read_write_pruned > 0 && a.file_dedupe_replaced > 0);
+        }
+    }
+}
+
+static void test_compress_in_a_small_work_area_gives_the_same_result(void **state) {
+    (void)state;
+    static t_dump_t large;
+    void (*makers[])(void) = {ten_turns, rich_history, far_history};
+    for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
+        setup(NULL);
+        makers[m]();
+        ctxc_session_t s = compress(10, 1000);
+        assert_string_not_equal(after.buf, before.buf);
+        memcpy(&large, &after, sizeof large);
+        t_import(&hist_small, before.buf);
+        ctxc_error_t err;
+        assert_int_equal(ctxc_session_init(&s, &hist_small, &work_small, &set, NULL),
+                         CTXC_OK);
+        ctxc_session_set_workspace(&s, workspace);
+        if (ctxc_session_compress(&s, &err) != CTXC_OK) {
+            fail_msg("compress failed: %s", err.message);
+        }
+        t_dump(&hist_small, &after);
+        assert_string_equal(after.buf, large.buf);
+        if (makers[m] == far_history) { /* the calls were found */
+            assert_non_null(strstr(after.buf, "[summarized] read_file src/far.c: ok"));
+        }
+    }
+}
+
 static void test_compress_with_a_larger_preserved_tail(void **state) {
     (void)state;
     ten_turns();
@@ -889,6 +951,8 @@ int main(void) {
         cmocka_unit_test_setup(test_compress_stops_once_below_the_target, setup),
         cmocka_unit_test_setup(test_compress_with_a_larger_preserved_tail, setup),
         cmocka_unit_test_setup(test_compress_without_room_for_the_index_gives_the_same_result, setup),
+        cmocka_unit_test_setup(test_density_step_in_a_small_work_area_gives_the_same_result, setup),
+        cmocka_unit_test_setup(test_compress_in_a_small_work_area_gives_the_same_result, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
