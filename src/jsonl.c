@@ -268,7 +268,7 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     int vals[CTXC__MAX_FIELDS + 1];
     keys[0] = "type";
     for (unsigned f = 0; f < desc->nfields; f++) {
-        keys[f + 1] = desc->fields[f].key;
+        keys[f + 1] = desc->keys[f];
     }
     ctxc_status_t st =
         object_keys(d, el, keys, (int)desc->nfields + 1, vals, false, err);
@@ -279,24 +279,23 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     memset(out, 0, sizeof *out);
     out->type = (ctxc_block_type_t)type;
     for (unsigned f = 0; f < desc->nfields; f++) {
-        const ctxc__field_desc_t *fd = &desc->fields[f];
         int v = vals[f + 1];
         if (v < 0) {
-            if (!fd->optional) {
+            if (((desc->optional >> f) & 1u) == 0) {
                 return ctxc__fail(err, CTXC_E_PARSE,
                                   "block %z (%s): missing key '%s'", i,
-                                  desc->name, fd->key);
+                                  desc->name, desc->keys[f]);
             }
             continue;
         }
-        if (fd->json) {
+        if (((desc->json >> f) & 1u) != 0) {
             out->f[f] = value_src(d, v);
         } else {
             if (d->t[v].type != CTXC__JT_STRING) {
                 return ctxc__fail(
                     err, CTXC_E_PARSE,
                     "block %z (%s): '%s' must be a string, not %s", i,
-                    desc->name, fd->key, type_name(d->t[v].type));
+                    desc->name, desc->keys[f], type_name(d->t[v].type));
             }
             out->f[f] = string_src(d, v);
         }
@@ -884,9 +883,9 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
                 continue;
             }
             ctxc__stream_puts(w, ",\"");
-            ctxc__stream_puts(w, d->fields[f].key);
+            ctxc__stream_puts(w, d->keys[f]);
             ctxc__stream_puts(w, "\":");
-            if (d->fields[f].json) {
+            if (((d->json >> f) & 1u) != 0) {
                 ctxc__stream_put(w, v.ptr, v.len);
             } else {
                 w_json_string(w, v);
