@@ -200,8 +200,17 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
     return CTXC_OK;
 }
 
+/* "missing key 'K'" for what = "'K'" (the quoted key want_type names). */
+static ctxc_status_t missing(const char *what, ctxc_error_t *err) {
+    return ctxc__fail(err, CTXC_E_PARSE, "missing key %s", what);
+}
+
+/* Token tok (-1: the key is missing) must be of type `type`. */
 static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
                                const char *what, ctxc_error_t *err) {
+    if (tok < 0) {
+        return missing(what, err);
+    }
     if (d->t[tok].type != type) {
         return ctxc__fail(err, CTXC_E_PARSE, "%s must be %s, not %s", what,
                           type_name(type), type_name(d->t[tok].type));
@@ -346,10 +355,10 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
         return st;
     }
     if (v[0] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'speaker'");
+        return missing("'speaker'", err);
     }
     if (v[1] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'blocks'");
+        return missing("'blocks'", err);
     }
     if ((st = want_type(d, v[0], CTXC__JT_STRING, "'speaker'", err)) !=
             CTXC_OK ||
@@ -573,9 +582,6 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     if (st != CTXC_OK) {
         return st;
     }
-    if (v[ROLE] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'role'");
-    }
     if ((st = want_type(d, v[ROLE], CTXC__JT_STRING, "'role'", err)) !=
         CTXC_OK) {
         return st;
@@ -623,9 +629,6 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     }
     size_t nblocks;
     if (tool) {
-        if (v[CALL_ID] < 0) {
-            return ctxc__fail(err, CTXC_E_PARSE, "missing key 'tool_call_id'");
-        }
         if ((st = want_type(d, v[CALL_ID], CTXC__JT_STRING, "'tool_call_id'",
                             err)) != CTXC_OK) {
             return st;
