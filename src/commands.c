@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "error.h"
@@ -152,8 +153,8 @@ static ctxc_status_t get_key(word_t w, char *key, ctxc_setting_id_t *id,
     return ctxc_setting_find(key, id, err);
 }
 
-static ctxc_status_t get_value(word_t w, const char *key, char *value,
-                               ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t get_value(word_t w, const char *key,
+                                              char *value, ctxc_error_t *err) {
     if (!wcopy(value, CTXC_CFG_SETTINGS_VALUE_BYTES, w)) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "%s: the value is longer than %z characters", key,

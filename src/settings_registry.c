@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "json.h"
@@ -67,7 +68,7 @@ const ctxc_setting_spec_t *ctxc_setting_spec(ctxc_setting_id_t id) {
 
 #define SUGGEST_MAX 64u /* longest candidate / typed text compared */
 
-static char fold(char c) {
+CTXC__NOINLINE static char fold(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -367,7 +368,8 @@ static const bool strategy_in_build[CTXC_STRATEGY_COUNT] = {
 
 /* Value i of sp is one this build has (every value but a strategy's that
  * is left out). */
-static bool value_in_build(const ctxc_setting_spec_t *sp, uint32_t i) {
+CTXC__NOINLINE static bool value_in_build(const ctxc_setting_spec_t *sp,
+                                          uint32_t i) {
     return sp->values != ctxc_strategy_names || i >= CTXC_STRATEGY_COUNT ||
            strategy_in_build[i];
 }
@@ -401,8 +403,10 @@ static ctxc_status_t enum_error(const ctxc_setting_spec_t *sp, const char *p,
 
 /* ctxc__setting_parse() but its messages without the "KEY: " prefix the
  * caller adds. */
-static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp, const char *p,
-                                 size_t n, uint32_t *num, ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
+                                                const char *p, size_t n,
+                                                uint32_t *num,
+                                                ctxc_error_t *err) {
     switch (sp->type) {
     case CTXC_SETTING_TYPE_ENUM:
         if (!enum_index(sp, p, n, num)) {
