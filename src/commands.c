@@ -5,8 +5,10 @@
  * own. The strategy named in the notes comes from ctxc_settings_strategy()
  * (ctxc/session.h).
  */
+#include <stdarg.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "error.h"
@@ -105,6 +107,27 @@ typedef ctxc__stream_t out_t;
 
 static void out_s(out_t *o, const char *s) { ctxc__stream_puts(o, s); }
 
+/* Writes fmt with each ARG byte (\1) replaced by the next string argument:
+ * one call for a line made of literal text and strings. */
+#define ARG "\1"
+static void out_f(out_t *o, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    for (;;) {
+        size_t n = 0;
+        while (fmt[n] != '\0' && fmt[n] != ARG[0]) {
+            n++;
+        }
+        ctxc__stream_put(o, fmt, n);
+        if (fmt[n] == '\0') {
+            break;
+        }
+        out_s(o, va_arg(ap, const char *));
+        fmt += n + 1;
+    }
+    va_end(ap);
+}
+
 static void out_uint(out_t *o, size_t v) {
     char tmp[20];
     ctxc__sink_t n = {tmp, sizeof tmp, 0};
@@ -130,8 +153,8 @@ static ctxc_status_t get_key(word_t w, char *key, ctxc_setting_id_t *id,
     return ctxc_setting_find(key, id, err);
 }
 
-static ctxc_status_t get_value(word_t w, const char *key, char *value,
-                               ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t get_value(word_t w, const char *key,
+                                              char *value, ctxc_error_t *err) {
     if (!wcopy(value, CTXC_CFG_SETTINGS_VALUE_BYTES, w)) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "%s: the value is longer than %z characters", key,
@@ -155,8 +178,7 @@ static void out_source(out_t *o, const ctxc_settings_store_t *s,
     if (src == CTXC_SOURCE_EPHEMERAL &&
         (s->from_profile & ((uint32_t)1u << id)) != 0 &&
         s->profile[0] != '\0') {
-        out_s(o, "profile ");
-        out_s(o, s->profile);
+        out_f(o, "profile " ARG, s->profile);
     } else {
         out_s(o, ctxc_setting_source_name(src));
     }
@@ -174,9 +196,7 @@ static void out_resolved(out_t *o, const ctxc_settings_store_t *s,
             if (ctxc_settings_strategy(s, &st, NULL) == CTXC_OK) {
                 ctxc_setting_value_t d = {CTXC_SOURCE_DEFAULT,
                                           st->trigger.default_threshold, NULL};
-                out_s(o, ": the default of ");
-                out_s(o, st->name);
-                out_s(o, ", ");
+                out_f(o, ": the default of " ARG ", ", st->name);
                 out_value(o, id, &d);
                 out_s(o, ", applies");
             } else {
@@ -215,9 +235,7 @@ static void out_key_help(out_t *o, const ctxc_setting_spec_t *sp) {
             }
         }
     } else {
-        out_s(o, sp->hint);
-        out_s(o, ": ");
-        out_s(o, sp->description);
+        out_f(o, ARG ": " ARG, sp->hint, sp->description);
     }
     out_s(o, "\n");
 }
@@ -235,9 +253,7 @@ static void show_settings(out_t *o, const ctxc_settings_store_t *s) {
         out_s(o, "settings file: " CTXC_SETTINGS_FILE "\n");
     }
     if (s->profile[0] != '\0') {
-        out_s(o, "profile loaded: ");
-        out_s(o, s->profile);
-        out_s(o, "\n");
+        out_f(o, "profile loaded: " ARG "\n", s->profile);
     }
     for (size_t i = 0; i < CTXC_SETTING_COUNT; i++) {
         const char *cat = ctxc_settings_registry[i].category;
@@ -248,17 +264,13 @@ static void show_settings(out_t *o, const ctxc_settings_store_t *s) {
         if (seen) {
             continue;
         }
-        out_s(o, "\n");
-        out_s(o, cat);
-        out_s(o, "\n");
+        out_f(o, "\n" ARG "\n", cat);
         for (size_t k = i; k < CTXC_SETTING_COUNT; k++) {
             const ctxc_setting_spec_t *sp = &ctxc_settings_registry[k];
             if (strcmp(sp->category, cat) != 0) {
                 continue;
             }
-            out_s(o, "  ");
-            out_s(o, sp->key);
-            out_s(o, " = ");
+            out_f(o, "  " ARG " = ", sp->key);
             out_resolved(o, s, (ctxc_setting_id_t)k);
             out_s(o, "\n");
             out_key_help(o, sp);
@@ -274,9 +286,7 @@ static void note_after_set(out_t *o, ctxc_settings_store_t *s,
         const ctxc_strategy_t *st;
         ctxc_error_t e;
         if (ctxc_settings_strategy(s, &st, &e) != CTXC_OK) {
-            out_s(o, "note: ");
-            out_s(o, ctxc_error_message(&e));
-            out_s(o, "\n");
+            out_f(o, "note: " ARG "\n", ctxc_error_message(&e));
         }
     } else if (id == CTXC_SETTING_COMPRESSION_PROFILE) {
         const char *name = ctxc_settings_string(s, id);
@@ -290,9 +300,10 @@ static void note_after_set(out_t *o, ctxc_settings_store_t *s,
         ctxc_fs_kind_t kind = CTXC_FS_NONE;
         if (ctxc_fs_stat(&s->fs, path, &kind, NULL) == CTXC_OK &&
             kind != CTXC_FS_FILE) {
-            out_s(o, "note: there is no saved profile '");
-            out_s(o, name);
-            out_s(o, "' yet; compression fails until it exists\n");
+            out_f(o,
+                  "note: there is no saved profile '" ARG
+                  "' yet; compression fails until it exists\n",
+                  name);
         }
     }
 }
@@ -313,8 +324,7 @@ static ctxc_status_t cmd_set(ctxc_settings_store_t *s, const word_t *w,
             (st = ctxc_settings_unset(s, key, err)) != CTXC_OK) {
             return st;
         }
-        out_s(o, key);
-        out_s(o, " unset; now ");
+        out_f(o, ARG " unset; now ", key);
         out_resolved(o, s, id);
         out_s(o, "\n");
         return CTXC_OK;
@@ -330,8 +340,7 @@ static ctxc_status_t cmd_set(ctxc_settings_store_t *s, const word_t *w,
         (st = ctxc_settings_set(s, key, value, err)) != CTXC_OK) {
         return st;
     }
-    out_s(o, key);
-    out_s(o, " = ");
+    out_f(o, ARG " = ", key);
     out_resolved(o, s, id);
     out_s(o, "\n");
     note_after_set(o, s, id);
@@ -362,16 +371,16 @@ static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
         }
         ctxc_setting_value_t v;
         (void)ctxc_settings_get_layer(s, id, CTXC_SOURCE_PERSISTENT, &v);
-        out_s(o, key);
-        out_s(o, " = ");
+        out_f(o, ARG " = ", key);
         out_value(o, id, &v);
         out_s(o, " (saved to " CTXC_SETTINGS_FILE ")\n");
         if (ctxc_settings_get_layer(s, id, CTXC_SOURCE_EPHEMERAL, &v)) {
             out_s(o, "note: the session value ");
             out_value(o, id, &v);
-            out_s(o, " is in force over it (/set unset ");
-            out_s(o, key);
-            out_s(o, " to use the saved one)\n");
+            out_f(o,
+                  " is in force over it (/set unset " ARG
+                  " to use the saved one)\n",
+                  key);
         }
         note_after_set(o, s, id);
         return CTXC_OK;
@@ -379,8 +388,7 @@ static ctxc_status_t cmd_settings(ctxc_settings_store_t *s, const word_t *w,
     if ((st = ctxc_settings_persist_unset(s, key, err)) != CTXC_OK) {
         return st;
     }
-    out_s(o, key);
-    out_s(o, " is not in " CTXC_SETTINGS_FILE "; now ");
+    out_f(o, ARG " is not in " CTXC_SETTINGS_FILE "; now ", key);
     out_resolved(o, s, id);
     out_s(o, "\n");
     return CTXC_OK;
@@ -394,8 +402,7 @@ typedef struct {
 
 static bool list_one(void *user, const char *name) {
     list_out_t *l = user;
-    out_s(l->o, "  ");
-    out_s(l->o, name);
+    out_f(l->o, "  " ARG, name);
     if (strcmp(name, l->s->profile) == 0) {
         out_s(l->o, " (loaded)");
     }
@@ -449,14 +456,10 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
             CTXC_OK) {
             return st;
         }
-        out_s(o, "profile '");
-        out_s(o, name);
-        out_s(o, "' saved: ");
+        out_f(o, "profile '" ARG "' saved: ", name);
         out_uint(o, count);
-        out_s(o, count == 1 ? " setting in " : " settings in ");
-        out_s(o, CTXC_PROFILES_DIR "/");
-        out_s(o, name);
-        out_s(o, ".json\n");
+        out_f(o, ARG CTXC_PROFILES_DIR "/" ARG ".json\n",
+              count == 1 ? " setting in " : " settings in ", name);
         if (s->file_bad) {
             out_s(o, "note: " CTXC_SETTINGS_FILE " is unusable; its values "
                      "are not in the profile\n");
@@ -467,9 +470,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
         if ((st = ctxc_settings_profile_load(s, name, err)) != CTXC_OK) {
             return st;
         }
-        out_s(o, "profile '");
-        out_s(o, name);
-        out_s(o, "' loaded: ");
+        out_f(o, "profile '" ARG "' loaded: ", name);
         out_uint(o, popcount(s->from_profile));
         out_s(o, popcount(s->from_profile) == 1 ? " setting\n" : " settings\n");
         for (size_t i = 0; i < CTXC_SETTING_COUNT; i++) {
@@ -477,9 +478,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
             if ((s->from_profile & ((uint32_t)1u << i)) != 0 &&
                 ctxc_settings_get_layer(s, (ctxc_setting_id_t)i,
                                         CTXC_SOURCE_EPHEMERAL, &v)) {
-                out_s(o, "  ");
-                out_s(o, ctxc_settings_registry[i].key);
-                out_s(o, " = ");
+                out_f(o, "  " ARG " = ", ctxc_settings_registry[i].key);
                 out_value(o, (ctxc_setting_id_t)i, &v);
                 out_s(o, "\n");
             }
@@ -489,9 +488,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
     if ((st = ctxc_settings_profile_delete(s, name, err)) != CTXC_OK) {
         return st;
     }
-    out_s(o, "profile '");
-    out_s(o, name);
-    out_s(o, "' deleted\n");
+    out_f(o, "profile '" ARG "' deleted\n", name);
     return CTXC_OK;
 }
 

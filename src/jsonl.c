@@ -200,8 +200,17 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
     return CTXC_OK;
 }
 
+/* "missing key 'K'" for what = "'K'" (the quoted key want_type names). */
+static ctxc_status_t missing(const char *what, ctxc_error_t *err) {
+    return ctxc__fail(err, CTXC_E_PARSE, "missing key %s", what);
+}
+
+/* Token tok (-1: the key is missing) must be of type `type`. */
 static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
                                const char *what, ctxc_error_t *err) {
+    if (tok < 0) {
+        return missing(what, err);
+    }
     if (d->t[tok].type != type) {
         return ctxc__fail(err, CTXC_E_PARSE, "%s must be %s, not %s", what,
                           type_name(type), type_name(d->t[tok].type));
@@ -268,7 +277,7 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     int vals[CTXC__MAX_FIELDS + 1];
     keys[0] = "type";
     for (unsigned f = 0; f < desc->nfields; f++) {
-        keys[f + 1] = desc->fields[f].key;
+        keys[f + 1] = desc->keys[f];
     }
     ctxc_status_t st =
         object_keys(d, el, keys, (int)desc->nfields + 1, vals, false, err);
@@ -279,24 +288,23 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
     memset(out, 0, sizeof *out);
     out->type = (ctxc_block_type_t)type;
     for (unsigned f = 0; f < desc->nfields; f++) {
-        const ctxc__field_desc_t *fd = &desc->fields[f];
         int v = vals[f + 1];
         if (v < 0) {
-            if (!fd->optional) {
+            if (((desc->optional >> f) & 1u) == 0) {
                 return ctxc__fail(err, CTXC_E_PARSE,
                                   "block %z (%s): missing key '%s'", i,
-                                  desc->name, fd->key);
+                                  desc->name, desc->keys[f]);
             }
             continue;
         }
-        if (fd->json) {
+        if (((desc->json >> f) & 1u) != 0) {
             out->f[f] = value_src(d, v);
         } else {
             if (d->t[v].type != CTXC__JT_STRING) {
                 return ctxc__fail(
                     err, CTXC_E_PARSE,
                     "block %z (%s): '%s' must be a string, not %s", i,
-                    desc->name, fd->key, type_name(d->t[v].type));
+                    desc->name, desc->keys[f], type_name(d->t[v].type));
             }
             out->f[f] = string_src(d, v);
         }
@@ -347,10 +355,10 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
         return st;
     }
     if (v[0] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'speaker'");
+        return missing("'speaker'", err);
     }
     if (v[1] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'blocks'");
+        return missing("'blocks'", err);
     }
     if ((st = want_type(d, v[0], CTXC__JT_STRING, "'speaker'", err)) !=
             CTXC_OK ||
@@ -574,9 +582,6 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     if (st != CTXC_OK) {
         return st;
     }
-    if (v[ROLE] < 0) {
-        return ctxc__fail(err, CTXC_E_PARSE, "missing key 'role'");
-    }
     if ((st = want_type(d, v[ROLE], CTXC__JT_STRING, "'role'", err)) !=
         CTXC_OK) {
         return st;
@@ -624,9 +629,6 @@ static ctxc_status_t import_openai(ctxc_history_t *h, const doc_t *d,
     }
     size_t nblocks;
     if (tool) {
-        if (v[CALL_ID] < 0) {
-            return ctxc__fail(err, CTXC_E_PARSE, "missing key 'tool_call_id'");
-        }
         if ((st = want_type(d, v[CALL_ID], CTXC__JT_STRING, "'tool_call_id'",
                             err)) != CTXC_OK) {
             return st;
@@ -884,9 +886,9 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
                 continue;
             }
             ctxc__stream_puts(w, ",\"");
-            ctxc__stream_puts(w, d->fields[f].key);
+            ctxc__stream_puts(w, d->keys[f]);
             ctxc__stream_puts(w, "\":");
-            if (d->fields[f].json) {
+            if (((d->json >> f) & 1u) != 0) {
                 ctxc__stream_put(w, v.ptr, v.len);
             } else {
                 w_json_string(w, v);

@@ -16,28 +16,27 @@
 
 #define ABSENT_LEN 0xFFFFFFFFu
 
+/* F(i): the bit of field i (optional, json). */
+#define F(i) (1u << (i))
 const ctxc__block_desc_t ctxc__block_desc[CTXC_BLOCK_TYPE_COUNT] = {
-    [CTXC_BLOCK_TEXT] = {"text", 1, {{"text", 0, 0}}},
+    [CTXC_BLOCK_TEXT] = {"text", 1, 0, 0, {"text"}},
     [CTXC_BLOCK_TOOL_CALL] =
-        {"tool_call", 3, {{"id", 0, 0}, {"name", 0, 0}, {"parameters", 0, 1}}},
+        {"tool_call", 3, 0, F(2), {"id", "name", "parameters"}},
     [CTXC_BLOCK_TOOL_RESPONSE] = {"tool_response",
                                   4,
-                                  {{"callId", 0, 0},
-                                   {"toolName", 0, 0},
-                                   {"result", 0, 1},
-                                   {"error", 1, 0}}},
-    [CTXC_BLOCK_THINKING] = {"thinking",
-                             2,
-                             {{"thought", 0, 0}, {"signature", 1, 0}}},
-    [CTXC_BLOCK_CODE] = {"code", 2, {{"code", 0, 0}, {"language", 1, 0}}},
+                                  F(3),
+                                  F(2),
+                                  {"callId", "toolName", "result", "error"}},
+    [CTXC_BLOCK_THINKING] = {"thinking", 2, F(1), 0, {"thought", "signature"}},
+    [CTXC_BLOCK_CODE] = {"code", 2, F(1), 0, {"code", "language"}},
     [CTXC_BLOCK_MEDIA] = {"media",
                           5,
-                          {{"mimeType", 0, 0},
-                           {"data", 0, 0},
-                           {"encoding", 0, 0},
-                           {"caption", 1, 0},
-                           {"filename", 1, 0}}},
+                          F(3) | F(4),
+                          0,
+                          {"mimeType", "data", "encoding", "caption",
+                           "filename"}},
 };
+#undef F
 
 /* Where field i of each block type is in a ctxc_block_t (the order of
  * ctxc__block_desc). */
@@ -276,20 +275,20 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
         size_t at = out->len;
         ctxc__putc(out, (char)b.type);
         for (unsigned f = 0; f < d->nfields; f++) {
-            const ctxc__field_desc_t *fd = &d->fields[f];
+            const char *key = d->keys[f];
             if (b.f[f].p == NULL) {
-                if (!fd->optional) {
+                if (((d->optional >> f) & 1u) == 0) {
                     return ctxc__fail(err, CTXC_E_INVALID_ARG,
                                       "block %z (%s): missing field '%s'", i,
-                                      d->name, fd->key);
+                                      d->name, key);
                 }
                 emit_absent(out);
                 continue;
             }
-            if ((st = emit_field(out, &b.f[f], fd->json != 0, err)) !=
-                CTXC_OK) {
+            if ((st = emit_field(out, &b.f[f], ((d->json >> f) & 1u) != 0,
+                                 err)) != CTXC_OK) {
                 ctxc__err_prefix(err, "block %z (%s) field '%s'", i, d->name,
-                                 fd->key);
+                                 key);
                 return st;
             }
         }

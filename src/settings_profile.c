@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "error.h"
 #include "settings_file.h"
 #include "settings_registry.h"
@@ -234,7 +235,9 @@ static void copy_str(char *dst, size_t cap, const char *p, size_t n) {
     dst[n] = '\0';
 }
 
-static char *ref_field(ctxc_provider_ref_t *r, ctxc_setting_id_t id) {
+/* Out of line: GCC otherwise copies the switch into both callers. */
+CTXC__NOINLINE static char *ref_field(ctxc_provider_ref_t *r,
+                                      ctxc_setting_id_t id) {
     switch (id) {
     case CTXC_SETTING_PROVIDER:
         return r->provider;

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "json.h"
@@ -67,7 +68,7 @@ const ctxc_setting_spec_t *ctxc_setting_spec(ctxc_setting_id_t id) {
 
 #define SUGGEST_MAX 64u /* longest candidate / typed text compared */
 
-static char fold(char c) {
+CTXC__NOINLINE static char fold(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
@@ -367,7 +368,8 @@ static const bool strategy_in_build[CTXC_STRATEGY_COUNT] = {
 
 /* Value i of sp is one this build has (every value but a strategy's that
  * is left out). */
-static bool value_in_build(const ctxc_setting_spec_t *sp, uint32_t i) {
+CTXC__NOINLINE static bool value_in_build(const ctxc_setting_spec_t *sp,
+                                          uint32_t i) {
     return sp->values != ctxc_strategy_names || i >= CTXC_STRATEGY_COUNT ||
            strategy_in_build[i];
 }
@@ -391,21 +393,20 @@ static ctxc_status_t enum_error(const ctxc_setting_spec_t *sp, const char *p,
     const char *near = closest(p, n, list_cand, sp->values);
     if (near != NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "%s: invalid value %q; did you mean '%s'? (allowed: "
+                          "invalid value %q; did you mean '%s'? (allowed: "
                           "%s)",
-                          sp->key, p, n, near, allowed);
+                          p, n, near, allowed);
     }
-    return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                      "%s: invalid value %q (allowed: %s)", sp->key, p, n,
-                      allowed);
+    return ctxc__fail(err, CTXC_E_INVALID_ARG, "invalid value %q (allowed: %s)",
+                      p, n, allowed);
 }
 
-/* Checks text p[0..n) as a value of id; *num gets the number (ENUM index,
- * BOOL 0/1, RATIO thousandths, INT). Strings are not copied. */
-ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
-                                  uint32_t *num, ctxc_error_t *err) {
-    const ctxc_setting_spec_t *sp = ctxc__spec(id);
-    *num = 0;
+/* ctxc__setting_parse() but its messages without the "KEY: " prefix the
+ * caller adds. */
+CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
+                                                const char *p, size_t n,
+                                                uint32_t *num,
+                                                ctxc_error_t *err) {
     switch (sp->type) {
     case CTXC_SETTING_TYPE_ENUM:
         if (!enum_index(sp, p, n, num)) {
@@ -416,9 +417,9 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
             ctxc__setting_allowed(sp, allowed, sizeof allowed);
             *num = 0;
             return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
-                              "%s: %q is not a strategy of this build "
+                              "%q is not a strategy of this build "
                               "(CTXC_CFG_STRATEGY_<NAME> = 0; available: %s)",
-                              sp->key, p, n, allowed);
+                              p, n, allowed);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_BOOL:
@@ -430,8 +431,7 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
             return CTXC_OK;
         }
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "%s: invalid value %q (allowed: true, false)",
-                          sp->key, p, n);
+                          "invalid value %q (allowed: true, false)", p, n);
     case CTXC_SETTING_TYPE_RATIO: {
         uint16_t v = 0;
         ctxc_status_t st = ctxc_parse_ratio(p, n, &v, err);
@@ -440,7 +440,6 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
                 ctxc__fail(err, CTXC_E_INVALID_ARG, "%q is out of range", p, n);
         }
         if (st != CTXC_OK) {
-            ctxc__err_prefix(err, "%s", sp->key);
             return st;
         }
         *num = v;
@@ -452,13 +451,12 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
             *num = 0;
             if (sp->max == UINT32_MAX) {
                 return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                                  "%s: %q is not a whole number >= %u", sp->key,
-                                  p, n, (unsigned)sp->min);
+                                  "%q is not a whole number >= %u", p, n,
+                                  (unsigned)sp->min);
             }
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "%s: %q is not a whole number from %u to %u",
-                              sp->key, p, n, (unsigned)sp->min,
-                              (unsigned)sp->max);
+                              "%q is not a whole number from %u to %u", p, n,
+                              (unsigned)sp->min, (unsigned)sp->max);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_STRING:
@@ -467,48 +465,39 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
     /* strings (a value of auth-key-name is never echoed: it may be a key) */
     if (n == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "%s: the value is empty (to clear it, unset it)",
-                          sp->key);
+                          "the value is empty (to clear it, unset it)");
     }
     if (n >= CTXC_CFG_SETTINGS_VALUE_BYTES) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "%s: the value is %z characters, longer than the "
+                          "the value is %z characters, longer than the "
                           "limit of %z",
-                          sp->key, n,
-                          (size_t)CTXC_CFG_SETTINGS_VALUE_BYTES - 1u);
+                          n, (size_t)CTXC_CFG_SETTINGS_VALUE_BYTES - 1u);
     }
     switch (sp->check) {
     case CTXC_SETTING_CHECK_NAME:
         if (!ctxc__setting_name_valid(p, n,
                                       CTXC_CFG_SETTINGS_PROFILE_NAME_MAX)) {
-            ctxc_status_t st = name_error("profile name", p, n, err);
-            ctxc__err_prefix(err, "%s", sp->key);
-            return st;
+            return name_error("profile name", p, n, err);
         }
         return CTXC_OK;
     case CTXC_SETTING_CHECK_KEY_NAME:
         if (!ctxc__setting_name_valid(p, n,
                                       CTXC_CFG_SETTINGS_VALUE_BYTES - 1u)) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "%s: give the name of an environment variable "
+                              "give the name of an environment variable "
                               "or key file (A-Z a-z 0-9 _ . -); the value was "
-                              "not stored",
-                              sp->key);
+                              "not stored");
         }
         if (looks_like_secret(p, n)) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "%s: the value looks like an API key; give the "
+                              "the value looks like an API key; give the "
                               "NAME of the environment variable or key file "
-                              "holding it (the value was not stored)",
-                              sp->key);
+                              "holding it (the value was not stored)");
         }
         return CTXC_OK;
-    case CTXC_SETTING_CHECK_VOCABS: {
-        uint32_t off;
-        return ctxc__tool_vocabs_parse(p, n, &off, err);
-    }
+    case CTXC_SETTING_CHECK_VOCABS:
     case CTXC_SETTING_CHECK_TOOLS:
-        return ctxc__tool_user_check(sp->key, p, n, err);
+        return CTXC_OK; /* ctxc__setting_parse() checks them */
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:
     case CTXC_SETTING_CHECK_PATH:
@@ -518,25 +507,52 @@ ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (!text_char(p[i])) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "%s: %q contains a space, quote, backslash, "
+                              "%q contains a space, quote, backslash, "
                               "control or non-ASCII character",
-                              sp->key, p, n);
+                              p, n);
         }
     }
     if (sp->check == CTXC_SETTING_CHECK_PATH && p[0] != '/') {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "%s: %q must be an absolute path (starting with /)",
-                          sp->key, p, n);
+                          "%q must be an absolute path (starting with /)", p,
+                          n);
     }
     if (sp->check == CTXC_SETTING_CHECK_URL) {
         bool http = n > 7 && memcmp(p, "http://", 7) == 0;
         bool https = n > 8 && memcmp(p, "https://", 8) == 0;
         if (!http && !https) {
             return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                              "%s: %q must start with https:// or http:// "
+                              "%q must start with https:// or http:// "
                               "and name a host",
-                              sp->key, p, n);
+                              p, n);
         }
+    }
+    return CTXC_OK;
+}
+
+/* The "KEY: " prefix of a value's messages. An array, not a literal: GNU
+ * ld's map lists this function's string section with the size of
+ * parse_value's merged strings, which minimal_size.py would count twice. */
+static const char KEY_PREFIX[] = "%s";
+
+/* Checks text p[0..n) as a value of id; *num gets the number (ENUM index,
+ * BOOL 0/1, RATIO thousandths, INT). Strings are not copied. */
+ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
+                                  uint32_t *num, ctxc_error_t *err) {
+    const ctxc_setting_spec_t *sp = ctxc__spec(id);
+    *num = 0;
+    ctxc_status_t st = parse_value(sp, p, n, num, err);
+    if (st != CTXC_OK) {
+        ctxc__err_prefix(err, KEY_PREFIX, sp->key);
+        return st;
+    }
+    /* the checks whose messages name the key themselves (or need none) */
+    if (sp->check == CTXC_SETTING_CHECK_VOCABS) {
+        uint32_t off;
+        return ctxc__tool_vocabs_parse(p, n, &off, err);
+    }
+    if (sp->check == CTXC_SETTING_CHECK_TOOLS) {
+        return ctxc__tool_user_check(sp->key, p, n, err);
     }
     return CTXC_OK;
 }

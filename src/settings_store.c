@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "compiler.h"
 #include "error.h"
 #include "settings_file.h"
 #include "settings_registry.h"
@@ -367,9 +368,10 @@ ctxc_status_t ctxc_settings_persist_unset(ctxc_settings_store_t *s,
 }
 
 /* Sets a checked value in the ephemeral layer, after the strategy guard. */
-static ctxc_status_t put_ephemeral(ctxc_settings_store_t *s,
-                                   ctxc_setting_id_t id, uint32_t num,
-                                   const char *p, size_t n, ctxc_error_t *err) {
+CTXC__NOINLINE static ctxc_status_t put_ephemeral(ctxc_settings_store_t *s,
+                                                  ctxc_setting_id_t id,
+                                                  uint32_t num, const char *p,
+                                                  size_t n, ctxc_error_t *err) {
     ctxc_status_t st = ctxc__strategy_guard(s, id, num, err);
     if (st == CTXC_OK) {
         ctxc__layer_put(&s->ephemeral, id, num, p, n);

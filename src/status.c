@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "ctxc/ctxc.h"
 #include "error.h"
 #include "sink.h"
@@ -23,8 +24,8 @@ static const char status_names[] =
     ;
 
 /* The string of `status` in a packed list, or `other`. */
-static const char *packed_at(const char *list, ctxc_status_t status,
-                             const char *other) {
+CTXC__NOINLINE static const char *
+packed_at(const char *list, ctxc_status_t status, const char *other) {
     if ((unsigned)status >= (unsigned)CTXC_STATUS_COUNT_) {
         return other;
     }

@@ -112,19 +112,27 @@
     ROWS_PI(X)                                                                 \
     ROWS_CLINE(X)
 
+/* A row: its name and, packed in three bytes (a row takes 8 bytes on
+ * 32-bit targets instead of 12), role, path location and vocabulary bit |
+ * discriminator << 3 | command location << 5. */
 typedef struct {
     const char *name;
-    uint8_t vocab;
     uint8_t role;
     uint8_t at;
-    uint8_t cmd;
-    uint8_t disc;
+    uint8_t vdc;
 } row_t;
 
+#define VDC_VOCAB(x) ((x)&7u)
+#define VDC_DISC(x) (((x) >> 3) & 3u)
+#define VDC_CMD(x) ((x) >> 5)
+_Static_assert(V_COUNT <= 8u && D_EDIT <= 3u && CTXC__CMD_COMMAND <= 7u,
+               "vocabulary, discriminator and command fit one byte");
+
 #define ROW_(v, name, role, at, cmd, disc)                                     \
-    {name, V_##v, CTXC__ROLE_##role, CTXC__AT_##at, CTXC__CMD_##cmd, D_##disc},
+    {name, CTXC__ROLE_##role, CTXC__AT_##at,                                   \
+     (uint8_t)(V_##v | D_##disc << 3 | CTXC__CMD_##cmd << 5)},
 /* an empty table still has one (unmatchable) row */
-static const row_t ROWS[] = {CTXC__TOOL_ROWS(ROW_){"", 0, 0, 0, 0, 0}};
+static const row_t ROWS[] = {CTXC__TOOL_ROWS(ROW_){"", 0, 0, 0}};
 #undef ROW_
 #define NROWS (sizeof ROWS / sizeof ROWS[0] - 1u)
 
@@ -222,7 +230,7 @@ static bool disc_ok(unsigned disc, ctxc_str_t params) {
 static void row_tool(size_t i, ctxc__tool_t *out) {
     out->role = ROWS[i].role;
     out->at = ROWS[i].at;
-    out->cmd = ROWS[i].cmd;
+    out->cmd = VDC_CMD(ROWS[i].vdc);
 }
 
 ctxc__tool_ref_t ctxc__tool_resolve(const ctxc_density_config_t *cfg,
@@ -254,9 +262,11 @@ ctxc__tool_ref_t ctxc__tool_resolve(const ctxc_density_config_t *cfg,
         size_t i = (size_t)(at - LENS);
         const row_t *r = &ROWS[i];
         at++;
-        if (r->name[0] != name.ptr[0] || ((off >> r->vocab) & 1u) != 0 ||
+        if (r->name[0] != name.ptr[0] ||
+            ((off >> VDC_VOCAB(r->vdc)) & 1u) != 0 ||
             memcmp(r->name, name.ptr, name.len) != 0 ||
-            (r->disc != D_NONE && !disc_ok(r->disc, params))) {
+            (VDC_DISC(r->vdc) != D_NONE &&
+             !disc_ok(VDC_DISC(r->vdc), params))) {
             continue;
         }
         row_tool(i, out);
