@@ -13,9 +13,10 @@ is also written there between <!-- lwip-footprint:begin --> and
 <!-- lwip-footprint:end -->.
 """
 import os
-import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import linkmap  # noqa: E402
 
 ORDER = [
     "libctxc_port_lwip.a (the lwIP port: transport, TLS memory, snprintf)",
@@ -51,61 +52,10 @@ def classify(obj, name):
     return 7
 
 
-def parts_of(map_path):
-    parts = [[0, 0, 0] for _ in ORDER]
-    kinds = {".text": 0, ".ARM.exidx": 0, ".init_array": 0, ".ctxc_ca": 0,
-             ".data": 1, ".bss": 2, ".stack": 3}
-    out_kind, pending, started = None, None, False
-    sect = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-    with open(map_path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.startswith("Linker script and memory map"):
-                started = True
-                continue
-            if not started:
-                continue
-            m = re.match(r"^(\.[A-Za-z_.]+|/DISCARD/)\s", line + " ")
-            if m and not line.startswith(" "):
-                out_kind = kinds.get(m.group(1))
-                if out_kind == 3:
-                    hdr = re.match(r"^\S+\s+0x[0-9a-f]+\s+0x([0-9a-f]+)", line)
-                    if hdr:
-                        parts[9][2] = int(hdr.group(1), 16)
-                continue
-            if out_kind is None or out_kind == 3:
-                continue
-            if re.match(r"^ \S+$", line):
-                pending = line.strip()
-                continue
-            m = sect.match(line)
-            if not m:
-                pending = None
-                continue
-            name = m.group(1) or pending
-            pending = None
-            size = int(m.group(3), 16)
-            if name is None or size == 0 or name.startswith("*fill*"):
-                continue
-            parts[classify(m.group(4), name)][out_kind] += size
-    return parts
-
-
 def table(size_tool, image, map_path):
-    out = subprocess.run([size_tool, "-B", image], check=True, capture_output=True,
-                         text=True).stdout.splitlines()
-    text, data, bss = (int(x) for x in out[1].split()[:3])
-    rows = ["Image `%s` (bytes; flash = text + data, RAM = data + bss). The whole "
-            "image from `%s`; the parts from the linker map (mergeable strings "
-            "counted before merging, so the parts add up to a little more)."
-            % (os.path.basename(image), os.path.basename(size_tool)), "",
-            "| part | text | data | bss | flash | RAM |",
-            "|---|---:|---:|---:|---:|---:|"]
-    for name, (t, d, b) in zip(ORDER, parts_of(map_path)):
-        rows.append("| %s | %d | %d | %d | %d | %d |" % (name, t, d, b, t + d, d + b))
-    rows.append("| **whole image** | **%d** | **%d** | **%d** | **%d** | **%d** |"
-                % (text, data, bss, text + data, data + bss))
-    return "\n".join(rows)
+    sizes = linkmap.parts(map_path, len(ORDER), classify, 9,
+                          flash_sections=(".ctxc_ca",))
+    return linkmap.table(size_tool, image, ORDER, sizes)
 
 
 def main():

@@ -23,6 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import linkmap  # noqa: E402
 import stack_static  # noqa: E402
 
 # entry point as the image names it -> stack_static.py argument
@@ -66,81 +67,28 @@ def static_worst(ci_dir, arg):
     return b, notes
 
 
+SCENARIO_PARTS = ["libctxc.a (the library)", "libctxc_port_romfs.a (romfs port)",
+                  "histories in flash (scenario_data.c)",
+                  "scenario + board code (scenario.c, target_main.c, image_util.c, startup.c)",
+                  "newlib + libgcc (string functions, rdimon, 64-bit division)",
+                  "stack (project.yml memory.stack)"]
+
+
+def scenario_part(obj, name):
+    if "libctxc.a(" in obj:
+        return 0
+    if "libctxc_port_romfs.a(" in obj:
+        return 1
+    if "scenario_data.c" in obj:
+        return 2
+    if ".a(" in obj:
+        return 4
+    return 3
+
+
 def footprint(image, map_path, size_tool):
-    out = subprocess.run([size_tool, "-B", image], check=True,
-                         capture_output=True, text=True).stdout.splitlines()
-    text, data, bss = (int(x) for x in out[1].split()[:3])
-    parts = {}
-    order = ["libctxc.a (the library)", "libctxc_port_romfs.a (romfs port)",
-             "histories in flash (scenario_data.c)",
-             "scenario + board code (scenario.c, target_main.c, image_util.c, startup.c)",
-             "newlib + libgcc (string functions, rdimon, 64-bit division)",
-             "stack (project.yml memory.stack)"]
-    for name in order:
-        parts[name] = [0, 0, 0]
-    out_kind = None
-    pending = None
-    started = False
-    sect = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-    with open(map_path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.startswith("Linker script and memory map"):
-                started = True
-                continue
-            if not started:
-                continue
-            m = re.match(r"^(\.[A-Za-z_.]+|/DISCARD/)\s", line + " ")
-            if m and not line.startswith(" "):
-                o = m.group(1)
-                out_kind = {".text": 0, ".ARM.exidx": 0, ".init_array": 0,
-                            ".data": 1, ".bss": 2, ".stack": 3}.get(o)
-                if out_kind == 3:  # no input sections: its size
-                    hdr = re.match(r"^\S+\s+0x[0-9a-f]+\s+0x([0-9a-f]+)", line)
-                    if hdr:
-                        parts[order[5]][2] = int(hdr.group(1), 16)
-                continue
-            if out_kind is None:
-                continue
-            if re.match(r"^ \S+$", line):
-                pending = line.strip()
-                continue
-            m = sect.match(line)
-            if not m:
-                pending = None
-                continue
-            name = m.group(1) or pending
-            pending = None
-            size = int(m.group(3), 16)
-            obj = m.group(4)
-            if name is None or size == 0 or name.startswith("*fill*"):
-                continue
-            if out_kind == 3:
-                parts[order[5]][2] += size
-                continue
-            if "libctxc.a(" in obj:
-                key = order[0]
-            elif "libctxc_port_romfs.a(" in obj:
-                key = order[1]
-            elif "scenario_data.c" in obj:
-                key = order[2]
-            elif ".a(" in obj:
-                key = order[4]
-            else:
-                key = order[3]
-            parts[key][out_kind] += size
-    rows = ["Image `ctxc_scenario.elf` (bytes; flash = text + data, RAM = data + bss). "
-            "The whole image from `%s`; the parts from the linker map, which "
-            "lists mergeable string sections before merging, so the parts "
-            "add up to a little more." % os.path.basename(size_tool), "",
-            "| part | text | data | bss | flash | RAM |",
-            "|---|---:|---:|---:|---:|---:|"]
-    for name in order:
-        t, d, b = parts[name]
-        rows.append("| %s | %d | %d | %d | %d | %d |" % (name, t, d, b, t + d, d + b))
-    rows.append("| **whole image** | **%d** | **%d** | **%d** | **%d** | **%d** |"
-                % (text, data, bss, text + data, data + bss))
-    return "\n".join(rows) + "\n"
+    sizes = linkmap.parts(map_path, len(SCENARIO_PARTS), scenario_part, 5)
+    return linkmap.table(size_tool, image, SCENARIO_PARTS, sizes) + "\n"
 
 
 def main():
