@@ -186,6 +186,12 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
     return CTXC_OK;
 }
 
+void ctxc_session_deinit(ctxc_session_t *s) {
+    if (s != NULL && s->settings != NULL && s->settings->guard_user_ == s) {
+        ctxc_settings_set_strategy_guard(s->settings, NULL, NULL);
+    }
+}
+
 ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err) {
     if (s == NULL || s->settings == NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "session is NULL");

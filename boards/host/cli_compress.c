@@ -216,7 +216,8 @@ int cli_cmd_compress(int argc, char **argv) {
     if (workspace == NULL) {
         workspace = cli_workspace_from_history(h);
     }
-    ctxc_session_t session;
+    /* static: the settings store (static) keeps a pointer to its session */
+    static ctxc_session_t session;
     if (ctxc_session_init(&session, h, &cli_work, &cli_settings, &err) !=
         CTXC_OK) {
         cli_report("ctxc compress", &err);

@@ -96,8 +96,8 @@ typedef struct {
 /* settings is kept by pointer (it must outlive the session). The session
  * installs its strategy guard on the store (ctxc_settings_set_strategy_guard;
  * a store serves one session, and a session that ends before its store
- * removes it with ctxc_settings_set_strategy_guard(settings, NULL, NULL);
- * ctxc_settings_init also removes it): from now on a change that selects an LLM
+ * calls ctxc_session_deinit(), which removes it; ctxc_settings_init also
+ * removes it): from now on a change that selects an LLM
  * strategy (middle-out, one-shot) while the session has no LLM resolver is
  * refused at that moment with CTXC_E_UNAVAILABLE naming the strategy, what
  * it needs and the strategies that run without it.
@@ -112,6 +112,14 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
+
+/* Ends the session's hold on its settings store: removes the session's
+ * strategy guard from the store when it is still this session's (the store
+ * keeps a pointer to the session while the guard is on it, so a session in
+ * shorter-lived memory than its store — a local variable — must call this
+ * before that memory goes). The store and history are left as they are; the
+ * session is not used again until ctxc_session_init(). NULL: nothing. */
+void ctxc_session_deinit(ctxc_session_t *s);
 
 /* Everything a compression will need, checked now (call it once the
  * session is wired, e.g. at boot): the strategy in force is in this build

@@ -767,11 +767,50 @@ static void test_history_is_locked_during_compression(void **state) {
 }
 #endif
 
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+/* A session in a local variable: while it lives, its guard refuses an LLM
+ * strategy (no resolver); ctxc_session_deinit() takes the guard off the
+ * store, which then takes the strategy, and leaves another session's guard
+ * alone. */
+static void test_deinit_takes_the_guard_off_the_store(void **state) {
+    (void)state;
+    ctxc_session_t local;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_init(&local, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    assert_int_equal(ctxc_settings_set(&set, "compression.strategy",
+                                       "middle-out", &err),
+                     CTXC_E_UNAVAILABLE);
+    ctxc_session_deinit(&local);
+    memset(&local, 0, sizeof local); /* its memory is reused */
+    assert_int_equal(ctxc_settings_set(&set, "compression.strategy",
+                                       "middle-out", &err),
+                     CTXC_OK);
+    t_set(&set, "compression.strategy", BASE_STRATEGY);
+    /* deinit of a session that no longer holds the store's guard */
+    ctxc_session_t other;
+    assert_int_equal(ctxc_session_init(&other, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    assert_int_equal(ctxc_session_init(&local, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    ctxc_session_init(&other, &hist, &work, &set, NULL); /* other's again */
+    ctxc_session_deinit(&local);
+    assert_int_equal(ctxc_settings_set(&set, "compression.strategy",
+                                       "middle-out", &err),
+                     CTXC_E_UNAVAILABLE);
+    ctxc_session_deinit(&other);
+    ctxc_session_deinit(NULL);
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] =
     { cmocka_unit_test_setup(test_a_fresh_store_gives_the_documented_defaults,
                              setup),
       cmocka_unit_test_setup(test_init_rejects_a_small_work_area, setup),
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+      cmocka_unit_test_setup(test_deinit_takes_the_guard_off_the_store, setup),
+#endif
       cmocka_unit_test_setup(test_threshold_precedence, setup),
       cmocka_unit_test_setup(test_add_marks_the_density_step_due, setup),
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
