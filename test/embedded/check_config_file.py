@@ -57,6 +57,26 @@ def lib_source(lib, source):
     return pred
 
 
+def compile_args(args, src, obj, drop_include=None, extra=()):
+    """a target's compile command (compile_commands.json) for another
+    source and object, without -I<drop_include>, with extra flags"""
+    cmd = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "-o":
+            skip = True
+            continue
+        if a == "-c" or (a.endswith(".c") and a != src):
+            continue
+        if drop_include and a == "-I" + drop_include:
+            continue
+        cmd.append(a)
+    return cmd + list(extra) + ["-c", src, "-o", obj]
+
+
 def probe(what, directory, args, want, work):
     """compile a probe with a target's own flags; want = expected tokens"""
     src = os.path.join(work, "probe.c")
@@ -70,22 +90,7 @@ def probe(what, directory, args, want, work):
                 '"ctxc_import_t");\n'
                 'int probe(void);\nint probe(void) { return 0; }\n'
                 % (want, want))
-    # the target's command with its source and object replaced
-    cmd = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "-o":
-            skip = True
-            continue
-        if a == "-c":
-            continue
-        if a.endswith(".c") and os.path.basename(a) != "probe.c":
-            continue
-        cmd.append(a)
-    cmd += ["-c", src, "-o", obj]
+    cmd = compile_args(args, src, obj)
     r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if r.returncode == 0:
         ok("%s: CTXC_CFG_JSON_MAX_TOKENS = %d, ctxc_import_t sized by it"

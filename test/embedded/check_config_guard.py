@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_config_file import command_for, lib_source  # noqa: E402
+from check_config_file import command_for, compile_args, lib_source  # noqa: E402
 
 APP = r'''#include "ctxc/ctxc.h"
 #include <string.h>
@@ -41,24 +41,6 @@ int main(void) {
 
 fails = 0
 cross = False
-
-
-def compile_args(args, src, obj, drop_include=None, extra=()):
-    cmd = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "-o":
-            skip = True
-            continue
-        if a == "-c" or (a.endswith(".c") and a != src):
-            continue
-        if drop_include and a == "-I" + drop_include:
-            continue
-        cmd.append(a)
-    return cmd + list(extra) + ["-c", src, "-o", obj]
 
 
 def build(name, directory, args, lib, work, drop_include=None, extra=()):
