@@ -127,7 +127,7 @@ test: deps-test net-sources
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 # Not a test: prints times, asserts nothing about them.
-bench: all deps-bench
+bench: deps-bench all
 	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
 	$(BENCH)
 	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md

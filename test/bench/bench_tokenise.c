@@ -16,13 +16,17 @@
 #include "bench.h"
 #include "ctxc/ctxc.h"
 
+/* BENCH_HAVE_JSMN: 1 when CMake found jsmn.h at configure time (see
+ * test/bench/CMakeLists.txt); a build without CMake asks the compiler. */
+#ifndef BENCH_HAVE_JSMN
 #if defined(__has_include)
 #if __has_include(<jsmn.h>)
-#define BENCH_HAVE_JSMN
+#define BENCH_HAVE_JSMN 1
+#endif
 #endif
 #endif
 
-#ifdef BENCH_HAVE_JSMN
+#if defined(BENCH_HAVE_JSMN) && BENCH_HAVE_JSMN
 #define JSMN_STATIC
 #define JSMN_STRICT
 #define JSMN_PARENT_LINKS
