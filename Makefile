@@ -17,6 +17,10 @@
 #                   and its tarball (README "Using ctxc in your build")
 #   make readme-tables  run the cortex-m4 scenario image under QEMU and write
 #                   its output, stack and footprint tables into README.md
+#   make flash-walk the core's cortex-m4 flash at every first-parent commit
+#                   since FLASH_BASE (default f4b8370, before issue 10), one
+#                   row per change (test/embedded/flash_walk.py; slow: a
+#                   build per commit; table in build/flash-walk/flash_walk.md)
 #   make clean      remove build/
 #   make help       this list
 
@@ -107,7 +111,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
+.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -174,6 +178,12 @@ dist: deps-build
 readme-tables: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
+
+# Commit by commit (issue 10's rule: the core's flash does not grow). The
+# oldest commits build with jsmn (libjsmn-dev, a bench package).
+FLASH_BASE ?= f4b8370
+flash-walk: deps-cross deps-bench
+	python3 test/embedded/flash_walk.py --base $(FLASH_BASE) --dir $(BUILD)/flash-walk
 
 clean:
 	rm -rf $(BUILD)
