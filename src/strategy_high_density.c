@@ -1085,10 +1085,8 @@ static void clear_marks(const hd_t *hd) {
 HD_INDEXED_NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
                                               ctxc__id_index_t *keys) {
     const ctxc_work_t *w = hd->work;
-    const ctxc_density_config_t *cfg = hd->cfg;
     if (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0 || /* compiled out */
-        w->index == NULL || w->index_slots == 0 ||
-        (cfg->recency_pruning && cfg->recency_retention > 0xFFFFu)) {
+        w->index == NULL || w->index_slots == 0) {
         return false;
     }
     size_t bytes = w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES;
@@ -1125,91 +1123,58 @@ HD_INDEXED_NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
     return false;
 }
 
-static uint16_t add_sat(uint32_t a, uint32_t b) {
-    uint32_t s = a + b;
-    return (uint16_t)(s > 0xFFFFu ? 0xFFFFu : s);
-}
-
-/* The recency pass, newest entry first: per tool name, the results after
- * the current entry (flags), in it (count) and seen so far in it
- * (resp_block); a result with `retention` newer ones that stay is marked
- * recent: in the entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
- * in its id's slot. Results dropped by read->write (only in entries marked
- * MARK_RWRESP) do not count. */
+/* The recency pass: per tool name, pass 0 counts the results that stay
+ * (those read->write drops, only in entries marked MARK_RWRESP, do not),
+ * pass 1 takes each off again in the same order, so what is left is the
+ * number of newer ones; a result with `retention` newer ones is marked
+ * recent: in its entry's marks (blocks below RECENT_BLOCKS) or as ID_RECENT
+ * in its id's slot. The count is 32 bits in a tool key's flags (high half)
+ * and count (low half), both 0 in a new slot. */
 HD_INDEXED_NOINLINE static void recency_pass(const hd_t *hd,
                                              uint32_t retention) {
-    ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
-    ctxc__id_slot_t *last_t = NULL;         /* and its slot */
-    for (size_t p = hd->v->count; p-- > 0;) {
-        if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
-            continue;
-        }
-        ctxc_entry_t e;
-        ctxc_view_get(hd->v, p, &e);
-        bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
-        /* the first blocks' tool slots and whether they stay, found in
-         * step 0 for the next steps */
-        ctxc__id_slot_t *tools[RECENT_BLOCKS];
-        bool stay[RECENT_BLOCKS];
-        for (int step = 0; step < 3; step++) {
+    for (int pass = 0; pass < 2; pass++) {
+        ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
+        ctxc__id_slot_t *t = NULL;              /* and its slot */
+        for (size_t p = 0; p < hd->v->count; p++) {
+            if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
+                continue;
+            }
+            ctxc_entry_t e;
+            ctxc_view_get(hd->v, p, &e);
+            bool rw = (hd->mark[p] & MARK_RWRESP) != 0;
             const uint8_t *cur = NULL;
             ctxc_block_t b;
             for (size_t k = 0; ctxc_entry_next_block(&e, &cur, &b); k++) {
                 if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
                     continue;
                 }
-                ctxc__id_slot_t *t, *id = NULL;
-                bool stays;
-                if (step > 0 && k < RECENT_BLOCKS) {
-                    t = tools[k];
-                    stays = stay[k];
-                } else {
-                    ctxc_str_t name = b.u.tool_response.tool_name;
-                    if (last_t != NULL && ctxc__str_eq(name, last_name)) {
-                        t = last_t; /* the same tool as the result before */
-                    } else {
-                        t = (ctxc__id_slot_t *)(uintptr_t)key_find(
-                            hd, KEY_TOOL, name.ptr, name.len);
-                        last_t = t;
-                        last_name = name;
+                ctxc__id_slot_t *id = NULL;
+                if (rw || k >= RECENT_BLOCKS) {
+                    id = ctxc__pairs_find(hd->pairs, b.u.tool_response.call_id);
+                    if (id == NULL || (id->flags & ID_PRUNED) != 0) {
+                        continue; /* dropped (or not indexed: cannot be) */
                     }
-                    if (rw || k >= RECENT_BLOCKS) {
-                        id = ctxc__pairs_find(hd->pairs,
-                                              b.u.tool_response.call_id);
-                        stays = id != NULL && (id->flags & ID_PRUNED) == 0;
-                    } else {
-                        stays = true;
+                }
+                ctxc_str_t name = b.u.tool_response.tool_name;
+                if (t == NULL || !ctxc__str_eq(name, last_name)) {
+                    t = (ctxc__id_slot_t *)(uintptr_t)key_find(
+                        hd, KEY_TOOL, name.ptr, name.len);
+                    last_name = name;
+                    if (t == NULL) {
+                        continue; /* cannot happen: every tool is indexed */
                     }
-                    if (t == NULL ||
-                        (id == NULL && (rw || k >= RECENT_BLOCKS))) {
-                        t = NULL; /* cannot happen: both are indexed */
-                    }
+                }
+                uint32_t n = ((uint32_t)t->flags << 16 | t->count) +
+                             (pass == 0 ? 1u : 0xFFFFFFFFu);
+                t->flags = (uint16_t)(n >> 16);
+                t->count = (uint16_t)n;
+                if (pass == 1 && n >= retention) {
+                    hd->mark[p] |= MARK_RECENT;
                     if (k < RECENT_BLOCKS) {
-                        tools[k] = t;
-                        stay[k] = stays;
+                        hd->mark[p] |= (uint16_t)(MARK_RECENT_BLOCK0 << k);
+                    } else {
+                        id->flags |= ID_RECENT;
                     }
-                }
-                if (t == NULL) {
-                    continue;
-                }
-                if (step == 0) {
-                    t->count = add_sat(t->count, stays);
-                } else if (step == 1) {
-                    t->resp_block = add_sat(t->resp_block, stays);
-                    uint32_t newer =
-                        (uint32_t)t->flags + t->count - t->resp_block;
-                    if (newer >= retention) {
-                        hd->mark[p] |= MARK_RECENT;
-                        if (k < RECENT_BLOCKS) {
-                            hd->mark[p] |= (uint16_t)(MARK_RECENT_BLOCK0 << k);
-                        } else {
-                            id->flags |= ID_RECENT;
-                        }
-                    }
-                } else {
-                    t->flags = add_sat(t->flags, t->count);
-                    t->count = 0;
-                    t->resp_block = 0;
                 }
             }
         }
