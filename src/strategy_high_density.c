@@ -1133,7 +1133,7 @@ HD_INDEXED_NOINLINE static bool index_prepare(hd_t *hd, ctxc__pairs_t *pairs,
 HD_INDEXED_NOINLINE static void recency_pass(const hd_t *hd,
                                              uint32_t retention) {
     for (int pass = 0; pass < 2; pass++) {
-        ctxc_str_t last_name = CTXC_STR_ABSENT; /* the tool of the last result */
+        ctxc_str_t last_name = CTXC_STR_ABSENT; /* the last result's tool */
         ctxc__id_slot_t *t = NULL;              /* and its slot */
         for (size_t p = 0; p < hd->v->count; p++) {
             if (speaker_at(hd->v, p) != CTXC_SPEAKER_TOOL) {
