@@ -584,8 +584,9 @@ static void test_density_step_without_room_for_the_index_gives_the_same_result(v
         cfg.recency_retention = keep;
         assert_index_sizes_agree(rich_history, &cfg, true);
     }
-    /* a retention above 16 bits runs on the index too (32-bit counts):
-     * nothing has that many newer results, nothing is pruned */
+    /* a retention above 16 bits (the index path now takes it too):
+     * nothing has that many newer results, so nothing is pruned with or
+     * without room for the index */
     cfg.recency_retention = 0x10001u;
     assert_index_sizes_agree(rich_history, &cfg, false);
     cfg.recency_retention = 3;
