@@ -4,7 +4,8 @@
     flash_walk.py [--base REV] [--head REV] [--exclude a,b,...] [--dir DIR]
 
 Checks out every first-parent commit from BASE to HEAD (default: HEAD) in
-a detached worktree (DIR/tree, default build/flash-walk/tree), builds the
+a detached worktree (DIR/tree, default build/flash-walk/tree, removed at
+the end; the build tree DIR/cm4 stays), builds the
 library for cortex-m4 there (incremental: a commit recompiles what it
 changed), and reads flash (text + data) of each object of src/*.c that
 exists at that commit with arm-none-eabi-size. It prints, for each commit
@@ -83,8 +84,8 @@ def main():
     tree = os.path.join(work, "tree")
     build = os.path.join(work, "cm4")
     os.makedirs(work, exist_ok=True)
+    git(repo, "worktree", "prune")
     if not os.path.isdir(tree):
-        git(repo, "worktree", "prune")
         git(repo, "worktree", "add", "--detach", tree, a.base)
     exclude = set(filter(None, a.exclude.split(",")))
     commits = [git(repo, "rev-parse", a.base).strip()] + git(
@@ -93,35 +94,43 @@ def main():
 
     lines = ["| commit | core change | core | modules | subject |",
              "|---|---:|---:|---|---|"]
-    first = prev = None
-    for c in commits:
-        subject = git(repo, "log", "-1", "--format=%s", c).strip()[:100]
-        sizes = measure(repo, tree, build, c)
-        if sizes is None:
-            lines.append(f"| {c[:7]} | no build | | | {subject} |")
-            print(lines[-1], flush=True)
-            continue
-        core = {m: v for m, v in sizes.items() if m not in exclude}
-        total = sum(core.values())
-        shown = len(lines)
-        if prev is None:
-            first = total
-            lines.append(f"| {c[:7]} | base | {total} | | {subject} |")
-        elif total != sum(prev.values()):
-            moved = ", ".join(
-                f"{m} {core.get(m, 0) - prev.get(m, 0):+d}"
-                for m in sorted(set(core) | set(prev))
-                if core.get(m, 0) != prev.get(m, 0))
-            lines.append(f"| {c[:7]} | {total - sum(prev.values()):+d} | "
-                         f"{total} | {moved} | {subject} |")
-        prev = core
-        if len(lines) > shown:
-            print(lines[-1], flush=True)
-    if first is None or prev is None:
-        sys.exit("flash_walk: the base commit does not build")
-    summary = (f"core flash (Cortex-M4, text + data): {first} at "
-               f"{commits[0][:7]}, {sum(prev.values())} at {commits[-1][:7]} "
-               f"({sum(prev.values()) - first:+d}); excluded: "
+
+    def row(text):
+        lines.append(text)
+        print(text, flush=True)
+
+    first = prev = None  # (commit, {module: flash}) of the first build, last
+    try:
+        for c in commits:
+            subject = git(repo, "log", "-1", "--format=%s", c).strip()[:100]
+            sizes = measure(repo, tree, build, c)
+            if sizes is None:
+                row(f"| {c[:7]} | no build | | | {subject} |")
+                continue
+            core = {m: v for m, v in sizes.items() if m not in exclude}
+            total = sum(core.values())
+            if prev is None:
+                first = (c, core)
+                row(f"| {c[:7]} | base | {total} | | {subject} |")
+            elif total != sum(prev[1].values()):
+                old = prev[1]
+                moved = ", ".join(
+                    f"{m} {core.get(m, 0) - old.get(m, 0):+d}"
+                    for m in sorted(set(core) | set(old))
+                    if core.get(m, 0) != old.get(m, 0))
+                row(f"| {c[:7]} | {total - sum(old.values()):+d} | {total} "
+                    f"| {moved} | {subject} |")
+            prev = (c, core)
+    finally:
+        # the build tree stays (a later walk rebuilds only what changed);
+        # the checkout does not stay registered in the repository
+        git(repo, "worktree", "remove", "--force", tree)
+    if first is None:
+        sys.exit("flash_walk: no commit of the range builds")
+    before, after = sum(first[1].values()), sum(prev[1].values())
+    summary = (f"core flash (Cortex-M4, text + data): {before} at "
+               f"{first[0][:7]}, {after} at {prev[0][:7]} "
+               f"({after - before:+d}); excluded: "
                f"{', '.join(sorted(exclude))}")
     print(summary)
     with open(os.path.join(work, "flash_walk.md"), "w") as f:
