@@ -289,6 +289,18 @@ typedef struct {
     size_t path_cap;
 } hd_t;
 
+/* The indexed path's tables as the passes test them: a constant NULL when
+ * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY is 0, so that every indexed branch
+ * (key table, id flags) compiles out with index_prepare, not only the
+ * passes that build them. */
+#if CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0
+#define HD_KEYS(hd) ((void)(hd), (ctxc__id_index_t *)NULL)
+#define HD_PAIRS(hd) ((void)(hd), (const ctxc__pairs_t *)NULL)
+#else
+#define HD_KEYS(hd) ((hd)->keys)
+#define HD_PAIRS(hd) ((hd)->pairs)
+#endif
+
 /* The next resolved path of a call (*pos: 0 first) into out. */
 static bool call_next_path(const hd_t *hd, const ctxc__tool_t *t,
                            ctxc_str_t params, size_t *pos, char *out,
@@ -326,7 +338,7 @@ static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
  * position p? */
 CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
                                          const char *path, size_t plen) {
-    if (hd->keys != NULL) {
+    if (HD_KEYS(hd) != NULL) {
         const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
         return s != NULL && s->call > p;
     }
@@ -395,8 +407,8 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
     size_t q = 0, r = 0;
     bool found = false;
     const ctxc__id_slot_t *s =
-        hd->pairs != NULL ? ctxc__pairs_find(hd->pairs, b->u.tool_call.id)
-                          : NULL;
+        HD_PAIRS(hd) != NULL ? ctxc__pairs_find(hd->pairs, b->u.tool_call.id)
+                             : NULL;
     if (s != NULL && s->call == p && s->call_block == k) {
         ctxc__tool_get(hd->cfg, s->count, &t);
         if (s->resp != CTXC__IDS_NONE && s->resp > p) {
@@ -440,7 +452,7 @@ static bool rw_drops_response(const hd_t *hd, size_t q, size_t k,
     if ((hd->mark[q] & MARK_RWRESP) == 0) {
         return false;
     }
-    if (hd->pairs != NULL) { /* a pruned call's response is its only one */
+    if (HD_PAIRS(hd) != NULL) { /* a pruned call's response is its only one */
         const ctxc__id_slot_t *s =
             ctxc__pairs_find(hd->pairs, b->u.tool_response.call_id);
         return s != NULL && (s->flags & ID_PRUNED) != 0 && s->resp == q &&
@@ -773,9 +785,9 @@ dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
     *replaced = 0;
     while (next_inclusion(t, n, at, &in)) {
         /* the indexed path takes every inclusion off its count, in order */
-        bool later = hd->keys != NULL && incl_consume(hd, t, &in);
+        bool later = HD_KEYS(hd) != NULL && incl_consume(hd, t, &in);
         if (in.blen > sizeof DEDUPE_NOTE - 1 &&
-            (hd->keys != NULL ? later : included_later(hd, p, k, t, &in))) {
+            (HD_KEYS(hd) != NULL ? later : included_later(hd, p, k, t, &in))) {
             ctxc__put(&s, t + copied, in.body - copied);
             ctxc__put(&s, DEDUPE_NOTE, sizeof DEDUPE_NOTE - 1);
             copied = in.body + in.blen;
@@ -811,7 +823,7 @@ static uint32_t block_tokens(ctxc_estimate_fn fn, void *user,
 /* Is read call block k of position p pruned (read->write)? */
 static bool call_pruned(const hd_t *hd, size_t p, size_t k,
                         const ctxc_block_t *b) {
-    if (hd->pairs != NULL) { /* decided once, in the pruning pass */
+    if (HD_PAIRS(hd) != NULL) { /* decided once, in the pruning pass */
         const ctxc__id_slot_t *s =
             ctxc__pairs_find(hd->pairs, b->u.tool_call.id);
         return s != NULL && (s->flags & ID_PRUNED) != 0 && s->call == p &&
@@ -824,7 +836,7 @@ static bool call_pruned(const hd_t *hd, size_t p, size_t k,
  * (recency)? */
 static bool recency_prunes(const hd_t *hd, size_t q, size_t k,
                            const ctxc_block_t *b, uint32_t retention) {
-    if (hd->pairs != NULL) { /* decided once, in the recency pass */
+    if (HD_PAIRS(hd) != NULL) { /* decided once, in the recency pass */
         if (k < RECENT_BLOCKS) {
             return (hd->mark[q] & (MARK_RECENT_BLOCK0 << k)) != 0;
         }
@@ -932,7 +944,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
         } else if (b.type == CTXC_BLOCK_TEXT && cfg->file_dedupe &&
                    e.speaker == CTXC_SPEAKER_HUMAN) {
             if (ed->ntext >= MAX_TEXT_EDITS) {
-                if (hd->keys != NULL) { /* keep the counts in step */
+                if (HD_KEYS(hd) != NULL) { /* keep the counts in step */
                     (void)incl_walk(hd, p, k, b.u.text.text, true);
                 }
                 continue;
@@ -956,7 +968,7 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
         ed->all |= what;
     }
     /* blocks past the editable ones: their inclusions still count */
-    while (hd->keys != NULL && cfg->file_dedupe &&
+    while (HD_KEYS(hd) != NULL && cfg->file_dedupe &&
            e.speaker == CTXC_SPEAKER_HUMAN &&
            ctxc_entry_next_block(&e, &cur, &b)) {
         if (b.type == CTXC_BLOCK_TEXT) {
