@@ -23,13 +23,27 @@
  * RAM in every error struct on the stack; 96 bytes still name the field. */
 #define CTXC_CFG_ERROR_MESSAGE_LEN 96
 
+/* No index tables in the work area (the library default is 2 slots per
+ * entry). A history here holds at most MPS2_HISTORY_MAX_ENTRIES (256)
+ * entries; at that size the density step's scans, the path that gives the
+ * same results without the index, take about twice the instructions of the
+ * indexed passes (host callgrind of ctxc_session_optimize on the first 256
+ * entries of the corpus file pi-large-session: 1.91 M against 0.91 M
+ * instructions, 2.85 M against 1.42 M with recency pruning), a few ms on a
+ * Cortex-M4. Without it the work area is 16388 bytes of RAM smaller and
+ * the library about 2.4 KB of flash smaller (README, "Memory and flash on
+ * Cortex-M4"). A board whose histories reach thousands of entries keeps
+ * the default: there the scans grow with the square of the entries. */
+#define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 0
+
 /* CTXC_CFG_STACK_BUDGET: bytes of stack one call of a public entry point
  * may use on this board (below the caller's frame), not a library option:
  * the scenario image (scenario/) measures every entry point it calls by
  * stack painting and fails when one exceeds it; the README stack table
  * lists the measurements. The deepest today is the high-density strategy
- * (compress, density step, before_send): about 4.9 KB; 6 KiB leaves a
- * quarter of headroom. The image's stack is 32 KiB (project.yml
+ * (compress, density step, before_send): about 1.5 KB measured, 2.4 KB
+ * static worst case; 6 KiB leaves room for a port's hooks and estimators
+ * called from inside. The image's stack is 32 KiB (project.yml
  * targets.cortex-m4.memory.stack). */
 #define CTXC_CFG_STACK_BUDGET 6144
 

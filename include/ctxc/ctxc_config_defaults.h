@@ -94,8 +94,9 @@
  * tool-call boundaries are linear in the history. A history with more keys
  * takes a slower path (quadratic) with the same result; 0 always does and
  * compiles the indexed paths out (less flash and RAM: for small histories
- * on small targets). Default: 2 (1.5 tool calls per entry of a full
- * history). */
+ * on small targets; boards/mps2-an386/ctxc_config.h sets 0 and says what
+ * the scans cost at its 256 entries). Default: 2 (1.5 tool calls per entry
+ * of a full history). */
 #ifndef CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY
 #define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 2
 #endif
