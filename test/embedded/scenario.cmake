@@ -14,6 +14,8 @@
 #   scenario_host_selftest       the host build with --plant-fault fails
 #   symbols_scenario_image       no heap allocator linked into the image
 #   stack_static_<t>             the static stack summary (stack_static.py)
+#   index_code_<t>               the cross library has the index code its
+#                                configuration asks for (check_index_code.py)
 #                                of the cross library runs
 # The image comes from the cross tree (`make test` builds it before ctest):
 # cache variable CTXC_SCENARIO_IMAGE_<T>, default
@@ -109,4 +111,11 @@ foreach(t IN LISTS CTXC_TARGETS)
                 ctxc_import_text ctxc_export ctxc_settings_load ctxc_settings_command
                 ctxc_session_before_send ctxc_session_compress ctxc_session_optimize)
     set_tests_properties(stack_static_${t} PROPERTIES LABELS "embedded")
+    # the board sets CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY=0: the cross
+    # library holds none of the density step's indexed code
+    ctxc_target_tool(${t} nm nm)
+    add_test(NAME index_code_${t}
+        COMMAND python3 "${_here}/check_index_code.py" "${nm}"
+                "${_build_root}/${t}/src/lib${CTXC_PROJECT_NAME}.a")
+    set_tests_properties(index_code_${t} PROPERTIES LABELS "embedded")
 endforeach()
