@@ -30,7 +30,7 @@
  * indexed passes (host callgrind of ctxc_session_optimize on the first 256
  * entries of the corpus file pi-large-session: 1.91 M against 0.91 M
  * instructions, 2.85 M against 1.42 M with recency pruning), a few ms on a
- * Cortex-M4. Without it the work area is 16388 bytes of RAM smaller and
+ * Cortex-M4. Without it the work area is 16384 bytes of RAM smaller and
  * the library about 2.4 KB of flash smaller (README, "Memory and flash on
  * Cortex-M4"). A board whose histories reach thousands of entries keeps
  * the default: there the scans grow with the square of the entries. */
