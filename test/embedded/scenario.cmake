@@ -14,9 +14,9 @@
 #   scenario_host_selftest       the host build with --plant-fault fails
 #   symbols_scenario_image       no heap allocator linked into the image
 #   stack_static_<t>             the static stack summary (stack_static.py)
+#                                of the cross library runs
 #   index_code_<t>               the cross library has the index code its
 #                                configuration asks for (check_index_code.py)
-#                                of the cross library runs
 # The image comes from the cross tree (`make test` builds it before ctest):
 # cache variable CTXC_SCENARIO_IMAGE_<T>, default
 # build/<t>/boards/mps2-an386/ctxc_scenario.elf.
