@@ -653,6 +653,7 @@ static ctxc_status_t headers_end(http_t *h) {
         h->use_sse = true;
         ctxc_sse_init(h->sse, h->sse_buf, CTXC_CFG_HTTP_SSE_BUFFER_BYTES,
                       h->req->on_event, h->req->user);
+        ctxc_sse_stream_data(h->sse, h->req->on_event_data);
     }
     if (method_is(h, "HEAD") || r->status == 204u) {
         return body_end(h);

@@ -8,9 +8,8 @@
 #include "ctxc/provider.h"
 #include "error.h"
 #include "json.h"
+#include "json_stream.h"
 #include "json_tok.h"
-
-typedef ctxc__jtok_t tok_t;
 
 /* Helpers a build without some providers may not call. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -22,15 +21,6 @@ typedef ctxc__jtok_t tok_t;
 #if CTXC_CFG_PROVIDER_KEY_BYTES < 16
 #error "CTXC_CFG_PROVIDER_KEY_BYTES must be at least 16"
 #endif
-#if CTXC_CFG_PROVIDER_JSON_TOKENS < 16
-#error "CTXC_CFG_PROVIDER_JSON_TOKENS must be at least 16"
-#endif
-#if CTXC_CFG_PROVIDER_ERROR_BYTES < 64
-#error "CTXC_CFG_PROVIDER_ERROR_BYTES must be at least 64"
-#endif
-
-_Static_assert(sizeof(ctxc_provider_tok_t) >= sizeof(ctxc__jtok_t),
-               "ctxc_provider_tok_t must hold a JSON token");
 
 /* ---- the streaming JSON writer ------------------------------------------- */
 
@@ -101,167 +91,19 @@ PV_HELPER bool is_assistant(const ctxc_llm_request_t *req, size_t i) {
     return req->roles != NULL && req->roles[i] == CTXC_LLM_ROLE_ASSISTANT;
 }
 
-/* ---- reading answers ---------------------------------------------------- */
+/* ---- reading answers ----------------------------------------------------
+ *
+ * An answer (each streamed event's data, or a whole body) goes through the
+ * resumable JSON reader (json_stream.h) as it arrives: the reader hands on
+ * only the values whose paths the provider's begin hook asks for (text,
+ * finish reason, usage, error message, block reason) and skips the rest
+ * unread, so no event or body size and no number of values is too large.
+ * Text is appended to out tentatively (tlen_) and kept when the value's
+ * scope turns out to be answer text (a Gemini part without thought: true,
+ * an Anthropic text block or text_delta event), else dropped: JSON objects
+ * are unordered, the key that decides may come after the text. */
 
-#define NONE ((size_t)-1)
-
-/* The value of key in the object at o (NONE: o is not an object, or no such
- * key). */
-PV_HELPER size_t get(const char *js, const tok_t *t, size_t o,
-                     const char *key) {
-    if (o == NONE || t[o].type != CTXC__JT_OBJECT) {
-        return NONE;
-    }
-    size_t k = o + 1;
-    for (uint32_t i = 0; i < t[o].size; i++) {
-        if (ctxc__jtok_is(js, &t[k], key)) {
-            return k + 1;
-        }
-        k = t[k + 1].next;
-    }
-    return NONE;
-}
-
-/* Element k of the array at a. */
-PV_HELPER size_t at(const tok_t *t, size_t a, uint32_t k) {
-    if (a == NONE || t[a].type != CTXC__JT_ARRAY || k >= t[a].size) {
-        return NONE;
-    }
-    size_t e = a + 1;
-    while (k-- > 0) {
-        e = t[e].next;
-    }
-    return e;
-}
-
-PV_HELPER bool is_type(const tok_t *t, size_t v, int type) {
-    return v != NONE && t[v].type == type;
-}
-
-PV_HELPER bool str_is(const char *js, const tok_t *t, size_t v, const char *s) {
-    return is_type(t, v, CTXC__JT_STRING) && ctxc__jtok_is(js, &t[v], s);
-}
-
-/* A non-negative integer into *out (other values leave it). */
-PV_HELPER void num(const char *js, const tok_t *t, size_t v, uint64_t *out) {
-    if (!is_type(t, v, CTXC__JT_NUMBER)) {
-        return;
-    }
-    uint64_t x = 0;
-    for (uint32_t i = t[v].start; i < t[v].end; i++) {
-        unsigned d = (unsigned)(js[i] - '0');
-        if (d > 9u || x > (UINT64_MAX - d) / 10u) {
-            return;
-        }
-        x = x * 10u + d;
-    }
-    *out = x;
-}
-
-/* Decodes string v into s, printable ASCII only (others become '?'). */
-PV_HELPER void put_printable(ctxc__sink_t *s, const char *js, const tok_t *t,
-                             size_t v) {
-    ctxc__cp_iter_t it = {js + t[v].start, ctxc__jtok_n(&t[v]), 0,
-                          (t[v].flags & CTXC__JF_ESCAPES) != 0 ? CTXC__SRC_JSTR
-                                                               : CTXC__SRC_RAW};
-    uint32_t cp;
-    while (s->len < s->cap && ctxc__cp_next(&it, &cp, NULL) == 1) {
-        ctxc__putc(s, cp >= 0x20u && cp < 0x7fu  ? (char)cp
-                      : cp == '\n' || cp == '\t' ? ' '
-                                                 : '?');
-    }
-}
-
-/* The finish reason (a string; null and others leave it). */
-PV_HELPER void reason(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
-                      size_t v) {
-    if (!is_type(t, v, CTXC__JT_STRING)) {
-        return;
-    }
-    ctxc__sink_t s = {r->usage->finish_reason,
-                      sizeof r->usage->finish_reason - 1, 0};
-    put_printable(&s, js, t, v);
-    (void)ctxc__sink_cstr(&s);
-    r->done = true;
-}
-
-/* Hands the text appended since `start` (the part stored in out) to the
- * caller's on_text hook. */
-PV_HELPER void shown(const ctxc_provider_reader_t *r, size_t start) {
-    size_t room = r->cap > 0 ? r->cap - 1 : 0;
-    size_t end = r->len < room ? r->len : room;
-    if (r->on_text != NULL && end > start) {
-        (void)r->on_text(r->on_text_user, r->out + start, end - start);
-    }
-}
-
-/* Appends the content of string v to the text (null and others: nothing).
- * Writes at out + len, never past a byte not yet read when js lies in out
- * (a decoded code point is never longer than its JSON spelling). */
-PV_HELPER void text(ctxc_provider_reader_t *r, const char *js, const tok_t *t,
-                    size_t v) {
-    if (!is_type(t, v, CTXC__JT_STRING)) {
-        return;
-    }
-    size_t room = r->cap > 0 ? r->cap - 1 : 0;
-    const char *p = js + t[v].start;
-    size_t n = ctxc__jtok_n(&t[v]);
-    size_t start = r->len;
-    if ((t[v].flags & CTXC__JF_ESCAPES) == 0) {
-        if (r->len < room) {
-            size_t k = room - r->len < n ? room - r->len : n;
-            memmove(r->out + r->len, p, k);
-        }
-        r->len += n;
-        shown(r, start);
-        return;
-    }
-    ctxc__cp_iter_t it = {p, n, 0, CTXC__SRC_JSTR};
-    uint32_t cp;
-    while (ctxc__cp_next(&it, &cp, NULL) == 1) { /* validated by the scan */
-        char b[4];
-        size_t k = ctxc__utf8_encode(cp, b);
-        if (r->len < room) { /* the first bytes, as a sink keeps them */
-            memcpy(r->out + r->len, b, room - r->len < k ? room - r->len : k);
-        }
-        r->len += k;
-    }
-    shown(r, start);
-}
-
-/* The provider's message of an error object ({"error": {"message": ...}}
- * or {"error": "..."}) into s; false when there is none. */
-static bool error_message(const char *js, const tok_t *t, ctxc__sink_t *s) {
-    size_t e = get(js, t, 0, "error");
-    if (e == NONE && t[0].type == CTXC__JT_ARRAY) { /* [{"error": ...}] */
-        e = get(js, t, at(t, 0, 0), "error");
-    }
-    if (e == NONE) {
-        return false;
-    }
-    size_t m = is_type(t, e, CTXC__JT_STRING) ? e : get(js, t, e, "message");
-    if (!is_type(t, m, CTXC__JT_STRING)) {
-        ctxc__puts(s, "(no message)");
-        return true;
-    }
-    put_printable(s, js, t, m);
-    return true;
-}
-
-/* An error object inside a 2xx answer (an in-stream error event). */
-PV_HELPER ctxc_status_t stream_error(const ctxc_provider_reader_t *r,
-                                     const char *js, const tok_t *t,
-                                     ctxc_error_t *err) {
-    char msg[112];
-    ctxc__sink_t s = {msg, sizeof msg - 1, 0};
-    if (!error_message(js, t, &s)) {
-        return CTXC_OK;
-    }
-    return ctxc__fail(err, CTXC_E_HTTP_STATUS, "%s: error in the answer: %s",
-                      ctxc_provider_name(r->provider), ctxc__sink_cstr(&s));
-}
-
-/* ---- the three APIs ------------------------------------------------------ */
+typedef ctxc_provider_reader_t reader_t;
 
 struct ctxc_provider {
     const char *name;
@@ -272,12 +114,252 @@ struct ctxc_provider {
     const char *auth_prefix; /* before the key in the header value */
     const char *extra_name;  /* one more fixed header, or NULL */
     const char *extra_value;
-    const char *cut_reason; /* the finish reason of the output limit */
+    const char *cut_reason;    /* the finish reason of the output limit */
+    const char *ok_reasons[2]; /* the finish reasons of a normal stop */
     void (*body)(jw_t *w, const char *model, bool stream,
                  const ctxc_llm_request_t *req);
-    ctxc_status_t (*read)(ctxc_provider_reader_t *r, const char *js,
-                          const tok_t *t, bool stream, ctxc_error_t *err);
+    /* The reader's hooks: a value starts (true: its content is wanted), an
+     * object ended, a wanted word (T_WORD) ended, and whether the text of
+     * the JSON text just read is kept. */
+    bool (*begin)(reader_t *r, const ctxc__js_t *js, int type);
+    void (*scope)(reader_t *r, const ctxc__js_t *js);
+    void (*word)(reader_t *r, const ctxc__js_t *js);
+    bool (*keep)(const reader_t *r);
 };
+
+/* Keys the readers look for; a path element is 1 + the index. */
+static const char *const keys[] = {"error",
+                                   "message",
+                                   "choices",
+                                   "delta",
+                                   "content",
+                                   "finish_reason",
+                                   "usage",
+                                   "prompt_tokens",
+                                   "completion_tokens",
+                                   "refusal",
+                                   "type",
+                                   "text",
+                                   "stop_reason",
+                                   "input_tokens",
+                                   "output_tokens",
+                                   "candidates",
+                                   "parts",
+                                   "thought",
+                                   "finishReason",
+                                   "usageMetadata",
+                                   "promptTokenCount",
+                                   "candidatesTokenCount",
+                                   "promptFeedback",
+                                   "blockReason"};
+enum {
+    K_ERROR = 1,
+    K_MESSAGE,
+    K_CHOICES,
+    K_DELTA,
+    K_CONTENT,
+    K_FINISH_REASON,
+    K_USAGE,
+    K_PROMPT_TOKENS,
+    K_COMPLETION_TOKENS,
+    K_REFUSAL,
+    K_TYPE,
+    K_TEXT,
+    K_STOP_REASON,
+    K_INPUT_TOKENS,
+    K_OUTPUT_TOKENS,
+    K_CANDIDATES,
+    K_PARTS,
+    K_THOUGHT,
+    K_FINISHREASON,
+    K_USAGEMETADATA,
+    K_PROMPTTOKENCOUNT,
+    K_CANDIDATESTOKENCOUNT,
+    K_PROMPTFEEDBACK,
+    K_BLOCKREASON
+};
+#define A0 0x80u         /* the first array element */
+#define ANY CTXC__JS_ANY /* any array element */
+#define AT(...)                                                                \
+    ctxc__js_at(js, (const uint8_t[]){__VA_ARGS__},                            \
+                sizeof((const uint8_t[]){__VA_ARGS__}))
+
+/* Where the current wanted string or number goes (reader.cur_). */
+enum {
+    T_NONE,
+    T_TEXT,    /* answer text, tentatively */
+    T_FINISH,  /* usage->finish_reason */
+    T_MSG,     /* msg_: an error message */
+    T_REFUSAL, /* msg_: a refusal */
+    T_BLOCK,   /* block_: a Gemini block reason */
+    T_WORD,    /* word_: an Anthropic event or block type */
+    T_IN,      /* usage->input_tokens */
+    T_OUT      /* usage->output_tokens */
+};
+
+/* reader.flags_ */
+enum {
+    F_ERROR = 1u,   /* an error object was read in this text */
+    F_REFUSAL = 2u, /* a refusal was read */
+    F_OPEN = 4u,    /* a JSON text is being read */
+    F_KEEP = 8u,    /* Anthropic: this event / block is text */
+    F_THOUGHT = 16u /* Gemini: this part is a thought */
+};
+
+static ctxc__js_t *jsr(reader_t *r) { return (ctxc__js_t *)(void *)r->js_; }
+
+_Static_assert(sizeof(ctxc__js_t) <= sizeof(((reader_t *)0)->js_),
+               "CTXC_PROVIDER_JSON_STATE_BYTES must hold the JSON reader");
+
+/* Printable ASCII of a piece of UTF-8 into buf[0 .. cap - 1): a character
+ * outside it is one '?', newlines and tabs are spaces. */
+static void put_printable(char *buf, size_t cap, uint8_t *len, const char *p,
+                          size_t n) {
+    for (size_t i = 0; i < n && *len + 1u < cap; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch >= 0x80u && ch < 0xC0u) {
+            continue; /* a continuation byte: its lead byte was the '?' */
+        }
+        buf[(*len)++] = ch >= 0x20u && ch < 0x7Fu  ? (char)ch
+                        : ch == '\n' || ch == '\t' ? ' '
+                                                   : '?';
+    }
+    buf[*len] = '\0';
+}
+
+static void on_str(void *user, const char *p, size_t n) {
+    reader_t *r = user;
+    switch (r->cur_) {
+    case T_TEXT: {
+        size_t room = r->cap > 0 ? r->cap - 1u : 0u;
+        if (r->tlen_ < room) {
+            memcpy(r->out + r->tlen_, p,
+                   room - r->tlen_ < n ? room - r->tlen_ : n);
+        }
+        r->tlen_ += n;
+        break;
+    }
+    case T_FINISH: {
+        char *f = r->usage->finish_reason;
+        put_printable(f, sizeof r->usage->finish_reason, &r->fin_len_, p, n);
+        break;
+    }
+    case T_MSG:
+    case T_REFUSAL:
+        put_printable(r->msg_, sizeof r->msg_, &r->msg_len_, p, n);
+        break;
+    case T_BLOCK:
+        put_printable(r->block_, sizeof r->block_, &r->block_len_, p, n);
+        break;
+    case T_WORD:
+        put_printable(r->word_, sizeof r->word_, &r->word_len_, p, n);
+        break;
+    default:
+        break;
+    }
+}
+
+/* A wanted string starts: where it goes. */
+static bool want(reader_t *r, uint8_t target) {
+    r->cur_ = target;
+    if (target == T_FINISH) {
+        r->fin_len_ = 0;
+    } else if (target == T_MSG || target == T_REFUSAL) {
+        r->msg_len_ = 0;
+        r->msg_[0] = '\0';
+    } else if (target == T_WORD) {
+        r->word_len_ = 0;
+        r->word_[0] = '\0';
+    } else if (target == T_BLOCK) {
+        r->block_len_ = 0;
+    }
+    return true;
+}
+
+/* Error objects, in every provider's answers and error bodies:
+ * {"error": {"message": ...}}, {"error": "..."}, and the same as the first
+ * element of an array. */
+static bool error_begin(reader_t *r, const ctxc__js_t *js, int type,
+                        bool *handled) {
+    *handled = true;
+    if (AT(K_ERROR) || AT(A0, K_ERROR)) {
+        if (type == CTXC__JT_OBJECT || type == CTXC__JT_STRING) {
+            r->flags_ |= F_ERROR;
+            r->msg_len_ = 0;
+            r->msg_[0] = '\0';
+        }
+        return type == CTXC__JT_STRING && want(r, T_MSG);
+    }
+    if ((AT(K_ERROR, K_MESSAGE) || AT(A0, K_ERROR, K_MESSAGE)) &&
+        type == CTXC__JT_STRING) {
+        return want(r, T_MSG);
+    }
+    *handled = false;
+    return false;
+}
+
+/* The text scope (a Gemini part, an Anthropic block) that began at mark_ is
+ * kept or dropped. */
+static void scope_end(reader_t *r, bool keep) {
+    if (!keep) {
+        r->tlen_ = r->mark_;
+    }
+    r->mark_ = r->tlen_;
+}
+
+static void on_end(void *user, const ctxc__js_t *js, int type) {
+    reader_t *r = user;
+    (void)js;
+    uint8_t cur = r->cur_;
+    r->cur_ = T_NONE;
+    if (type == CTXC__JT_NUMBER && (cur == T_IN || cur == T_OUT)) {
+        uint64_t x = 0;
+        const char *s = js->num;
+        for (; *s >= '0' && *s <= '9' && x <= (UINT64_MAX - 9u) / 10u; s++) {
+            x = x * 10u + (uint64_t)(*s - '0');
+        }
+        if (*s == '\0' && s != js->num) {
+            *(cur == T_IN ? &r->usage->input_tokens
+                          : &r->usage->output_tokens) = x;
+        }
+    } else if (type == CTXC__JT_STRING && cur == T_FINISH) {
+        if (r->fin_len_ > 0) {
+            r->done = true;
+        }
+    } else if (type == CTXC__JT_STRING && cur == T_REFUSAL) {
+        if (r->msg_len_ > 0) {
+            r->flags_ |= F_REFUSAL;
+        }
+    } else if (type == CTXC__JT_STRING && cur == T_WORD) {
+        r->provider->word(r, js);
+    } else if (type == CTXC__JT_OBJECT) {
+        r->provider->scope(r, js);
+    }
+}
+
+static bool on_begin(void *user, const ctxc__js_t *js, int type) {
+    reader_t *r = user;
+    bool handled;
+    if (js->depth == 0) {
+        r->root_ = (uint8_t)type;
+    }
+    bool w = error_begin(r, js, type, &handled);
+    return handled ? w : r->provider->begin(r, js, type);
+}
+
+static const ctxc__js_handler_t handler = {on_begin, on_str, on_end};
+
+/* No scope or word hooks (OpenAI). */
+PV_HELPER void no_scope(reader_t *r, const ctxc__js_t *js) {
+    (void)r, (void)js;
+}
+
+/* ---- the three APIs ------------------------------------------------------ */
+
+PV_HELPER bool keep_all(const reader_t *r) {
+    (void)r;
+    return true;
+}
 
 /* The messages as {"role": "user"|"assistant", "content": text}, comma
  * separated (the shape OpenAI's and Anthropic's APIs share). */
@@ -313,22 +395,28 @@ static void openai_body(jw_t *w, const char *model, bool stream,
     jw_puts(w, "}");
 }
 
-static ctxc_status_t openai_read(ctxc_provider_reader_t *r, const char *js,
-                                 const tok_t *t, bool stream,
-                                 ctxc_error_t *err) {
-    ctxc_status_t st = stream_error(r, js, t, err);
-    if (st != CTXC_OK) {
-        return st;
+static bool openai_begin(reader_t *r, const ctxc__js_t *js, int type) {
+    if (type == CTXC__JT_STRING) {
+        if (AT(K_CHOICES, A0, K_FINISH_REASON)) {
+            return want(r, T_FINISH);
+        }
+        if (AT(K_CHOICES, A0, K_DELTA, K_CONTENT) ||
+            AT(K_CHOICES, A0, K_MESSAGE, K_CONTENT)) {
+            return want(r, T_TEXT);
+        }
+        if (AT(K_CHOICES, A0, K_DELTA, K_REFUSAL) ||
+            AT(K_CHOICES, A0, K_MESSAGE, K_REFUSAL)) {
+            return want(r, T_REFUSAL);
+        }
+    } else if (type == CTXC__JT_NUMBER) {
+        if (AT(K_USAGE, K_PROMPT_TOKENS)) {
+            return want(r, T_IN);
+        }
+        if (AT(K_USAGE, K_COMPLETION_TOKENS)) {
+            return want(r, T_OUT);
+        }
     }
-    size_t ch = at(t, get(js, t, 0, "choices"), 0);
-    size_t u = get(js, t, 0, "usage");
-    num(js, t, get(js, t, u, "prompt_tokens"), &r->usage->input_tokens);
-    num(js, t, get(js, t, u, "completion_tokens"), &r->usage->output_tokens);
-    reason(r, js, t, get(js, t, ch, "finish_reason"));
-    /* the text last: a whole answer is decoded in place */
-    size_t m = get(js, t, ch, stream ? "delta" : "message");
-    text(r, js, t, get(js, t, m, "content"));
-    return CTXC_OK;
+    return false;
 }
 #endif
 
@@ -349,46 +437,67 @@ static void anthropic_body(jw_t *w, const char *model, bool stream,
     jw_puts(w, stream ? "],\"stream\":true}" : "],\"stream\":false}");
 }
 
-static ctxc_status_t anthropic_read(ctxc_provider_reader_t *r, const char *js,
-                                    const tok_t *t, bool stream,
-                                    ctxc_error_t *err) {
-    ctxc_status_t st = stream_error(r, js, t, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
-    ctxc_llm_usage_t *us = r->usage;
-    size_t type = get(js, t, 0, "type");
-    if (!stream) {
-        size_t u = get(js, t, 0, "usage");
-        num(js, t, get(js, t, u, "input_tokens"), &us->input_tokens);
-        num(js, t, get(js, t, u, "output_tokens"), &us->output_tokens);
-        reason(r, js, t, get(js, t, 0, "stop_reason"));
-        size_t c = get(js, t, 0, "content");
-        for (uint32_t i = 0; is_type(t, c, CTXC__JT_ARRAY) && i < t[c].size;
-             i++) {
-            size_t b = at(t, c, i);
-            if (str_is(js, t, get(js, t, b, "type"), "text")) {
-                text(r, js, t, get(js, t, b, "text"));
-            }
+/* word_ holds: the event's type, a delta's type, a content block's type. */
+enum { W_EVENT, W_DELTA, W_BLOCK };
+/* flags_: this event is a content_block_delta. */
+#define F_CBD 32u
+
+static bool anthropic_begin(reader_t *r, const ctxc__js_t *js, int type) {
+    if (type == CTXC__JT_STRING) {
+        if (AT(K_TYPE) || AT(K_DELTA, K_TYPE) || AT(K_CONTENT, ANY, K_TYPE)) {
+            r->wordfor_ = AT(K_TYPE)            ? W_EVENT
+                          : AT(K_DELTA, K_TYPE) ? W_DELTA
+                                                : W_BLOCK;
+            return want(r, T_WORD);
         }
-    } else if (str_is(js, t, type, "message_start")) {
-        size_t u = get(js, t, get(js, t, 0, "message"), "usage");
-        num(js, t, get(js, t, u, "input_tokens"), &us->input_tokens);
-        num(js, t, get(js, t, u, "output_tokens"), &us->output_tokens);
-    } else if (str_is(js, t, type, "content_block_delta")) {
-        size_t d = get(js, t, 0, "delta");
-        if (str_is(js, t, get(js, t, d, "type"), "text_delta")) {
-            text(r, js, t, get(js, t, d, "text"));
-        } /* thinking_delta, signature_delta, input_json_delta: not text */
-    } else if (str_is(js, t, type, "message_delta")) {
-        size_t u = get(js, t, 0, "usage");
-        num(js, t, get(js, t, u, "input_tokens"), &us->input_tokens);
-        num(js, t, get(js, t, u, "output_tokens"), &us->output_tokens);
-        reason(r, js, t, get(js, t, get(js, t, 0, "delta"), "stop_reason"));
-    } else if (str_is(js, t, type, "message_stop")) {
-        r->done = true;
+        if (AT(K_DELTA, K_TEXT) || AT(K_CONTENT, ANY, K_TEXT)) {
+            return want(r, T_TEXT);
+        }
+        if (AT(K_DELTA, K_STOP_REASON) || AT(K_STOP_REASON)) {
+            return want(r, T_FINISH);
+        }
+    } else if (type == CTXC__JT_NUMBER) {
+        if (AT(K_USAGE, K_INPUT_TOKENS) ||
+            AT(K_MESSAGE, K_USAGE, K_INPUT_TOKENS)) {
+            return want(r, T_IN);
+        }
+        if (AT(K_USAGE, K_OUTPUT_TOKENS) ||
+            AT(K_MESSAGE, K_USAGE, K_OUTPUT_TOKENS)) {
+            return want(r, T_OUT);
+        }
+    } else if (type == CTXC__JT_OBJECT && AT(K_CONTENT, ANY)) {
+        r->mark_ = r->tlen_; /* a content block of a whole answer */
+        r->flags_ &= (uint8_t)~F_KEEP;
     }
-    return CTXC_OK;
+    return false;
+}
+
+static void anthropic_word(reader_t *r, const ctxc__js_t *js) {
+    (void)js;
+    const char *w = r->word_;
+    if (r->wordfor_ == W_EVENT) {
+        if (strcmp(w, "content_block_delta") == 0) {
+            r->flags_ |= F_CBD;
+        } else if (strcmp(w, "message_stop") == 0) {
+            r->done = true;
+        }
+    } else if (strcmp(w, r->wordfor_ == W_DELTA ? "text_delta" : "text") == 0) {
+        r->flags_ |= F_KEEP;
+    }
+}
+
+/* A content block of a whole answer ended: kept when it was a text block. */
+static void anthropic_scope(reader_t *r, const ctxc__js_t *js) {
+    if (AT(K_CONTENT, ANY)) {
+        scope_end(r, (r->flags_ & F_KEEP) != 0);
+    }
+}
+
+/* A streamed event's text is kept when it is a content_block_delta whose
+ * delta is a text_delta (thinking, signature and tool input deltas are
+ * not text). */
+static bool anthropic_keep(const reader_t *r) {
+    return !r->stream || (r->flags_ & (F_CBD | F_KEEP)) == (F_CBD | F_KEEP);
 }
 #endif
 
@@ -419,28 +528,41 @@ static void gemini_body(jw_t *w, const char *model, bool stream,
     jw_puts(w, "}");
 }
 
-static ctxc_status_t gemini_read(ctxc_provider_reader_t *r, const char *js,
-                                 const tok_t *t, bool stream,
-                                 ctxc_error_t *err) {
-    (void)stream; /* every streamed chunk is a whole response */
-    ctxc_status_t st = stream_error(r, js, t, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
-    size_t c = at(t, get(js, t, 0, "candidates"), 0);
-    size_t u = get(js, t, 0, "usageMetadata");
-    num(js, t, get(js, t, u, "promptTokenCount"), &r->usage->input_tokens);
-    num(js, t, get(js, t, u, "candidatesTokenCount"), &r->usage->output_tokens);
-    reason(r, js, t, get(js, t, c, "finishReason"));
-    size_t parts = get(js, t, get(js, t, c, "content"), "parts");
-    for (uint32_t i = 0; is_type(t, parts, CTXC__JT_ARRAY) && i < t[parts].size;
-         i++) {
-        size_t p = at(t, parts, i);
-        if (!is_type(t, get(js, t, p, "thought"), CTXC__JT_TRUE)) {
-            text(r, js, t, get(js, t, p, "text"));
+static bool gemini_begin(reader_t *r, const ctxc__js_t *js, int type) {
+    if (type == CTXC__JT_STRING) {
+        if (AT(K_CANDIDATES, A0, K_FINISHREASON)) {
+            return want(r, T_FINISH);
         }
+        if (AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY, K_TEXT)) {
+            return want(r, T_TEXT);
+        }
+        if (AT(K_PROMPTFEEDBACK, K_BLOCKREASON)) {
+            return want(r, T_BLOCK);
+        }
+    } else if (type == CTXC__JT_NUMBER) {
+        if (AT(K_USAGEMETADATA, K_PROMPTTOKENCOUNT)) {
+            return want(r, T_IN);
+        }
+        if (AT(K_USAGEMETADATA, K_CANDIDATESTOKENCOUNT)) {
+            return want(r, T_OUT);
+        }
+    } else if (type == CTXC__JT_OBJECT &&
+               AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY)) {
+        r->mark_ = r->tlen_;
+        r->flags_ &= (uint8_t)~F_THOUGHT;
+    } else if (type == CTXC__JT_TRUE &&
+               AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY, K_THOUGHT)) {
+        r->flags_ |= F_THOUGHT;
     }
-    return CTXC_OK;
+    return false;
+}
+
+/* A part ended: its text is kept unless it was a thought (the key may come
+ * after the text). */
+static void gemini_scope(reader_t *r, const ctxc__js_t *js) {
+    if (AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY)) {
+        scope_end(r, (r->flags_ & F_THOUGHT) == 0);
+    }
 }
 #endif
 
@@ -455,15 +577,17 @@ static ctxc_status_t gemini_read(ctxc_provider_reader_t *r, const char *js,
 
 #define CTXC__PV_OPENAI                                                        \
     "https://api.openai.com/v1", "/chat/completions", false, "Authorization",  \
-        "Bearer ", NULL, NULL, "length", openai_body, openai_read
+        "Bearer ", NULL, NULL, "length", {"stop", NULL}, openai_body,          \
+        openai_begin, no_scope, no_scope, keep_all
 #define CTXC__PV_ANTHROPIC                                                     \
     "https://api.anthropic.com", "/v1/messages", false, "x-api-key", "",       \
-        "anthropic-version", "2023-06-01", "max_tokens", anthropic_body,       \
-        anthropic_read
+        "anthropic-version", "2023-06-01", "max_tokens",                       \
+        {"end_turn", "stop_sequence"}, anthropic_body, anthropic_begin,        \
+        anthropic_scope, anthropic_word, anthropic_keep
 #define CTXC__PV_GEMINI                                                        \
     "https://generativelanguage.googleapis.com", "/v1beta/models/", true,      \
-        "x-goog-api-key", "", NULL, NULL, "MAX_TOKENS", gemini_body,           \
-        gemini_read
+        "x-goog-api-key", "", NULL, NULL, "MAX_TOKENS", {"STOP", NULL},        \
+        gemini_body, gemini_begin, gemini_scope, no_scope, keep_all
 
 static const struct ctxc_provider table[CTXC_PROVIDER_COUNT] = {
 #define CTXC_PV_ENTRY_(id, cfg, name)                                          \
@@ -501,53 +625,135 @@ ctxc_status_t ctxc_provider_write_body(const ctxc_provider_t *p,
     return w.st;
 }
 
-ctxc_status_t ctxc_provider_read(ctxc_provider_reader_t *r, const char *js,
-                                 size_t len, bool stream, ctxc_error_t *err) {
+void ctxc_provider_reader_init(ctxc_provider_reader_t *r,
+                               const ctxc_provider_t *p, bool stream, char *out,
+                               size_t cap, ctxc_llm_usage_t *usage) {
+    memset(r, 0, sizeof *r);
+    r->out = out;
+    r->cap = cap;
+    r->stream = stream;
+    r->usage = usage;
+    r->provider = p;
+}
+
+/* The text read since the last commit is the answer's: handed to on_text. */
+static void commit(reader_t *r) {
+    size_t start = r->len;
+    size_t room = r->cap > 0 ? r->cap - 1u : 0u;
+    r->len = r->tlen_;
+    r->mark_ = r->tlen_;
+    size_t end = r->len < room ? r->len : room;
+    if (r->on_text != NULL && end > start) {
+        (void)r->on_text(r->on_text_user, r->out + start, end - start);
+    }
+}
+
+ctxc_status_t ctxc_provider_feed(ctxc_provider_reader_t *r, const char *data,
+                                 size_t len, ctxc_error_t *err) {
+    if ((r->flags_ & F_OPEN) == 0) {
+        ctxc__js_init(jsr(r), keys, sizeof keys / sizeof keys[0], &handler, r);
+        r->flags_ = (uint8_t)((r->flags_ & F_REFUSAL) | F_OPEN);
+        r->tlen_ = r->len;
+        r->mark_ = r->len;
+        r->cur_ = T_NONE;
+    }
+    ctxc_status_t st = ctxc__js_feed(jsr(r), data, len, err);
+    if (st != CTXC_OK) {
+        ctxc__err_prefix(err, "%s: the answer is not JSON", r->provider->name);
+    }
+    return st;
+}
+
+ctxc_status_t ctxc_provider_end(ctxc_provider_reader_t *r, ctxc_error_t *err) {
     const char *name = r->provider->name;
-    tok_t *t = (tok_t *)(void *)r->tok;
-    size_t cap = r->tok_cap * sizeof(ctxc_provider_tok_t) / sizeof(tok_t);
-    size_t n = 0;
-    ctxc_status_t st = ctxc__json_scan(js, len, CTXC_CFG_JSON_MAX_DEPTH, t, cap,
-                                       &n, NULL, err);
+    if ((r->flags_ & F_OPEN) == 0) {
+        return CTXC_OK;
+    }
+    r->flags_ &= (uint8_t)~F_OPEN;
+    ctxc_status_t st = ctxc__js_end(jsr(r), err);
     if (st != CTXC_OK) {
         ctxc__err_prefix(err, "%s: the answer is not JSON", name);
-        return ctxc__fail(err, CTXC_E_PARSE, "%s", ctxc_error_message(err));
+        return st;
     }
-    if (n > cap) {
-        return ctxc__fail(err, CTXC_E_TOO_LARGE,
-                          "%s: the answer has %z JSON tokens, more than %z "
-                          "(CTXC_CFG_PROVIDER_JSON_TOKENS)",
-                          name, n, cap);
+    r->any = true;
+    if ((r->flags_ & F_ERROR) != 0) {
+        r->tlen_ = r->len;
+        return ctxc__fail(err, CTXC_E_HTTP_STATUS,
+                          "%s: error in the answer: %s", name,
+                          r->msg_len_ > 0 ? r->msg_ : "(no message)");
     }
-    if (t[0].type != CTXC__JT_OBJECT) {
+    if (r->root_ != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "%s: the answer is not a JSON object", name);
     }
-    r->any = true;
-    return r->provider->read(r, js, t, stream, err);
+    if (r->provider->keep(r)) {
+        commit(r);
+    } else {
+        r->tlen_ = r->len;
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc_provider_read(ctxc_provider_reader_t *r, const char *js,
+                                 size_t len, ctxc_error_t *err) {
+    r->flags_ &= (uint8_t)~F_OPEN; /* a new JSON text */
+    ctxc_status_t st = ctxc_provider_feed(r, js, len, err);
+    return st == CTXC_OK ? ctxc_provider_end(r, err) : st;
+}
+
+bool ctxc_provider_error_message(const ctxc_provider_reader_t *r,
+                                 const char **msg) {
+    if ((r->flags_ & F_ERROR) == 0) {
+        return false;
+    }
+    *msg = r->msg_len_ > 0 ? r->msg_ : "(no message)";
+    return true;
+}
+
+static bool is_reason(const char *s, const char *reason) {
+    return reason != NULL && strcmp(s, reason) == 0;
 }
 
 ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
                                    ctxc_error_t *err) {
-    const char *name = r->provider->name;
-    if (!r->any) {
-        return ctxc__fail(err, CTXC_E_PARSE, "%s: the answer was empty", name);
+    const ctxc_provider_t *p = r->provider;
+    const char *reason = r->usage->finish_reason;
+    if (r->block_len_ > 0) {
+        return ctxc__fail(err, CTXC_E_STOPPED,
+                          "%s: prompt blocked by the provider: %s", p->name,
+                          r->block_);
     }
-    if (strcmp(r->usage->finish_reason, r->provider->cut_reason) == 0) {
+    if (!r->any) {
+        return ctxc__fail(err, CTXC_E_PARSE, "%s: the answer was empty",
+                          p->name);
+    }
+    if (is_reason(reason, p->cut_reason)) {
         return ctxc__fail(err, CTXC_E_PARSE,
                           "%s: the summary was cut off by the output limit "
                           "(finish reason %s)",
-                          name, r->usage->finish_reason);
+                          p->name, reason);
+    }
+    if (reason[0] != '\0' && !is_reason(reason, p->ok_reasons[0]) &&
+        !is_reason(reason, p->ok_reasons[1])) {
+        return ctxc__fail(err, CTXC_E_STOPPED,
+                          "%s: the model stopped with finish reason %s, not "
+                          "a normal stop",
+                          p->name, reason);
+    }
+    if ((r->flags_ & F_REFUSAL) != 0) {
+        return ctxc__fail(err, CTXC_E_STOPPED, "%s: the model refused: %s",
+                          p->name, r->msg_);
     }
     if (!r->done) {
         return ctxc__fail(err, CTXC_E_PARSE,
-                          "%s: the answer ended without a finish reason", name);
+                          "%s: the answer ended without a finish reason",
+                          p->name);
     }
     if (r->len >= r->cap) {
         ctxc_status_t st = ctxc__fail(err, CTXC_E_TOO_LARGE,
                                       "%s: the answer's text (%z bytes) does "
                                       "not fit the output buffer (%z bytes)",
-                                      name, r->len, r->cap);
+                                      p->name, r->len, r->cap);
         if (err != NULL) {
             err->needed = r->len + 1;
         }
@@ -566,9 +772,8 @@ ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
 typedef struct {
     ctxc_provider_client_t *c;
     const ctxc_llm_request_t *req;
-    ctxc_provider_reader_t r;
     const ctxc_http_response_t *resp;
-    size_t raw_len; /* bytes of a whole (non-event) 2xx body */
+    bool err_body_bad; /* an error body that is not JSON */
     ctxc_error_t *err;
 } call_t;
 
@@ -579,35 +784,32 @@ static ctxc_status_t body_cb(void *user, ctxc_http_write_fn write,
                                     k->c->stream_, k->req, write, write_user);
 }
 
+/* A streamed event's data, as it arrives. */
+static ctxc_status_t on_event_data(void *user, const char *data, size_t len) {
+    call_t *k = user;
+    return ctxc_provider_feed(&k->c->reader_, data, len, k->err);
+}
+
 static ctxc_status_t on_event(void *user, const ctxc_sse_event_t *ev) {
     call_t *k = user;
     if (ev->done) { /* OpenAI's data: [DONE] */
-        k->r.done = true;
+        k->c->reader_.done = true;
         return CTXC_OK;
     }
-    if (ev->data_len == 0) {
-        return CTXC_OK;
-    }
-    return ctxc_provider_read(&k->r, ev->data, ev->data_len, true, k->err);
+    return ctxc_provider_end(&k->c->reader_, k->err);
 }
 
 static ctxc_status_t on_body(void *user, const char *data, size_t len) {
     call_t *k = user;
-    ctxc_provider_client_t *c = k->c;
-    if (k->resp->status >= 400u) { /* the error body: its first bytes */
-        size_t room = sizeof c->errbody_ - c->errbody_len_;
-        size_t n = len < room ? len : room;
-        memcpy(c->errbody_ + c->errbody_len_, data, n);
-        c->errbody_len_ += n;
+    ctxc_provider_reader_t *r = &k->c->reader_;
+    if (k->resp->status >= 400u) { /* an error body: its message is read */
+        if (!k->err_body_bad &&
+            ctxc_provider_feed(r, data, len, NULL) != CTXC_OK) {
+            k->err_body_bad = true;
+        }
     } else if (k->resp->status >= 200u && k->resp->status < 300u &&
                !k->resp->event_stream) {
-        /* a whole answer: into the output buffer, read at the end */
-        size_t room = k->r.cap > 0 ? k->r.cap - 1 : 0;
-        if (k->raw_len < room) {
-            size_t n = room - k->raw_len < len ? room - k->raw_len : len;
-            memcpy(k->r.out + k->raw_len, data, n);
-        }
-        k->raw_len += len;
+        return ctxc_provider_feed(r, data, len, k->err); /* a whole answer */
     }
     return CTXC_OK;
 }
@@ -616,17 +818,12 @@ static ctxc_status_t on_body(void *user, const char *data, size_t len) {
  * error body is JSON with one, else the HTTP client's message. */
 static void http_error(call_t *k, ctxc_error_t *err) {
     ctxc_provider_client_t *c = k->c;
-    tok_t *t = (tok_t *)(void *)c->tok_;
-    size_t cap = sizeof(c->tok_) / (sizeof(tok_t));
-    size_t n = 0;
-    char msg[112];
-    ctxc__sink_t s = {msg, sizeof msg - 1, 0};
-    if (ctxc__json_scan(c->errbody_, c->errbody_len_, CTXC_CFG_JSON_MAX_DEPTH,
-                        t, cap, &n, NULL, NULL) == CTXC_OK &&
-        n <= cap && error_message(c->errbody_, t, &s)) {
+    const char *msg = NULL;
+    if (!k->err_body_bad &&
+        ctxc_provider_end(&c->reader_, NULL) == CTXC_E_HTTP_STATUS &&
+        ctxc_provider_error_message(&c->reader_, &msg)) {
         (void)ctxc__fail(err, CTXC_E_HTTP_STATUS, "%s: HTTP %u: %s",
-                         c->provider_->name, (unsigned)k->resp->status,
-                         ctxc__sink_cstr(&s));
+                         c->provider_->name, (unsigned)k->resp->status, msg);
     } else {
         ctxc__err_prefix(err, "%s", c->provider_->name);
     }
@@ -737,42 +934,27 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     hr.timeout_ms = c->timeout_ms;
     hr.on_body = on_body;
     hr.on_event = c->stream_ ? on_event : NULL;
+    hr.on_event_data = c->stream_ ? on_event_data : NULL;
     hr.user = &k;
 
     st = CTXC_OK;
     for (uint32_t attempt = 0;; attempt++) {
         memset(usage, 0, sizeof *usage);
         usage->attempts = attempt + 1;
-        memset(&k.r, 0, sizeof k.r);
-        k.r.out = out;
-        k.r.cap = cap;
-        k.r.usage = usage;
-        k.r.tok = c->tok_;
-        k.r.tok_cap = CTXC_CFG_PROVIDER_JSON_TOKENS;
-        k.r.provider = p;
-        k.r.on_text = req->on_text;
-        k.r.on_text_user = req->on_text_user;
-        k.raw_len = 0;
-        c->errbody_len_ = 0;
+        ctxc_provider_reader_t *r = &c->reader_;
+        ctxc_provider_reader_init(r, p, c->stream_, out, cap, usage);
+        r->on_text = req->on_text;
+        r->on_text_user = req->on_text_user;
+        k.err_body_bad = false;
         st =
             ctxc_http_request(&hr, port, c->work_, sizeof c->work_, &resp, err);
         usage->http_status = resp.status;
         if (st == CTXC_OK) {
-            if (!resp.event_stream) { /* a whole answer in out */
-                if (k.raw_len >= cap) {
-                    st = ctxc__fail(err, CTXC_E_TOO_LARGE,
-                                    "%s: the answer (%z bytes) does not fit "
-                                    "the output buffer (%z bytes)",
-                                    p->name, k.raw_len, cap);
-                    if (err != NULL) {
-                        err->needed = k.raw_len + 1;
-                    }
-                    break;
-                }
-                st = ctxc_provider_read(&k.r, out, k.raw_len, false, err);
+            if (!resp.event_stream) { /* the end of a whole answer */
+                st = ctxc_provider_end(r, err);
             }
             if (st == CTXC_OK) {
-                st = ctxc_provider_finish(&k.r, err);
+                st = ctxc_provider_finish(r, err);
             }
             break;
         }
@@ -811,10 +993,9 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     wipe(c->key_, sizeof c->key_);
     if (klen > 0) {
         wipe(c->work_, sizeof c->work_);
-        wipe(c->errbody_, sizeof c->errbody_);
     }
     if (st == CTXC_OK) {
-        *len = k.r.len;
+        *len = c->reader_.len;
     } else {
         out[0] = '\0';
     }
@@ -893,7 +1074,6 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     memcpy(c->model_, ref->model, model_len + 1);
     memcpy(c->key_name_, ref->auth_key_name, strlen(ref->auth_key_name) + 1);
     wipe(c->key_, sizeof c->key_);
-    c->errbody_len_ = 0;
     c->provider_ = p;
     c->port_ = port;
     c->retries_ = retries > 10u ? 10u : retries;

@@ -99,13 +99,6 @@
 #define CTXC_GUARD_VALUE_ (CTXC_CFG_PROVIDER_KEY_BYTES)
 #include "ctxc/config_guard_ref.h"
 
-#define CTXC_GUARD_NAME_ "PROVIDER_JSON_TOKENS"
-#define CTXC_GUARD_VALUE_ (CTXC_CFG_PROVIDER_JSON_TOKENS)
-#include "ctxc/config_guard_ref.h"
-
-#define CTXC_GUARD_NAME_ "PROVIDER_ERROR_BYTES"
-#define CTXC_GUARD_VALUE_ (CTXC_CFG_PROVIDER_ERROR_BYTES)
-#include "ctxc/config_guard_ref.h"
 
 #endif /* CTXC_CONFIG_GUARD */
 

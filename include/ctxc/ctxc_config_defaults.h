@@ -228,18 +228,12 @@
 #define CTXC_CFG_PROVIDER_KEY_BYTES 256
 #endif
 
-/* CTXC_CFG_PROVIDER_JSON_TOKENS: JSON tokens (20 or 24 bytes each) the client
- * keeps to read one answer object: one streamed event, or a whole
- * non-streaming answer. An answer with more fails with CTXC_E_TOO_LARGE.
- * Default: 128. */
-#ifndef CTXC_CFG_PROVIDER_JSON_TOKENS
-#define CTXC_CFG_PROVIDER_JSON_TOKENS 128
-#endif
-
-/* CTXC_CFG_PROVIDER_ERROR_BYTES: bytes of a provider's error body (HTTP
- * status >= 400) kept to read its own error message. Default: 512. */
-#ifndef CTXC_CFG_PROVIDER_ERROR_BYTES
-#define CTXC_CFG_PROVIDER_ERROR_BYTES 512
+/* CTXC_CFG_PROVIDER_JSON_TOKENS and CTXC_CFG_PROVIDER_ERROR_BYTES are gone:
+ * answers and error bodies are read by a resumable JSON reader in a fixed
+ * ~450 bytes of the client, whatever their size or number of values. A
+ * configuration that still sets them is told so. */
+#if defined(CTXC_CFG_PROVIDER_JSON_TOKENS) || defined(CTXC_CFG_PROVIDER_ERROR_BYTES)
+#error "CTXC_CFG_PROVIDER_JSON_TOKENS / CTXC_CFG_PROVIDER_ERROR_BYTES were removed: answers are read in fixed memory whatever their size; drop them from your ctxc_config.h"
 #endif
 
 /* CTXC_CFG_PROVIDER_MAX_TOKENS: max_tokens sent to the Anthropic API (where

@@ -143,6 +143,13 @@ typedef struct {
 typedef ctxc_status_t (*ctxc_sse_event_fn)(void *user,
                                            const ctxc_sse_event_t *ev);
 
+/* Streaming mode (ctxc_sse_stream_data, ctxc_http_request_t.on_event_data):
+ * called with the data of the current event as it arrives, in pieces split
+ * anywhere (the data: lines joined with "\n"), before the event's
+ * ctxc_sse_event_fn call; a status other than CTXC_OK stops the stream. */
+typedef ctxc_status_t (*ctxc_sse_data_fn)(void *user, const char *data,
+                                          size_t len);
+
 typedef struct {
     const char *method; /* "GET", "POST", ... (an HTTP token) */
     const char *url;    /* http:// or https:// (ctxc_url_parse) */
@@ -177,6 +184,11 @@ typedef struct {
      * further (on_body gets the bytes up to its line end); a stream that ends
      * inside an event fails with CTXC_E_PARSE. */
     ctxc_sse_event_fn on_event;
+    /* With on_event: NULL reads each event's data whole into the SSE buffer
+     * (CTXC_CFG_HTTP_SSE_BUFFER_BYTES bounds an event); not NULL streams it
+     * to this callback as it arrives (events of any size; on_event then
+     * gets ev->data "" and ev->data_len the bytes streamed). */
+    ctxc_sse_data_fn on_event_data;
     void *user;
 } ctxc_http_request_t;
 
@@ -228,7 +240,9 @@ typedef struct {
     size_t id_len_;
     size_t used_; /* bytes of the last feed read */
     ctxc_sse_event_fn fn_;
+    ctxc_sse_data_fn data_fn_; /* streaming mode when not NULL */
     void *user_;
+    uint8_t done_; /* data bytes matching "[DONE]" (streaming mode) */
     char type_[CTXC_CFG_HTTP_SSE_FIELD_MAX];
     char id_[CTXC_CFG_HTTP_SSE_FIELD_MAX];
 } ctxc_sse_parser_t;
@@ -237,6 +251,14 @@ typedef struct {
  * being read must fit (else CTXC_E_TOO_LARGE). Events go to fn(user, ...). */
 void ctxc_sse_init(ctxc_sse_parser_t *p, char *buf, size_t cap,
                    ctxc_sse_event_fn fn, void *user);
+
+/* Switches p (after ctxc_sse_init) to streaming mode: each event's data goes
+ * to fn(user, ...) as it arrives and is never held whole; buf then holds only
+ * the line being read (a field name, or an event, id or retry value), and the
+ * event callback gets ev->data "" with ev->data_len the bytes streamed.
+ * Field names other than data, event, id and retry have their values
+ * dropped unread. fn NULL: back to whole events. */
+void ctxc_sse_stream_data(ctxc_sse_parser_t *p, ctxc_sse_data_fn fn);
 
 /* Feeds the next bytes of the stream, split anywhere. Lines end with CRLF,
  * LF or CR; lines starting with ':' are comments; fields event, data, id

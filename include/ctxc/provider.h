@@ -73,25 +73,51 @@ const char *ctxc_provider_default_base_url(const ctxc_provider_t *p);
 /* Most extra headers a client sends (ctxc_provider_client_t). */
 #define CTXC_PROVIDER_EXTRA_HEADERS_MAX 4u
 
-/* The JSON token type of the answer readers (private; sized here so the
- * client can hold the tokens: up to six 32-bit words). */
+/* Bytes of the resumable JSON reader's state inside an answer reader
+ * (private; checked by the build). */
+#define CTXC_PROVIDER_JSON_STATE_BYTES 128u
+
+/* Bytes kept of a provider's error or refusal message. */
+#define CTXC_PROVIDER_MESSAGE_BYTES 160u
+
+/* An answer reader: fed the JSON of each streamed event (or of a whole
+ * non-streaming answer, or of an error body) in pieces split anywhere, it
+ * appends the answer's text to out and fills usage, holding none of the
+ * JSON: events and bodies of any size are read in this fixed memory. Set
+ * up with ctxc_provider_reader_init(); the members marked public may be
+ * read (and on_text set) by the caller. */
 typedef struct {
-    uint32_t w_[6];
-} ctxc_provider_tok_t;
+    char *out;  /* public: the caller's buffer */
+    size_t cap; /* public: its bytes (one kept for the NUL) */
+    size_t len; /* public: text bytes so far (may exceed cap - 1: needed) */
+    bool done;  /* public: the provider said the answer is complete */
+    bool any;   /* public: a whole JSON text was read */
+    bool stream;
+    ctxc_llm_usage_t *usage;
+    const ctxc_provider_t *provider;
+    ctxc_llm_write_fn on_text; /* public: ctxc_llm_request_t.on_text */
+    void *on_text_user;
+    size_t tlen_; /* text appended, not yet known to be the answer's */
+    size_t mark_; /* start of the current text scope */
+    uint8_t cur_, flags_, root_, wordfor_;
+    uint8_t fin_len_, msg_len_, block_len_, word_len_;
+    char msg_[CTXC_PROVIDER_MESSAGE_BYTES];
+    char block_[24];
+    char word_[24];
+    uint64_t js_[CTXC_PROVIDER_JSON_STATE_BYTES / 8u];
+} ctxc_provider_reader_t;
 
 /* A provider client: everything one call needs, owned by the caller
  * (static or in a task's memory; sizeof shown in the README RAM table:
- * the HTTP work area + the tokens + key, URL and error buffers). Members
- * are private except where noted. One call at a time. */
+ * the HTTP work area + the answer reader + key, URL and name buffers).
+ * Members are private except where noted. One call at a time. */
 typedef struct {
     CTXC_HTTP_WORK_DEFINE(work_);
-    ctxc_provider_tok_t tok_[CTXC_CFG_PROVIDER_JSON_TOKENS];
+    ctxc_provider_reader_t reader_;
     char key_[CTXC_CFG_PROVIDER_KEY_BYTES]; /* wiped after each call */
     char url_[CTXC_PROVIDER_URL_BYTES];
     char model_[CTXC_CFG_SETTINGS_VALUE_BYTES];
     char key_name_[CTXC_CFG_SETTINGS_VALUE_BYTES];
-    char errbody_[CTXC_CFG_PROVIDER_ERROR_BYTES];
-    size_t errbody_len_;
     const ctxc_provider_t *provider_;
     const ctxc_port_t *port_;
     uint32_t retries_;
@@ -173,34 +199,51 @@ ctxc_status_t ctxc_provider_write_body(const ctxc_provider_t *p,
                                        const ctxc_llm_request_t *req,
                                        ctxc_http_write_fn write, void *user);
 
-/* An answer reader: fed one streamed event's data (stream) or the whole
- * non-streaming body, it appends the text to out and fills usage. */
-typedef struct {
-    char *out;  /* the caller's buffer */
-    size_t cap; /* its bytes (one kept for the NUL) */
-    size_t len; /* text bytes so far (may exceed cap - 1: needed) */
-    bool done;  /* the provider said the answer is complete */
-    bool any;   /* an answer object was read */
-    ctxc_llm_usage_t *usage;
-    ctxc_provider_tok_t *tok;
-    size_t tok_cap;
-    const ctxc_provider_t *provider;
-    ctxc_llm_write_fn on_text; /* ctxc_llm_request_t.on_text, or NULL */
-    void *on_text_user;
-} ctxc_provider_reader_t;
+/* Sets up r to read one answer of provider p into out[0 .. cap) (usage
+ * must not be NULL; it is filled as the answer tells). stream: the answer
+ * is an event stream (each event's data one JSON text), else one JSON
+ * body. */
+void ctxc_provider_reader_init(ctxc_provider_reader_t *r,
+                               const ctxc_provider_t *p, bool stream, char *out,
+                               size_t cap, ctxc_llm_usage_t *usage);
 
-/* Reads one event's JSON data (stream) or a whole JSON answer (!stream;
- * js may then lie in out: the text is decoded in place). Errors:
- * CTXC_E_PARSE (not JSON, not the provider's shape), CTXC_E_TOO_LARGE (more
- * tokens than tok_cap), CTXC_E_HTTP_STATUS (an error object in the answer,
- * with the provider's message). */
+/* Feeds the next bytes of the current JSON text (an event's data, a body),
+ * split anywhere; the first call after init or after ctxc_provider_end()
+ * starts a new text. Errors: CTXC_E_PARSE (not JSON: the message says
+ * what, and at which byte). */
+ctxc_status_t ctxc_provider_feed(ctxc_provider_reader_t *r, const char *data,
+                                 size_t len, ctxc_error_t *err);
+
+/* Ends the current JSON text (no text open: CTXC_OK). Its answer text is
+ * kept (and handed to on_text) when it is the answer's: thinking,
+ * reasoning, thought parts, signatures and tool input are left out.
+ * Errors: CTXC_E_PARSE (the text ended inside a value, or is not a JSON
+ * object), CTXC_E_HTTP_STATUS (an error object in the answer, with the
+ * provider's message). */
+ctxc_status_t ctxc_provider_end(ctxc_provider_reader_t *r, ctxc_error_t *err);
+
+/* ctxc_provider_feed() of js[0..len) as one whole JSON text, then
+ * ctxc_provider_end(). */
 ctxc_status_t ctxc_provider_read(ctxc_provider_reader_t *r, const char *js,
-                                 size_t len, bool stream, ctxc_error_t *err);
+                                 size_t len, ctxc_error_t *err);
 
-/* The end of an answer: CTXC_E_PARSE when the finish reason says the output
- * limit cut it (length, max_tokens, MAX_TOKENS) or when none was read;
- * CTXC_E_TOO_LARGE (err->needed: bytes of buffer needed) when the text did
- * not fit; else NUL-terminates out. */
+/* After a text with an error object (an HTTP error body): true, and *msg
+ * the provider's message (printable ASCII, cut to
+ * CTXC_PROVIDER_MESSAGE_BYTES - 1, "(no message)" when it had none). */
+bool ctxc_provider_error_message(const ctxc_provider_reader_t *r,
+                                 const char **msg);
+
+/* The end of an answer; only a normal stop yields CTXC_OK (OpenAI "stop",
+ * Anthropic "end_turn" / "stop_sequence", Gemini "STOP", or an OpenAI
+ * stream ended by [DONE] without a reason). Errors:
+ *   CTXC_E_STOPPED    a blocked prompt ("prompt blocked by the provider:
+ *                     SAFETY"), any other finish reason (safety,
+ *                     recitation, content_filter, refusal, pause_turn,
+ *                     tool calls, ...: the message names it), a refusal
+ *   CTXC_E_PARSE      cut off by the output limit (length, max_tokens,
+ *                     MAX_TOKENS), no answer, or no finish reason
+ *   CTXC_E_TOO_LARGE  the text did not fit (err->needed: bytes of buffer)
+ * On CTXC_OK out is NUL-terminated. */
 ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
                                    ctxc_error_t *err);
 

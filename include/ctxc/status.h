@@ -39,7 +39,9 @@ extern "C" {
     X(CTXC_E_TLS, "TLS handshake or certificate verification failed")          \
     X(CTXC_E_TIMEOUT, "timed out")                                             \
     X(CTXC_E_HTTP_STATUS, "the server answered with an HTTP error status")     \
-    X(CTXC_E_INSECURE, "refused: a secret would cross plain HTTP")
+    X(CTXC_E_INSECURE, "refused: a secret would cross plain HTTP")             \
+    X(CTXC_E_STOPPED, "the model stopped without a normal finish (safety, "    \
+                      "refusal, blocked prompt, ...)")
 
 typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,

@@ -155,7 +155,7 @@ def main():
 
     # a value the guard cannot spell stops the build with #error
     compiled, _, out = build("out of range", d, args, lib, work,
-                             extra=["-DCTXC_CFG_PROVIDER_ERROR_BYTES=100000000"])
+                             extra=["-DCTXC_CFG_PROVIDER_KEY_BYTES=100000000"])
     if compiled or "outside 0 .. 99999999" not in out:
         sys.stdout.write(out)
         print("FAIL: a value above 99999999 must stop the build with #error")

@@ -16,7 +16,6 @@
 #include "json.h"
 
 static const char *const names[3] = {"openai", "anthropic", "gemini"};
-static ctxc_provider_tok_t tok[CTXC_CFG_PROVIDER_JSON_TOKENS];
 static char out[1 << 15];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -33,14 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = size - 1;
     ctxc_llm_usage_t usage;
     memset(&usage, 0, sizeof usage);
-    ctxc_provider_reader_t r;
-    memset(&r, 0, sizeof r);
-    r.out = out;
-    r.cap = cap;
-    r.usage = &usage;
-    r.tok = tok;
-    r.tok_cap = CTXC_CFG_PROVIDER_JSON_TOKENS;
-    r.provider = p;
+    static ctxc_provider_reader_t r;
+    ctxc_provider_reader_init(&r, p, stream, out, cap, &usage);
     ctxc_error_t err;
     ctxc_status_t st = CTXC_OK;
     if (stream) {
@@ -51,17 +44,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 end++;
             }
             if (end > pos) {
-                st = ctxc_provider_read(&r, in + pos, end - pos, true, &err);
+                st = ctxc_provider_read(&r, in + pos, end - pos, &err);
                 fuzz_check_error(st, &err, "provider read (event)");
             }
             pos = end + 1;
         }
     } else {
-        if (len >= cap) {
-            return 0; /* the client refuses a body larger than the buffer */
+        /* a body of any size, in pieces as it arrives */
+        size_t piece = 1u + (size_t)(data[0] >> 4);
+        for (size_t pos = 0; pos < len && st == CTXC_OK; pos += piece) {
+            size_t k = len - pos < piece ? len - pos : piece;
+            st = ctxc_provider_feed(&r, in + pos, k, &err);
         }
-        memcpy(out, in, len); /* read in place, as the client does */
-        st = ctxc_provider_read(&r, out, len, false, &err);
+        if (st == CTXC_OK) {
+            st = ctxc_provider_end(&r, &err);
+        }
         fuzz_check_error(st, &err, "provider read (whole)");
     }
     if (st != CTXC_OK) {

@@ -194,24 +194,28 @@ static void test_find(void **state) {
 /* ---- answer readers --------------------------------------------------------
  */
 
-static ctxc_provider_tok_t toks[CTXC_CFG_PROVIDER_JSON_TOKENS];
 static char out[512];
 static ctxc_llm_usage_t usage;
 static ctxc_provider_reader_t rd;
 static ctxc_error_t err;
+
+static bool stream_mode;
 
 static void reader(const char *api, size_t cap) {
     memset(&usage, 0, sizeof usage);
     memset(&rd, 0, sizeof rd);
     memset(out, 'x', sizeof out);
     memset(&err, 0, sizeof err);
-    rd.out = out;
-    rd.cap = cap;
-    rd.usage = &usage;
-    rd.tok = toks;
-    rd.tok_cap = CTXC_CFG_PROVIDER_JSON_TOKENS;
-    rd.provider = ctxc_provider_find(api);
-    assert_non_null(rd.provider);
+    const ctxc_provider_t *p = ctxc_provider_find(api);
+    assert_non_null(p);
+    ctxc_provider_reader_init(&rd, p, stream_mode, out, cap, &usage);
+}
+
+/* As the client reads a stream: each event's data streamed to the reader
+ * as it arrives, the event's end ends its JSON text. */
+static ctxc_status_t on_data(void *user, const char *data, size_t len) {
+    (void)user;
+    return ctxc_provider_feed(&rd, data, len, &err);
 }
 
 static ctxc_status_t on_ev(void *user, const ctxc_sse_event_t *ev) {
@@ -220,16 +224,18 @@ static ctxc_status_t on_ev(void *user, const ctxc_sse_event_t *ev) {
         rd.done = true;
         return CTXC_OK;
     }
-    return ctxc_provider_read(&rd, ev->data, ev->data_len, true, &err);
+    return ctxc_provider_end(&rd, &err);
 }
 
 /* Feeds an event stream one byte at a time, then finishes the answer. */
 static ctxc_status_t stream_bytes(const char *api, const char *sse,
                                   size_t cap) {
+    stream_mode = true;
     reader(api, cap);
-    static char buf[2048];
+    static char buf[64]; /* the line of an event or id field, no more */
     ctxc_sse_parser_t p;
     ctxc_sse_init(&p, buf, sizeof buf, on_ev, NULL);
+    ctxc_sse_stream_data(&p, on_data);
     size_t n = strlen(sse);
     for (size_t i = 0; i < n; i++) {
         ctxc_status_t st = ctxc_sse_feed(&p, sse + i, 1, &err);
@@ -241,13 +247,18 @@ static ctxc_status_t stream_bytes(const char *api, const char *sse,
     return st != CTXC_OK ? st : ctxc_provider_finish(&rd, &err);
 }
 
-/* A whole answer, read from inside the output buffer (as the client does). */
+/* A whole answer, fed one byte at a time (as a body arrives). */
 static ctxc_status_t whole(const char *api, const char *json, size_t cap) {
+    stream_mode = false;
     reader(api, cap);
     size_t n = strlen(json);
-    assert_true(n < cap);
-    memcpy(out, json, n);
-    ctxc_status_t st = ctxc_provider_read(&rd, out, n, false, &err);
+    for (size_t i = 0; i < n; i++) {
+        ctxc_status_t st = ctxc_provider_feed(&rd, json + i, 1, &err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    ctxc_status_t st = ctxc_provider_end(&rd, &err);
     return st != CTXC_OK ? st : ctxc_provider_finish(&rd, &err);
 }
 
@@ -419,18 +430,233 @@ static void test_in_stream_errors(void **state) {
     assert_string_equal(err.message, "openai: error in the answer: boom");
 }
 
-static void test_too_many_tokens(void **state) {
+/* Issue 25: an event larger than any buffer (a Gemini thought signature of
+ * 7000 bytes) and an event with far more JSON values than the old token
+ * array held (a gpt-5 moderation chunk) are read; what is not the answer's
+ * text is skipped unread. The SSE buffer here is 64 bytes. */
+static void test_events_of_any_size(void **state) {
     (void)state;
-    char js[2048];
-    size_t n = (size_t)snprintf(js, sizeof js, "{\"choices\":[");
-    for (size_t i = 0; i < CTXC_CFG_PROVIDER_JSON_TOKENS; i++) {
-        n += (size_t)snprintf(js + n, sizeof js - n, "%s1", i ? "," : "");
+    static char sse[12000];
+    size_t n = (size_t)snprintf(
+        sse, sizeof sse,
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Sum\","
+        "\"thoughtSignature\":\"");
+    for (size_t i = 0; i < 7000; i++) {
+        sse[n++] = (char)('A' + i % 26u);
     }
-    snprintf(js + n, sizeof js - n, "]}");
-    reader("openai", sizeof out);
-    assert_int_equal(ctxc_provider_read(&rd, js, strlen(js), true, &err),
-                     CTXC_E_TOO_LARGE);
-    assert_non_null(strstr(err.message, "CTXC_CFG_PROVIDER_JSON_TOKENS"));
+    n +=
+        (size_t)snprintf(sse + n, sizeof sse - n,
+                         "\"}],\"role\":\"model\"},\"finishReason\":\"STOP\"}]}"
+                         "\r\n\r\n");
+    assert_int_equal(stream_bytes("gemini", sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "Sum");
+
+    n = (size_t)snprintf(sse, sizeof sse,
+                         "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},"
+                         "\"finish_reason\":null}],\"moderation\":[");
+    for (size_t i = 0; i < 300; i++) {
+        n += (size_t)snprintf(sse + n, sizeof sse - n,
+                              "%s{\"c\":%u,\"s\":[0.5,true,null]}",
+                              i ? "," : "", (unsigned)i);
+    }
+    n += (size_t)snprintf(sse + n, sizeof sse - n,
+                          "]}\n\ndata: {\"choices\":[{\"delta\":{},"
+                          "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    assert_int_equal(stream_bytes("openai", sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "ok");
+}
+
+/* Issue 25: only a normal stop yields a summary; every other reason is an
+ * error naming it (CTXC_E_STOPPED), streamed or whole. */
+static void test_stop_reasons(void **state) {
+    (void)state;
+    static const struct {
+        const char *api, *json, *reason;
+    } c[] = {
+        {"gemini",
+         "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"S\"}]},"
+         "\"finishReason\":\"SAFETY\"}]}",
+         "SAFETY"},
+        {"gemini",
+         "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"S\"}]},"
+         "\"finishReason\":\"RECITATION\"}]}",
+         "RECITATION"},
+        {"gemini",
+         "{\"candidates\":[{\"finishReason\":\"PROHIBITED_CONTENT\"}]}",
+         "PROHIBITED_CONTENT"},
+        {"openai",
+         "{\"choices\":[{\"message\":{\"content\":\"S\"},"
+         "\"finish_reason\":\"content_filter\"}]}",
+         "content_filter"},
+        {"openai",
+         "{\"choices\":[{\"message\":{\"content\":null},"
+         "\"finish_reason\":\"tool_calls\"}]}",
+         "tool_calls"},
+        {"anthropic",
+         "{\"content\":[{\"type\":\"text\",\"text\":\"S\"}],"
+         "\"stop_reason\":\"refusal\"}",
+         "refusal"},
+        {"anthropic",
+         "{\"content\":[{\"type\":\"text\",\"text\":\"S\"}],"
+         "\"stop_reason\":\"pause_turn\"}",
+         "pause_turn"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        assert_int_equal(whole(c[i].api, c[i].json, sizeof out),
+                         CTXC_E_STOPPED);
+        assert_non_null(strstr(err.message, c[i].reason));
+        assert_non_null(strstr(err.message, "not a normal stop"));
+    }
+    /* streamed: text first, the safety stop last */
+    assert_int_equal(
+        stream_bytes("gemini",
+                     "data: {\"candidates\":[{\"content\":{\"parts\":[{"
+                     "\"text\":\"Part one\"}]}}]}\r\n\r\n"
+                     "data: {\"candidates\":[{\"content\":{\"parts\":[{"
+                     "\"text\":\" two\"}]},\"finishReason\":\"SAFETY\"}]}"
+                     "\r\n\r\n",
+                     sizeof out),
+        CTXC_E_STOPPED);
+    assert_string_equal(err.message, "gemini: the model stopped with finish "
+                                     "reason SAFETY, not a normal stop");
+    /* the normal stops of Anthropic */
+    assert_int_equal(whole("anthropic",
+                           "{\"content\":[{\"type\":\"text\",\"text\":\"S\"}],"
+                           "\"stop_reason\":\"stop_sequence\"}",
+                           sizeof out),
+                     CTXC_OK);
+    /* an OpenAI refusal */
+    assert_int_equal(
+        whole("openai",
+              "{\"choices\":[{\"message\":{\"content\":null,\"refusal\":"
+              "\"I can't help\"},\"finish_reason\":\"stop\"}]}",
+              sizeof out),
+        CTXC_E_STOPPED);
+    assert_string_equal(err.message, "openai: the model refused: I can't help");
+}
+
+/* Issue 25: a blocked prompt (no candidates, promptFeedback.blockReason),
+ * also when the stream's last blank line is missing. */
+static void test_blocked_prompt(void **state) {
+    (void)state;
+    static const char *const sse[] = {
+        "data: {\"promptFeedback\": {\"blockReason\": \"SAFETY\","
+        "\"safetyRatings\": [{\"category\": \"X\",\"probability\": "
+        "\"HIGH\"}]}}\r\n\r\n",
+        "data: {\"promptFeedback\": {\"blockReason\": \"SAFETY\"}}\r\n"};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(stream_bytes("gemini", sse[i], sizeof out),
+                         CTXC_E_STOPPED);
+        assert_string_equal(err.message,
+                            "gemini: prompt blocked by the provider: SAFETY");
+    }
+    assert_int_equal(whole("gemini",
+                           "{\"promptFeedback\":{\"blockReason\":\"OTHER\"}}",
+                           sizeof out),
+                     CTXC_E_STOPPED);
+    assert_string_equal(err.message,
+                        "gemini: prompt blocked by the provider: OTHER");
+}
+
+/* JSON objects are unordered: the key that says a piece is not the answer
+ * (Gemini "thought": true, Anthropic's delta type) may come after it. */
+static void test_deciding_key_after_the_text(void **state) {
+    (void)state;
+    assert_int_equal(
+        stream_bytes(
+            "gemini",
+            "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
+            "\"secret plan\",\"thought\":true},{\"text\":\"Sum\"}]},"
+            "\"finishReason\":\"STOP\"}]}\n\n",
+            sizeof out),
+        CTXC_OK);
+    assert_string_equal(out, "Sum");
+    assert_int_equal(
+        stream_bytes(
+            "anthropic",
+            "data: {\"delta\":{\"text\":\"no\",\"type\":\"other_delta\"},"
+            "\"type\":\"content_block_delta\"}\n\n"
+            "data: {\"delta\":{\"text\":\"Sum\",\"type\":\"text_delta\"},"
+            "\"type\":\"content_block_delta\"}\n\n"
+            "data: {\"delta\":{\"stop_reason\":\"end_turn\"},\"type\":"
+            "\"message_delta\"}\n\n",
+            sizeof out),
+        CTXC_OK);
+    assert_string_equal(out, "Sum");
+}
+
+/* Error bodies of any size (Gemini's always carry a details array): the
+ * provider's own message. */
+static void test_error_body_message(void **state) {
+    (void)state;
+    static char body[4096];
+    size_t n = (size_t)snprintf(
+        body, sizeof body,
+        "{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"API key "
+        "not valid. Please pass a valid API key.\",\n    \"status\": "
+        "\"INVALID_ARGUMENT\",\n    \"details\": [");
+    for (size_t i = 0; i < 40; i++) {
+        n += (size_t)snprintf(body + n, sizeof body - n,
+                              "%s{\"@type\": \"t\", \"reason\": \"R%u\"}",
+                              i ? "," : "", (unsigned)i);
+    }
+    snprintf(body + n, sizeof body - n, "]\n  }\n}\n");
+    stream_mode = false;
+    reader("gemini", sizeof out);
+    size_t len = strlen(body);
+    for (size_t i = 0; i < len; i += 7) { /* 7-byte pieces */
+        size_t k = len - i < 7 ? len - i : 7;
+        assert_int_equal(ctxc_provider_feed(&rd, body + i, k, &err), CTXC_OK);
+    }
+    assert_int_equal(ctxc_provider_end(&rd, &err), CTXC_E_HTTP_STATUS);
+    const char *msg = NULL;
+    assert_true(ctxc_provider_error_message(&rd, &msg));
+    assert_string_equal(msg, "API key not valid. Please pass a valid API key.");
+}
+
+/* The SSE reader in streaming mode: [DONE] never reaches the data callback,
+ * data that only starts like it does; multi-line data is joined. */
+static char seen[256];
+static size_t seen_len;
+static int events;
+static ctxc_status_t seen_data(void *user, const char *d, size_t n) {
+    (void)user;
+    assert_true(seen_len + n < sizeof seen);
+    memcpy(seen + seen_len, d, n);
+    seen_len += n;
+    return CTXC_OK;
+}
+static ctxc_status_t seen_ev(void *user, const ctxc_sse_event_t *ev) {
+    (void)user;
+    memcpy(seen + seen_len, ev->done ? "<done>" : "|", ev->done ? 6 : 1);
+    seen_len += ev->done ? 6u : 1u;
+    events++;
+    return CTXC_OK;
+}
+static void test_sse_streaming_mode(void **state) {
+    (void)state;
+    static const char in[] = "data: [DO\n\ndata: [DONE]x\n\nid: 7\ndata: a\n"
+                             "data:b\nretry: 10\nfoo: long value dropped\n"
+                             "verylongfieldname: x\n\ndata: [DONE]\n\n"
+                             "data: after\n\n";
+    for (size_t piece = 1; piece <= 8; piece++) {
+        char buf[16];
+        ctxc_sse_parser_t p;
+        ctxc_sse_init(&p, buf, sizeof buf, seen_ev, NULL);
+        ctxc_sse_stream_data(&p, seen_data);
+        seen_len = 0;
+        events = 0;
+        size_t n = strlen(in);
+        for (size_t i = 0; i < n; i += piece) {
+            size_t k = n - i < piece ? n - i : piece;
+            assert_int_equal(ctxc_sse_feed(&p, in + i, k, &err), CTXC_OK);
+        }
+        assert_int_equal(ctxc_sse_finish(&p, &err), CTXC_OK);
+        seen[seen_len] = '\0';
+        assert_string_equal(seen, "[DO|[DONE]x|a\nb|<done>");
+        assert_int_equal(events, 4);
+        assert_true(ctxc_sse_done(&p));
+    }
 }
 
 int main(void) {
@@ -443,7 +669,12 @@ int main(void) {
         cmocka_unit_test(test_whole_answers),
         cmocka_unit_test(test_cut_and_malformed),
         cmocka_unit_test(test_in_stream_errors),
-        cmocka_unit_test(test_too_many_tokens),
+        cmocka_unit_test(test_events_of_any_size),
+        cmocka_unit_test(test_stop_reasons),
+        cmocka_unit_test(test_blocked_prompt),
+        cmocka_unit_test(test_deciding_key_after_the_text),
+        cmocka_unit_test(test_error_body_message),
+        cmocka_unit_test(test_sse_streaming_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
