@@ -362,7 +362,7 @@ PV_HELPER bool keep_all(const reader_t *r) {
 }
 
 /* The messages as {"role": "user"|"assistant", "content": text}, comma
- * separated (the shape OpenAI's and Anthropic's APIs share). */
+ * separated, in the order given (OpenAI's API takes any order of turns). */
 PV_HELPER void jw_chat_messages(jw_t *w, const ctxc_llm_request_t *req) {
     for (size_t i = 0; i < req->message_count; i++) {
         jw_puts(w, i > 0 ? ",{\"role\":" : "{\"role\":");
@@ -420,6 +420,57 @@ static bool openai_begin(reader_t *r, const ctxc__js_t *js, int type) {
 }
 #endif
 
+/* The text of the user turn put before a request whose first message is
+ * the assistant's (the Anthropic and Gemini APIs want the user first). */
+static const char lead_turn[] =
+    "(The conversation below begins with an assistant turn.)";
+
+/* The messages as turns that alternate and start with the user (what the
+ * Anthropic and Gemini APIs document): a run of messages of one role is one
+ * turn holding a block (part) per message, and a request starting with an
+ * assistant message gets a short user turn first. gemini: its names
+ * ("model", "parts"); else Anthropic's (a one-message turn keeps the plain
+ * string content). */
+PV_HELPER void jw_turns(jw_t *w, const ctxc_llm_request_t *req, bool gemini) {
+    const char *asst = gemini ? "\"model\"" : "\"assistant\"";
+    const char *open = gemini ? ",\"parts\":[" : ",\"content\":[";
+    const char *block = gemini ? "{\"text\":" : "{\"type\":\"text\",\"text\":";
+    bool first = true;
+    if (is_assistant(req, 0)) {
+        jw_puts(w, "{\"role\":\"user\"");
+        jw_puts(w, open);
+        jw_puts(w, block);
+        jw_str(w, lead_turn);
+        jw_puts(w, "}]}");
+        first = false;
+    }
+    for (size_t i = 0; i < req->message_count;) {
+        bool a = is_assistant(req, i);
+        size_t j = i + 1u;
+        while (j < req->message_count && is_assistant(req, j) == a) {
+            j++;
+        }
+        jw_puts(w, first ? "{\"role\":" : ",{\"role\":");
+        jw_puts(w, a ? asst : "\"user\"");
+        if (!gemini && j == i + 1u) {
+            jw_puts(w, ",\"content\":");
+            jw_part(w, req->message, req->src, i);
+        } else {
+            jw_puts(w, open);
+            for (size_t k = i; k < j; k++) {
+                jw_puts(w, k > i ? "," : "");
+                jw_puts(w, block);
+                jw_part(w, req->message, req->src, k);
+                jw_puts(w, "}");
+            }
+            jw_puts(w, "]");
+        }
+        jw_puts(w, "}");
+        first = false;
+        i = j;
+    }
+}
+
 #if CTXC_CFG_PROVIDER_ANTHROPIC
 static void anthropic_body(jw_t *w, const char *model, bool stream,
                            const ctxc_llm_request_t *req) {
@@ -433,7 +484,7 @@ static void anthropic_body(jw_t *w, const char *model, bool stream,
         jw_part(w, req->system, req->src, 0);
     }
     jw_puts(w, ",\"messages\":[");
-    jw_chat_messages(w, req);
+    jw_turns(w, req, false);
     jw_puts(w, stream ? "],\"stream\":true}" : "],\"stream\":false}");
 }
 
@@ -512,13 +563,7 @@ static void gemini_body(jw_t *w, const char *model, bool stream,
         jw_puts(w, "}]},");
     }
     jw_puts(w, "\"contents\":[");
-    for (size_t i = 0; i < req->message_count; i++) {
-        jw_puts(w, i > 0 ? ",{\"role\":" : "{\"role\":");
-        jw_puts(w, is_assistant(req, i) ? "\"model\"" : "\"user\"");
-        jw_puts(w, ",\"parts\":[{\"text\":");
-        jw_part(w, req->message, req->src, i);
-        jw_puts(w, "}]}");
-    }
+    jw_turns(w, req, true);
     jw_puts(w, "]");
     if (req->max_output_tokens > 0) {
         jw_puts(w, ",\"generationConfig\":{\"maxOutputTokens\":");
@@ -991,23 +1036,32 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
 #endif
     /* the key, and the request head holding it in the HTTP work area */
     wipe(c->key_, sizeof c->key_);
-    if (klen > 0) {
+    size_t text_len = c->reader_.len;
+    if (klen > 0) { /* what a server may have echoed of the key */
         wipe(c->work_, sizeof c->work_);
+        wipe(&c->reader_, sizeof c->reader_);
     }
     if (st == CTXC_OK) {
-        *len = c->reader_.len;
+        *len = text_len;
     } else {
         out[0] = '\0';
     }
     return st;
 }
 
-/* Characters a model name may have where it goes into the URL path. */
+/* A model name that may go into the URL path as one segment: the
+ * characters model ids use (letters, digits, '-', '_', '.'), not starting
+ * with '.' (so never "." or ".."): no '/', '%', '?', '#' or ':' can move
+ * the request to another path. */
 static bool url_safe(const char *s) {
+    if (s[0] == '.') {
+        return false;
+    }
     for (; *s != '\0'; s++) {
         char ch = *s;
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || strchr("-._:/@+", ch) != NULL)) {
+              (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+              ch == '.')) {
             return false;
         }
     }

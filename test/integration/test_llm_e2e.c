@@ -465,9 +465,18 @@ static void parse_request(const char *api) {
     if (list > p) {
         p = list;
     }
-    const char *after = gem ? "\",\"parts\":[{\"text\":" : "\",\"content\":";
+    /* A turn holds one message as a string (OpenAI, Anthropic), or a list
+     * of blocks (parts), one per message of a run of that role: the
+     * Anthropic and Gemini turns alternate and start with the user, a
+     * leading assistant message behind a user turn of lead text. */
+    const char *block = gem ? "{\"text\":" : "{\"type\":\"text\",\"text\":";
+    const char *lead = "(The conversation below begins with an assistant "
+                       "turn.)";
+    bool alternate = strcmp(api, "openai") != 0;
     rq.n = 0;
     rq.used = 0;
+    size_t turns = 0;
+    bool prev_assistant = true;
     for (;;) {
         const char *m = strstr(p, "{\"role\":\"");
         if (m == NULL) {
@@ -479,16 +488,44 @@ static void parse_request(const char *api) {
         bool assistant =
             strncmp(m, "assistant\"", 10) == 0 || strncmp(m, "model\"", 6) == 0;
         assert_true(assistant || strncmp(m, "user\"", 5) == 0);
-        assert_true(strncmp(q, after, strlen(after)) == 0);
-        q += strlen(after);
-        assert_true(rq.n < MAX_MSGS);
-        size_t len;
-        char *t = rq.pool + rq.used;
-        p = jstr(q, t, sizeof rq.pool - rq.used, &len);
-        rq.text[rq.n] = t;
-        rq.assistant[rq.n] = assistant;
-        rq.n++;
-        rq.used += len + 1;
+        if (alternate) {
+            assert_true(assistant != prev_assistant); /* user first */
+        }
+        prev_assistant = assistant;
+        q++;
+        bool list = false;
+        if (strncmp(q, gem ? ",\"parts\":[" : ",\"content\":[",
+                    gem ? 10u : 12u) == 0) {
+            list = true;
+            q += gem ? 10u : 12u;
+        } else {
+            assert_false(gem);
+            assert_true(strncmp(q, ",\"content\":\"", 12) == 0);
+            q += 11;
+        }
+        for (;;) {
+            if (list) {
+                assert_true(strncmp(q, block, strlen(block)) == 0);
+                q += strlen(block);
+            }
+            assert_true(rq.n < MAX_MSGS);
+            size_t len;
+            char *t = rq.pool + rq.used;
+            p = jstr(q, t, sizeof rq.pool - rq.used, &len);
+            if (turns == 0 && !assistant && strcmp(t, lead) == 0) {
+                assert_true(alternate);
+            } else {
+                rq.text[rq.n] = t;
+                rq.assistant[rq.n] = assistant;
+                rq.n++;
+                rq.used += len + 1;
+            }
+            if (!list || strncmp(p, "},", 2) != 0) {
+                break;
+            }
+            q = p + 2;
+        }
+        turns++;
     }
 }
 

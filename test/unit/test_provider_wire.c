@@ -659,6 +659,86 @@ static void test_sse_streaming_mode(void **state) {
     }
 }
 
+/* Issue 25: Anthropic and Gemini requests start with a user turn and
+ * alternate: a run of one role is one turn with a block per message; a
+ * request starting with the assistant gets a user turn first. OpenAI keeps
+ * the messages as given. */
+static void test_turns_alternate(void **state) {
+    (void)state;
+    static const ctxc_llm_role_t roles[] = {
+        CTXC_LLM_ROLE_ASSISTANT, CTXC_LLM_ROLE_USER, CTXC_LLM_ROLE_USER};
+    ctxc_llm_request_t req;
+    memset(&req, 0, sizeof req);
+    req.message_count = 3;
+    req.message = msg_part;
+    req.roles = roles;
+    body_t b;
+    memset(&b, 0, sizeof b);
+    assert_int_equal(ctxc_provider_write_body(ctxc_provider_find("anthropic"),
+                                              "m", false, &req, collect, &b),
+                     CTXC_OK);
+    assert_string_equal(
+        b.buf,
+        "{\"model\":\"m\",\"max_tokens\":8192,\"messages\":[{\"role\":\"user\","
+        "\"content\":[{\"type\":\"text\",\"text\":\"(The conversation below "
+        "begins with an assistant turn.)\"}]},{\"role\":\"assistant\","
+        "\"content\":\"hi \\\"there\\\"\\n\"},{\"role\":\"user\",\"content\":"
+        "[{\"type\":\"text\",\"text\":\"a\\\\b\\tc\\u0001\"},{\"type\":"
+        "\"text\",\"text\":\"caf\xc3\xa9\"}]}],\"stream\":false}");
+    memset(&b, 0, sizeof b);
+    assert_int_equal(ctxc_provider_write_body(ctxc_provider_find("gemini"), "m",
+                                              false, &req, collect, &b),
+                     CTXC_OK);
+    assert_string_equal(
+        b.buf,
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"(The "
+        "conversation below begins with an assistant turn.)\"}]},{"
+        "\"role\":\"model\",\"parts\":[{\"text\":\"hi \\\"there\\\"\\n\"}"
+        "]},{\"role\":\"user\",\"parts\":[{\"text\":\"a\\\\b\\tc\\u0001\"}"
+        ",{\"text\":\"caf\xc3\xa9\"}]}]}");
+}
+
+/* Issue 25: a Gemini model name goes into the URL path only when it is one
+ * segment of the characters model ids use. */
+static void test_model_in_path(void **state) {
+    (void)state;
+    static ctxc_provider_client_t client;
+    static const char *const bad[] = {
+        "../../../admin/x", "..",    ".hidden", "a/b",
+        "m%2e%2e",          "m?x=1", "m#f",     "m:x"};
+    static const char *const good[] = {"gemini-2.5-flash", "gemini-1.5-pro-002",
+                                       "m_1.0"};
+    ctxc_port_t port;
+    memset(&port, 0, sizeof port);
+    ctxc_llm_t llm;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ctxc_provider_ref_t ref;
+        memset(&ref, 0, sizeof ref);
+        strcpy(ref.provider, "gemini");
+        strcpy(ref.model, bad[i]);
+        assert_int_equal(
+            ctxc_provider_llm(&client, &ref, &port, 0, true, &llm, &err),
+            CTXC_E_INVALID_ARG);
+        assert_non_null(strstr(err.message, "cannot go into the request URL"));
+    }
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ctxc_provider_ref_t ref;
+        memset(&ref, 0, sizeof ref);
+        strcpy(ref.provider, "gemini");
+        strcpy(ref.model, good[i]);
+        assert_int_equal(
+            ctxc_provider_llm(&client, &ref, &port, 0, true, &llm, &err),
+            CTXC_OK);
+    }
+    /* in the body only (OpenAI): any text */
+    ctxc_provider_ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    strcpy(ref.provider, "openai");
+    strcpy(ref.model, "org/model:tag");
+    assert_int_equal(
+        ctxc_provider_llm(&client, &ref, &port, 0, true, &llm, &err), CTXC_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bodies_exact),
@@ -669,6 +749,8 @@ int main(void) {
         cmocka_unit_test(test_whole_answers),
         cmocka_unit_test(test_cut_and_malformed),
         cmocka_unit_test(test_in_stream_errors),
+        cmocka_unit_test(test_turns_alternate),
+        cmocka_unit_test(test_model_in_path),
         cmocka_unit_test(test_events_of_any_size),
         cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_blocked_prompt),
