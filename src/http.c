@@ -944,6 +944,26 @@ CTXC__SIZE_NOINLINE static ctxc_status_t check_secure(http_t *h) {
     return CTXC_OK;
 }
 
+static bool has_secret(const ctxc_http_request_t *req) {
+    for (size_t i = 0; i < req->header_count; i++) {
+        if (req->headers[i].secret) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What the transport connects to: the URL's host, except "localhost" with a
+ * secret over plain http, which goes to the literal loopback address (a
+ * resolver's answer for the name is not trusted with the key). */
+static const char *connect_host(const http_t *h) {
+    if (!h->url.tls && has_secret(h->req) &&
+        eq_ci(h->host, h->url.host_len, "localhost")) {
+        return "127.0.0.1";
+    }
+    return h->host;
+}
+
 static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
     switch (st) {
     case CTXC_E_TLS:
@@ -957,7 +977,7 @@ static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
         }
         break;
     }
-    ctxc__err_prefix(h->err, "http: connect to %s:%u", h->host,
+    ctxc__err_prefix(h->err, "http: connect to %s:%u", connect_host(h),
                      (unsigned)h->url.port);
     return st;
 }
@@ -997,7 +1017,8 @@ static ctxc_status_t exchange(http_t *h) {
             return body_failed(h, st);
         }
     }
-    st = h->ops->connect(h->tctx, h->host, h->url.port, h->url.tls, h->err);
+    st = h->ops->connect(h->tctx, connect_host(h), h->url.port, h->url.tls,
+                         h->err);
     if (st != CTXC_OK) {
         return connect_status(h, st);
     }

@@ -19,10 +19,15 @@
  * is closed on every path after a successful connect.
  *
  * Security: a header marked secret (an API key) is never sent over plain
- * http:// to a host that is not a loopback address (127.0.0.0/8, ::1,
- * localhost): the call fails with CTXC_E_INSECURE before connecting. Secret
- * values never appear in error messages or log lines (and are masked in the
- * error body excerpt when the server echoes them).
+ * http:// to a host that is not a loopback address as judged by
+ * ctxc_http_host_is_loopback() (exactly "localhost", a canonical 127.a.b.c
+ * or ::1): the call fails with CTXC_E_INSECURE before connecting. With a
+ * secret over plain http://, "localhost" is not resolved: the transport is
+ * asked to connect to the literal address "127.0.0.1" (the Host header
+ * still says what the URL says), so the key goes where the rule judged, not
+ * where a resolver points. Secret values never appear in error messages or
+ * log lines (and are masked in the error body excerpt when the server
+ * echoes them; see ctxc__mask_secret in src/error.h for the rule).
  *
  * Stack use: bounded (no recursion; the parsers keep their state and
  * buffers in the work area): about 320 bytes on Cortex-M4 for the client's
@@ -69,9 +74,19 @@ typedef struct {
 ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
                              ctxc_error_t *err);
 
-/* True when host[0..len) is a loopback address: "localhost" (any case,
- * optional trailing dot), a dotted IPv4 address in 127.0.0.0/8, or the IPv6
- * address ::1 in any spelling (without brackets). */
+/* True when host[0..len) is one of the loopback spellings a secret may
+ * cross plain http:// to (the client and the providers use this rule):
+ *   - "localhost" in any case, without a trailing dot ("localhost." is a
+ *     name a resolver may answer for; the client connects to 127.0.0.1 for
+ *     "localhost", see the top of this file);
+ *   - a dotted IPv4 address 127.a.b.c in canonical decimal: exactly four
+ *     parts, each 0..255 without leading zeros ("127.0.0.09", "127.08.0.1",
+ *     "127.1", "2130706433" and hex forms are not, as resolvers read such
+ *     text in different ways);
+ *   - the IPv6 address ::1 in any spelling ("0:0:0:0:0:0:0:1", "::0:1"),
+ *     given without the brackets of the URL.
+ * Nothing here resolves a name: every accepted spelling is an address
+ * (or "localhost", which the client does not resolve for a secret). */
 bool ctxc_http_host_is_loopback(const char *host, size_t len);
 
 /* Parses an HTTP-date (RFC 9110 5.6.7: IMF-fixdate "Sun, 06 Nov 1994
@@ -90,7 +105,8 @@ typedef struct {
     const char *name;
     const char *value;
     /* true for credentials (Authorization, x-api-key, ...): never sent over
-     * plain http:// to a non-loopback host (CTXC_E_INSECURE), never shown in
+     * plain http:// to a non-loopback host (CTXC_E_INSECURE; over plain
+     * http:// "localhost" is then reached at 127.0.0.1), never shown in
      * messages or logs, masked in the error body excerpt. */
     bool secret;
 } ctxc_http_header_t;
@@ -293,7 +309,8 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
  *                        differ in length
  *   CTXC_E_NO_SPACE      work_bytes too small (err->needed = bytes missing)
  *   CTXC_E_INSECURE      a secret header and plain http:// to a host that is
- *                        not loopback (nothing was connected)
+ *                        not loopback by ctxc_http_host_is_loopback()
+ *                        (nothing was connected)
  *   CTXC_E_NETWORK       connect failed (resolve, refused; a transport's
  *                        CTXC_E_IO is reported as this), send/recv error,
  *                        reset, or the connection closed before the

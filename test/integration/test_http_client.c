@@ -310,15 +310,33 @@ static void test_bad_certificates_are_refused(void **state) {
 
 static void test_secret_never_crosses_plain_http(void **state) {
     (void)state;
-    ctxc_http_header_t key = {"Authorization", "Bearer sk-never-sent-123456",
-                              true};
-    /* loopback over plain http: allowed (local model servers) */
-    result_t r = get(url("http", port_plain, "/json"), &key, 1, 0);
+    ctxc_http_header_t key[] = {
+        {"Authorization", "Bearer sk-never-sent-123456", true},
+        {"X-Test-Id", "http-client-localhost-key", false}};
+    /* loopback over plain http: allowed (local model servers); localhost is
+     * reached at 127.0.0.1 (where the plain fixture listens), the Host
+     * header names localhost */
+    result_t r = get(url("http", port_plain, "/json"), key, 2, 0);
     EXPECT(r, CTXC_OK);
+    memset(&got, 0, sizeof got);
+    r = get(
+        url("https", port_good, "/__requests?test=http-client-localhost-key"),
+        NULL, 0, 0);
+    EXPECT(r, CTXC_OK);
+    char host[64];
+    snprintf(host, sizeof host, "[\"Host\", \"localhost:%u\"]", port_plain);
+    if (strstr(got.body, host) == NULL) {
+        fail_msg("the server's record lacks '%s':\n%.2000s", host, got.body);
+    }
     /* a non-loopback host: refused before connecting */
-    r = get("http://ctxc-test.invalid/json", &key, 1, 0);
+    r = get("http://ctxc-test.invalid/json", key, 1, 0);
     EXPECT(r, CTXC_E_INSECURE);
     assert_null(strstr(ctxc_error_message(&r.err), "sk-never"));
+    /* names a resolver answers for are not loopback, whatever it says */
+    char u[64];
+    snprintf(u, sizeof u, "http://localhost.:%u/json", port_plain);
+    r = get(u, key, 1, 0);
+    EXPECT(r, CTXC_E_INSECURE);
 }
 
 /* ---- the request the server received ------------------------------------ */

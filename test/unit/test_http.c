@@ -1247,6 +1247,16 @@ static void test_secrets_need_https_or_loopback(void **state) {
         "http://127.0.0.1.evil.example/",
         "http://[::ffff:1]/",
         "http://0.0.0.0/",
+        /* spellings a resolver may send elsewhere: only the canonical
+         * forms count */
+        "http://localhost.:11434/",
+        "http://LocalHost./",
+        "http://127.0.0.09:8080/",
+        "http://127.08.0.1:8080/",
+        "http://0127.0.0.1/",
+        "http://127.1/",
+        "http://2130706433/",
+        "http://0x7f.0.0.1/",
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         fake_t f;
@@ -1271,8 +1281,11 @@ static void test_secrets_need_https_or_loopback(void **state) {
     } allowed[] = {
         {"http://127.0.0.1:8080/v1", "127.0.0.1"},
         {"http://127.200.3.4/", "127.200.3.4"},
-        {"http://localhost/", "localhost"},
-        {"http://LocalHost.:11434/", "LocalHost."},
+        {"http://127.0.0.0/", "127.0.0.0"},
+        {"http://127.255.255.255/", "127.255.255.255"},
+        /* localhost: the literal loopback address, not a resolver's answer */
+        {"http://localhost/", "127.0.0.1"},
+        {"http://LocalHost:11434/", "127.0.0.1"},
         {"http://[::1]:8080/", "::1"},
         {"http://[0:0:0:0:0:0:0:1]/", "0:0:0:0:0:0:0:1"},
         {"http://[0::0:1]/", "0::0:1"},
@@ -1293,8 +1306,23 @@ static void test_secrets_need_https_or_loopback(void **state) {
         f.sent[f.sent_len] = '\0';
         assert_has(f.sent, "Authorization: " AUTH "\r\n");
     }
-    /* without a secret, plain http to anywhere is fine */
+    /* the Host header still says what the URL says */
     fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    ctxc_http_header_t key = {"x-api-key", SECRET, true};
+    ctxc_http_request_t req = get_req("http://LocalHost:11434/v1");
+    req.headers = &key;
+    req.header_count = 1;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_string_equal(f.host, "127.0.0.1");
+    assert_int_equal(f.port, 11434);
+    f.sent[f.sent_len] = '\0';
+    assert_has(f.sent, "GET /v1 HTTP/1.1\r\nHost: LocalHost:11434\r\n");
+    /* without a secret, localhost goes to the resolver as usual */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("http://localhost:8080/", &f), CTXC_OK);
+    assert_string_equal(f.host, "localhost");
+    /* without a secret, plain http to anywhere is fine */
     fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
     assert_int_equal(run_get("http://api.example.com/", &f), CTXC_OK);
     assert_string_equal(f.host, "api.example.com");
@@ -1519,9 +1547,9 @@ static void test_url_parse(void **state) {
 static void test_loopback_hosts(void **state) {
     (void)state;
     static const char *const yes[] = {
-        "localhost",       "LOCALHOST",  "localhost.", "127.0.0.1",
-        "127.255.255.254", "127.0.0.01", "::1",        "0:0:0:0:0:0:0:1",
-        "::0:1",           "0000::0001",
+        "localhost", "LOCALHOST",       "LocalHost",       "127.0.0.1",
+        "127.0.0.0", "127.1.2.3",       "127.255.255.254", "127.10.100.200",
+        "::1",       "0:0:0:0:0:0:0:1", "::0:1",           "0000::0001",
     };
     static const char *const no[] = {
         "localhost.example",
@@ -1539,6 +1567,24 @@ static void test_loopback_hosts(void **state) {
         "0:0:0:0:0:0:0:0:1",
         "",
         "127.0.0.1 ",
+        /* only the exact spellings: a trailing dot, leading zeros (octal to
+         * some resolvers) and short or numeric forms go to DNS */
+        "localhost.",
+        "LOCALHOST.",
+        "localhost..",
+        "127.0.0.09",
+        "127.08.0.1",
+        "127.0.0.01",
+        "0127.0.0.1",
+        "127.000.0.1",
+        "127.0.0.",
+        ".127.0.0.1",
+        "127..0.1",
+        "127.1",
+        "127.0.1",
+        "2130706433",
+        "0x7f.0.0.1",
+        "127.0.0.1.",
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         if (!ctxc_http_host_is_loopback(yes[i], strlen(yes[i]))) {
