@@ -47,8 +47,10 @@ typedef struct {
     char held;
     /* timing */
     uint64_t last_progress; /* clock ms of the last byte moved */
+    uint64_t start;         /* clock ms of the call's start */
     uint32_t idle_polls;    /* consecutive 0 answers */
     uint32_t timeout_ms;
+    bool deadline_hit; /* the request's deadline ran out */
     /* response parser */
     uint8_t state;
     bool chunk_cr;   /* ST_CHUNK_END: the CR was seen */
@@ -159,19 +161,37 @@ static ctxc_status_t idle(http_t *h, const char *what) {
                             : (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
 }
 
+/* CTXC_E_TIMEOUT once the request's deadline has run out (never without a
+ * clock or a deadline). what: "<doing> <host>". */
+static ctxc_status_t deadline(http_t *h, const char *what) {
+    uint32_t ms = h->req->deadline_ms;
+    if (ms == 0 || !has_clock(h) ||
+        ctxc_port_now_ms(h->port) - h->start < (uint64_t)ms) {
+        return CTXC_OK;
+    }
+    h->deadline_hit = true;
+    return ctxc__fail(h->err, CTXC_E_TIMEOUT,
+                      "deadline of %u ms ran out while %s %s", (unsigned)ms,
+                      what, h->host);
+}
+
 /* ---- sending ------------------------------------------------------------- */
 
 /* The stream's write function: every byte out through the transport. */
 static ctxc_status_t send_all(void *user, const char *data, size_t len) {
     http_t *h = user;
     while (len > 0) {
+        ctxc_status_t st = deadline(h, "sending the request to");
+        if (st != CTXC_OK) {
+            return st;
+        }
         int32_t r = h->ops->send(h->tctx, (const uint8_t *)data, len);
         if (r > 0 && (size_t)r <= len) {
             data += r;
             len -= (size_t)r;
             progress(h);
         } else if (r == 0) {
-            ctxc_status_t st = idle(h, "sending to");
+            st = idle(h, "sending to");
             if (st != CTXC_OK) {
                 return st;
             }
@@ -847,9 +867,12 @@ static ctxc_status_t at_eof(http_t *h) {
 static ctxc_status_t read_response(http_t *h) {
     progress(h);
     for (;;) {
+        ctxc_status_t st = deadline(h, "reading the response from");
+        if (st != CTXC_OK) {
+            return st;
+        }
         int32_t r = h->ops->recv(h->tctx, (uint8_t *)h->io,
                                  CTXC_CFG_HTTP_IO_BUFFER_BYTES);
-        ctxc_status_t st;
         if (r > 0 && (size_t)r <= CTXC_CFG_HTTP_IO_BUFFER_BYTES) {
             progress(h);
             st = feed(h, h->io, (size_t)r);
@@ -867,8 +890,9 @@ static ctxc_status_t read_response(http_t *h) {
         if (st != CTXC_OK) {
             /* an error status is the better report than what broke while
              * reading its body */
-            if (h->is_error && (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
-                                st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
+            if (h->is_error && !h->deadline_hit &&
+                (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
+                 st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
                 return status_error(h);
             }
             return st;
@@ -1022,7 +1046,10 @@ static ctxc_status_t exchange(http_t *h) {
     if (st != CTXC_OK) {
         return connect_status(h, st);
     }
-    st = send_request(h);
+    st = deadline(h, "connecting to");
+    if (st == CTXC_OK) {
+        st = send_request(h);
+    }
     if (st == CTXC_OK) {
         st = read_response(h);
     }
@@ -1068,6 +1095,9 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     h->err = err;
     h->ops = ops;
     h->tctx = port->transport.ctx;
+    if (has_clock(h)) {
+        h->start = ctxc_port_now_ms(port);
+    }
     h->timeout_ms =
         req->timeout_ms != 0 ? req->timeout_ms : CTXC_CFG_HTTP_TIMEOUT_MS;
     h->sse = (ctxc_sse_parser_t *)(void *)(base + CTXC_HTTP_STATE_BYTES);

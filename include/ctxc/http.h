@@ -182,6 +182,17 @@ typedef struct {
      * of the transport are the timeout. The connect timeout is the
      * transport's own. */
     uint32_t timeout_ms;
+    uint32_t deadline_ms; /* the whole request (connect to last byte) must
+                             end within this many ms of the call's start, by
+                             the port's clock; 0: no deadline */
+    /* The deadline is checked before every send and recv and once the
+     * transport's connect returns (the connect itself is bounded by the
+     * transport's own connect timeout). When it runs out the call fails with
+     * CTXC_E_TIMEOUT (also while reading an error status's body), the
+     * message starting "deadline of <deadline_ms> ms ran out while ..."
+     * (connecting to / sending the request to / reading the response from
+     * <host>). A port without a clock cannot measure it: it is then not
+     * enforced (the read timeout still is, by its poll count). */
     /* Response callbacks (each may be NULL) and their user pointer. */
     ctxc_http_header_fn on_header;
     ctxc_http_data_fn on_body;
@@ -316,8 +327,9 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
  *                        reset, or the connection closed before the
  *                        response was complete
  *   CTXC_E_TLS           the transport's connect reported a TLS failure
- *   CTXC_E_TIMEOUT       no progress within the read timeout (or the
- *                        transport's connect timed out)
+ *   CTXC_E_TIMEOUT       no progress within the read timeout, the
+ *                        request's deadline_ms ran out, or the transport's
+ *                        connect timed out
  *   CTXC_E_HTTP_STATUS   the final status is not 2xx: >= 400 with the
  *                        status and the body excerpt in the message; 3xx
  *                        (not followed) naming the Location

@@ -284,6 +284,31 @@ static void test_stall_past_the_read_timeout(void **state) {
     EXPECT(r, CTXC_E_TIMEOUT);
 }
 
+/* The server sends one byte, then waits 3 s: well within the read timeout
+ * of 5 s, past the deadline of 600 ms. */
+static void test_deadline_past_a_slow_answer(void **state) {
+    (void)state;
+    memset(&got, 0, sizeof got);
+    ctxc_http_request_t req;
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.url = url("https", port_good, "/stall?ms=3000");
+    req.timeout_ms = 5000;
+    req.deadline_ms = 600;
+    req.on_body = on_body;
+    req.user = &got;
+    result_t r;
+    memset(&r, 0, sizeof r);
+    r.st =
+        ctxc_http_request(&req, &pp.port, work, sizeof work, &r.resp, &r.err);
+    EXPECT(r, CTXC_E_TIMEOUT);
+    const char *msg = ctxc_error_message(&r.err);
+    if (strncmp(msg, "deadline of 600 ms ran out", 26) != 0) {
+        fail_msg("message: %s", msg);
+    }
+    assert_true(ctxc_http_retryable(r.st, &r.resp));
+}
+
 static void test_oversized_header(void **state) {
     (void)state;
     result_t r = get(url("https", port_good, "/huge-header"), NULL, 0, 0);
@@ -484,6 +509,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stall_past_the_read_timeout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_past_a_slow_answer, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_oversized_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_certificates_are_refused,

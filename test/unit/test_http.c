@@ -53,6 +53,7 @@ typedef struct {
     long stall_at;       /* >= 0: recv answers 0 from there on */
     ctxc_status_t connect_status;
     uint64_t clock_step; /* ms the clock advances per transport call */
+    uint64_t connect_ms; /* ms the clock advances in connect */
     /* record */
     size_t pos;
     unsigned calls;
@@ -70,6 +71,7 @@ typedef struct {
 static ctxc_status_t fake_connect(void *ctx, const char *host, uint16_t port,
                                   bool tls, ctxc_error_t *err) {
     fake_t *f = ctx;
+    f->now += f->connect_ms;
     if (f->connect_status != CTXC_OK) {
         return ctxc_error_set(err, f->connect_status, "fake connect failed");
     }
@@ -1234,6 +1236,80 @@ static void test_stalls_time_out(void **state) {
     assert_true(g_res.resp.retryable);
 }
 
+/* A server that drips its answer: one byte per recv, the clock 500 ms on
+ * per transport call. The read timeout never trips (bytes keep coming);
+ * the deadline ends the call. */
+static void test_deadline_ends_a_drip_fed_answer(void **state) {
+    (void)state;
+    static char resp[512];
+    static const char *const heads[] = {"HTTP/1.1 200 OK",
+                                        "HTTP/1.1 500 Server Error"};
+    for (size_t i = 0; i < 2; i++) {
+        char body[201];
+        memset(body, 'd', 200);
+        body[200] = '\0';
+        snprintf(resp, sizeof resp, "%s\r\nContent-Length: 200\r\n\r\n%s",
+                 heads[i], body);
+        fake_t f;
+        fake_init(&f, resp);
+        f.recv_max = 1;
+        f.clock_step = 500;
+        ctxc_http_request_t req = get_req("https://h.example/");
+        req.timeout_ms = 2000;
+        req.deadline_ms = 3000;
+        assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+        if (strncmp(g_res.err.message, "deadline of 3000 ms ran out", 27) !=
+            0) {
+            fail_msg("message: %s", g_res.err.message);
+        }
+        assert_has(g_res.err.message, "while reading the response");
+        assert_has(g_res.err.message, "h.example");
+        assert_true(g_res.resp.retryable);
+        assert_true(f.pos < strlen(resp)); /* it did not wait for the end */
+        /* no deadline: the same answer is read to its end */
+        fake_init(&f, resp);
+        f.recv_max = 1;
+        f.clock_step = 500;
+        req.deadline_ms = 0;
+        assert_int_equal(run_req(&req, &f, true),
+                         i == 0 ? CTXC_OK : CTXC_E_HTTP_STATUS);
+        assert_int_equal(g_res.resp.body_bytes, 200);
+    }
+    /* a deadline that is not reached changes nothing */
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    f.recv_max = 1;
+    f.clock_step = 10;
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.deadline_ms = 100000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_string_equal(g_res.got.body, "ok");
+    /* a slow reader of the request: the deadline runs out while sending */
+    for (size_t i = 0; i < 2000; i++) {
+        g_big[i] = (char)('a' + i % 26);
+    }
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    f.send_max = 10;
+    f.clock_step = 100;
+    req = get_req("https://h.example/");
+    req.method = "POST";
+    req.body_fn = big_body;
+    req.deadline_ms = 1000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+    assert_has(g_res.err.message,
+               "deadline of 1000 ms ran out while sending the request");
+    assert_true(f.sent_len < 2000);
+    /* a connect that used it all up: nothing is sent */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    f.connect_ms = 5000;
+    req = get_req("https://h.example/");
+    req.deadline_ms = 1000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+    assert_has(g_res.err.message,
+               "deadline of 1000 ms ran out while connecting to h.example");
+    assert_int_equal(f.sent_len, 0);
+}
+
 /* ---- connect and the secret rule ----------------------------------------- */
 
 static void test_secrets_need_https_or_loopback(void **state) {
@@ -1672,6 +1748,7 @@ int main(void) {
         cmocka_unit_test(test_header_limits),
         cmocka_unit_test(test_truncated_and_reset_bodies),
         cmocka_unit_test(test_stalls_time_out),
+        cmocka_unit_test(test_deadline_ends_a_drip_fed_answer),
         cmocka_unit_test(test_secrets_need_https_or_loopback),
         cmocka_unit_test(test_connect_failures),
         cmocka_unit_test(test_bad_arguments),
