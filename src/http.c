@@ -382,49 +382,18 @@ static void exc_put(http_t *h, const char *p, size_t n) {
     h->exc[h->exc_len] = '\0';
 }
 
-/* Masks in buf[0..len) every run of at least min(8, n) bytes that also
- * occurs in the secret token tok[0..n) (an echo of the key, whole or in
- * part), and a prefix of tok of 4 bytes or more that buf ends with (a key
- * cut by a limit). */
-CTXC__SIZE_NOINLINE static void mask_token(char *buf, size_t len,
-                                           const char *tok, size_t n) {
-    if (n < 4) {
-        return;
-    }
-    size_t min = n < 8u ? n : 8u;
-    for (size_t i = 0; i < len; i++) {
-        size_t best = 0;
-        for (size_t j = 0; j + min <= n; j++) {
-            size_t k = 0;
-            while (i + k < len && j + k < n && buf[i + k] == tok[j + k]) {
-                k++;
-            }
-            best = k > best ? k : best;
-        }
-        if (best >= min) {
-            memset(buf + i, '*', best);
-            i += best - 1u;
-        }
-    }
-    for (size_t k = (n - 1u < len ? n - 1u : len); k >= 4u; k--) {
-        if (memcmp(buf + len - k, tok, k) == 0) {
-            memset(buf + len - k, '*', k);
-            break;
-        }
-    }
-}
-
-/* Masks every secret header value (and each of its space-separated words,
- * e.g. the key of "Bearer <key>") in buf[0..len). */
-static void mask_secrets(const ctxc_http_request_t *req, char *buf,
-                         size_t len) {
+/* Masks every secret header value in the NUL-terminated s by the one rule
+ * (ctxc__mask_secret, error.h): the value as a whole, and each of its
+ * space-separated words of 4 bytes or more (the key of "Bearer <key>": a
+ * start of it cut off at the end of s is masked too). */
+static void mask_secrets(const ctxc_http_request_t *req, char *s) {
     for (size_t i = 0; req->headers != NULL && i < req->header_count; i++) {
         const ctxc_http_header_t *hd = &req->headers[i];
         if (!hd->secret || hd->value == NULL) {
             continue;
         }
         const char *v = hd->value;
-        mask_token(buf, len, v, strlen(v));
+        ctxc__mask_secret(s, v, strlen(v));
         while (*v != '\0') {
             while (*v == ' ' || *v == '\t') {
                 v++;
@@ -433,14 +402,16 @@ static void mask_secrets(const ctxc_http_request_t *req, char *buf,
             while (v[n] != '\0' && v[n] != ' ' && v[n] != '\t') {
                 n++;
             }
-            mask_token(buf, len, v, n);
+            if (n >= 4u && n < strlen(hd->value)) {
+                ctxc__mask_secret(s, v, n);
+            }
             v += n;
         }
     }
 }
 
 static ctxc_status_t status_error(http_t *h) {
-    mask_secrets(h->req, h->exc, h->exc_len);
+    mask_secrets(h->req, h->exc);
     h->resp->error_body = h->exc;
     return ctxc__fail(h->err, CTXC_E_HTTP_STATUS, "http: HTTP %u from %s: %s",
                       (unsigned)h->resp->status, h->host,
@@ -1113,7 +1084,7 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     if (st != CTXC_OK && err != NULL) {
         /* a last guard: nothing the server sent back quoted in a message
          * (a malformed line, an excerpt) shows a secret */
-        mask_secrets(req, err->message, strlen(err->message));
+        mask_secrets(req, err->message);
     }
 #endif
     resp->retryable = ctxc_http_retryable(st, resp);

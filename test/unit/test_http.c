@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/error.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/http.h"
 #include "ctxc/port.h"
@@ -1585,6 +1586,114 @@ static void test_secret_never_in_messages(void **state) {
     }
 }
 
+/* ---- the key-masking rule (ctxc__mask_secret, src/error.h) -------------- */
+
+#define KEY40 "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+
+static void mask_case(const char *in, const char *secret, const char *want) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", in);
+    ctxc__mask_secret(buf, secret, strlen(secret));
+    if (strcmp(buf, want) != 0) {
+        fail_msg("masking '%s' in '%s': got '%s', want '%s'", secret, in, buf,
+                 want);
+    }
+}
+
+/* The rule, written the slow way: every 8-byte window of s that occurs in
+ * the secret (any run of 8 or more is made of such windows), every full
+ * occurrence of a secret shorter than 8, and the longest start of the
+ * secret (4 bytes or more, shorter than it) that s ends with. */
+static void mask_reference(char *s, const char *sec, size_t sl) {
+    size_t n = strlen(s);
+    size_t w = sl < 8 ? sl : 8;
+    static char mark[512];
+    memset(mark, 0, sizeof mark);
+    for (size_t i = 0; w > 0 && i + w <= n; i++) {
+        for (size_t j = 0; j + w <= sl; j++) {
+            if (memcmp(s + i, sec + j, w) == 0) {
+                memset(mark + i, 1, w);
+            }
+        }
+    }
+    for (size_t k = 4; k < sl && k <= n; k++) {
+        if (memcmp(s + n - k, sec, k) == 0) {
+            memset(mark + n - k, 1, k);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (mark[i]) {
+            s[i] = '*';
+        }
+    }
+}
+
+static void test_mask_secret(void **state) {
+    (void)state;
+    assert_int_equal(strlen(KEY40), 40);
+    /* the first 24 bytes of a 40-byte key */
+    mask_case("key sk-proj-AbCdEfGhIjKlMnOp is wrong", KEY40,
+              "key ************************ is wrong");
+    /* a run of 10 bytes from its middle */
+    mask_case("[IjKlMnOpQr]", KEY40, "[**********]");
+    /* its end, the whole key, twice, and in a row */
+    mask_case("..QrStUvWxYz012345", KEY40, "..****************");
+    mask_case(KEY40 " and " KEY40, KEY40,
+              "**************************************** and "
+              "****************************************");
+    mask_case(KEY40 KEY40, KEY40,
+              "********************************************************"
+              "************************");
+    /* two runs from different places that touch */
+    mask_case("sk-proj-AbCdQrStUvWxYz!", KEY40, "**********************!");
+    /* 7 bytes are not a run; the rest stays as it was */
+    mask_case("a IjKlMnO b", KEY40, "a IjKlMnO b");
+    mask_case("nothing here", KEY40, "nothing here");
+    mask_case("", KEY40, "");
+    /* a start of the key cut off at the end of the text */
+    mask_case("invalid key sk-pr", KEY40, "invalid key *****");
+    mask_case("invalid key sk-", KEY40, "invalid key sk-");
+    /* a secret shorter than 8: every full occurrence */
+    mask_case("abc xabcx ab abcabc", "abc", "*** x***x ab ******");
+    mask_case("pw=hunter2;hunter", "hunter2", "pw=*******;******");
+    mask_case("pw=hunter2;hunt!", "hunter2", "pw=*******;hunt!");
+    /* nothing to mask with */
+    char buf[16] = "abc";
+    ctxc__mask_secret(buf, "abc", 0);
+    assert_string_equal(buf, "abc");
+    /* against the slow rule: texts made of pieces of a key (some repeating
+     * its own bytes) and noise */
+    static const char *const keys[] = {KEY40, "aaaaaaaaaaab", "abcabcabcabcab",
+                                       "xyz", "k3y-0123456789"};
+    uint32_t seed = 12345;
+    for (int round = 0; round < 3000; round++) {
+        const char *key = keys[round % 5];
+        size_t kl = strlen(key);
+        char text[200], ref[200];
+        size_t n = 0;
+        while (n < 120) {
+            seed = seed * 1103515245u + 12345u;
+            uint32_t r = seed >> 8;
+            size_t from = r % kl;
+            size_t len = 1 + (r >> 8) % 16;
+            if ((r >> 16) % 3 == 0) {
+                text[n++] = (char)('!' + (r >> 4) % 90);
+                continue;
+            }
+            for (size_t k = 0; k < len && from + k < kl && n < 120; k++) {
+                text[n++] = key[from + k];
+            }
+        }
+        text[n] = '\0';
+        memcpy(ref, text, n + 1);
+        mask_reference(ref, key, kl);
+        ctxc__mask_secret(text, key, kl);
+        if (strcmp(text, ref) != 0) {
+            fail_msg("key %s:\n got %s\nwant %s", key, text, ref);
+        }
+    }
+}
+
 /* ---- URLs, loopback, dates ----------------------------------------------- */
 
 static void test_url_parse(void **state) {
@@ -1754,6 +1863,7 @@ int main(void) {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_work_area_too_small),
         cmocka_unit_test(test_secret_never_in_messages),
+        cmocka_unit_test(test_mask_secret),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_loopback_hosts),
         cmocka_unit_test(test_http_dates),
