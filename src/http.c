@@ -581,6 +581,9 @@ static ctxc_status_t header_line(http_t *h, const char *s, size_t n,
     while (vl > 0 && is_ows(v[vl - 1])) {
         vl--;
     }
+    if (h->resp->status < 200u) {
+        return CTXC_OK; /* an interim response's: nothing is kept */
+    }
     if (!trailer) {
         ctxc_status_t st = known_header(h, s, nl, v, vl);
         if (st != CTXC_OK) {
@@ -620,11 +623,10 @@ static ctxc_status_t headers_end(http_t *h) {
                 "http: unexpected 101 Switching Protocols from %s", h->host);
         }
         /* an interim response (100 Continue, 103 Early Hints): the final
-         * one follows */
+         * one follows; its headers were counted, checked for syntax and
+         * otherwise ignored (header_line), so nothing of it is left */
         h->state = ST_STATUS;
         h->header_count = 0;
-        h->has_length = h->te_present = h->te_chunked = false;
-        r->has_retry_after = r->event_stream = false;
         return CTXC_OK;
     }
     retry_after(h);

@@ -127,10 +127,13 @@ typedef ctxc_status_t (*ctxc_http_body_fn)(void *body_user,
                                            ctxc_http_write_fn write,
                                            void *write_user);
 
-/* Called once per response header (and trailer) line, in order; name and
- * value are the raw bytes (value without surrounding spaces), not
- * NUL-terminated, valid during the call. resp->status is already set. A
- * status other than CTXC_OK stops the request and is returned. */
+/* Called once per header (and trailer) line of the final response, in
+ * order; name and value are the raw bytes (value without surrounding
+ * spaces), not NUL-terminated, valid during the call. resp->status is
+ * already set. The headers of interim 1xx responses (100 Continue, 103
+ * Early Hints) are not passed on and leave nothing in resp (no Location,
+ * Retry-After, Date, Content-Length, Content-Type, ...). A status other
+ * than CTXC_OK stops the request and is returned. */
 typedef ctxc_status_t (*ctxc_http_header_fn)(void *user, const char *name,
                                              size_t name_len, const char *value,
                                              size_t value_len);

@@ -626,6 +626,49 @@ static void test_interim_responses_and_head(void **state) {
     assert_int_equal(run_get("https://h.example/", &f), CTXC_E_PARSE);
 }
 
+/* An interim response's headers leave nothing behind: not its Location,
+ * Retry-After, Date, Content-Length or Content-Type, and on_header only
+ * sees the final response's headers. */
+static void test_interim_responses_leave_nothing_behind(void **state) {
+    (void)state;
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\nLocation: /a\r\n\r\n"
+                  "HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_has(g_res.err.message, "(no Location)");
+    assert_null(strstr(g_res.err.message, "/a"));
+    assert_string_equal(g_res.resp.location, "");
+    assert_int_equal(g_res.resp.status, 302);
+    assert_string_equal(g_res.got.headers, "Content-Length: 0\n");
+    /* Retry-After and Date of an interim response */
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\nRetry-After: 7\r\n\r\n"
+                  "HTTP/1.1 429 Too Many\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_false(g_res.resp.has_retry_after);
+    assert_int_equal(g_res.resp.retry_after_s, 0);
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\n"
+                  "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n"
+                  "HTTP/1.1 503 Busy\r\n"
+                  "Retry-After: Sun, 06 Nov 1994 08:50:37 GMT\r\n"
+                  "Content-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_true(g_res.resp.has_retry_after);
+    assert_int_equal(g_res.resp.retry_after_s, 0); /* no Date of its own */
+    assert_int_equal(g_res.resp.retry_after_date, 784111837u);
+    /* Content-Length and Content-Type of an interim response */
+    fake_init(&f, "HTTP/1.1 100 Continue\r\nContent-Length: 2\r\n"
+                  "Content-Type: text/event-stream\r\n\r\n"
+                  "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+                  "abcdef");
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.on_event = on_event;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_false(g_res.resp.has_content_length);
+    assert_false(g_res.resp.event_stream);
+    assert_string_equal(g_res.got.body, "abcdef");
+    assert_string_equal(g_res.got.headers, "Content-Type: application/json\n");
+}
+
 static void test_malformed_responses(void **state) {
     (void)state;
     static const char *const bad[] = {
@@ -1840,6 +1883,7 @@ int main(void) {
         cmocka_unit_test(test_bad_chunks),
         cmocka_unit_test(test_close_delimited_body),
         cmocka_unit_test(test_interim_responses_and_head),
+        cmocka_unit_test(test_interim_responses_leave_nothing_behind),
         cmocka_unit_test(test_malformed_responses),
         cmocka_unit_test(test_callbacks_can_stop),
         cmocka_unit_test(test_every_split_gives_the_same_result),
