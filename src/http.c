@@ -53,15 +53,19 @@ typedef struct {
     bool deadline_hit; /* the request's deadline ran out */
     /* response parser */
     uint8_t state;
-    bool chunk_cr;   /* ST_CHUNK_END: the CR was seen */
-    bool has_length; /* Content-Length seen */
-    bool te_chunked; /* the last transfer coding is chunked */
-    bool te_present; /* any Transfer-Encoding */
-    bool is_error;   /* final status >= 400 */
-    bool use_sse;    /* 2xx body through the SSE reader */
-    bool has_date;   /* a valid Date header */
-    bool ra_is_date; /* Retry-After is an HTTP-date */
-    bool exc_space;  /* the excerpt ends with a space */
+    bool chunk_cr;       /* ST_CHUNK_END: the CR was seen */
+    bool has_length;     /* Content-Length seen */
+    bool te_chunked;     /* the last transfer coding is chunked */
+    bool te_present;     /* any Transfer-Encoding */
+    bool is_error;       /* final status >= 400 */
+    bool use_sse;        /* 2xx body through the SSE reader */
+    bool has_date;       /* a valid Date header */
+    bool ra_is_date;     /* Retry-After is an HTTP-date */
+    bool exc_space;      /* the excerpt ends with a space */
+    uint8_t coding_kind; /* a coding ctxc does not decode: 0 none, 1 a
+                            content coding, 2 a transfer coding */
+    uint8_t coding_len;  /* bytes of coding */
+    char coding[22];     /* the first such coding (cut to fit) */
     uint32_t header_count;
     uint64_t left;
     uint64_t length;
@@ -311,6 +315,7 @@ CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
     if (req->accept != NULL) {
         put_header(h, "Accept", req->accept);
     }
+    put_header(h, "Accept-Encoding", "identity"); /* no coding decoded */
     if (req->content_type != NULL) {
         put_header(h, "Content-Type", req->content_type);
     }
@@ -494,13 +499,46 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
     return true;
 }
 
+/* Reads a coding list (Content-Encoding, Transfer-Encoding): "identity"
+ * elements are skipped, "chunked" (transfer only) sets te_chunked, the
+ * first other coding is kept to be refused (coding_kind 1 content, 2
+ * transfer). */
+static void codings(http_t *h, const char *v, size_t vl, uint8_t kind) {
+    size_t i = 0;
+    while (i < vl) {
+        while (i < vl && (is_ows(v[i]) || v[i] == ',')) {
+            i++;
+        }
+        size_t b = i;
+        while (i < vl && v[i] != ',' && !is_ows(v[i])) {
+            i++;
+        }
+        size_t n = i - b;
+        if (n == 0 || eq_ci(v + b, n, "identity")) {
+            continue;
+        }
+        if (kind == 2u && eq_ci(v + b, n, "chunked")) {
+            h->te_chunked = true;
+        } else if (h->coding_kind == 0) {
+            h->coding_kind = kind;
+            h->coding_len =
+                (uint8_t)(n < sizeof h->coding ? n : sizeof h->coding);
+            memcpy(h->coding, v + b, h->coding_len);
+        }
+    }
+}
+
 static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
                                   const char *v, size_t vl) {
-    static const char *const known[] = {"content-length", "transfer-encoding",
-                                        "retry-after",    "content-type",
-                                        "date",           "location"};
+    static const char *const known[] = {"content-length",
+                                        "transfer-encoding",
+                                        "retry-after",
+                                        "content-type",
+                                        "date",
+                                        "location",
+                                        "content-encoding"};
     unsigned which = 0;
-    while (which < 6 && !eq_ci(name, nl, known[which])) {
+    while (which < 7 && !eq_ci(name, nl, known[which])) {
         which++;
     }
     if (which == 0) {
@@ -513,17 +551,10 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         h->has_length = true;
         h->length = len;
     } else if (which == 1) {
-        /* the last coding of the (last) list decides */
-        size_t e = vl;
-        while (e > 0 && (is_ows(v[e - 1]) || v[e - 1] == ',')) {
-            e--;
-        }
-        size_t b = e;
-        while (b > 0 && v[b - 1] != ',' && !is_ows(v[b - 1])) {
-            b--;
-        }
+        /* chunked (once, last) and identity are read; any other coding is
+         * refused at the end of the headers */
         h->te_present = true;
-        h->te_chunked = eq_ci(v + b, e - b, "chunked");
+        codings(h, v, vl, 2u);
     } else if (which == 2) {
         uint64_t s;
         if (parse_u64(v, vl, &s)) {
@@ -546,6 +577,8 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
     } else if (which == 5) {
         exc_reset(h);
         exc_put(h, v, vl);
+    } else if (which == 6) {
+        codings(h, v, vl, 1u);
     }
     return CTXC_OK;
 }
@@ -613,6 +646,27 @@ static void retry_after(http_t *h) {
     r->retry_after_s = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
 }
 
+/* A body in a coding ctxc does not decode: refused before any of it is
+ * read. An error status stays the report (its status, Retry-After and
+ * retryability matter more), without the undecodable body. */
+CTXC__SIZE_NOINLINE static ctxc_status_t coded_body(http_t *h) {
+    const char *kind = h->coding_kind == 1u ? "content" : "transfer";
+    const char *why = h->coding_kind == 1u ? "it asked for identity"
+                                           : "it reads chunked only";
+    if (h->is_error) {
+        h->resp->error_body = h->exc; /* "" */
+        return ctxc__fail(h->err, CTXC_E_HTTP_STATUS,
+                          "http: HTTP %u from %s: the body uses %s coding %q, "
+                          "which ctxc does not decode (%s)",
+                          (unsigned)h->resp->status, h->host, kind, h->coding,
+                          (size_t)h->coding_len, why);
+    }
+    return ctxc__fail(h->err, CTXC_E_PARSE,
+                      "http: the response from %s uses %s coding %q, which "
+                      "ctxc does not decode (%s)",
+                      h->host, kind, h->coding, (size_t)h->coding_len, why);
+}
+
 /* The empty line after the headers: the framing of the body. */
 static ctxc_status_t headers_end(http_t *h) {
     ctxc_http_response_t *r = h->resp;
@@ -649,6 +703,9 @@ static ctxc_status_t headers_end(http_t *h) {
     }
     if (method_is(h, "HEAD") || r->status == 204u) {
         return body_end(h);
+    }
+    if (h->coding_kind != 0) {
+        return coded_body(h);
     }
     if (h->te_present) {
         r->chunked = h->te_chunked;
@@ -899,7 +956,8 @@ static ctxc_status_t check_request(http_t *h) {
                           "http: body_data is NULL");
     }
     static const char *const owned[] = {"host", "content-length",
-                                        "transfer-encoding", "connection"};
+                                        "transfer-encoding", "connection",
+                                        "accept-encoding"};
     for (size_t i = 0; i < req->header_count; i++) {
         const ctxc_http_header_t *hd = &req->headers[i];
         if (hd->name == NULL || !is_token(hd->name, strlen(hd->name))) {

@@ -18,6 +18,21 @@
  * by the SSE reader. Every request sends "Connection: close"; the transport
  * is closed on every path after a successful connect.
  *
+ * Codings: every request sends "Accept-Encoding: identity" and the client
+ * decodes no content coding and no transfer coding but chunked. A response
+ * whose Content-Encoding is not absent or "identity", or whose
+ * Transfer-Encoding holds anything but "chunked" (and "identity"), is
+ * refused at the end of its headers, before any body byte reaches a
+ * callback: a 2xx with CTXC_E_PARSE ("http: the response from <host> uses
+ * content coding 'gzip', which ctxc does not decode (it asked for
+ * identity)"; for a transfer coding "... transfer coding 'x' ... (it reads
+ * chunked only)"). This holds for error statuses too (their excerpt would
+ * be garbage), but there the status stays the report: CTXC_E_HTTP_STATUS
+ * with the status, Retry-After and retryability as usual, the message
+ * naming the coding instead of an excerpt, error_body "" and no body bytes
+ * passed to on_body. HEAD and 204 answers have no body and are not
+ * refused.
+ *
  * Security: a header marked secret (an API key) is never sent over plain
  * http:// to a host that is not a loopback address as judged by
  * ctxc_http_host_is_loopback() (exactly "localhost", a canonical 127.a.b.c
@@ -166,8 +181,11 @@ typedef struct {
     const char *method; /* "GET", "POST", ... (an HTTP token) */
     const char *url;    /* http:// or https:// (ctxc_url_parse) */
     /* Sent as given (NULL: not sent). Host, User-Agent (ctxc/<version>),
-     * Content-Length (when there is a body or the method is POST, PUT or
-     * PATCH) and Connection: close are always sent by the client. */
+     * Accept-Encoding: identity, Content-Length (when there is a body or
+     * the method is POST, PUT or PATCH) and Connection: close are always
+     * sent by the client (headers may not set Host, Accept-Encoding,
+     * Content-Length, Transfer-Encoding or Connection; a caller's
+     * User-Agent replaces ctxc's). */
     const char *content_type;
     const char *accept;
     const ctxc_http_header_t *headers; /* extra headers, the auth header(s)
@@ -334,10 +352,13 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
  *                        request's deadline_ms ran out, or the transport's
  *                        connect timed out
  *   CTXC_E_HTTP_STATUS   the final status is not 2xx: >= 400 with the
- *                        status and the body excerpt in the message; 3xx
- *                        (not followed) naming the Location
+ *                        status and the body excerpt (or the coding that
+ *                        kept it from being read) in the message; 3xx (not
+ *                        followed) naming the Location
  *   CTXC_E_PARSE         a malformed response (status line, header,
- *                        Content-Length, chunk) or an event stream that
+ *                        Content-Length, chunk), a 2xx body in a content or
+ *                        transfer coding ctxc does not decode (see
+ *                        "Codings" at the top), or an event stream that
  *                        ended inside an event
  *   CTXC_E_TOO_LARGE     a response line longer than CTXC_CFG_HTTP_LINE_MAX,
  *                        more than CTXC_CFG_HTTP_MAX_HEADERS headers, an SSE

@@ -321,6 +321,7 @@ static void test_request_bytes_exactly(void **state) {
                      "Host: api.example.com\r\n"
                      "User-Agent: ctxc/%s\r\n"
                      "Accept: text/event-stream\r\n"
+                     "Accept-Encoding: identity\r\n"
                      "Content-Type: application/json\r\n"
                      "Content-Length: 2000\r\n"
                      "Connection: close\r\n"
@@ -372,6 +373,7 @@ static void test_request_defaults(void **state) {
         bool post = strcmp(cases[i].method, "POST") == 0;
         assert_int_equal(strstr(f.sent, "Content-Length: 0\r\n") != NULL, post);
         assert_has(f.sent, "Connection: close\r\n\r\n");
+        assert_has(f.sent, "\r\nAccept-Encoding: identity\r\n");
         assert_int_equal(g_res.resp.status, 204);
     }
     /* a fixed body, and a caller's User-Agent replaces ours */
@@ -388,7 +390,8 @@ static void test_request_defaults(void **state) {
     f.sent[f.sent_len] = '\0';
     char want[256];
     snprintf(want, sizeof want,
-             "PUT /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\n"
+             "PUT /x HTTP/1.1\r\nHost: localhost\r\n"
+             "Accept-Encoding: identity\r\nContent-Length: 7\r\n"
              "Connection: close\r\nuser-agent: probe/1\r\n\r\n{\"a\":1}");
     assert_string_equal(f.sent, want);
 }
@@ -542,16 +545,18 @@ static void test_content_length_body(void **state) {
 static void test_chunked_body(void **state) {
     (void)state;
     fake_t f;
-    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
-                  "5;name=value;x\r\nhello\r\n"
-                  "1 ; ext \r\n \r\n"
-                  "A\r\n0123456789\r\n"
-                  "0;last\r\nX-Trailer: t1\r\nX-Other:  t2 \r\n\r\nIGNORED");
+    fake_init(&f,
+              "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"
+              "5;name=value;x\r\nhello\r\n"
+              "1 ; ext \r\n \r\n"
+              "A\r\n0123456789\r\n"
+              "0;last\r\nX-Trailer: t1\r\nX-Other:  t2 \r\n\r\nIGNORED");
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "hello 0123456789");
     assert_true(g_res.resp.chunked);
-    assert_string_equal(g_res.got.headers, "Transfer-Encoding: gzip, chunked\n"
-                                           "X-Trailer: t1\nX-Other: t2\n");
+    assert_string_equal(g_res.got.headers,
+                        "Transfer-Encoding: identity, chunked\n"
+                        "X-Trailer: t1\nX-Other: t2\n");
     /* LF-only line ends are accepted too */
     fake_init(&f, "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n"
                   "3\nabc\n0\n\n");
@@ -598,8 +603,8 @@ static void test_close_delimited_body(void **state) {
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "all of this\r\nuntil the end");
     assert_false(g_res.resp.has_content_length);
-    /* a transfer coding other than chunked: the body runs to the close */
-    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"
+    /* a Transfer-Encoding without chunked: the body runs to the close */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n"
                   "Content-Length: 2\r\n\r\nabcdef");
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "abcdef");
@@ -667,6 +672,83 @@ static void test_interim_responses_leave_nothing_behind(void **state) {
     assert_false(g_res.resp.event_stream);
     assert_string_equal(g_res.got.body, "abcdef");
     assert_string_equal(g_res.got.headers, "Content-Type: application/json\n");
+}
+
+/* The client asks for identity and decodes no content or transfer coding
+ * but chunked: a coded body is refused before any of it is passed on. */
+static void test_codings_are_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *headers, *coding;
+    } bad[] = {
+        {"Content-Encoding: gzip\r\n", "content coding 'gzip'"},
+        {"Content-Encoding: identity, br\r\n", "content coding 'br'"},
+        {"Content-Encoding: identity\r\nContent-Encoding: Deflate\r\n",
+         "content coding 'Deflate'"},
+        {"Transfer-Encoding: gzip, chunked\r\n", "transfer coding 'gzip'"},
+        {"Transfer-Encoding: chunked, gzip\r\n", "transfer coding 'gzip'"},
+        {"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+         "transfer coding 'gzip'"},
+        {"Transfer-Encoding: compress\r\n", "transfer coding 'compress'"},
+    };
+    static char resp[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bool te = strstr(bad[i].headers, "Transfer") != NULL;
+        /* a success: CTXC_E_PARSE naming the coding */
+        snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\n%s%s\r\n%s",
+                 bad[i].headers, te ? "" : "Content-Length: 8\r\n",
+                 te ? "8\r\n\x1f\x8b\x08\x00\x01\x02\x03\x04\r\n0\r\n\r\n"
+                    : "\x1f\x8b\x08\x00\x01\x02\x03\x04");
+        fake_t f;
+        fake_init(&f, resp);
+        ctxc_status_t st = run_get("https://h.example/", &f);
+        if (st != CTXC_E_PARSE) {
+            fail_msg("%s: %s", bad[i].headers, ctxc_status_name(st));
+        }
+        assert_has(g_res.err.message, bad[i].coding);
+        assert_has(g_res.err.message, "which ctxc does not decode");
+        assert_has(g_res.err.message, "h.example");
+        assert_int_equal(g_res.got.body_len, 0);
+        assert_false(g_res.resp.retryable);
+        /* an error status: still the status (retryable, Retry-After), its
+         * body neither passed on nor shown */
+        snprintf(resp, sizeof resp,
+                 "HTTP/1.1 503 Busy\r\nRetry-After: 9\r\n%s%s\r\n%s",
+                 bad[i].headers, te ? "" : "Content-Length: 8\r\n",
+                 te ? "8\r\n\x1f\x8b\x08\x00\x01\x02\x03\x04\r\n0\r\n\r\n"
+                    : "\x1f\x8b\x08\x00\x01\x02\x03\x04");
+        fake_init(&f, resp);
+        assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+        assert_int_equal(g_res.resp.status, 503);
+        assert_true(g_res.resp.retryable);
+        assert_int_equal(g_res.resp.retry_after_s, 9);
+        assert_has(g_res.err.message, "HTTP 503 from h.example");
+        assert_has(g_res.err.message, bad[i].coding);
+        assert_string_equal(g_res.resp.error_body, "");
+        assert_int_equal(g_res.got.body_len, 0);
+    }
+    /* identity, chunked, and bodiless answers are fine */
+    static const char *const good[] = {
+        "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+        "Content-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nContent-Encoding: IDENTITY\r\n"
+        "Content-Encoding:\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "2\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"
+        "2\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\nContent-Encoding: gzip\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        fake_t f;
+        fake_init(&f, good[i]);
+        if (run_get("https://h.example/", &f) != CTXC_OK) {
+            fail_msg("%s: %s", good[i], g_res.err.message);
+        }
+        if (g_res.resp.status == 200) {
+            assert_string_equal(g_res.got.body, "ok");
+        }
+    }
 }
 
 static void test_malformed_responses(void **state) {
@@ -1498,6 +1580,7 @@ static void test_bad_arguments(void **state) {
         {{"Host", "other", false}},
         {{"content-length", "5", false}},
         {{"Transfer-Encoding", "chunked", false}},
+        {{"Accept-Encoding", "gzip", false}},
         {{"X-Null", NULL, false}},
     };
     for (size_t i = 0; i < sizeof bad_headers / sizeof bad_headers[0]; i++) {
@@ -1884,6 +1967,7 @@ int main(void) {
         cmocka_unit_test(test_close_delimited_body),
         cmocka_unit_test(test_interim_responses_and_head),
         cmocka_unit_test(test_interim_responses_leave_nothing_behind),
+        cmocka_unit_test(test_codings_are_refused),
         cmocka_unit_test(test_malformed_responses),
         cmocka_unit_test(test_callbacks_can_stop),
         cmocka_unit_test(test_every_split_gives_the_same_result),
