@@ -601,9 +601,10 @@ static ctxc_status_t header_line(http_t *h, const char *s, size_t n,
     }
     if (++h->header_count > (uint32_t)CTXC_CFG_HTTP_MAX_HEADERS) {
         return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                          "http: more than %u header lines from %s "
-                          "(CTXC_CFG_HTTP_MAX_HEADERS)",
-                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS, h->host);
+                          "http: more than %u header lines from %s, the "
+                          "limit of CTXC_CFG_HTTP_MAX_HEADERS (%u)",
+                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS, h->host,
+                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS);
     }
     const char *v = s + nl + 1;
     size_t vl = n - nl - 1;
@@ -788,6 +789,24 @@ static const char *line_what(const http_t *h) {
     }
 }
 
+/* A response line over CTXC_CFG_HTTP_LINE_MAX: the limit, its value and
+ * the line's length (ended) or the bytes read of it so far. */
+CTXC__SIZE_NOINLINE static ctxc_status_t line_too_long(http_t *h, size_t bytes,
+                                                       bool ended) {
+    const unsigned max = (unsigned)CTXC_CFG_HTTP_LINE_MAX;
+    if (ended) {
+        return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                          "http: %s line from %s is %z bytes, longer than "
+                          "CTXC_CFG_HTTP_LINE_MAX (%u)",
+                          line_what(h), h->host, bytes, max);
+    }
+    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                      "http: %s line from %s is more than %u bytes (%z read "
+                      "without its end), longer than CTXC_CFG_HTTP_LINE_MAX "
+                      "(%u)",
+                      line_what(h), h->host, max, bytes, max);
+}
+
 /* Feeds response bytes; stops at ST_DONE. */
 static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
     ctxc_status_t st = CTXC_OK;
@@ -831,7 +850,11 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
             const char *lf = memchr(p, '\n', n);
             size_t take = lf != NULL ? (size_t)(lf - p) : n;
             if (h->line_len + take > LINE_CAP) {
-                goto too_long;
+                size_t got = h->line_len + take;
+                if (lf == NULL) {
+                    return line_too_long(h, got, false);
+                }
+                return line_too_long(h, got - (p[take - 1] == '\r'), true);
             }
             memcpy(h->line + h->line_len, p, take);
             h->line_len += take;
@@ -848,7 +871,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
                 len--;
             }
             if (len > (size_t)CTXC_CFG_HTTP_LINE_MAX) {
-                goto too_long;
+                return line_too_long(h, len, true);
             }
             if (memchr(h->line, '\r', len) != NULL ||
                 memchr(h->line, '\0', len) != NULL) {
@@ -862,11 +885,6 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
         }
     }
     return st;
-too_long:
-    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                      "http: %s line from %s longer than %u bytes "
-                      "(CTXC_CFG_HTTP_LINE_MAX)",
-                      line_what(h), h->host, (unsigned)CTXC_CFG_HTTP_LINE_MAX);
 }
 
 /* The peer closed the connection cleanly. */

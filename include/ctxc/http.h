@@ -363,6 +363,11 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
  *   CTXC_E_TOO_LARGE     a response line longer than CTXC_CFG_HTTP_LINE_MAX,
  *                        more than CTXC_CFG_HTTP_MAX_HEADERS headers, an SSE
  *                        line or event too large for its buffer
+ *                        (CTXC_CFG_HTTP_SSE_BUFFER_BYTES) or an SSE event
+ *                        type or id over CTXC_CFG_HTTP_SSE_FIELD_MAX - 1;
+ *                        the message names the limit, its value and, where
+ *                        known, the size met (a line's length, or the bytes
+ *                        read of it without its end)
  *   or the status a callback (body writer, on_header, on_body, on_event)
  *   returned. resp is filled as far as the response got. */
 ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,

@@ -1061,6 +1061,10 @@ static void test_sse_long_lines(void **state) {
     n += 2;
     assert_int_equal(run_sse(body, n), CTXC_E_TOO_LARGE);
     assert_has(g_res.err.message, "CTXC_CFG_HTTP_SSE_BUFFER_BYTES");
+    char limit[64];
+    snprintf(limit, sizeof limit, "the %u byte buffer",
+             (unsigned)CTXC_CFG_HTTP_SSE_BUFFER_BYTES);
+    assert_has(g_res.err.message, limit);
     /* many data lines that add up to too much */
     n = 0;
     for (int i = 0; i < 200; i++) {
@@ -1080,6 +1084,9 @@ static void test_sse_long_lines(void **state) {
              CTXC_CFG_HTTP_SSE_FIELD_MAX, 0);
     assert_int_equal(run_sse(longtype, strlen(longtype)), CTXC_E_TOO_LARGE);
     assert_has(g_res.err.message, "CTXC_CFG_HTTP_SSE_FIELD_MAX");
+    snprintf(limit, sizeof limit, "CTXC_CFG_HTTP_SSE_FIELD_MAX - 1 (%u)",
+             (unsigned)CTXC_CFG_HTTP_SSE_FIELD_MAX - 1u);
+    assert_has(g_res.err.message, limit);
 }
 
 static ctxc_status_t count_events(void *user, const ctxc_sse_event_t *ev) {
@@ -1284,6 +1291,10 @@ static void test_header_limits(void **state) {
             assert_int_equal(run_get("https://h.example/", &f),
                              CTXC_E_TOO_LARGE);
             assert_has(g_res.err.message, "CTXC_CFG_HTTP_MAX_HEADERS");
+            char limit[64];
+            snprintf(limit, sizeof limit, "more than %u header lines",
+                     (unsigned)CTXC_CFG_HTTP_MAX_HEADERS);
+            assert_has(g_res.err.message, limit);
             assert_false(g_res.resp.retryable);
         }
     }
@@ -1301,11 +1312,41 @@ static void test_header_limits(void **state) {
             ctxc_status_t st = run_get("https://h.example/", &f);
             assert_int_equal(st, extra ? CTXC_E_TOO_LARGE : CTXC_OK);
             if (extra) {
-                assert_has(g_res.err.message, "header line");
-                assert_has(g_res.err.message, "CTXC_CFG_HTTP_LINE_MAX");
+                /* the limit, its value and the line's length */
+                char want[128];
+                snprintf(want, sizeof want,
+                         "header line from h.example is %u bytes, longer than "
+                         "CTXC_CFG_HTTP_LINE_MAX (%u)",
+                         (unsigned)CTXC_CFG_HTTP_LINE_MAX + 1u,
+                         (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                assert_has(g_res.err.message, want);
             }
         }
     }
+    /* a line without an end in sight: as much as was read */
+    size_t n = (size_t)snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nX: ");
+    memset(resp + n, 'v', CTXC_CFG_HTTP_LINE_MAX * 2);
+    resp[n + CTXC_CFG_HTTP_LINE_MAX * 2] = '\0';
+    fake_t f;
+    fake_init(&f, resp);
+    f.recv_max = 100;
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TOO_LARGE);
+    char want[128];
+    snprintf(want, sizeof want,
+             "header line from h.example is more than %u bytes (",
+             (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+    assert_has(g_res.err.message, want);
+    snprintf(want, sizeof want,
+             " read without its end), longer than CTXC_CFG_HTTP_LINE_MAX (%u)",
+             (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+    assert_has(g_res.err.message, want);
+    /* a status line too */
+    memset(resp, 'H', CTXC_CFG_HTTP_LINE_MAX + 10);
+    snprintf(resp + CTXC_CFG_HTTP_LINE_MAX + 10, 8, "\r\n\r\n");
+    fake_init(&f, resp);
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TOO_LARGE);
+    assert_has(g_res.err.message, "status line");
+    assert_has(g_res.err.message, "CTXC_CFG_HTTP_LINE_MAX");
 }
 
 static void test_truncated_and_reset_bodies(void **state) {
