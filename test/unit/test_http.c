@@ -17,8 +17,13 @@
  *   - error statuses (4xx with the body excerpt, 429 with Retry-After
  *     seconds and dates, 5xx), redirects, header limits, truncated bodies,
  *     resets, stalls with and without a clock
- *   - the secret header rule (loopback / https only, before connecting),
- *     the work area size, secrets never in messages
+ *   - the secret header rule (loopback / https only, before connecting;
+ *     "localhost" reached at 127.0.0.1), the work area size, secrets never
+ *     in messages, the key-masking rule (ctxc__mask_secret) against a slow
+ *     reference
+ *   - the request deadline (a drip-fed answer, a slow reader, a slow
+ *     connect), interim 1xx responses leaving nothing behind, content and
+ *     transfer codings refused
  *   - URL parsing, loopback hosts, HTTP dates
  */
 #include <setjmp.h>
