@@ -22,4 +22,18 @@ ctxc_status_t ctxc__fail_space(ctxc_error_t *err, size_t needed,
 /* Prefixes the current message with "<prefix>: " (for context). */
 void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...);
 
+/* ---- secrets --------------------------------------------------------------
+ * The one key-masking rule (the HTTP client's error excerpt and messages;
+ * any module that may show text a server echoed). Replaces with '*' in the
+ * NUL-terminated s:
+ *   - every run of 8 or more consecutive bytes equal to a substring of
+ *     secret[0..secret_len) starting at any offset of it (a whole key, its
+ *     first 24 bytes, 10 bytes from its middle, ...);
+ *   - for a secret shorter than 8 bytes, every full occurrence of it;
+ *   - a start of the secret of 4 or more bytes (shorter than the secret)
+ *     that s ends with: a key cut off by a length limit.
+ * Nothing happens when s or secret is NULL or secret_len is 0. Time:
+ * O(strlen(s) * secret_len * run length); no memory beyond the stack. */
+void ctxc__mask_secret(char *s, const char *secret, size_t secret_len);
+
 #endif /* CTXC_ERROR_H */

@@ -47,19 +47,25 @@ typedef struct {
     char held;
     /* timing */
     uint64_t last_progress; /* clock ms of the last byte moved */
+    uint64_t start;         /* clock ms of the call's start */
     uint32_t idle_polls;    /* consecutive 0 answers */
     uint32_t timeout_ms;
+    bool deadline_hit; /* the request's deadline ran out */
     /* response parser */
     uint8_t state;
-    bool chunk_cr;   /* ST_CHUNK_END: the CR was seen */
-    bool has_length; /* Content-Length seen */
-    bool te_chunked; /* the last transfer coding is chunked */
-    bool te_present; /* any Transfer-Encoding */
-    bool is_error;   /* final status >= 400 */
-    bool use_sse;    /* 2xx body through the SSE reader */
-    bool has_date;   /* a valid Date header */
-    bool ra_is_date; /* Retry-After is an HTTP-date */
-    bool exc_space;  /* the excerpt ends with a space */
+    bool chunk_cr;       /* ST_CHUNK_END: the CR was seen */
+    bool has_length;     /* Content-Length seen */
+    bool te_chunked;     /* the last transfer coding is chunked */
+    bool te_present;     /* any Transfer-Encoding */
+    bool is_error;       /* final status >= 400 */
+    bool use_sse;        /* 2xx body through the SSE reader */
+    bool has_date;       /* a valid Date header */
+    bool ra_is_date;     /* Retry-After is an HTTP-date */
+    bool exc_space;      /* the excerpt ends with a space */
+    uint8_t coding_kind; /* a coding ctxc does not decode: 0 none, 1 a
+                            content coding, 2 a transfer coding */
+    uint8_t coding_len;  /* bytes of coding */
+    char coding[22];     /* the first such coding (cut to fit) */
     uint32_t header_count;
     uint64_t left;
     uint64_t length;
@@ -159,19 +165,37 @@ static ctxc_status_t idle(http_t *h, const char *what) {
                             : (unsigned)CTXC_CFG_HTTP_IDLE_POLLS_MAX);
 }
 
+/* CTXC_E_TIMEOUT once the request's deadline has run out (never without a
+ * clock or a deadline). what: "<doing> <host>". */
+static ctxc_status_t deadline(http_t *h, const char *what) {
+    uint32_t ms = h->req->deadline_ms;
+    if (ms == 0 || !has_clock(h) ||
+        ctxc_port_now_ms(h->port) - h->start < (uint64_t)ms) {
+        return CTXC_OK;
+    }
+    h->deadline_hit = true;
+    return ctxc__fail(h->err, CTXC_E_TIMEOUT,
+                      "deadline of %u ms ran out while %s %s", (unsigned)ms,
+                      what, h->host);
+}
+
 /* ---- sending ------------------------------------------------------------- */
 
 /* The stream's write function: every byte out through the transport. */
 static ctxc_status_t send_all(void *user, const char *data, size_t len) {
     http_t *h = user;
     while (len > 0) {
+        ctxc_status_t st = deadline(h, "sending the request to");
+        if (st != CTXC_OK) {
+            return st;
+        }
         int32_t r = h->ops->send(h->tctx, (const uint8_t *)data, len);
         if (r > 0 && (size_t)r <= len) {
             data += r;
             len -= (size_t)r;
             progress(h);
         } else if (r == 0) {
-            ctxc_status_t st = idle(h, "sending to");
+            st = idle(h, "sending to");
             if (st != CTXC_OK) {
                 return st;
             }
@@ -291,6 +315,7 @@ CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
     if (req->accept != NULL) {
         put_header(h, "Accept", req->accept);
     }
+    put_header(h, "Accept-Encoding", "identity"); /* no coding decoded */
     if (req->content_type != NULL) {
         put_header(h, "Content-Type", req->content_type);
     }
@@ -362,49 +387,18 @@ static void exc_put(http_t *h, const char *p, size_t n) {
     h->exc[h->exc_len] = '\0';
 }
 
-/* Masks in buf[0..len) every run of at least min(8, n) bytes that also
- * occurs in the secret token tok[0..n) (an echo of the key, whole or in
- * part), and a prefix of tok of 4 bytes or more that buf ends with (a key
- * cut by a limit). */
-CTXC__SIZE_NOINLINE static void mask_token(char *buf, size_t len,
-                                           const char *tok, size_t n) {
-    if (n < 4) {
-        return;
-    }
-    size_t min = n < 8u ? n : 8u;
-    for (size_t i = 0; i < len; i++) {
-        size_t best = 0;
-        for (size_t j = 0; j + min <= n; j++) {
-            size_t k = 0;
-            while (i + k < len && j + k < n && buf[i + k] == tok[j + k]) {
-                k++;
-            }
-            best = k > best ? k : best;
-        }
-        if (best >= min) {
-            memset(buf + i, '*', best);
-            i += best - 1u;
-        }
-    }
-    for (size_t k = (n - 1u < len ? n - 1u : len); k >= 4u; k--) {
-        if (memcmp(buf + len - k, tok, k) == 0) {
-            memset(buf + len - k, '*', k);
-            break;
-        }
-    }
-}
-
-/* Masks every secret header value (and each of its space-separated words,
- * e.g. the key of "Bearer <key>") in buf[0..len). */
-static void mask_secrets(const ctxc_http_request_t *req, char *buf,
-                         size_t len) {
+/* Masks every secret header value in the NUL-terminated s by the one rule
+ * (ctxc__mask_secret, error.h): the value as a whole, and each of its
+ * space-separated words of 4 bytes or more (the key of "Bearer <key>": a
+ * start of it cut off at the end of s is masked too). */
+static void mask_secrets(const ctxc_http_request_t *req, char *s) {
     for (size_t i = 0; req->headers != NULL && i < req->header_count; i++) {
         const ctxc_http_header_t *hd = &req->headers[i];
         if (!hd->secret || hd->value == NULL) {
             continue;
         }
         const char *v = hd->value;
-        mask_token(buf, len, v, strlen(v));
+        ctxc__mask_secret(s, v, strlen(v));
         while (*v != '\0') {
             while (*v == ' ' || *v == '\t') {
                 v++;
@@ -413,14 +407,16 @@ static void mask_secrets(const ctxc_http_request_t *req, char *buf,
             while (v[n] != '\0' && v[n] != ' ' && v[n] != '\t') {
                 n++;
             }
-            mask_token(buf, len, v, n);
+            if (n >= 4u && n < strlen(hd->value)) {
+                ctxc__mask_secret(s, v, n);
+            }
             v += n;
         }
     }
 }
 
 static ctxc_status_t status_error(http_t *h) {
-    mask_secrets(h->req, h->exc, h->exc_len);
+    mask_secrets(h->req, h->exc);
     h->resp->error_body = h->exc;
     return ctxc__fail(h->err, CTXC_E_HTTP_STATUS, "http: HTTP %u from %s: %s",
                       (unsigned)h->resp->status, h->host,
@@ -503,13 +499,46 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
     return true;
 }
 
+/* Reads a coding list (Content-Encoding, Transfer-Encoding): "identity"
+ * elements are skipped, "chunked" (transfer only) sets te_chunked, the
+ * first other coding is kept to be refused (coding_kind 1 content, 2
+ * transfer). */
+static void codings(http_t *h, const char *v, size_t vl, uint8_t kind) {
+    size_t i = 0;
+    while (i < vl) {
+        while (i < vl && (is_ows(v[i]) || v[i] == ',')) {
+            i++;
+        }
+        size_t b = i;
+        while (i < vl && v[i] != ',' && !is_ows(v[i])) {
+            i++;
+        }
+        size_t n = i - b;
+        if (n == 0 || eq_ci(v + b, n, "identity")) {
+            continue;
+        }
+        if (kind == 2u && eq_ci(v + b, n, "chunked")) {
+            h->te_chunked = true;
+        } else if (h->coding_kind == 0) {
+            h->coding_kind = kind;
+            h->coding_len =
+                (uint8_t)(n < sizeof h->coding ? n : sizeof h->coding);
+            memcpy(h->coding, v + b, h->coding_len);
+        }
+    }
+}
+
 static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
                                   const char *v, size_t vl) {
-    static const char *const known[] = {"content-length", "transfer-encoding",
-                                        "retry-after",    "content-type",
-                                        "date",           "location"};
+    static const char *const known[] = {"content-length",
+                                        "transfer-encoding",
+                                        "retry-after",
+                                        "content-type",
+                                        "date",
+                                        "location",
+                                        "content-encoding"};
     unsigned which = 0;
-    while (which < 6 && !eq_ci(name, nl, known[which])) {
+    while (which < 7 && !eq_ci(name, nl, known[which])) {
         which++;
     }
     if (which == 0) {
@@ -522,17 +551,10 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
         h->has_length = true;
         h->length = len;
     } else if (which == 1) {
-        /* the last coding of the (last) list decides */
-        size_t e = vl;
-        while (e > 0 && (is_ows(v[e - 1]) || v[e - 1] == ',')) {
-            e--;
-        }
-        size_t b = e;
-        while (b > 0 && v[b - 1] != ',' && !is_ows(v[b - 1])) {
-            b--;
-        }
+        /* chunked (once, last) and identity are read; any other coding is
+         * refused at the end of the headers */
         h->te_present = true;
-        h->te_chunked = eq_ci(v + b, e - b, "chunked");
+        codings(h, v, vl, 2u);
     } else if (which == 2) {
         uint64_t s;
         if (parse_u64(v, vl, &s)) {
@@ -555,6 +577,8 @@ static ctxc_status_t known_header(http_t *h, const char *name, size_t nl,
     } else if (which == 5) {
         exc_reset(h);
         exc_put(h, v, vl);
+    } else if (which == 6) {
+        codings(h, v, vl, 1u);
     }
     return CTXC_OK;
 }
@@ -577,9 +601,10 @@ static ctxc_status_t header_line(http_t *h, const char *s, size_t n,
     }
     if (++h->header_count > (uint32_t)CTXC_CFG_HTTP_MAX_HEADERS) {
         return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                          "http: more than %u header lines from %s "
-                          "(CTXC_CFG_HTTP_MAX_HEADERS)",
-                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS, h->host);
+                          "http: more than %u header lines from %s, the "
+                          "limit of CTXC_CFG_HTTP_MAX_HEADERS (%u)",
+                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS, h->host,
+                          (unsigned)CTXC_CFG_HTTP_MAX_HEADERS);
     }
     const char *v = s + nl + 1;
     size_t vl = n - nl - 1;
@@ -589,6 +614,9 @@ static ctxc_status_t header_line(http_t *h, const char *s, size_t n,
     }
     while (vl > 0 && is_ows(v[vl - 1])) {
         vl--;
+    }
+    if (h->resp->status < 200u) {
+        return CTXC_OK; /* an interim response's: nothing is kept */
     }
     if (!trailer) {
         ctxc_status_t st = known_header(h, s, nl, v, vl);
@@ -619,6 +647,27 @@ static void retry_after(http_t *h) {
     r->retry_after_s = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
 }
 
+/* A body in a coding ctxc does not decode: refused before any of it is
+ * read. An error status stays the report (its status, Retry-After and
+ * retryability matter more), without the undecodable body. */
+CTXC__SIZE_NOINLINE static ctxc_status_t coded_body(http_t *h) {
+    const char *kind = h->coding_kind == 1u ? "content" : "transfer";
+    const char *why = h->coding_kind == 1u ? "it asked for identity"
+                                           : "it reads chunked only";
+    if (h->is_error) {
+        h->resp->error_body = h->exc; /* "" */
+        return ctxc__fail(h->err, CTXC_E_HTTP_STATUS,
+                          "http: HTTP %u from %s: the body uses %s coding %q, "
+                          "which ctxc does not decode (%s)",
+                          (unsigned)h->resp->status, h->host, kind, h->coding,
+                          (size_t)h->coding_len, why);
+    }
+    return ctxc__fail(h->err, CTXC_E_PARSE,
+                      "http: the response from %s uses %s coding %q, which "
+                      "ctxc does not decode (%s)",
+                      h->host, kind, h->coding, (size_t)h->coding_len, why);
+}
+
 /* The empty line after the headers: the framing of the body. */
 static ctxc_status_t headers_end(http_t *h) {
     ctxc_http_response_t *r = h->resp;
@@ -629,11 +678,10 @@ static ctxc_status_t headers_end(http_t *h) {
                 "http: unexpected 101 Switching Protocols from %s", h->host);
         }
         /* an interim response (100 Continue, 103 Early Hints): the final
-         * one follows */
+         * one follows; its headers were counted, checked for syntax and
+         * otherwise ignored (header_line), so nothing of it is left */
         h->state = ST_STATUS;
         h->header_count = 0;
-        h->has_length = h->te_present = h->te_chunked = false;
-        r->has_retry_after = r->event_stream = false;
         return CTXC_OK;
     }
     retry_after(h);
@@ -657,6 +705,9 @@ static ctxc_status_t headers_end(http_t *h) {
     }
     if (method_is(h, "HEAD") || r->status == 204u) {
         return body_end(h);
+    }
+    if (h->coding_kind != 0) {
+        return coded_body(h);
     }
     if (h->te_present) {
         r->chunked = h->te_chunked;
@@ -739,6 +790,24 @@ static const char *line_what(const http_t *h) {
     }
 }
 
+/* A response line over CTXC_CFG_HTTP_LINE_MAX: the limit, its value and
+ * the line's length (ended) or the bytes read of it so far. */
+CTXC__SIZE_NOINLINE static ctxc_status_t line_too_long(http_t *h, size_t bytes,
+                                                       bool ended) {
+    const unsigned max = (unsigned)CTXC_CFG_HTTP_LINE_MAX;
+    if (ended) {
+        return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                          "http: %s line from %s is %z bytes, longer than "
+                          "CTXC_CFG_HTTP_LINE_MAX (%u)",
+                          line_what(h), h->host, bytes, max);
+    }
+    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
+                      "http: %s line from %s is more than %u bytes (%z read "
+                      "without its end), longer than CTXC_CFG_HTTP_LINE_MAX "
+                      "(%u)",
+                      line_what(h), h->host, max, bytes, max);
+}
+
 /* Feeds response bytes; stops at ST_DONE. */
 static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
     ctxc_status_t st = CTXC_OK;
@@ -782,7 +851,11 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
             const char *lf = memchr(p, '\n', n);
             size_t take = lf != NULL ? (size_t)(lf - p) : n;
             if (h->line_len + take > LINE_CAP) {
-                goto too_long;
+                size_t got = h->line_len + take;
+                if (lf == NULL) {
+                    return line_too_long(h, got, false);
+                }
+                return line_too_long(h, got - (p[take - 1] == '\r'), true);
             }
             memcpy(h->line + h->line_len, p, take);
             h->line_len += take;
@@ -799,7 +872,7 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
                 len--;
             }
             if (len > (size_t)CTXC_CFG_HTTP_LINE_MAX) {
-                goto too_long;
+                return line_too_long(h, len, true);
             }
             if (memchr(h->line, '\r', len) != NULL ||
                 memchr(h->line, '\0', len) != NULL) {
@@ -813,11 +886,6 @@ static ctxc_status_t feed(http_t *h, const char *p, size_t n) {
         }
     }
     return st;
-too_long:
-    return ctxc__fail(h->err, CTXC_E_TOO_LARGE,
-                      "http: %s line from %s longer than %u bytes "
-                      "(CTXC_CFG_HTTP_LINE_MAX)",
-                      line_what(h), h->host, (unsigned)CTXC_CFG_HTTP_LINE_MAX);
 }
 
 /* The peer closed the connection cleanly. */
@@ -848,9 +916,12 @@ static ctxc_status_t at_eof(http_t *h) {
 static ctxc_status_t read_response(http_t *h) {
     progress(h);
     for (;;) {
+        ctxc_status_t st = deadline(h, "reading the response from");
+        if (st != CTXC_OK) {
+            return st;
+        }
         int32_t r = h->ops->recv(h->tctx, (uint8_t *)h->io,
                                  CTXC_CFG_HTTP_IO_BUFFER_BYTES);
-        ctxc_status_t st;
         if (r > 0 && (size_t)r <= CTXC_CFG_HTTP_IO_BUFFER_BYTES) {
             progress(h);
             st = feed(h, h->io, (size_t)r);
@@ -868,8 +939,9 @@ static ctxc_status_t read_response(http_t *h) {
         if (st != CTXC_OK) {
             /* an error status is the better report than what broke while
              * reading its body */
-            if (h->is_error && (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
-                                st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
+            if (h->is_error && !h->deadline_hit &&
+                (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
+                 st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
                 return status_error(h);
             }
             return st;
@@ -903,7 +975,8 @@ static ctxc_status_t check_request(http_t *h) {
                           "http: body_data is NULL");
     }
     static const char *const owned[] = {"host", "content-length",
-                                        "transfer-encoding", "connection"};
+                                        "transfer-encoding", "connection",
+                                        "accept-encoding"};
     for (size_t i = 0; i < req->header_count; i++) {
         const ctxc_http_header_t *hd = &req->headers[i];
         if (hd->name == NULL || !is_token(hd->name, strlen(hd->name))) {
@@ -945,6 +1018,26 @@ CTXC__SIZE_NOINLINE static ctxc_status_t check_secure(http_t *h) {
     return CTXC_OK;
 }
 
+static bool has_secret(const ctxc_http_request_t *req) {
+    for (size_t i = 0; i < req->header_count; i++) {
+        if (req->headers[i].secret) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What the transport connects to: the URL's host, except "localhost" with a
+ * secret over plain http, which goes to the literal loopback address (a
+ * resolver's answer for the name is not trusted with the key). */
+static const char *connect_host(const http_t *h) {
+    if (!h->url.tls && has_secret(h->req) &&
+        eq_ci(h->host, h->url.host_len, "localhost")) {
+        return "127.0.0.1";
+    }
+    return h->host;
+}
+
 static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
     switch (st) {
     case CTXC_E_TLS:
@@ -958,7 +1051,7 @@ static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
         }
         break;
     }
-    ctxc__err_prefix(h->err, "http: connect to %s:%u", h->host,
+    ctxc__err_prefix(h->err, "http: connect to %s:%u", connect_host(h),
                      (unsigned)h->url.port);
     return st;
 }
@@ -998,11 +1091,15 @@ static ctxc_status_t exchange(http_t *h) {
             return body_failed(h, st);
         }
     }
-    st = h->ops->connect(h->tctx, h->host, h->url.port, h->url.tls, h->err);
+    st = h->ops->connect(h->tctx, connect_host(h), h->url.port, h->url.tls,
+                         h->err);
     if (st != CTXC_OK) {
         return connect_status(h, st);
     }
-    st = send_request(h);
+    st = deadline(h, "connecting to");
+    if (st == CTXC_OK) {
+        st = send_request(h);
+    }
     if (st == CTXC_OK) {
         st = read_response(h);
     }
@@ -1048,6 +1145,9 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     h->err = err;
     h->ops = ops;
     h->tctx = port->transport.ctx;
+    if (has_clock(h)) {
+        h->start = ctxc_port_now_ms(port);
+    }
     h->timeout_ms =
         req->timeout_ms != 0 ? req->timeout_ms : CTXC_CFG_HTTP_TIMEOUT_MS;
     h->sse = (ctxc_sse_parser_t *)(void *)(base + CTXC_HTTP_STATE_BYTES);
@@ -1063,7 +1163,7 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     if (st != CTXC_OK && err != NULL) {
         /* a last guard: nothing the server sent back quoted in a message
          * (a malformed line, an excerpt) shows a secret */
-        mask_secrets(req, err->message, strlen(err->message));
+        mask_secrets(req, err->message);
     }
 #endif
     resp->retryable = ctxc_http_retryable(st, resp);

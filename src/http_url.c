@@ -154,33 +154,31 @@ ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
 
 /* ---- loopback ------------------------------------------------------------ */
 
+/* "127.a.b.c" in canonical dotted decimal: exactly four parts, each 0..255
+ * written without leading zeros (no octal, hex, short or other forms a
+ * resolver might read differently). */
 static bool ipv4_loopback(const char *s, size_t n) {
-    unsigned parts = 0;
     size_t i = 0;
-    unsigned first = 0;
-    while (parts < 4) {
-        unsigned v = 0;
-        size_t digits = 0;
-        while (i < n && is_digit(s[i]) && digits < 3) {
-            v = v * 10u + (unsigned)(s[i] - '0');
-            i++;
-            digits++;
-        }
-        if (digits == 0 || v > 255u) {
-            return false;
-        }
-        if (parts == 0) {
-            first = v;
-        }
-        parts++;
-        if (parts < 4) {
+    for (unsigned part = 0; part < 4u; part++) {
+        if (part > 0) {
             if (i >= n || s[i] != '.') {
                 return false;
             }
             i++;
         }
+        size_t start = i;
+        unsigned v = 0;
+        while (i < n && is_digit(s[i]) && i - start < 3u) {
+            v = v * 10u + (unsigned)(s[i] - '0');
+            i++;
+        }
+        size_t digits = i - start;
+        if (digits == 0 || v > 255u || (digits > 1u && s[start] == '0') ||
+            (part == 0 && v != 127u)) {
+            return false;
+        }
     }
-    return i == n && first == 127u;
+    return i == n;
 }
 
 /* IPv6 text (no brackets, no zone, no embedded IPv4) equal to ::1: its
@@ -237,12 +235,8 @@ bool ctxc_http_host_is_loopback(const char *host, size_t len) {
     if (host == NULL) {
         return false;
     }
-    if (len > 0 && host[len - 1] == '.' &&
-        starts_with_ci(host, len, "localhost")) {
-        len--;
-    }
     if (len == 9 && starts_with_ci(host, len, "localhost")) {
-        return true;
+        return true; /* exactly: "localhost." goes to the resolver */
     }
     if (memchr(host, ':', len) != NULL) {
         return ipv6_loopback(host, len);

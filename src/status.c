@@ -175,3 +175,39 @@ void ctxc__err_prefix(ctxc_error_t *err, const char *fmt, ...) {
     (void)fmt;
 #endif
 }
+
+/* See error.h. s[i] is masked right after the runs starting at i were
+ * looked for: a later start only reads bytes after it, so masking in place
+ * never hides a run that starts inside another one and goes on past it. */
+void ctxc__mask_secret(char *s, const char *secret, size_t secret_len) {
+    if (s == NULL || secret == NULL || secret_len == 0) {
+        return;
+    }
+    size_t n = strlen(s);
+    size_t min = secret_len < 8u ? secret_len : 8u;
+    /* a start of the secret that s ends with, looked for before masking */
+    size_t tail = 0;
+    for (size_t k = secret_len - 1u < n ? secret_len - 1u : n; k >= 4u; k--) {
+        if (memcmp(s + n - k, secret, k) == 0) {
+            tail = k;
+            break;
+        }
+    }
+    size_t end = 0; /* s[..end) is inside a run */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; n - i >= min && j + min <= secret_len; j++) {
+            size_t k = 0;
+            while (i + k < n && j + k < secret_len &&
+                   s[i + k] == secret[j + k]) {
+                k++;
+            }
+            if (k >= min && i + k > end) {
+                end = i + k;
+            }
+        }
+        if (i < end) {
+            s[i] = '*';
+        }
+    }
+    memset(s + n - tail, '*', tail);
+}

@@ -18,11 +18,31 @@
  * by the SSE reader. Every request sends "Connection: close"; the transport
  * is closed on every path after a successful connect.
  *
+ * Codings: every request sends "Accept-Encoding: identity" and the client
+ * decodes no content coding and no transfer coding but chunked. A response
+ * whose Content-Encoding is not absent or "identity", or whose
+ * Transfer-Encoding holds anything but "chunked" (and "identity"), is
+ * refused at the end of its headers, before any body byte reaches a
+ * callback: a 2xx with CTXC_E_PARSE ("http: the response from <host> uses
+ * content coding 'gzip', which ctxc does not decode (it asked for
+ * identity)"; for a transfer coding "... transfer coding 'x' ... (it reads
+ * chunked only)"). This holds for error statuses too (their excerpt would
+ * be garbage), but there the status stays the report: CTXC_E_HTTP_STATUS
+ * with the status, Retry-After and retryability as usual, the message
+ * naming the coding instead of an excerpt, error_body "" and no body bytes
+ * passed to on_body. HEAD and 204 answers have no body and are not
+ * refused.
+ *
  * Security: a header marked secret (an API key) is never sent over plain
- * http:// to a host that is not a loopback address (127.0.0.0/8, ::1,
- * localhost): the call fails with CTXC_E_INSECURE before connecting. Secret
- * values never appear in error messages or log lines (and are masked in the
- * error body excerpt when the server echoes them).
+ * http:// to a host that is not a loopback address as judged by
+ * ctxc_http_host_is_loopback() (exactly "localhost", a canonical 127.a.b.c
+ * or ::1): the call fails with CTXC_E_INSECURE before connecting. With a
+ * secret over plain http://, "localhost" is not resolved: the transport is
+ * asked to connect to the literal address "127.0.0.1" (the Host header
+ * still says what the URL says), so the key goes where the rule judged, not
+ * where a resolver points. Secret values never appear in error messages or
+ * log lines (and are masked in the error body excerpt when the server
+ * echoes them; see ctxc__mask_secret in src/error.h for the rule).
  *
  * Stack use: bounded (no recursion; the parsers keep their state and
  * buffers in the work area): about 320 bytes on Cortex-M4 for the client's
@@ -69,9 +89,19 @@ typedef struct {
 ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
                              ctxc_error_t *err);
 
-/* True when host[0..len) is a loopback address: "localhost" (any case,
- * optional trailing dot), a dotted IPv4 address in 127.0.0.0/8, or the IPv6
- * address ::1 in any spelling (without brackets). */
+/* True when host[0..len) is one of the loopback spellings a secret may
+ * cross plain http:// to (the client and the providers use this rule):
+ *   - "localhost" in any case, without a trailing dot ("localhost." is a
+ *     name a resolver may answer for; the client connects to 127.0.0.1 for
+ *     "localhost", see the top of this file);
+ *   - a dotted IPv4 address 127.a.b.c in canonical decimal: exactly four
+ *     parts, each 0..255 without leading zeros ("127.0.0.09", "127.08.0.1",
+ *     "127.1", "2130706433" and hex forms are not, as resolvers read such
+ *     text in different ways);
+ *   - the IPv6 address ::1 in any spelling ("0:0:0:0:0:0:0:1", "::0:1"),
+ *     given without the brackets of the URL.
+ * Nothing here resolves a name: every accepted spelling is an address
+ * (or "localhost", which the client does not resolve for a secret). */
 bool ctxc_http_host_is_loopback(const char *host, size_t len);
 
 /* Parses an HTTP-date (RFC 9110 5.6.7: IMF-fixdate "Sun, 06 Nov 1994
@@ -90,7 +120,8 @@ typedef struct {
     const char *name;
     const char *value;
     /* true for credentials (Authorization, x-api-key, ...): never sent over
-     * plain http:// to a non-loopback host (CTXC_E_INSECURE), never shown in
+     * plain http:// to a non-loopback host (CTXC_E_INSECURE; over plain
+     * http:// "localhost" is then reached at 127.0.0.1), never shown in
      * messages or logs, masked in the error body excerpt. */
     bool secret;
 } ctxc_http_header_t;
@@ -111,10 +142,13 @@ typedef ctxc_status_t (*ctxc_http_body_fn)(void *body_user,
                                            ctxc_http_write_fn write,
                                            void *write_user);
 
-/* Called once per response header (and trailer) line, in order; name and
- * value are the raw bytes (value without surrounding spaces), not
- * NUL-terminated, valid during the call. resp->status is already set. A
- * status other than CTXC_OK stops the request and is returned. */
+/* Called once per header (and trailer) line of the final response, in
+ * order; name and value are the raw bytes (value without surrounding
+ * spaces), not NUL-terminated, valid during the call. resp->status is
+ * already set. The headers of interim 1xx responses (100 Continue, 103
+ * Early Hints) are not passed on and leave nothing in resp (no Location,
+ * Retry-After, Date, Content-Length, Content-Type, ...). A status other
+ * than CTXC_OK stops the request and is returned. */
 typedef ctxc_status_t (*ctxc_http_header_fn)(void *user, const char *name,
                                              size_t name_len, const char *value,
                                              size_t value_len);
@@ -154,8 +188,11 @@ typedef struct {
     const char *method; /* "GET", "POST", ... (an HTTP token) */
     const char *url;    /* http:// or https:// (ctxc_url_parse) */
     /* Sent as given (NULL: not sent). Host, User-Agent (ctxc/<version>),
-     * Content-Length (when there is a body or the method is POST, PUT or
-     * PATCH) and Connection: close are always sent by the client. */
+     * Accept-Encoding: identity, Content-Length (when there is a body or
+     * the method is POST, PUT or PATCH) and Connection: close are always
+     * sent by the client (headers may not set Host, Accept-Encoding,
+     * Content-Length, Transfer-Encoding or Connection; a caller's
+     * User-Agent replaces ctxc's). */
     const char *content_type;
     const char *accept;
     const ctxc_http_header_t *headers; /* extra headers, the auth header(s)
@@ -173,6 +210,17 @@ typedef struct {
      * of the transport are the timeout. The connect timeout is the
      * transport's own. */
     uint32_t timeout_ms;
+    uint32_t deadline_ms; /* the whole request (connect to last byte) must
+                             end within this many ms of the call's start, by
+                             the port's clock; 0: no deadline */
+    /* The deadline is checked before every send and recv and once the
+     * transport's connect returns (the connect itself is bounded by the
+     * transport's own connect timeout). When it runs out the call fails with
+     * CTXC_E_TIMEOUT (also while reading an error status's body), the
+     * message starting "deadline of <deadline_ms> ms ran out while ..."
+     * (connecting to / sending the request to / reading the response from
+     * <host>). A port without a clock cannot measure it: it is then not
+     * enforced (the read timeout still is, by its poll count). */
     /* Response callbacks (each may be NULL) and their user pointer. */
     ctxc_http_header_fn on_header;
     ctxc_http_data_fn on_body;
@@ -315,23 +363,33 @@ bool ctxc_sse_done(const ctxc_sse_parser_t *p);
  *                        differ in length
  *   CTXC_E_NO_SPACE      work_bytes too small (err->needed = bytes missing)
  *   CTXC_E_INSECURE      a secret header and plain http:// to a host that is
- *                        not loopback (nothing was connected)
+ *                        not loopback by ctxc_http_host_is_loopback()
+ *                        (nothing was connected)
  *   CTXC_E_NETWORK       connect failed (resolve, refused; a transport's
  *                        CTXC_E_IO is reported as this), send/recv error,
  *                        reset, or the connection closed before the
  *                        response was complete
  *   CTXC_E_TLS           the transport's connect reported a TLS failure
- *   CTXC_E_TIMEOUT       no progress within the read timeout (or the
- *                        transport's connect timed out)
+ *   CTXC_E_TIMEOUT       no progress within the read timeout, the
+ *                        request's deadline_ms ran out, or the transport's
+ *                        connect timed out
  *   CTXC_E_HTTP_STATUS   the final status is not 2xx: >= 400 with the
- *                        status and the body excerpt in the message; 3xx
- *                        (not followed) naming the Location
+ *                        status and the body excerpt (or the coding that
+ *                        kept it from being read) in the message; 3xx (not
+ *                        followed) naming the Location
  *   CTXC_E_PARSE         a malformed response (status line, header,
- *                        Content-Length, chunk) or an event stream that
+ *                        Content-Length, chunk), a 2xx body in a content or
+ *                        transfer coding ctxc does not decode (see
+ *                        "Codings" at the top), or an event stream that
  *                        ended inside an event
  *   CTXC_E_TOO_LARGE     a response line longer than CTXC_CFG_HTTP_LINE_MAX,
  *                        more than CTXC_CFG_HTTP_MAX_HEADERS headers, an SSE
  *                        line or event too large for its buffer
+ *                        (CTXC_CFG_HTTP_SSE_BUFFER_BYTES) or an SSE event
+ *                        type or id over CTXC_CFG_HTTP_SSE_FIELD_MAX - 1;
+ *                        the message names the limit, its value and, where
+ *                        known, the size met (a line's length, or the bytes
+ *                        read of it without its end)
  *   or the status a callback (body writer, on_header, on_body, on_event)
  *   returned. resp is filled as far as the response got. */
 ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,

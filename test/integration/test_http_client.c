@@ -284,6 +284,31 @@ static void test_stall_past_the_read_timeout(void **state) {
     EXPECT(r, CTXC_E_TIMEOUT);
 }
 
+/* The server sends one byte, then waits 3 s: well within the read timeout
+ * of 5 s, past the deadline of 600 ms. */
+static void test_deadline_past_a_slow_answer(void **state) {
+    (void)state;
+    memset(&got, 0, sizeof got);
+    ctxc_http_request_t req;
+    memset(&req, 0, sizeof req);
+    req.method = "GET";
+    req.url = url("https", port_good, "/stall?ms=3000");
+    req.timeout_ms = 5000;
+    req.deadline_ms = 600;
+    req.on_body = on_body;
+    req.user = &got;
+    result_t r;
+    memset(&r, 0, sizeof r);
+    r.st =
+        ctxc_http_request(&req, &pp.port, work, sizeof work, &r.resp, &r.err);
+    EXPECT(r, CTXC_E_TIMEOUT);
+    const char *msg = ctxc_error_message(&r.err);
+    if (strncmp(msg, "deadline of 600 ms ran out", 26) != 0) {
+        fail_msg("message: %s", msg);
+    }
+    assert_true(ctxc_http_retryable(r.st, &r.resp));
+}
+
 static void test_oversized_header(void **state) {
     (void)state;
     result_t r = get(url("https", port_good, "/huge-header"), NULL, 0, 0);
@@ -310,15 +335,33 @@ static void test_bad_certificates_are_refused(void **state) {
 
 static void test_secret_never_crosses_plain_http(void **state) {
     (void)state;
-    ctxc_http_header_t key = {"Authorization", "Bearer sk-never-sent-123456",
-                              true};
-    /* loopback over plain http: allowed (local model servers) */
-    result_t r = get(url("http", port_plain, "/json"), &key, 1, 0);
+    ctxc_http_header_t key[] = {
+        {"Authorization", "Bearer sk-never-sent-123456", true},
+        {"X-Test-Id", "http-client-localhost-key", false}};
+    /* loopback over plain http: allowed (local model servers); localhost is
+     * reached at 127.0.0.1 (where the plain fixture listens), the Host
+     * header names localhost */
+    result_t r = get(url("http", port_plain, "/json"), key, 2, 0);
     EXPECT(r, CTXC_OK);
+    memset(&got, 0, sizeof got);
+    r = get(
+        url("https", port_good, "/__requests?test=http-client-localhost-key"),
+        NULL, 0, 0);
+    EXPECT(r, CTXC_OK);
+    char host[64];
+    snprintf(host, sizeof host, "[\"Host\", \"localhost:%u\"]", port_plain);
+    if (strstr(got.body, host) == NULL) {
+        fail_msg("the server's record lacks '%s':\n%.2000s", host, got.body);
+    }
     /* a non-loopback host: refused before connecting */
-    r = get("http://ctxc-test.invalid/json", &key, 1, 0);
+    r = get("http://ctxc-test.invalid/json", key, 1, 0);
     EXPECT(r, CTXC_E_INSECURE);
     assert_null(strstr(ctxc_error_message(&r.err), "sk-never"));
+    /* names a resolver answers for are not loopback, whatever it says */
+    char u[64];
+    snprintf(u, sizeof u, "http://localhost.:%u/json", port_plain);
+    r = get(u, key, 1, 0);
+    EXPECT(r, CTXC_E_INSECURE);
 }
 
 /* ---- the request the server received ------------------------------------ */
@@ -384,7 +427,7 @@ static void test_request_as_recorded_by_the_server(void **state) {
         /* Content-Length from the count pass of the body writer */
         "[\"Content-Length\", \"19999\"]",
         "[\"Content-Type\", \"application/json\"]",
-        "[\"Connection\", \"close\"]"};
+        "[\"Connection\", \"close\"]", "[\"Accept-Encoding\", \"identity\"]"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (strstr(got.body, want[i]) == NULL) {
             fail_msg("the server's record lacks '%s':\n%.2000s", want[i],
@@ -466,6 +509,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stall_past_the_read_timeout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_past_a_slow_answer, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_oversized_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_certificates_are_refused,

@@ -17,8 +17,13 @@
  *   - error statuses (4xx with the body excerpt, 429 with Retry-After
  *     seconds and dates, 5xx), redirects, header limits, truncated bodies,
  *     resets, stalls with and without a clock
- *   - the secret header rule (loopback / https only, before connecting),
- *     the work area size, secrets never in messages
+ *   - the secret header rule (loopback / https only, before connecting;
+ *     "localhost" reached at 127.0.0.1), the work area size, secrets never
+ *     in messages, the key-masking rule (ctxc__mask_secret) against a slow
+ *     reference
+ *   - the request deadline (a drip-fed answer, a slow reader, a slow
+ *     connect), interim 1xx responses leaving nothing behind, content and
+ *     transfer codings refused
  *   - URL parsing, loopback hosts, HTTP dates
  */
 #include <setjmp.h>
@@ -30,6 +35,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/error.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/http.h"
 #include "ctxc/port.h"
@@ -53,6 +59,7 @@ typedef struct {
     long stall_at;       /* >= 0: recv answers 0 from there on */
     ctxc_status_t connect_status;
     uint64_t clock_step; /* ms the clock advances per transport call */
+    uint64_t connect_ms; /* ms the clock advances in connect */
     /* record */
     size_t pos;
     unsigned calls;
@@ -70,6 +77,7 @@ typedef struct {
 static ctxc_status_t fake_connect(void *ctx, const char *host, uint16_t port,
                                   bool tls, ctxc_error_t *err) {
     fake_t *f = ctx;
+    f->now += f->connect_ms;
     if (f->connect_status != CTXC_OK) {
         return ctxc_error_set(err, f->connect_status, "fake connect failed");
     }
@@ -318,6 +326,7 @@ static void test_request_bytes_exactly(void **state) {
                      "Host: api.example.com\r\n"
                      "User-Agent: ctxc/%s\r\n"
                      "Accept: text/event-stream\r\n"
+                     "Accept-Encoding: identity\r\n"
                      "Content-Type: application/json\r\n"
                      "Content-Length: 2000\r\n"
                      "Connection: close\r\n"
@@ -369,6 +378,7 @@ static void test_request_defaults(void **state) {
         bool post = strcmp(cases[i].method, "POST") == 0;
         assert_int_equal(strstr(f.sent, "Content-Length: 0\r\n") != NULL, post);
         assert_has(f.sent, "Connection: close\r\n\r\n");
+        assert_has(f.sent, "\r\nAccept-Encoding: identity\r\n");
         assert_int_equal(g_res.resp.status, 204);
     }
     /* a fixed body, and a caller's User-Agent replaces ours */
@@ -385,7 +395,8 @@ static void test_request_defaults(void **state) {
     f.sent[f.sent_len] = '\0';
     char want[256];
     snprintf(want, sizeof want,
-             "PUT /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\n"
+             "PUT /x HTTP/1.1\r\nHost: localhost\r\n"
+             "Accept-Encoding: identity\r\nContent-Length: 7\r\n"
              "Connection: close\r\nuser-agent: probe/1\r\n\r\n{\"a\":1}");
     assert_string_equal(f.sent, want);
 }
@@ -539,16 +550,18 @@ static void test_content_length_body(void **state) {
 static void test_chunked_body(void **state) {
     (void)state;
     fake_t f;
-    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
-                  "5;name=value;x\r\nhello\r\n"
-                  "1 ; ext \r\n \r\n"
-                  "A\r\n0123456789\r\n"
-                  "0;last\r\nX-Trailer: t1\r\nX-Other:  t2 \r\n\r\nIGNORED");
+    fake_init(&f,
+              "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"
+              "5;name=value;x\r\nhello\r\n"
+              "1 ; ext \r\n \r\n"
+              "A\r\n0123456789\r\n"
+              "0;last\r\nX-Trailer: t1\r\nX-Other:  t2 \r\n\r\nIGNORED");
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "hello 0123456789");
     assert_true(g_res.resp.chunked);
-    assert_string_equal(g_res.got.headers, "Transfer-Encoding: gzip, chunked\n"
-                                           "X-Trailer: t1\nX-Other: t2\n");
+    assert_string_equal(g_res.got.headers,
+                        "Transfer-Encoding: identity, chunked\n"
+                        "X-Trailer: t1\nX-Other: t2\n");
     /* LF-only line ends are accepted too */
     fake_init(&f, "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n"
                   "3\nabc\n0\n\n");
@@ -595,8 +608,8 @@ static void test_close_delimited_body(void **state) {
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "all of this\r\nuntil the end");
     assert_false(g_res.resp.has_content_length);
-    /* a transfer coding other than chunked: the body runs to the close */
-    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"
+    /* a Transfer-Encoding without chunked: the body runs to the close */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n"
                   "Content-Length: 2\r\n\r\nabcdef");
     assert_int_equal(run_get("https://h.example/", &f), CTXC_OK);
     assert_string_equal(g_res.got.body, "abcdef");
@@ -621,6 +634,126 @@ static void test_interim_responses_and_head(void **state) {
     /* 101 is not something this client asked for */
     fake_init(&f, "HTTP/1.1 101 Switching Protocols\r\n\r\n");
     assert_int_equal(run_get("https://h.example/", &f), CTXC_E_PARSE);
+}
+
+/* An interim response's headers leave nothing behind: not its Location,
+ * Retry-After, Date, Content-Length or Content-Type, and on_header only
+ * sees the final response's headers. */
+static void test_interim_responses_leave_nothing_behind(void **state) {
+    (void)state;
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\nLocation: /a\r\n\r\n"
+                  "HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_has(g_res.err.message, "(no Location)");
+    assert_null(strstr(g_res.err.message, "/a"));
+    assert_string_equal(g_res.resp.location, "");
+    assert_int_equal(g_res.resp.status, 302);
+    assert_string_equal(g_res.got.headers, "Content-Length: 0\n");
+    /* Retry-After and Date of an interim response */
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\nRetry-After: 7\r\n\r\n"
+                  "HTTP/1.1 429 Too Many\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_false(g_res.resp.has_retry_after);
+    assert_int_equal(g_res.resp.retry_after_s, 0);
+    fake_init(&f, "HTTP/1.1 103 Early Hints\r\n"
+                  "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n"
+                  "HTTP/1.1 503 Busy\r\n"
+                  "Retry-After: Sun, 06 Nov 1994 08:50:37 GMT\r\n"
+                  "Content-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+    assert_true(g_res.resp.has_retry_after);
+    assert_int_equal(g_res.resp.retry_after_s, 0); /* no Date of its own */
+    assert_int_equal(g_res.resp.retry_after_date, 784111837u);
+    /* Content-Length and Content-Type of an interim response */
+    fake_init(&f, "HTTP/1.1 100 Continue\r\nContent-Length: 2\r\n"
+                  "Content-Type: text/event-stream\r\n\r\n"
+                  "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+                  "abcdef");
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.on_event = on_event;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_false(g_res.resp.has_content_length);
+    assert_false(g_res.resp.event_stream);
+    assert_string_equal(g_res.got.body, "abcdef");
+    assert_string_equal(g_res.got.headers, "Content-Type: application/json\n");
+}
+
+/* The client asks for identity and decodes no content or transfer coding
+ * but chunked: a coded body is refused before any of it is passed on. */
+static void test_codings_are_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *headers, *coding;
+    } bad[] = {
+        {"Content-Encoding: gzip\r\n", "content coding 'gzip'"},
+        {"Content-Encoding: identity, br\r\n", "content coding 'br'"},
+        {"Content-Encoding: identity\r\nContent-Encoding: Deflate\r\n",
+         "content coding 'Deflate'"},
+        {"Transfer-Encoding: gzip, chunked\r\n", "transfer coding 'gzip'"},
+        {"Transfer-Encoding: chunked, gzip\r\n", "transfer coding 'gzip'"},
+        {"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+         "transfer coding 'gzip'"},
+        {"Transfer-Encoding: compress\r\n", "transfer coding 'compress'"},
+    };
+    static char resp[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bool te = strstr(bad[i].headers, "Transfer") != NULL;
+        /* a success: CTXC_E_PARSE naming the coding */
+        snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\n%s%s\r\n%s",
+                 bad[i].headers, te ? "" : "Content-Length: 8\r\n",
+                 te ? "8\r\n\x1f\x8b\x08\x00\x01\x02\x03\x04\r\n0\r\n\r\n"
+                    : "\x1f\x8b\x08\x00\x01\x02\x03\x04");
+        fake_t f;
+        fake_init(&f, resp);
+        ctxc_status_t st = run_get("https://h.example/", &f);
+        if (st != CTXC_E_PARSE) {
+            fail_msg("%s: %s", bad[i].headers, ctxc_status_name(st));
+        }
+        assert_has(g_res.err.message, bad[i].coding);
+        assert_has(g_res.err.message, "which ctxc does not decode");
+        assert_has(g_res.err.message, "h.example");
+        assert_int_equal(g_res.got.body_len, 0);
+        assert_false(g_res.resp.retryable);
+        /* an error status: still the status (retryable, Retry-After), its
+         * body neither passed on nor shown */
+        snprintf(resp, sizeof resp,
+                 "HTTP/1.1 503 Busy\r\nRetry-After: 9\r\n%s%s\r\n%s",
+                 bad[i].headers, te ? "" : "Content-Length: 8\r\n",
+                 te ? "8\r\n\x1f\x8b\x08\x00\x01\x02\x03\x04\r\n0\r\n\r\n"
+                    : "\x1f\x8b\x08\x00\x01\x02\x03\x04");
+        fake_init(&f, resp);
+        assert_int_equal(run_get("https://h.example/", &f), CTXC_E_HTTP_STATUS);
+        assert_int_equal(g_res.resp.status, 503);
+        assert_true(g_res.resp.retryable);
+        assert_int_equal(g_res.resp.retry_after_s, 9);
+        assert_has(g_res.err.message, "HTTP 503 from h.example");
+        assert_has(g_res.err.message, bad[i].coding);
+        assert_string_equal(g_res.resp.error_body, "");
+        assert_int_equal(g_res.got.body_len, 0);
+    }
+    /* identity, chunked, and bodiless answers are fine */
+    static const char *const good[] = {
+        "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+        "Content-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nContent-Encoding: IDENTITY\r\n"
+        "Content-Encoding:\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "2\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"
+        "2\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\nContent-Encoding: gzip\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        fake_t f;
+        fake_init(&f, good[i]);
+        if (run_get("https://h.example/", &f) != CTXC_OK) {
+            fail_msg("%s: %s", good[i], g_res.err.message);
+        }
+        if (g_res.resp.status == 200) {
+            assert_string_equal(g_res.got.body, "ok");
+        }
+    }
 }
 
 static void test_malformed_responses(void **state) {
@@ -933,6 +1066,10 @@ static void test_sse_long_lines(void **state) {
     n += 2;
     assert_int_equal(run_sse(body, n), CTXC_E_TOO_LARGE);
     assert_has(g_res.err.message, "CTXC_CFG_HTTP_SSE_BUFFER_BYTES");
+    char limit[64];
+    snprintf(limit, sizeof limit, "the %u byte buffer",
+             (unsigned)CTXC_CFG_HTTP_SSE_BUFFER_BYTES);
+    assert_has(g_res.err.message, limit);
     /* many data lines that add up to too much */
     n = 0;
     for (int i = 0; i < 200; i++) {
@@ -952,6 +1089,9 @@ static void test_sse_long_lines(void **state) {
              CTXC_CFG_HTTP_SSE_FIELD_MAX, 0);
     assert_int_equal(run_sse(longtype, strlen(longtype)), CTXC_E_TOO_LARGE);
     assert_has(g_res.err.message, "CTXC_CFG_HTTP_SSE_FIELD_MAX");
+    snprintf(limit, sizeof limit, "CTXC_CFG_HTTP_SSE_FIELD_MAX - 1 (%u)",
+             (unsigned)CTXC_CFG_HTTP_SSE_FIELD_MAX - 1u);
+    assert_has(g_res.err.message, limit);
 }
 
 static ctxc_status_t count_events(void *user, const ctxc_sse_event_t *ev) {
@@ -1156,6 +1296,10 @@ static void test_header_limits(void **state) {
             assert_int_equal(run_get("https://h.example/", &f),
                              CTXC_E_TOO_LARGE);
             assert_has(g_res.err.message, "CTXC_CFG_HTTP_MAX_HEADERS");
+            char limit[64];
+            snprintf(limit, sizeof limit, "more than %u header lines",
+                     (unsigned)CTXC_CFG_HTTP_MAX_HEADERS);
+            assert_has(g_res.err.message, limit);
             assert_false(g_res.resp.retryable);
         }
     }
@@ -1173,11 +1317,41 @@ static void test_header_limits(void **state) {
             ctxc_status_t st = run_get("https://h.example/", &f);
             assert_int_equal(st, extra ? CTXC_E_TOO_LARGE : CTXC_OK);
             if (extra) {
-                assert_has(g_res.err.message, "header line");
-                assert_has(g_res.err.message, "CTXC_CFG_HTTP_LINE_MAX");
+                /* the limit, its value and the line's length */
+                char want[128];
+                snprintf(want, sizeof want,
+                         "header line from h.example is %u bytes, longer than "
+                         "CTXC_CFG_HTTP_LINE_MAX (%u)",
+                         (unsigned)CTXC_CFG_HTTP_LINE_MAX + 1u,
+                         (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+                assert_has(g_res.err.message, want);
             }
         }
     }
+    /* a line without an end in sight: as much as was read */
+    size_t n = (size_t)snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nX: ");
+    memset(resp + n, 'v', CTXC_CFG_HTTP_LINE_MAX * 2);
+    resp[n + CTXC_CFG_HTTP_LINE_MAX * 2] = '\0';
+    fake_t f;
+    fake_init(&f, resp);
+    f.recv_max = 100;
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TOO_LARGE);
+    char want[128];
+    snprintf(want, sizeof want,
+             "header line from h.example is more than %u bytes (",
+             (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+    assert_has(g_res.err.message, want);
+    snprintf(want, sizeof want,
+             " read without its end), longer than CTXC_CFG_HTTP_LINE_MAX (%u)",
+             (unsigned)CTXC_CFG_HTTP_LINE_MAX);
+    assert_has(g_res.err.message, want);
+    /* a status line too */
+    memset(resp, 'H', CTXC_CFG_HTTP_LINE_MAX + 10);
+    snprintf(resp + CTXC_CFG_HTTP_LINE_MAX + 10, 8, "\r\n\r\n");
+    fake_init(&f, resp);
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TOO_LARGE);
+    assert_has(g_res.err.message, "status line");
+    assert_has(g_res.err.message, "CTXC_CFG_HTTP_LINE_MAX");
 }
 
 static void test_truncated_and_reset_bodies(void **state) {
@@ -1234,6 +1408,80 @@ static void test_stalls_time_out(void **state) {
     assert_true(g_res.resp.retryable);
 }
 
+/* A server that drips its answer: one byte per recv, the clock 500 ms on
+ * per transport call. The read timeout never trips (bytes keep coming);
+ * the deadline ends the call. */
+static void test_deadline_ends_a_drip_fed_answer(void **state) {
+    (void)state;
+    static char resp[512];
+    static const char *const heads[] = {"HTTP/1.1 200 OK",
+                                        "HTTP/1.1 500 Server Error"};
+    for (size_t i = 0; i < 2; i++) {
+        char body[201];
+        memset(body, 'd', 200);
+        body[200] = '\0';
+        snprintf(resp, sizeof resp, "%s\r\nContent-Length: 200\r\n\r\n%s",
+                 heads[i], body);
+        fake_t f;
+        fake_init(&f, resp);
+        f.recv_max = 1;
+        f.clock_step = 500;
+        ctxc_http_request_t req = get_req("https://h.example/");
+        req.timeout_ms = 2000;
+        req.deadline_ms = 3000;
+        assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+        if (strncmp(g_res.err.message, "deadline of 3000 ms ran out", 27) !=
+            0) {
+            fail_msg("message: %s", g_res.err.message);
+        }
+        assert_has(g_res.err.message, "while reading the response");
+        assert_has(g_res.err.message, "h.example");
+        assert_true(g_res.resp.retryable);
+        assert_true(f.pos < strlen(resp)); /* it did not wait for the end */
+        /* no deadline: the same answer is read to its end */
+        fake_init(&f, resp);
+        f.recv_max = 1;
+        f.clock_step = 500;
+        req.deadline_ms = 0;
+        assert_int_equal(run_req(&req, &f, true),
+                         i == 0 ? CTXC_OK : CTXC_E_HTTP_STATUS);
+        assert_int_equal(g_res.resp.body_bytes, 200);
+    }
+    /* a deadline that is not reached changes nothing */
+    fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    f.recv_max = 1;
+    f.clock_step = 10;
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.deadline_ms = 100000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_string_equal(g_res.got.body, "ok");
+    /* a slow reader of the request: the deadline runs out while sending */
+    for (size_t i = 0; i < 2000; i++) {
+        g_big[i] = (char)('a' + i % 26);
+    }
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    f.send_max = 10;
+    f.clock_step = 100;
+    req = get_req("https://h.example/");
+    req.method = "POST";
+    req.body_fn = big_body;
+    req.deadline_ms = 1000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+    assert_has(g_res.err.message,
+               "deadline of 1000 ms ran out while sending the request");
+    assert_true(f.sent_len < 2000);
+    /* a connect that used it all up: nothing is sent */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    f.connect_ms = 5000;
+    req = get_req("https://h.example/");
+    req.deadline_ms = 1000;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+    assert_has(g_res.err.message,
+               "deadline of 1000 ms ran out while connecting to h.example");
+    assert_int_equal(f.sent_len, 0);
+}
+
 /* ---- connect and the secret rule ----------------------------------------- */
 
 static void test_secrets_need_https_or_loopback(void **state) {
@@ -1247,6 +1495,16 @@ static void test_secrets_need_https_or_loopback(void **state) {
         "http://127.0.0.1.evil.example/",
         "http://[::ffff:1]/",
         "http://0.0.0.0/",
+        /* spellings a resolver may send elsewhere: only the canonical
+         * forms count */
+        "http://localhost.:11434/",
+        "http://LocalHost./",
+        "http://127.0.0.09:8080/",
+        "http://127.08.0.1:8080/",
+        "http://0127.0.0.1/",
+        "http://127.1/",
+        "http://2130706433/",
+        "http://0x7f.0.0.1/",
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         fake_t f;
@@ -1271,8 +1529,11 @@ static void test_secrets_need_https_or_loopback(void **state) {
     } allowed[] = {
         {"http://127.0.0.1:8080/v1", "127.0.0.1"},
         {"http://127.200.3.4/", "127.200.3.4"},
-        {"http://localhost/", "localhost"},
-        {"http://LocalHost.:11434/", "LocalHost."},
+        {"http://127.0.0.0/", "127.0.0.0"},
+        {"http://127.255.255.255/", "127.255.255.255"},
+        /* localhost: the literal loopback address, not a resolver's answer */
+        {"http://localhost/", "127.0.0.1"},
+        {"http://LocalHost:11434/", "127.0.0.1"},
         {"http://[::1]:8080/", "::1"},
         {"http://[0:0:0:0:0:0:0:1]/", "0:0:0:0:0:0:0:1"},
         {"http://[0::0:1]/", "0::0:1"},
@@ -1293,8 +1554,23 @@ static void test_secrets_need_https_or_loopback(void **state) {
         f.sent[f.sent_len] = '\0';
         assert_has(f.sent, "Authorization: " AUTH "\r\n");
     }
-    /* without a secret, plain http to anywhere is fine */
+    /* the Host header still says what the URL says */
     fake_t f;
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    ctxc_http_header_t key = {"x-api-key", SECRET, true};
+    ctxc_http_request_t req = get_req("http://LocalHost:11434/v1");
+    req.headers = &key;
+    req.header_count = 1;
+    assert_int_equal(run_req(&req, &f, true), CTXC_OK);
+    assert_string_equal(f.host, "127.0.0.1");
+    assert_int_equal(f.port, 11434);
+    f.sent[f.sent_len] = '\0';
+    assert_has(f.sent, "GET /v1 HTTP/1.1\r\nHost: LocalHost:11434\r\n");
+    /* without a secret, localhost goes to the resolver as usual */
+    fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    assert_int_equal(run_get("http://localhost:8080/", &f), CTXC_OK);
+    assert_string_equal(f.host, "localhost");
+    /* without a secret, plain http to anywhere is fine */
     fake_init(&f, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
     assert_int_equal(run_get("http://api.example.com/", &f), CTXC_OK);
     assert_string_equal(f.host, "api.example.com");
@@ -1350,6 +1626,7 @@ static void test_bad_arguments(void **state) {
         {{"Host", "other", false}},
         {{"content-length", "5", false}},
         {{"Transfer-Encoding", "chunked", false}},
+        {{"Accept-Encoding", "gzip", false}},
         {{"X-Null", NULL, false}},
     };
     for (size_t i = 0; i < sizeof bad_headers / sizeof bad_headers[0]; i++) {
@@ -1481,6 +1758,114 @@ static void test_secret_never_in_messages(void **state) {
     }
 }
 
+/* ---- the key-masking rule (ctxc__mask_secret, src/error.h) -------------- */
+
+#define KEY40 "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+
+static void mask_case(const char *in, const char *secret, const char *want) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", in);
+    ctxc__mask_secret(buf, secret, strlen(secret));
+    if (strcmp(buf, want) != 0) {
+        fail_msg("masking '%s' in '%s': got '%s', want '%s'", secret, in, buf,
+                 want);
+    }
+}
+
+/* The rule, written the slow way: every 8-byte window of s that occurs in
+ * the secret (any run of 8 or more is made of such windows), every full
+ * occurrence of a secret shorter than 8, and the longest start of the
+ * secret (4 bytes or more, shorter than it) that s ends with. */
+static void mask_reference(char *s, const char *sec, size_t sl) {
+    size_t n = strlen(s);
+    size_t w = sl < 8 ? sl : 8;
+    static char mark[512];
+    memset(mark, 0, sizeof mark);
+    for (size_t i = 0; w > 0 && i + w <= n; i++) {
+        for (size_t j = 0; j + w <= sl; j++) {
+            if (memcmp(s + i, sec + j, w) == 0) {
+                memset(mark + i, 1, w);
+            }
+        }
+    }
+    for (size_t k = 4; k < sl && k <= n; k++) {
+        if (memcmp(s + n - k, sec, k) == 0) {
+            memset(mark + n - k, 1, k);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (mark[i]) {
+            s[i] = '*';
+        }
+    }
+}
+
+static void test_mask_secret(void **state) {
+    (void)state;
+    assert_int_equal(strlen(KEY40), 40);
+    /* the first 24 bytes of a 40-byte key */
+    mask_case("key sk-proj-AbCdEfGhIjKlMnOp is wrong", KEY40,
+              "key ************************ is wrong");
+    /* a run of 10 bytes from its middle */
+    mask_case("[IjKlMnOpQr]", KEY40, "[**********]");
+    /* its end, the whole key, twice, and in a row */
+    mask_case("..QrStUvWxYz012345", KEY40, "..****************");
+    mask_case(KEY40 " and " KEY40, KEY40,
+              "**************************************** and "
+              "****************************************");
+    mask_case(KEY40 KEY40, KEY40,
+              "********************************************************"
+              "************************");
+    /* two runs from different places that touch */
+    mask_case("sk-proj-AbCdQrStUvWxYz!", KEY40, "**********************!");
+    /* 7 bytes are not a run; the rest stays as it was */
+    mask_case("a IjKlMnO b", KEY40, "a IjKlMnO b");
+    mask_case("nothing here", KEY40, "nothing here");
+    mask_case("", KEY40, "");
+    /* a start of the key cut off at the end of the text */
+    mask_case("invalid key sk-pr", KEY40, "invalid key *****");
+    mask_case("invalid key sk-", KEY40, "invalid key sk-");
+    /* a secret shorter than 8: every full occurrence */
+    mask_case("abc xabcx ab abcabc", "abc", "*** x***x ab ******");
+    mask_case("pw=hunter2;hunter", "hunter2", "pw=*******;******");
+    mask_case("pw=hunter2;hunt!", "hunter2", "pw=*******;hunt!");
+    /* nothing to mask with */
+    char buf[16] = "abc";
+    ctxc__mask_secret(buf, "abc", 0);
+    assert_string_equal(buf, "abc");
+    /* against the slow rule: texts made of pieces of a key (some repeating
+     * its own bytes) and noise */
+    static const char *const keys[] = {KEY40, "aaaaaaaaaaab", "abcabcabcabcab",
+                                       "xyz", "k3y-0123456789"};
+    uint32_t seed = 12345;
+    for (int round = 0; round < 3000; round++) {
+        const char *key = keys[round % 5];
+        size_t kl = strlen(key);
+        char text[200], ref[200];
+        size_t n = 0;
+        while (n < 120) {
+            seed = seed * 1103515245u + 12345u;
+            uint32_t r = seed >> 8;
+            size_t from = r % kl;
+            size_t len = 1 + (r >> 8) % 16;
+            if ((r >> 16) % 3 == 0) {
+                text[n++] = (char)('!' + (r >> 4) % 90);
+                continue;
+            }
+            for (size_t k = 0; k < len && from + k < kl && n < 120; k++) {
+                text[n++] = key[from + k];
+            }
+        }
+        text[n] = '\0';
+        memcpy(ref, text, n + 1);
+        mask_reference(ref, key, kl);
+        ctxc__mask_secret(text, key, kl);
+        if (strcmp(text, ref) != 0) {
+            fail_msg("key %s:\n got %s\nwant %s", key, text, ref);
+        }
+    }
+}
+
 /* ---- URLs, loopback, dates ----------------------------------------------- */
 
 static void test_url_parse(void **state) {
@@ -1519,9 +1904,9 @@ static void test_url_parse(void **state) {
 static void test_loopback_hosts(void **state) {
     (void)state;
     static const char *const yes[] = {
-        "localhost",       "LOCALHOST",  "localhost.", "127.0.0.1",
-        "127.255.255.254", "127.0.0.01", "::1",        "0:0:0:0:0:0:0:1",
-        "::0:1",           "0000::0001",
+        "localhost", "LOCALHOST",       "LocalHost",       "127.0.0.1",
+        "127.0.0.0", "127.1.2.3",       "127.255.255.254", "127.10.100.200",
+        "::1",       "0:0:0:0:0:0:0:1", "::0:1",           "0000::0001",
     };
     static const char *const no[] = {
         "localhost.example",
@@ -1539,6 +1924,24 @@ static void test_loopback_hosts(void **state) {
         "0:0:0:0:0:0:0:0:1",
         "",
         "127.0.0.1 ",
+        /* only the exact spellings: a trailing dot, leading zeros (octal to
+         * some resolvers) and short or numeric forms go to DNS */
+        "localhost.",
+        "LOCALHOST.",
+        "localhost..",
+        "127.0.0.09",
+        "127.08.0.1",
+        "127.0.0.01",
+        "0127.0.0.1",
+        "127.000.0.1",
+        "127.0.0.",
+        ".127.0.0.1",
+        "127..0.1",
+        "127.1",
+        "127.0.1",
+        "2130706433",
+        "0x7f.0.0.1",
+        "127.0.0.1.",
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         if (!ctxc_http_host_is_loopback(yes[i], strlen(yes[i]))) {
@@ -1609,6 +2012,8 @@ int main(void) {
         cmocka_unit_test(test_bad_chunks),
         cmocka_unit_test(test_close_delimited_body),
         cmocka_unit_test(test_interim_responses_and_head),
+        cmocka_unit_test(test_interim_responses_leave_nothing_behind),
+        cmocka_unit_test(test_codings_are_refused),
         cmocka_unit_test(test_malformed_responses),
         cmocka_unit_test(test_callbacks_can_stop),
         cmocka_unit_test(test_every_split_gives_the_same_result),
@@ -1626,11 +2031,13 @@ int main(void) {
         cmocka_unit_test(test_header_limits),
         cmocka_unit_test(test_truncated_and_reset_bodies),
         cmocka_unit_test(test_stalls_time_out),
+        cmocka_unit_test(test_deadline_ends_a_drip_fed_answer),
         cmocka_unit_test(test_secrets_need_https_or_loopback),
         cmocka_unit_test(test_connect_failures),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_work_area_too_small),
         cmocka_unit_test(test_secret_never_in_messages),
+        cmocka_unit_test(test_mask_secret),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_loopback_hosts),
         cmocka_unit_test(test_http_dates),
