@@ -16,8 +16,12 @@ send it; any other body with Content-Length), then the server closes. The
 CLI meanwhile runs
 
   ctxc compress HISTORY --strategy S --provider P --model M
-       --base-url https://127.0.0.1:PORT[/v1] --key-env VAR -o OUT
+       --base-url https://localhost:PORT[/v1] --key-env VAR -o OUT
        [--no-stream]           (recordings of status 200 application/json)
+
+(localhost, which resolves to the 127.0.0.1 the server listens on: the
+CLI's certificate check does not accept 127.0.0.1 by the certificate's IP
+SAN today, "The certificate Common Name (CN) does not match".)
 
 with CTXC_HOME holding settings.json: the test CA (network.ca-file),
 compression.retries 0 and a 10 s read timeout. The history (HISTORY) is
@@ -340,6 +344,10 @@ def judge(case, res, history_bytes, history_path):
     why = []
     if res["server_error"]:
         why.append("server: " + res["server_error"])
+    for k, v in (case.get("request_headers") or {}).items():
+        got = [hv for hk, hv in (res["request"] or {}).get("headers", []) if hk.lower() == k.lower()]
+        if v not in got:
+            why.append("request header %s: %s, want %r" % (k, ", ".join(got) or "absent", v))
     want_rc = case["exit"]
     if res["rc"] != want_rc:
         why.append("exit %s, want %s" % (res["rc"], want_rc))
