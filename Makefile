@@ -3,8 +3,9 @@
 #   make            install build deps if missing, build the host CLI: build/host/ctxc
 #   make run        build, then run the main job (RUN_CMD)
 #   make test       install test deps if missing, fetch lwIP + mbedTLS (once),
-#                   build host + cortex-m4, print the cortex-m4 size table,
-#                   run every test (ctest, last)
+#                   build the clang fuzz tree (build/fuzz), host + cortex-m4,
+#                   print the cortex-m4 size table, run every test (ctest,
+#                   last; libfuzzer_<target>: each fuzz target briefly)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
 #                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
 #                   then the instruction-count linearity check (valgrind)
@@ -53,10 +54,16 @@ RUN_CMD  = $(CLI) compress $(EXAMPLE) --strategy high-density --context-limit 16
 BENCH_TARGET := bench_strategies
 BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
 
-# `make fuzz`: the targets of test/fuzz (their names), seconds each.
+# The clang fuzz tree (build/fuzz), built by `make fuzz` and `make test`:
+# the library and the CLI with clang and the project's warnings (-Werror),
+# and the libFuzzer targets of test/fuzz (their names). `make fuzz` runs
+# each for FUZZ_SECONDS; `make test` for FUZZ_TEST_SECONDS (ctest entries
+# libfuzzer_<target>, after replaying the seeds and the regressions).
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies sse http provider
+FUZZ_BUILD   := fuzz_seeds ctxc ctxc_cli $(addprefix fuzz_,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 5
 
 # Debian packages.
 # libmbedtls-dev: the POSIX transport's TLS (port/posix); openssl and python3:
@@ -69,9 +76,10 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # dpkg-dev (cross): `apt-get source` of lwIP and mbedTLS for the lwIP
 # image (port/lwip/fetch_sources.sh, into build/third_party).
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev
-# clang + its runtime: libFuzzer and the sanitizers of `make fuzz`.
-FUZZ_DEPS  := $(TEST_DEPS) clang libclang-rt-14-dev
+# clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
+# `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
+FUZZ_DEPS  := $(TEST_DEPS)
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
 # valgrind: its instruction counts (test/bench/instr_linearity.sh).
 BENCH_DEPS := libjsmn-dev valgrind
@@ -103,7 +111,10 @@ endef
 
 HOST_CMAKE_ARGS  := -DCTXC_TARGET=host
 # The host test tree checks the cross library too (test/embedded).
-TEST_CMAKE_ARGS  := -DCTXC_BUILD_TESTS=ON -DCTXC_LIB_CORTEX_M4=$(abspath $(CROSS_DIR))/src/libctxc.a
+# It runs the fuzz tree's libFuzzer binaries too (test/fuzz).
+TEST_CMAKE_ARGS  := -DCTXC_BUILD_TESTS=ON -DCTXC_LIB_CORTEX_M4=$(abspath $(CROSS_DIR))/src/libctxc.a \
+                    -DCTXC_FUZZ_BIN_DIR=$(abspath $(FUZZ_DIR))/fuzz -DCTXC_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
+FUZZ_CMAKE_ARGS  := -DCTXC_TARGET=host-fuzz -DCTXC_BUILD_TESTS=ON -DCTXC_FUZZ=ON
 # lwIP + mbedTLS sources of the lwIP image (boards/mps2-an386/net), fetched
 # by `make test` / `make cortex-m4` (target net-sources).
 NET_SRC          := $(BUILD)/third_party
@@ -111,7 +122,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -121,7 +132,7 @@ all: deps-build
 run: all
 	$(RUN_CMD)
 
-test: deps-test net-sources
+test: deps-test net-sources fuzz-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) $(TEST_CMAKE_ARGS)
 	$(CMAKE) --build $(HOST_DIR) -j $(JOBS)
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
@@ -136,20 +147,21 @@ bench: deps-bench all
 	$(BENCH)
 	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md
 
-# Each target: FUZZ_SECONDS of libFuzzer over its working corpus
-# (build/fuzz/corpus/<t>, grown across runs) and its seeds; one summary line
-# per target (runs, exec/s, coverage, features); fails when one crashed.
-fuzz: deps-fuzz
-	$(CMAKE) -S . -B $(FUZZ_DIR) -DCTXC_TARGET=host-fuzz -DCTXC_BUILD_TESTS=ON -DCTXC_FUZZ=ON
-	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_seeds $(addprefix fuzz_,$(FUZZ_TARGETS))
+# The fuzz tree; no deps of its own (those of `make test` or `make fuzz`).
+fuzz-build:
+	$(CMAKE) -S . -B $(FUZZ_DIR) $(FUZZ_CMAKE_ARGS)
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_BUILD)
+
+# Each target (test/fuzz/libfuzzer.sh): its seeds and regressions replayed,
+# then FUZZ_SECONDS of libFuzzer over its working corpus (build/fuzz/corpus/<t>,
+# grown across runs), the seeds and the regressions; one summary line per
+# target (runs, exec/s, coverage, features); fails when one crashed.
+fuzz: deps-fuzz fuzz-build
 	@set -e; failed=0; summary=""; \
 	for t in $(FUZZ_TARGETS); do \
-	    case $$t in commands) dict=test/fuzz/dict/commands.dict ;; http|sse) dict=test/fuzz/dict/http.dict ;; provider) dict=test/fuzz/dict/json.dict ;; manifest) dict="" ;; *) dict=test/fuzz/dict/json.dict ;; esac; \
-	    mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
 	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
-	    if $(FUZZ_DIR)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	        $${dict:+-dict=$$dict} -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
-	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/test/fuzz/seeds/$$t test/fuzz/regressions/$$t \
+	    if test/fuzz/libfuzzer.sh $(FUZZ_DIR)/fuzz/fuzz_$$t $$t $(FUZZ_SECONDS) \
+	        $(FUZZ_DIR)/test/fuzz/seeds/$$t $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t \
 	        > $(FUZZ_DIR)/$$t.log 2>&1; then res=ok; else res=CRASH; failed=1; fi; \
 	    runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_DIR)/$$t.log); \
 	    eps=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_DIR)/$$t.log); \

@@ -35,8 +35,8 @@ static const char *const layout[CTXC_BLOCK_TYPE_COUNT] = {
     [CTXC_BLOCK_TOOL_RESPONSE] = "[Tool Result: \2]\24\nError: \4\n\3",
     [CTXC_BLOCK_THINKING] = "[Reasoning left out]",
     [CTXC_BLOCK_CODE] = "```\2\n\1\n```",
-    [CTXC_BLOCK_MEDIA] = "[Attachment: \1\24, caption: \4\25, file: \5; "
-                         "content not included]",
+    [CTXC_BLOCK_MEDIA] = ("[Attachment: \1\24, caption: \4\25, file: \5; "
+                          "content not included]"),
 };
 
 ctxc_status_t ctxc_llm_render_entry(const ctxc_entry_t *e, unsigned flags,

@@ -326,6 +326,9 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
     /* most metadata names none of them: no walk over its members unless
      * one of the names follows a quote somewhere (in canonical JSON these
      * names are never written with escapes) */
+    if (len == 0) { /* no metadata (o may be NULL: no o + len) */
+        return 0;
+    }
     bool named = false;
     const char *end = o + len;
     for (const char *q = o; !named && q != NULL &&
