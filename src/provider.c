@@ -874,24 +874,6 @@ static void http_error(call_t *k, ctxc_error_t *err) {
     }
 }
 
-/* Replaces every copy of the key (and a cut-off start of it at the end) in
- * s with '*'. */
-PV_HELPER void mask_key(char *s, const char *key, size_t klen) {
-    if (klen < 4u) {
-        return;
-    }
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n; i++) {
-        size_t m = 0;
-        while (i + m < n && m < klen && s[i + m] == key[m]) {
-            m++;
-        }
-        if (m == klen || (i + m == n && m >= 4u)) {
-            memset(s + i, '*', m);
-            i += m - 1;
-        }
-    }
-}
 
 static void wipe(void *p, size_t n) {
     volatile unsigned char *v = p;
@@ -983,7 +965,19 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     hr.user = &k;
 
     st = CTXC_OK;
+    ctxc_error_t scratch; /* to read the HTTP layer's deadline message */
+    if (err == NULL) {
+        err = &scratch;
+    }
+    /* The call's deadline: every attempt and every wait in it (needs the
+     * port's clock; without one only the read timeout bounds a call). */
+    uint32_t total = port->clock != NULL ? c->deadline_ms : 0u;
+    uint64_t t0 = ctxc_port_now_ms(port);
     for (uint32_t attempt = 0;; attempt++) {
+        if (total > 0) {
+            uint64_t used = ctxc_port_now_ms(port) - t0;
+            hr.deadline_ms = used < total ? (uint32_t)(total - used) : 1u;
+        }
         memset(usage, 0, sizeof *usage);
         usage->attempts = attempt + 1;
         ctxc_provider_reader_t *r = &c->reader_;
@@ -1006,6 +1000,18 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         if (st == CTXC_E_HTTP_STATUS && resp.status >= 400u) {
             http_error(&k, err);
         }
+        if (st == CTXC_E_TIMEOUT && total > 0 &&
+            strncmp(err->message, "deadline of ", 12) == 0) {
+            const char *what = strstr(err->message, " ran out ");
+            st = ctxc__fail(err, CTXC_E_TIMEOUT,
+                            "%s: the call's deadline of %u ms "
+                            "(network.call-deadline-ms) ran out %s "
+                            "(attempt %u of %u)",
+                            p->name, (unsigned)total,
+                            what != NULL ? what + 9 : "", (unsigned)(attempt + 1),
+                            (unsigned)(c->retries_ + 1));
+            break;
+        }
         if (!ctxc_http_retryable(st, &resp) || attempt >= c->retries_) {
             break;
         }
@@ -1019,6 +1025,17 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         if (wait > CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS) {
             wait = CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS;
         }
+        if (total > 0 && ctxc_port_now_ms(port) - t0 + wait >= total) {
+            st = ctxc__fail(err, CTXC_E_TIMEOUT,
+                            "%s: the call's deadline of %u ms "
+                            "(network.call-deadline-ms) would run out in the "
+                            "%u ms wait before attempt %u (attempt %u: %s, "
+                            "HTTP %u)",
+                            p->name, (unsigned)total, (unsigned)wait,
+                            (unsigned)(attempt + 2), (unsigned)(attempt + 1),
+                            ctxc_status_name(st), (unsigned)resp.status);
+            break;
+        }
         ctxc_port_log(port, CTXC_LOG_WARN,
                       "%s: attempt %u of %u failed (%s, HTTP %u); retrying "
                       "in %u ms",
@@ -1030,8 +1047,9 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         }
     }
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
-    if (st != CTXC_OK && err != NULL && klen > 0) {
-        mask_key(err->message, c->key_ + strlen(p->auth_prefix), klen);
+    if (st != CTXC_OK && klen > 0) { /* the one masking rule */
+        ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix),
+                          klen);
     }
 #endif
     /* the key, and the request head holding it in the HTTP work area */
@@ -1133,6 +1151,7 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     c->retries_ = retries > 10u ? 10u : retries;
     c->stream_ = stream;
     c->timeout_ms = 0;
+    c->deadline_ms = 0;
     c->extra_headers = NULL;
     c->extra_header_count = 0;
     out->complete = pv_complete;
@@ -1186,12 +1205,16 @@ ctxc_status_t ctxc_provider_resolve(void *user, const char *profile,
                             &retries);
     (void)ctxc_settings_int(b->settings, CTXC_SETTING_NETWORK_READ_TIMEOUT_MS,
                             &timeout);
+    uint32_t deadline = 0;
+    (void)ctxc_settings_int(b->settings, CTXC_SETTING_NETWORK_CALL_DEADLINE_MS,
+                            &deadline);
     st = ctxc_provider_llm(b->client, &b->ref_, b->port, retries, b->stream,
                            &b->llm_, err);
     if (st != CTXC_OK) {
         return st;
     }
     b->client->timeout_ms = timeout;
+    b->client->deadline_ms = deadline;
     *llm = &b->llm_;
     return CTXC_OK;
 }

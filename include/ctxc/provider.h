@@ -128,6 +128,10 @@ typedef struct {
      * more request headers (OpenRouter's HTTP-Referer, a test id; not
      * copied: they must outlive the calls). */
     uint32_t timeout_ms;
+    /* Public: the whole call's deadline in ms, every attempt and retry wait
+     * included (0: none; e.g. the setting network.call-deadline-ms); needs
+     * the port's clock. Running out: CTXC_E_TIMEOUT naming it. */
+    uint32_t deadline_ms;
     const ctxc_http_header_t *extra_headers;
     size_t extra_header_count;
 } ctxc_provider_client_t;

@@ -170,7 +170,10 @@ extern const char *const ctxc_strategy_names[];
       "longest wait for a connection, TLS handshake included")                 \
     X(NETWORK_READ_TIMEOUT_MS, "network.read-timeout-ms", INT, NULL, "60000",  \
       100, 3600000, NONE, 1, "Network", "milliseconds",                        \
-      "longest wait for the next bytes of an answer")
+      "longest wait for the next bytes of an answer")                          \
+    X(NETWORK_CALL_DEADLINE_MS, "network.call-deadline-ms", INT, NULL,         \
+      "300000", 1000, 3600000, NONE, 1, "Network", "milliseconds",             \
+      "longest time one model call may take, every retry and wait included")
 
 typedef enum {
 #define CTXC_SETTING_ENUM_(id, ...) CTXC_SETTING_##id,
