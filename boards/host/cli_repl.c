@@ -21,7 +21,9 @@
  * printed when it did), the whole history goes to the active provider/model
  * (the provider, model, base-url, auth-key-name in force) as chat messages,
  * the reply is streamed to stdout as it arrives and appended as an ai
- * entry. On an error the human line stays, no ai entry is added.
+ * entry. On a terminal, control characters of the reply (and of an error
+ * message) are shown visibly (cli_term.c); the history keeps the reply as
+ * it came. On an error the human line stays, no ai entry is added.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -185,6 +187,8 @@ static uint16_t chat_map[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static ctxc_llm_role_t chat_roles[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static bool chat_streamed_any;
 static bool chat_streamed_nl;
+/* what the terminal shows of replies and errors (neutralised on a tty) */
+static cli_term_t chat_term;
 
 static const char *repl_who(void) {
     return repl_chat ? "ctxc chat" : "ctxc repl";
@@ -260,7 +264,7 @@ static size_t chat_messages(void) {
 static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
     (void)user;
     if (len > 0) {
-        fwrite(text, 1, len, stdout);
+        cli_term_write(&chat_term, text, len);
         fflush(stdout);
         chat_streamed_any = true;
         chat_streamed_nl = text[len - 1] == '\n';
@@ -287,6 +291,7 @@ static void chat_add_reply(const char *text, size_t len) {
 
 /* Ends a streamed reply's line before anything else is printed. */
 static void chat_end_line(void) {
+    cli_term_end(&chat_term);
     if (chat_streamed_any && !chat_streamed_nl) {
         putchar('\n');
     }
@@ -296,8 +301,12 @@ static void chat_end_line(void) {
 
 static void chat_failed(const char *what, const ctxc_error_t *err) {
     chat_end_line();
-    printf("error: %s: %s\n(the history keeps your line; no reply added)\n",
-           what, ctxc_error_message(err));
+    /* the message may quote the server's own words: shown like a reply */
+    const char *msg = ctxc_error_message(err);
+    printf("error: %s: ", what);
+    cli_term_write(&chat_term, msg, strlen(msg));
+    cli_term_end(&chat_term);
+    printf("\n(the history keeps your line; no reply added)\n");
 }
 
 /* A chat line: add it, compress when needed, send, stream, append. */
@@ -755,6 +764,7 @@ static int repl_main(int argc, char **argv) {
     if (repl_chat && !cli_llm_setup(&repl_session, &repl_settings, who)) {
         return CLI_EXIT_FAIL;
     }
+    cli_term_init(&chat_term, stdout, isatty(1) != 0);
     bool tty = isatty(0) && isatty(1);
     if (tty) {
         printf("ctxc %s - %zu entries loaded; /help for commands, Tab "

@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "../unit/mini_server.h"
 #include "../unit/pty.h"
 #include "fixture.h"
 
@@ -450,6 +451,87 @@ static void test_reply_too_long(void **state) {
     assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 0);
 }
 
+/* A streamed OpenAI answer whose text holds terminal controls: an OSC 52
+ * clipboard write, clear screen, an 8-bit CSI (U+009B), CR, DEL. */
+static const char EVIL_TEXT_JSON[] =
+    "before \\u001b]52;c;aGVsbG8=\\u0007 mid \\u001b[2J after "
+    "\\u009b31m red\\r\\u007f end";
+static const char EVIL_SHOWN[] =
+    "before ^[]52;c;aGVsbG8=^G mid ^[[2J after <U+009B>31m red^M^? end";
+
+static pid_t evil_server(uint16_t *port) {
+    static char body[2048], answer[4096];
+    int bn =
+        snprintf(body, sizeof body,
+                 "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\","
+                 "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                 "\"content\":\"%s\"},\"finish_reason\":null}]}\n\n"
+                 "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\","
+                 "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+                 "\"stop\"}]}\n\n"
+                 "data: [DONE]\n\n",
+                 EVIL_TEXT_JSON);
+    int n = snprintf(answer, sizeof answer,
+                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                     bn, body);
+    return mini_serve(answer, (size_t)n, 2, port);
+}
+
+/* On a terminal the reply's control characters are shown, not obeyed; the
+ * saved history keeps them as they came. */
+static void test_reply_controls_neutralised_on_a_terminal(void **state) {
+    (void)state;
+    uint16_t port;
+    pid_t srv = evil_server(&port);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/v1", (unsigned)port);
+    char *argv[] = {(char *)"ctxc",
+                    (char *)"chat",
+                    (char *)"--provider",
+                    (char *)"openai",
+                    (char *)"--model",
+                    (char *)"m",
+                    (char *)"--base-url",
+                    base,
+                    (char *)"--history",
+                    g_hist,
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "you> ");
+    pty_type(m, "show me\r");
+    pty_expect(m, EVIL_SHOWN);
+    pty_expect(m, "you> ");
+    pty_type(m, "/save\r");
+    pty_expect(m, "saved 2 entries");
+    pty_finish(m, pid);
+    mini_stop(srv);
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\","
+                           "\"text\":\"before \\u001b]52;c;aGVsbG8=\\u0007 "
+                           "mid \\u001b[2J after \xc2\x9b"
+                           "31m red\\r\x7f end\"}]}");
+}
+
+/* Not a terminal (a pipe, a file): the reply is written as it came. */
+static void test_reply_raw_when_not_a_terminal(void **state) {
+    (void)state;
+    uint16_t port;
+    pid_t srv = evil_server(&port);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/v1", (unsigned)port);
+    chat("show me\n", "--provider", "openai", "--model", "m", "--base-url",
+         base, NULL);
+    mini_stop(srv);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "before \x1b]52;c;aGVsbG8=\x07 mid \x1b[2J after "
+                           "\xc2\x9b"
+                           "31m red\r\x7f end\n");
+}
+
 /* No provider or no model: the message names the settings; nothing sent. */
 static void test_no_provider_names_the_settings(void **state) {
     (void)state;
@@ -527,6 +609,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_provider_error_keeps_the_line,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reply_controls_neutralised_on_a_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reply_raw_when_not_a_terminal,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_provider_names_the_settings,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
