@@ -14,13 +14,14 @@
  *
  *   ctxc chat [--history FILE] [--profile NAME] [--workspace DIR]
  *             [--provider P] [--model M] [--base-url URL] [--key-env VAR]
- *             [--system TEXT]
+ *             [--system TEXT] [--no-stream]
  *
  * The same loop in chat mode: a line that is not a command is added as a
  * human entry, ctxc_session_before_send() compresses when needed (one line
  * printed when it did), the whole history goes to the active provider/model
  * (the provider, model, base-url, auth-key-name in force) as chat messages,
- * the reply is streamed to stdout as it arrives and appended as an ai
+ * the reply is streamed to stdout as it arrives (the setting stream, off
+ * with --no-stream: one JSON answer, printed whole) and appended as an ai
  * entry. On a terminal, control characters of the reply (and of an error
  * message) are shown visibly (cli_term.c); the history keeps the reply as
  * it came. On an error the human line stays, no ai entry is added.
@@ -70,7 +71,8 @@ static const char chat_help[] =
     "Commands:\n"
     "  /set KEY VALUE | /set unset KEY     change a setting for this session\n"
     "                                      (provider, model, base-url,\n"
-    "                                      auth-key-name: the chat model)\n"
+    "                                      auth-key-name, stream: the chat\n"
+    "                                      model)\n"
     "  /settings                           every setting: value and source\n"
     "  /settings set KEY VALUE | unset KEY change the settings file\n"
     "  /profile save|load|delete NAME | list\n"
@@ -330,6 +332,7 @@ static void chat_send(const char *line) {
         snprintf(keys[k].buf, CTXC_CFG_SETTINGS_VALUE_BYTES, "%s",
                  v != NULL ? v : "");
     }
+    ref.stream = ctxc_settings_bool(&repl_settings, CTXC_SETTING_STREAM);
     if (ref.provider[0] == '\0' || ref.model[0] == '\0') {
         printf("error: no %s set: set provider and model (/set provider "
                "openai|anthropic|gemini, /set model NAME; base-url and "
@@ -374,8 +377,8 @@ static void chat_send(const char *line) {
     (void)ctxc_settings_int(&repl_settings,
                             CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &timeout);
     ctxc_llm_t llm;
-    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries, true,
-                          &llm, &err) != CTXC_OK) {
+    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries,
+                          ref.stream, &llm, &err) != CTXC_OK) {
         chat_failed(ref.provider, &err);
         return;
     }
@@ -660,7 +663,8 @@ static int repl_usage(const char *what, const char *arg) {
             repl_chat ? "ctxc chat [--history FILE] [--profile NAME] "
                         "[--workspace DIR]\n"
                         "       [--provider P] [--model M] [--base-url URL] "
-                        "[--key-env VAR] [--system TEXT]"
+                        "[--key-env VAR] [--system TEXT]\n"
+                        "       [--no-stream]"
                       : "ctxc repl [--history FILE] [--profile NAME] "
                         "[--workspace DIR]");
     return CLI_EXIT_USAGE;
@@ -713,6 +717,8 @@ static int repl_main(int argc, char **argv) {
             workspace = argv[++i];
         } else if (takes) {
             i++; /* --system and the settings: after the profile, below */
+        } else if (repl_chat && strcmp(a, "--no-stream") == 0) {
+            /* below, after the profile */
         } else {
             return repl_usage("unexpected argument: ", a);
         }
@@ -722,9 +728,17 @@ static int repl_main(int argc, char **argv) {
     if (!cli_settings_open(&repl_settings, &repl_pfs, profile, who)) {
         return CLI_EXIT_FAIL;
     }
-    for (int i = 0; repl_chat && i + 1 < argc; i++) {
+    for (int i = 0; repl_chat && i < argc; i++) {
         const char *key = chat_option_key(argv[i]);
-        if (strcmp(argv[i], "--system") == 0) {
+        if (strcmp(argv[i], "--no-stream") == 0) {
+            /* one JSON answer: servers and proxies that do not stream */
+            if (ctxc_settings_set_bool(&repl_settings, CTXC_SETTING_STREAM,
+                                       false, &err) != CTXC_OK) {
+                fprintf(stderr, "%s: --no-stream: %s\n", who,
+                        ctxc_error_message(&err));
+                return CLI_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[i], "--system") == 0) {
             chat_system = argv[++i];
         } else if (key != NULL) {
             if (ctxc_settings_set(&repl_settings, key, argv[i + 1], &err) !=

@@ -451,6 +451,44 @@ static void test_reply_too_long(void **state) {
     assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 0);
 }
 
+/* The setting stream: on by default ("stream":true); --no-stream and
+ * /set stream false ask for one JSON answer ("stream":false), which is
+ * printed and added like a streamed one. */
+static void test_stream_off(void **state) {
+    (void)state;
+    char marker[200];
+    snprintf(marker, sizeof marker, "%s default", g_marker);
+    chat("hello\n", "--provider", "openai", "--model", "fixture-chat",
+         "--base-url", base_of("openai"), "--system", marker, NULL);
+    assert_int_equal(g_status, 0);
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, "\\\"stream\\\":true");
+
+    snprintf(marker, sizeof marker, "%s no-stream", g_marker);
+    chat("hello\n/save\n", "--history", g_hist, "--provider", "openai",
+         "--model", "fixture-chat", "--base-url", base_of("openai"), "--system",
+         marker, "--no-stream", NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "fixture-chat: 1 message received.\nsaved 2 ");
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, "\\\"stream\\\":false");
+    assert_null(strstr(g_sent, "\\\"stream\\\":true"));
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "\"fixture-chat: 1 message received.\"");
+
+    /* the setting itself, for the next line */
+    snprintf(marker, sizeof marker, "%s set", g_marker);
+    chat("/set stream false\nhello\n", "--provider", "gemini", "--model",
+         "fixture-chat", "--base-url", base_of("gemini"), "--system", marker,
+         NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "fixture-chat: 1 message received.\n");
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, ":generateContent\"");
+    assert_null(strstr(g_sent, "streamGenerateContent"));
+}
+
 /* A streamed OpenAI answer whose text holds terminal controls: an OSC 52
  * clipboard write, clear screen, an 8-bit CSI (U+009B), CR, DEL. */
 static const char EVIL_TEXT_JSON[] =
@@ -609,6 +647,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_provider_error_keeps_the_line,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_off, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_reply_controls_neutralised_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_raw_when_not_a_terminal,
