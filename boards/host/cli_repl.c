@@ -397,7 +397,9 @@ static void chat_send(const char *line) {
     memset(&usage, 0, sizeof usage);
     ctxc_status_t st = llm.complete(&llm, &req, chat_reply, sizeof chat_reply,
                                     &len, &usage, &err);
-    if (st == CTXC_E_TOO_LARGE) {
+    /* the reply buffer (err.needed known); any other limit (the key, header
+     * lines, an SSE event...) has its own message, below */
+    if (st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply) {
         chat_end_line();
         printf("error: the reply is longer than %u bytes (the chat's reply "
                "buffer); nothing of it added\n(the history keeps your line; "
