@@ -254,10 +254,12 @@ CTXC__NOINLINE static char *ref_field(ctxc_provider_ref_t *r,
 
 static void visit_ref(void *user, ctxc_setting_id_t id, uint32_t num,
                       const char *p, size_t n) {
-    (void)num;
-    char *dst = ref_field(((ref_visit_t *)user)->out, id);
+    ctxc_provider_ref_t *out = ((ref_visit_t *)user)->out;
+    char *dst = ref_field(out, id);
     if (dst != NULL) {
         copy_str(dst, CTXC_CFG_SETTINGS_VALUE_BYTES, p, n);
+    } else if (id == CTXC_SETTING_STREAM) {
+        out->stream = num != 0;
     }
 }
 
@@ -307,6 +309,7 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                 copy_str(dst, CTXC_CFG_SETTINGS_VALUE_BYTES, v, strlen(v));
             }
         }
+        out->stream = ctxc_settings_bool(s, CTXC_SETTING_STREAM);
         return CTXC_OK;
     }
     copy_str(out->profile, sizeof out->profile, name, strlen(name));
@@ -315,6 +318,10 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
     if (st != CTXC_OK) {
         return st;
     }
+    /* a profile without the key: its registry default */
+    out->stream =
+        strcmp(ctxc_settings_registry[CTXC_SETTING_STREAM].default_text,
+               "true") == 0;
     ref_visit_t rv = {out};
     (void)ctxc__settings_parse(s->buf, len, visit_ref, &rv, NULL, NULL);
     return CTXC_OK;

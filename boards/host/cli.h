@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ctxc/ctxc.h"
 #include "ctxc_port_posix.h"
@@ -75,6 +76,22 @@ const ctxc_port_t *cli_llm_port(void);
 void cli_llm_teardown(void);
 /* --todos FILE: the agent's todo list (JSON) handed to the session. */
 bool cli_llm_todos(ctxc_session_t *s, const char *path, const char *who);
+
+/* Text from the network shown to a person (cli_term.c): with neutralise,
+ * C0 controls other than "\n" and "\t" are written in caret notation (ESC
+ * as ^[, BEL ^G, CR ^M), DEL as ^?, the C1 controls U+0080..U+009F (UTF-8
+ * C2 80..C2 9F) as <U+0080>..<U+009F>, the rest as it is; a C2 ending one
+ * piece waits for the next. Without neutralise the bytes are written as
+ * they are. */
+typedef struct {
+    FILE *out;
+    bool neutralise;
+    bool pending_c2;
+} cli_term_t;
+void cli_term_init(cli_term_t *t, FILE *out, bool neutralise);
+void cli_term_write(cli_term_t *t, const char *data, size_t len);
+/* Ends the text: a C2 still waiting is written as it came. */
+void cli_term_end(cli_term_t *t);
 
 /* `ctxc http-get URL ...` (argv after the command): cli_http.c. */
 int cli_cmd_http_get(int argc, char **argv);

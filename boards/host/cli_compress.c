@@ -4,6 +4,8 @@
  *   ctxc compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]
  *        [--threshold X] [--preserve X] [--top-preserve X] [--workspace DIR]
  *        [--density KEY=VALUE ...] [--optimize-only] [-o OUT.jsonl]
+ *        [--provider P] [--model M] [--base-url URL] [--key-env VAR]
+ *        [--no-stream] [--todos FILE.json] [--transcript PATH]
  *
  * Values resolve as everywhere: options (the ephemeral layer, over a
  * profile loaded with --profile) -> $CTXC_HOME/settings.json -> defaults.
@@ -41,7 +43,10 @@ static int usage3(const char *before, const char *arg, const char *after) {
             "[--context-limit N]\n"
             "         [--threshold X] [--preserve X] [--top-preserve X] "
             "[--workspace DIR]\n"
-            "         [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n");
+            "         [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
+            "         [--provider P] [--model M] [--base-url URL] "
+            "[--key-env VAR]\n"
+            "         [--no-stream] [--todos FILE.json] [--transcript PATH]\n");
     return CLI_EXIT_USAGE;
 }
 
@@ -182,6 +187,16 @@ int cli_cmd_compress(int argc, char **argv) {
             out = v;
         } else if (strcmp(a, "--optimize-only") == 0) {
             optimize_only = true;
+            continue;
+        } else if (strcmp(a, "--no-stream") == 0) {
+            /* the summary model answers in one JSON body (for servers and
+             * proxies that do not stream); ephemeral, like --model */
+            if (ctxc_settings_set_bool(&cli_settings, CTXC_SETTING_STREAM,
+                                       false, &err) != CTXC_OK) {
+                fprintf(stderr, "ctxc compress: --no-stream: %s\n",
+                        ctxc_error_message(&err));
+                return CLI_EXIT_USAGE;
+            }
             continue;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage3("unknown option '", a, "'");

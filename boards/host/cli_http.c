@@ -6,7 +6,10 @@
  * through the port (the POSIX transport: sockets + mbedTLS, certificate
  * and host name always verified) with the library's HTTP client, and
  * prints the status line, the response headers and the first N bytes of
- * the body (default 512) to stdout. The CA file, connect and read
+ * the body (default 512) to stdout, control characters shown visibly
+ * whether stdout is a terminal or not (cli_term.c: ESC as ^[, C1 as
+ * <U+009B>; a diagnostic for a person, not a download). The CA file,
+ * connect and read
  * timeouts come from the settings (network.ca-file,
  * network.connect-timeout-ms, network.read-timeout-ms) unless given here.
  * A header given with --header is sent as is; one whose name is
@@ -34,17 +37,26 @@ static const char http_get_usage[] =
     "                         [--bytes N] [--timeout-ms N]\n"
     "Fetches URL through the port's transport (TLS verified against the\n"
     "system CA bundle or --ca-file / network.ca-file) and prints the status,\n"
-    "the response headers and the first N bytes of the body (default 512).\n";
+    "the response headers and the first N bytes of the body (default 512),\n"
+    "control characters shown as ^[ (C0, DEL ^?) and <U+0080>..<U+009F>.\n";
 
 typedef struct {
     size_t shown, limit;
     unsigned long long total;
 } body_view_t;
 
+/* Raw network bytes for a person, on a terminal or not: control
+ * characters always shown visibly (cli_term.c). */
+static cli_term_t http_term;
+
 static ctxc_status_t print_header(void *user, const char *name, size_t name_len,
                                   const char *value, size_t value_len) {
     (void)user;
-    printf("%.*s: %.*s\n", (int)name_len, name, (int)value_len, value);
+    cli_term_write(&http_term, name, name_len);
+    fputs(": ", stdout);
+    cli_term_write(&http_term, value, value_len);
+    cli_term_end(&http_term);
+    fputc('\n', stdout);
     return CTXC_OK;
 }
 
@@ -56,7 +68,7 @@ static ctxc_status_t print_body(void *user, const char *data, size_t len) {
     b->total += len;
     if (b->shown < b->limit) {
         size_t n = len < b->limit - b->shown ? len : b->limit - b->shown;
-        fwrite(data, 1, n, stdout);
+        cli_term_write(&http_term, data, n);
         b->shown += n;
     }
     return CTXC_OK;
@@ -195,6 +207,7 @@ int cli_cmd_http_get(int argc, char **argv) {
                          : 0;
     }
     body_view_t body = {0, bytes, 0};
+    cli_term_init(&http_term, stdout, true);
     ctxc_http_request_t req;
     memset(&req, 0, sizeof req);
     req.method = "GET";
@@ -210,6 +223,7 @@ int cli_cmd_http_get(int argc, char **argv) {
     ctxc_status_t st = ctxc_http_request(&req, &pp.port, http_work,
                                          sizeof http_work, &resp, &err);
     /* the status line is known only after the headers: printed last */
+    cli_term_end(&http_term);
     if (body.total > body.shown) {
         printf("\n[... %llu body bytes in all, %zu shown]\n", body.total,
                body.shown);

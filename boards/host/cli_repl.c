@@ -14,14 +14,17 @@
  *
  *   ctxc chat [--history FILE] [--profile NAME] [--workspace DIR]
  *             [--provider P] [--model M] [--base-url URL] [--key-env VAR]
- *             [--system TEXT]
+ *             [--system TEXT] [--no-stream]
  *
  * The same loop in chat mode: a line that is not a command is added as a
  * human entry, ctxc_session_before_send() compresses when needed (one line
  * printed when it did), the whole history goes to the active provider/model
  * (the provider, model, base-url, auth-key-name in force) as chat messages,
- * the reply is streamed to stdout as it arrives and appended as an ai
- * entry. On an error the human line stays, no ai entry is added.
+ * the reply is streamed to stdout as it arrives (the setting stream, off
+ * with --no-stream: one JSON answer, printed whole) and appended as an ai
+ * entry. On a terminal, control characters of the reply (and of an error
+ * message) are shown visibly (cli_term.c); the history keeps the reply as
+ * it came. On an error the human line stays, no ai entry is added.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -68,7 +71,8 @@ static const char chat_help[] =
     "Commands:\n"
     "  /set KEY VALUE | /set unset KEY     change a setting for this session\n"
     "                                      (provider, model, base-url,\n"
-    "                                      auth-key-name: the chat model)\n"
+    "                                      auth-key-name, stream: the chat\n"
+    "                                      model)\n"
     "  /settings                           every setting: value and source\n"
     "  /settings set KEY VALUE | unset KEY change the settings file\n"
     "  /profile save|load|delete NAME | list\n"
@@ -185,6 +189,8 @@ static uint16_t chat_map[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static ctxc_llm_role_t chat_roles[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static bool chat_streamed_any;
 static bool chat_streamed_nl;
+/* what the terminal shows of replies and errors (neutralised on a tty) */
+static cli_term_t chat_term;
 
 static const char *repl_who(void) {
     return repl_chat ? "ctxc chat" : "ctxc repl";
@@ -260,7 +266,7 @@ static size_t chat_messages(void) {
 static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
     (void)user;
     if (len > 0) {
-        fwrite(text, 1, len, stdout);
+        cli_term_write(&chat_term, text, len);
         fflush(stdout);
         chat_streamed_any = true;
         chat_streamed_nl = text[len - 1] == '\n';
@@ -287,6 +293,7 @@ static void chat_add_reply(const char *text, size_t len) {
 
 /* Ends a streamed reply's line before anything else is printed. */
 static void chat_end_line(void) {
+    cli_term_end(&chat_term);
     if (chat_streamed_any && !chat_streamed_nl) {
         putchar('\n');
     }
@@ -296,8 +303,12 @@ static void chat_end_line(void) {
 
 static void chat_failed(const char *what, const ctxc_error_t *err) {
     chat_end_line();
-    printf("error: %s: %s\n(the history keeps your line; no reply added)\n",
-           what, ctxc_error_message(err));
+    /* the message may quote the server's own words: shown like a reply */
+    const char *msg = ctxc_error_message(err);
+    printf("error: %s: ", what);
+    cli_term_write(&chat_term, msg, strlen(msg));
+    cli_term_end(&chat_term);
+    printf("\n(the history keeps your line; no reply added)\n");
 }
 
 /* A chat line: add it, compress when needed, send, stream, append. */
@@ -321,6 +332,7 @@ static void chat_send(const char *line) {
         snprintf(keys[k].buf, CTXC_CFG_SETTINGS_VALUE_BYTES, "%s",
                  v != NULL ? v : "");
     }
+    ref.stream = ctxc_settings_bool(&repl_settings, CTXC_SETTING_STREAM);
     if (ref.provider[0] == '\0' || ref.model[0] == '\0') {
         printf("error: no %s set: set provider and model (/set provider "
                "openai|anthropic|gemini, /set model NAME; base-url and "
@@ -365,8 +377,8 @@ static void chat_send(const char *line) {
     (void)ctxc_settings_int(&repl_settings,
                             CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &timeout);
     ctxc_llm_t llm;
-    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries, true,
-                          &llm, &err) != CTXC_OK) {
+    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries,
+                          ref.stream, &llm, &err) != CTXC_OK) {
         chat_failed(ref.provider, &err);
         return;
     }
@@ -385,7 +397,9 @@ static void chat_send(const char *line) {
     memset(&usage, 0, sizeof usage);
     ctxc_status_t st = llm.complete(&llm, &req, chat_reply, sizeof chat_reply,
                                     &len, &usage, &err);
-    if (st == CTXC_E_TOO_LARGE) {
+    /* the reply buffer (err.needed known); any other limit (the key, header
+     * lines, an SSE event...) has its own message, below */
+    if (st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply) {
         chat_end_line();
         printf("error: the reply is longer than %u bytes (the chat's reply "
                "buffer); nothing of it added\n(the history keeps your line; "
@@ -651,7 +665,8 @@ static int repl_usage(const char *what, const char *arg) {
             repl_chat ? "ctxc chat [--history FILE] [--profile NAME] "
                         "[--workspace DIR]\n"
                         "       [--provider P] [--model M] [--base-url URL] "
-                        "[--key-env VAR] [--system TEXT]"
+                        "[--key-env VAR] [--system TEXT]\n"
+                        "       [--no-stream]"
                       : "ctxc repl [--history FILE] [--profile NAME] "
                         "[--workspace DIR]");
     return CLI_EXIT_USAGE;
@@ -704,6 +719,8 @@ static int repl_main(int argc, char **argv) {
             workspace = argv[++i];
         } else if (takes) {
             i++; /* --system and the settings: after the profile, below */
+        } else if (repl_chat && strcmp(a, "--no-stream") == 0) {
+            /* below, after the profile */
         } else {
             return repl_usage("unexpected argument: ", a);
         }
@@ -713,9 +730,17 @@ static int repl_main(int argc, char **argv) {
     if (!cli_settings_open(&repl_settings, &repl_pfs, profile, who)) {
         return CLI_EXIT_FAIL;
     }
-    for (int i = 0; repl_chat && i + 1 < argc; i++) {
+    for (int i = 0; repl_chat && i < argc; i++) {
         const char *key = chat_option_key(argv[i]);
-        if (strcmp(argv[i], "--system") == 0) {
+        if (strcmp(argv[i], "--no-stream") == 0) {
+            /* one JSON answer: servers and proxies that do not stream */
+            if (ctxc_settings_set_bool(&repl_settings, CTXC_SETTING_STREAM,
+                                       false, &err) != CTXC_OK) {
+                fprintf(stderr, "%s: --no-stream: %s\n", who,
+                        ctxc_error_message(&err));
+                return CLI_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[i], "--system") == 0) {
             chat_system = argv[++i];
         } else if (key != NULL) {
             if (ctxc_settings_set(&repl_settings, key, argv[i + 1], &err) !=
@@ -755,6 +780,7 @@ static int repl_main(int argc, char **argv) {
     if (repl_chat && !cli_llm_setup(&repl_session, &repl_settings, who)) {
         return CLI_EXIT_FAIL;
     }
+    cli_term_init(&chat_term, stdout, isatty(1) != 0);
     bool tty = isatty(0) && isatty(1);
     if (tty) {
         printf("ctxc %s - %zu entries loaded; /help for commands, Tab "

@@ -30,7 +30,7 @@
 #include "cli.h"
 #include "ctxc/ctxc.h"
 
-static const char cli_usage_text[] =
+static const char cli_usage_text1[] =
     "usage: ctxc COMMAND [ARGS]\n"
     "       ctxc --help | --version\n"
     "\n"
@@ -47,7 +47,7 @@ static const char cli_usage_text[] =
     " [--preserve X] [--top-preserve X] [--workspace DIR]\n"
     "           [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
     "           [--provider P] [--model M] [--base-url URL] [--key-env VAR]\n"
-    "           [--todos FILE.json] [--transcript PATH]\n"
+    "           [--no-stream] [--todos FILE.json] [--transcript PATH]\n"
     "                          run the density step (strategies that have\n"
     "                          one) and the strategy; write the compressed\n"
     "                          JSONL to stdout or OUT and a before/after\n"
@@ -63,20 +63,32 @@ static const char cli_usage_text[] =
     "                          variable holding the API key), or a --profile\n"
     "                          with them; --todos and --transcript go into "
     "the\n"
-    "                          summary request.\n"
+    "                          summary request. --no-stream: the model\n"
+    "                          answers in one JSON body, not streamed (the\n"
+    "                          setting stream; for servers and proxies that\n"
+    "                          do not stream).\n"
+    "";
+/* two parts: a C string literal stays under 4095 bytes */
+static const char cli_usage_text2[] =
     "  repl [--history FILE] [--profile NAME] [--workspace DIR]\n"
     "                          interactive session: /set, /settings,\n"
     "                          /profile, /stats, /compress, /save, /help;\n"
     "                          Tab completes; reads stdin when not a tty\n"
     "  chat [--history FILE] [--profile NAME] [--workspace DIR]\n"
     "       [--provider P] [--model M] [--base-url URL] [--key-env VAR]\n"
-    "       [--system TEXT]\n"
+    "       [--system TEXT] [--no-stream]\n"
     "                          chat with the active provider/model: each\n"
     "                          line is added to the history, compressed when\n"
     "                          it outgrows the threshold, sent whole; the\n"
-    "                          reply streams to stdout and is added as an ai\n"
-    "                          entry; the repl's /commands work; reads stdin\n"
-    "                          when not a tty\n"
+    "                          reply streams to stdout (--no-stream: one\n"
+    "                          JSON answer, printed whole) and is added as\n"
+    "                          an ai entry; the repl's /commands work; reads\n"
+    "                          stdin when not a tty. On a terminal, control\n"
+    "                          characters of the reply are shown, not\n"
+    "                          obeyed: ESC as ^[, BEL ^G, CR ^M (C0 controls\n"
+    "                          but newline and tab: ^ and the byte + 0x40),\n"
+    "                          DEL ^?, C1 controls as <U+0080>..<U+009F>;\n"
+    "                          the history keeps the reply as it came\n"
     "  prompts list|show NAME|install [--provider P] [--model M]\n"
     "                          the compression prompts under $CTXC_HOME\n"
     "                          (default ~/.config/ctxc): the level each one\n"
@@ -86,7 +98,9 @@ static const char cli_usage_text[] =
     "           [--timeout-ms N]\n"
     "                          fetch URL through the port (TLS verified) and\n"
     "                          print the headers, the first N bytes of the\n"
-    "                          body (512) and the status: a network check\n"
+    "                          body (512) and the status: a network check;\n"
+    "                          control characters in headers and body are\n"
+    "                          always shown as chat shows them (^[, <U+009B>)\n"
     "\n"
     "FILE is a JSON Lines file in the IContent interchange format or the\n"
     "OpenAI chat-messages format (one entry per line); - reads stdin.\n"
@@ -96,6 +110,11 @@ static const char cli_usage_text[] =
     "  --version               print the version and exit\n"
     "\n"
     "Exit status: 0 success, 1 invalid input or I/O error, 2 usage error.\n";
+
+static void cli_usage(FILE *out) {
+    fputs(cli_usage_text1, out);
+    fputs(cli_usage_text2, out);
+}
 
 /* --- Storage -------------------------------------------------------------- */
 
@@ -123,7 +142,7 @@ static void cli_usage_error(const char *what) {
     if (what != NULL) {
         fprintf(stderr, "ctxc: %s\n", what);
     }
-    fputs(cli_usage_text, stderr);
+    cli_usage(stderr);
 }
 
 static const char *cli_reason(const ctxc_error_t *err) {
@@ -362,7 +381,7 @@ int main(int argc, char **argv) {
     }
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(cli_usage_text, stdout);
+            cli_usage(stdout);
             return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         }
     }
@@ -392,7 +411,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "stats") != 0 && strcmp(cmd, "fmt") != 0) {
         fprintf(stderr, "ctxc: unknown command '%s'\n", cmd);
-        fputs(cli_usage_text, stderr);
+        cli_usage(stderr);
         return CLI_EXIT_USAGE;
     }
 
@@ -402,19 +421,19 @@ int main(int argc, char **argv) {
             entries = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ctxc: %s: unknown option '%s'\n", cmd, a);
-            fputs(cli_usage_text, stderr);
+            cli_usage(stderr);
             return CLI_EXIT_USAGE;
         } else if (file == NULL) {
             file = a;
         } else {
             fprintf(stderr, "ctxc: %s: unexpected argument '%s'\n", cmd, a);
-            fputs(cli_usage_text, stderr);
+            cli_usage(stderr);
             return CLI_EXIT_USAGE;
         }
     }
     if (file == NULL) {
         fprintf(stderr, "ctxc: %s: missing FILE\n", cmd);
-        fputs(cli_usage_text, stderr);
+        cli_usage(stderr);
         return CLI_EXIT_USAGE;
     }
 

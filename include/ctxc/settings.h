@@ -161,6 +161,10 @@ extern const char *const ctxc_strategy_names[];
       "Provider", "variable or key file name",                                 \
       "name of the environment variable or key file holding the API key "      \
       "(never the key itself)")                                                \
+    X(STREAM, "stream", BOOL, NULL, "true", 0, 1, NONE, 1, "Provider",         \
+      "true|false",                                                            \
+      "ask for a streamed answer (false: one JSON answer, for servers and "    \
+      "proxies that do not stream)")                                           \
     X(NETWORK_CA_FILE, "network.ca-file", STRING, NULL, NULL, 0, 0, PATH, 1,   \
       "Network", "absolute path of a PEM file",                                \
       "CA certificates TLS trusts (unset: the system bundle, "                 \
@@ -498,9 +502,10 @@ ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
                                          ctxc_error_t *err);
 
 /* The provider the LLM strategies use for the summary call (REQ-CS-006A.1):
- * when compression.profile is set, the provider, model, base-url and
- * auth-key-name saved in that profile ("" for those it does not set);
- * otherwise the values in force in the store. Errors:
+ * when compression.profile is set, the provider, model, base-url,
+ * auth-key-name and stream saved in that profile ("" for the strings it does
+ * not set, stream's default true when it lacks that key); otherwise the
+ * values in force in the store. Errors:
  * CTXC_E_PROFILE_NOT_FOUND naming the profile when it does not exist, the
  * profile file's error with its path when it is unusable. */
 typedef struct {
@@ -509,6 +514,7 @@ typedef struct {
     char model[CTXC_CFG_SETTINGS_VALUE_BYTES];
     char base_url[CTXC_CFG_SETTINGS_VALUE_BYTES];
     char auth_key_name[CTXC_CFG_SETTINGS_VALUE_BYTES];
+    bool stream; /* setting stream: ask for a streamed answer */
 } ctxc_provider_ref_t;
 ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,

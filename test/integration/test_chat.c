@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "../unit/mini_server.h"
 #include "../unit/pty.h"
 #include "fixture.h"
 
@@ -434,12 +435,13 @@ static void test_provider_error_keeps_the_line(void **state) {
     assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 1);
 }
 
-/* A reply longer than the reply buffer (64 KiB): an error that says so,
- * nothing of it appended. */
+/* A reply longer than the reply buffer (64 KiB; one JSON answer with
+ * --no-stream): an error that says so, nothing of it appended. */
 static void test_reply_too_long(void **state) {
     (void)state;
     chat("give me a lot\n/save\n", "--history", g_hist, "--provider", "openai",
-         "--model", "fixture-chat-long", "--base-url", base_of("openai"), NULL);
+         "--model", "fixture-chat-long", "--base-url", base_of("openai"),
+         "--no-stream", NULL);
     assert_int_equal(g_status, 0);
     assert_contains(g_out, "error: the reply is longer than 65535 bytes");
     assert_contains(g_out, "no reply added");
@@ -448,6 +450,183 @@ static void test_reply_too_long(void **state) {
     slurp(g_hist, saved, sizeof saved - 1);
     assert_null(strstr(saved, "0123456789"));
     assert_int_equal(count_of(saved, "\"speaker\":\"ai\""), 0);
+}
+
+/* The other limits are not the reply's: each error names its own. Streamed,
+ * the same reply comes as one SSE event of ~70 KB (more than the SSE
+ * buffer); a key longer than the key buffer is refused before anything is
+ * sent. */
+static void test_other_limits_name_themselves(void **state) {
+    (void)state;
+    chat("give me a lot\n/save\n", "--history", g_hist, "--provider", "openai",
+         "--model", "fixture-chat-long", "--base-url", base_of("openai"), NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: openai fixture-chat-long: SSE line and "
+                           "event data longer than the 4096 byte buffer "
+                           "(CTXC_CFG_HTTP_SSE_BUFFER_BYTES)");
+    assert_null(strstr(g_out, "the reply is longer"));
+    assert_contains(g_out, "saved 1 entries");
+
+    static char key[4096]; /* more than any key buffer */
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    setenv("CTXC_TEST_LONG_KEY", key, 1);
+    chat("hello\n", "--provider", "openai", "--model", "fixture-chat",
+         "--base-url", base_of("openai"), "--key-env", "CTXC_TEST_LONG_KEY",
+         "--system", g_marker, NULL);
+    unsetenv("CTXC_TEST_LONG_KEY");
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: openai fixture-chat: ");
+    assert_contains(g_out, "the API key in CTXC_TEST_LONG_KEY is longer than ");
+    assert_null(strstr(g_out, "the reply is longer"));
+    assert_null(strstr(g_out, "kkkk"));
+    assert_int_equal(sent_with(g_marker), 0);
+}
+
+/* The setting stream: on by default ("stream":true); --no-stream and
+ * /set stream false ask for one JSON answer ("stream":false), which is
+ * printed and added like a streamed one. */
+static void test_stream_off(void **state) {
+    (void)state;
+    char marker[200];
+    snprintf(marker, sizeof marker, "%s default", g_marker);
+    chat("hello\n", "--provider", "openai", "--model", "fixture-chat",
+         "--base-url", base_of("openai"), "--system", marker, NULL);
+    assert_int_equal(g_status, 0);
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, "\\\"stream\\\":true");
+
+    snprintf(marker, sizeof marker, "%s no-stream", g_marker);
+    chat("hello\n/save\n", "--history", g_hist, "--provider", "openai",
+         "--model", "fixture-chat", "--base-url", base_of("openai"), "--system",
+         marker, "--no-stream", NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "fixture-chat: 1 message received.\nsaved 2 ");
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, "\\\"stream\\\":false");
+    assert_null(strstr(g_sent, "\\\"stream\\\":true"));
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "\"fixture-chat: 1 message received.\"");
+
+    /* the setting itself, for the next line */
+    snprintf(marker, sizeof marker, "%s set", g_marker);
+    chat("/set stream false\nhello\n", "--provider", "gemini", "--model",
+         "fixture-chat", "--base-url", base_of("gemini"), "--system", marker,
+         NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "fixture-chat: 1 message received.\n");
+    assert_int_equal(sent_with(marker), 1);
+    assert_contains(g_sent, ":generateContent\"");
+    assert_null(strstr(g_sent, "streamGenerateContent"));
+}
+
+/* One header line too many (70 > CTXC_CFG_HTTP_MAX_HEADERS): the error
+ * names that limit, not the reply's. */
+static void test_too_many_headers_named(void **state) {
+    (void)state;
+    static char answer[8192];
+    size_t n = (size_t)snprintf(answer, sizeof answer, "HTTP/1.1 200 OK\r\n");
+    for (int i = 0; i < 70; i++) {
+        n += (size_t)snprintf(answer + n, sizeof answer - n,
+                              "X-Filler-%d: %d\r\n", i, i);
+    }
+    n += (size_t)snprintf(answer + n, sizeof answer - n,
+                          "Content-Type: application/json\r\n"
+                          "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+    uint16_t port;
+    pid_t srv = mini_serve(answer, n, 4, &port);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/v1", (unsigned)port);
+    chat("hello\n", "--provider", "openai", "--model", "m", "--base-url", base,
+         NULL);
+    mini_stop(srv);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "error: openai m: ");
+    assert_contains(g_out, "more than 64 header lines from 127.0.0.1 "
+                           "(CTXC_CFG_HTTP_MAX_HEADERS)");
+    assert_null(strstr(g_out, "the reply is longer"));
+}
+
+/* A streamed OpenAI answer whose text holds terminal controls: an OSC 52
+ * clipboard write, clear screen, an 8-bit CSI (U+009B), CR, DEL. */
+static const char EVIL_TEXT_JSON[] =
+    "before \\u001b]52;c;aGVsbG8=\\u0007 mid \\u001b[2J after "
+    "\\u009b31m red\\r\\u007f end";
+static const char EVIL_SHOWN[] =
+    "before ^[]52;c;aGVsbG8=^G mid ^[[2J after <U+009B>31m red^M^? end";
+
+static pid_t evil_server(uint16_t *port) {
+    static char body[2048], answer[4096];
+    int bn =
+        snprintf(body, sizeof body,
+                 "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\","
+                 "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                 "\"content\":\"%s\"},\"finish_reason\":null}]}\n\n"
+                 "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\","
+                 "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+                 "\"stop\"}]}\n\n"
+                 "data: [DONE]\n\n",
+                 EVIL_TEXT_JSON);
+    int n = snprintf(answer, sizeof answer,
+                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                     bn, body);
+    return mini_serve(answer, (size_t)n, 2, port);
+}
+
+/* On a terminal the reply's control characters are shown, not obeyed; the
+ * saved history keeps them as they came. */
+static void test_reply_controls_neutralised_on_a_terminal(void **state) {
+    (void)state;
+    uint16_t port;
+    pid_t srv = evil_server(&port);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/v1", (unsigned)port);
+    char *argv[] = {(char *)"ctxc",
+                    (char *)"chat",
+                    (char *)"--provider",
+                    (char *)"openai",
+                    (char *)"--model",
+                    (char *)"m",
+                    (char *)"--base-url",
+                    base,
+                    (char *)"--history",
+                    g_hist,
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "you> ");
+    pty_type(m, "show me\r");
+    pty_expect(m, EVIL_SHOWN);
+    pty_expect(m, "you> ");
+    pty_type(m, "/save\r");
+    pty_expect(m, "saved 2 entries");
+    pty_finish(m, pid);
+    mini_stop(srv);
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\","
+                           "\"text\":\"before \\u001b]52;c;aGVsbG8=\\u0007 "
+                           "mid \\u001b[2J after \xc2\x9b"
+                           "31m red\\r\x7f end\"}]}");
+}
+
+/* Not a terminal (a pipe, a file): the reply is written as it came. */
+static void test_reply_raw_when_not_a_terminal(void **state) {
+    (void)state;
+    uint16_t port;
+    pid_t srv = evil_server(&port);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/v1", (unsigned)port);
+    chat("show me\n", "--provider", "openai", "--model", "m", "--base-url",
+         base, NULL);
+    mini_stop(srv);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "before \x1b]52;c;aGVsbG8=\x07 mid \x1b[2J after "
+                           "\xc2\x9b"
+                           "31m red\r\x7f end\n");
 }
 
 /* No provider or no model: the message names the settings; nothing sent. */
@@ -527,6 +706,15 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_provider_error_keeps_the_line,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_limits_name_themselves,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_many_headers_named, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stream_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reply_controls_neutralised_on_a_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reply_raw_when_not_a_terminal,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_provider_names_the_settings,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),

@@ -38,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "mini_server.h"
 #include "pty.h"
 
 /* The host configuration, when the library's include paths are available. */
@@ -1796,6 +1797,35 @@ static void test_output_errors_are_reported(void **state) {
     drop_home();
 }
 
+/* http-get prints network bytes for a person: control characters in
+ * header values and the body are shown (^[, ^G, <U+009B>, ^?), never
+ * written raw, even when stdout is not a terminal. */
+static void test_http_get_shows_controls(void **state) {
+    (void)state;
+    static const char body[] = "x\x1b[2Jy\xc2\x9b"
+                               "z\x7f!";
+    char answer[512];
+    int n = snprintf(answer, sizeof answer,
+                     "HTTP/1.1 200 OK\r\nX-Evil: a\x1b]0;pwned\x07"
+                     "b\r\nContent-Type: text/plain\r\nContent-Length: "
+                     "%zu\r\nConnection: close\r\n\r\n%s",
+                     strlen(body), body);
+    uint16_t port;
+    pid_t srv = mini_serve(answer, (size_t)n, 1, &port);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", (unsigned)port);
+    run_t r;
+    RUN(&r, "http-get", url);
+    mini_stop(srv);
+    assert_int_equal(r.status, 0);
+    if (strstr(r.out, "X-Evil: a^[]0;pwned^Gb\n") == NULL ||
+        strstr(r.out, "\nx^[[2Jy<U+009B>z^?!\n") == NULL) {
+        fail_msg("not neutralised:\n%s", r.out);
+    }
+    assert_null(memchr(r.out, 0x1b, r.out_len));
+    assert_null(strstr(r.out, "\xc2\x9b"));
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
     if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
@@ -1843,6 +1873,7 @@ int main(void) {
         cmocka_unit_test(test_repl_long_lines),
         cmocka_unit_test(test_repl_terminal_long_line),
         cmocka_unit_test(test_output_errors_are_reported),
+        cmocka_unit_test(test_http_get_shows_controls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -475,8 +475,8 @@ static void test_complete_keys(void **state) {
         "compression.density.recencyRetention",
         "compression.density.vocabularies", "compression.density.readTools",
         "compression.density.writeTools", "provider", "model", "base-url",
-        "auth-key-name", "network.ca-file", "network.connect-timeout-ms",
-        "network.read-timeout-ms");
+        "auth-key-name", "stream", "network.ca-file",
+        "network.connect-timeout-ms", "network.read-timeout-ms");
     cands_t got;
     memset(&got, 0, sizeof got);
     assert_int_equal(

@@ -122,6 +122,7 @@ static void test_registry_lists_every_key(void **state) {
         {"model", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"base-url", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"auth-key-name", CTXC_SETTING_TYPE_STRING, "Provider"},
+        {"stream", CTXC_SETTING_TYPE_BOOL, "Provider"},
         {"network.ca-file", CTXC_SETTING_TYPE_STRING, "Network"},
         {"network.connect-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
         {"network.read-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
@@ -204,6 +205,7 @@ static void test_defaults_come_from_the_table(void **state) {
     assert_int_equal(src(&st, "network.ca-file"), CTXC_SOURCE_UNSET);
     assert_string_equal(val(&st, "network.connect-timeout-ms"), "10000");
     assert_string_equal(val(&st, "network.read-timeout-ms"), "60000");
+    assert_string_equal(val(&st, "stream"), "true");
     assert_int_equal(ctxc_settings_preserve_threshold(&st), 200);
     assert_int_equal(ctxc_settings_top_preserve_threshold(&st), 200);
     assert_int_equal(ctxc_settings_context_limit(&st), 0);
@@ -902,7 +904,7 @@ static void test_unreadable_settings_file(void **state) {
     "\"compression.density.writeTools\": \"put_file,patch:file\", "            \
     "\"provider\": \"openai\", "                                               \
     "\"m\\u006fdel\": \"gpt-\\u0034o\", \"base-url\": \"https://x.example\", " \
-    "\"auth-key-name\": \"OPENAI_API_KEY\", "                                  \
+    "\"auth-key-name\": \"OPENAI_API_KEY\", \"stream\": false, "               \
     "\"network.ca-file\": \"/etc/ctxc/ca.pem\", "                              \
     "\"network.connect-timeout-ms\": 5000, "                                   \
     "\"network.read-timeout-ms\": 90000"
@@ -1265,6 +1267,74 @@ static void test_compression_profile_resolution(void **state) {
 }
 #endif
 
+static ctxc_status_t discard(void *user, const char *data, size_t len) {
+    (void)user, (void)data, (void)len;
+    return CTXC_OK;
+}
+
+/* stream: true by default; /set stream false turns it off; a profile saves
+ * it and ctxc_settings_compression_provider() reads it back from the
+ * profile compression.profile names (a profile without the key: true,
+ * whatever the session's own value), else from the settings in force. */
+static void test_stream_setting(void **state) {
+    (void)state;
+    ctxc_provider_ref_t ref;
+    ctxc_error_t err;
+    assert_true(ctxc_settings_bool(&st, CTXC_SETTING_STREAM));
+    assert_int_equal(src(&st, "stream"), CTXC_SOURCE_DEFAULT);
+    assert_int_equal(ctxc_settings_compression_provider(&st, &ref, &err),
+                     CTXC_OK);
+    assert_true(ref.stream);
+
+    assert_int_equal(
+        ctxc_settings_command(&st, "/set stream false", discard, NULL, &err),
+        CTXC_OK);
+    assert_false(ctxc_settings_bool(&st, CTXC_SETTING_STREAM));
+    assert_string_equal(val(&st, "stream"), "false");
+    assert_int_equal(ctxc_settings_compression_provider(&st, &ref, &err),
+                     CTXC_OK);
+    assert_false(ref.stream);
+    assert_int_equal(ctxc_settings_set(&st, "stream", "no", &err),
+                     CTXC_E_INVALID_ARG);
+
+    /* saved in a profile, read back through compression.profile */
+    set_ok("provider", "openai");
+    set_ok("model", "local-model");
+    size_t count = 0;
+    assert_int_equal(ctxc_settings_profile_save(&st, "nostream", &count, &err),
+                     CTXC_OK);
+    assert_int_equal(count, 3);
+    assert_contains(mem_get(&mfs, "profiles/nostream.json"),
+                    "\"stream\": false");
+    set_ok("stream", "true");
+    set_ok("compression.profile", "nostream");
+    assert_int_equal(ctxc_settings_compression_provider(&st, &ref, &err),
+                     CTXC_OK);
+    assert_string_equal(ref.profile, "nostream");
+    assert_string_equal(ref.model, "local-model");
+    assert_false(ref.stream);
+
+    /* a profile that lacks the key: the default, not the session's value */
+    mem_put(&mfs, "profiles/plain.json",
+            "{\"provider\": \"openai\", \"model\": \"m\"}");
+    set_ok("stream", "false");
+    set_ok("compression.profile", "plain");
+    assert_int_equal(ctxc_settings_compression_provider(&st, &ref, &err),
+                     CTXC_OK);
+    assert_true(ref.stream);
+    mem_put(&mfs, "profiles/plain.json",
+            "{\"provider\": \"openai\", \"stream\": true}");
+    assert_int_equal(ctxc_settings_compression_provider(&st, &ref, &err),
+                     CTXC_OK);
+    assert_true(ref.stream);
+
+    /* a new store loading the profile: stream is off again */
+    ctxc_settings_init(&st2, &fs);
+    assert_int_equal(ctxc_settings_profile_load(&st2, "nostream", &err),
+                     CTXC_OK);
+    assert_false(ctxc_settings_bool(&st2, CTXC_SETTING_STREAM));
+}
+
 /* ---- typos --------------------------------------------------------------- */
 
 /* ---- the typed API ------------------------------------------------------ */
@@ -1623,6 +1693,7 @@ int main(void) {
 #if ALL_STRATEGIES_
       cmocka_unit_test_setup(test_compression_profile_resolution, setup),
 #endif
+      cmocka_unit_test_setup(test_stream_setting, setup),
       cmocka_unit_test_setup(test_key_suggestions, setup),
       cmocka_unit_test_setup(test_typed_setters_check_like_the_text_path,
                              setup),
