@@ -114,9 +114,9 @@ static size_t slurp(const char *path, char *buf, size_t cap) {
     return n;
 }
 
-/* Runs `ctxc chat ARGS...` (NULL-terminated) with `script` on stdin;
+/* Runs `ctxc CMD ARGS...` (NULL-terminated) with `script` on stdin;
  * g_status, g_out and g_err get what it did. */
-static void chat(const char *script, ...) {
+static void run_v(const char *cmd, const char *script, va_list ap) {
     char in[400], out[400], err[400];
     snprintf(in, sizeof in, "%s/stdin.txt", g_base);
     snprintf(out, sizeof out, "%s/stdout.txt", g_base);
@@ -125,14 +125,11 @@ static void chat(const char *script, ...) {
     char *argv[32];
     size_t argc = 0;
     argv[argc++] = (char *)"ctxc";
-    argv[argc++] = (char *)"chat";
-    va_list ap;
-    va_start(ap, script);
+    argv[argc++] = (char *)cmd;
     for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
         assert_true(argc < 31);
         argv[argc++] = (char *)a;
     }
-    va_end(ap);
     argv[argc] = NULL;
     fflush(stdout);
     fflush(stderr);
@@ -156,6 +153,21 @@ static void chat(const char *script, ...) {
     slurp(out, g_out, OUT_CAP);
     slurp(err, g_err, OUT_CAP);
     assert_true(g_status != 126 && g_status != 127);
+}
+
+static void chat(const char *script, ...) {
+    va_list ap;
+    va_start(ap, script);
+    run_v("chat", script, ap);
+    va_end(ap);
+}
+
+/* `ctxc CMD ARGS...` with nothing on stdin. */
+static void run(const char *cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    run_v(cmd, "", ap);
+    va_end(ap);
 }
 
 #define assert_contains(hay, needle)                                           \
@@ -521,6 +533,48 @@ static void test_stream_off(void **state) {
     assert_null(strstr(g_sent, "streamGenerateContent"));
 }
 
+/* compress --no-stream: the summary request of middle-out asks for one
+ * JSON answer ("stream":false); without it, a streamed one. (Needs
+ * ctxc_provider_resolve to follow ref.stream.) */
+static void test_compress_no_stream(void **state) {
+    (void)state;
+    char in[600], line[1024];
+    snprintf(in, sizeof in, "%s/in.jsonl", g_base);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    for (int i = 0; i < 12; i++) {
+        snprintf(line, sizeof line,
+                 "{\"speaker\":\"%s\",\"blocks\":[{\"type\":\"text\","
+                 "\"text\":\"%s %d: %s\"}]}\n",
+                 i % 2 == 0 ? "human" : "ai", g_marker, i, LONG_LINE);
+        fputs(line, f);
+    }
+    assert_int_equal(fclose(f), 0);
+    const char *const modes[] = {"--no-stream", NULL};
+    for (size_t k = 0; k < 2; k++) {
+        char out[600];
+        snprintf(out, sizeof out, "%s/out%zu.jsonl", g_base, k);
+        run("compress", in, "--strategy", "middle-out", "--context-limit",
+            "200", "--preserve", "0.1", "--top-preserve", "0.1", "--provider",
+            "openai", "--model", "fixture-ok", "--base-url", base_of("openai"),
+            "-o", out, modes[k], NULL);
+        assert_int_equal(g_status, 0);
+        static char saved[65536];
+        slurp(out, saved, sizeof saved - 1);
+        if (strstr(saved, "<state_snapshot>") == NULL) {
+            fail_msg("no summary; stderr: %s", g_err);
+        }
+        if (k == 0) {
+            assert_int_equal(sent_with(g_marker), 1);
+            assert_contains(g_sent, "\\\"stream\\\":false");
+            assert_null(strstr(g_sent, "\\\"stream\\\":true"));
+        } else {
+            assert_int_equal(sent_with(g_marker), 2);
+            assert_contains(g_sent, "\\\"stream\\\":true");
+        }
+    }
+}
+
 /* One header line too many (70 > CTXC_CFG_HTTP_MAX_HEADERS): the error
  * names that limit, not the reply's. */
 static void test_too_many_headers_named(void **state) {
@@ -711,6 +765,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_too_many_headers_named, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stream_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_no_stream, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             test_reply_controls_neutralised_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reply_raw_when_not_a_terminal,
