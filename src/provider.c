@@ -723,9 +723,12 @@ ctxc_status_t ctxc_provider_end(ctxc_provider_reader_t *r, ctxc_error_t *err) {
     r->any = true;
     if ((r->flags_ & F_ERROR) != 0) {
         r->tlen_ = r->len;
+        const char *reason = r->usage->finish_reason;
         return ctxc__fail(err, CTXC_E_HTTP_STATUS,
-                          "%s: error in the answer: %s", name,
-                          r->msg_len_ > 0 ? r->msg_ : "(no message)");
+                          "%s: error in the answer: %s%s%s%s", name,
+                          r->msg_len_ > 0 ? r->msg_ : "(no message)",
+                          reason[0] != '\0' ? " (after finish reason " : "",
+                          reason, reason[0] != '\0' ? ")" : "");
     }
     if (r->root_ != CTXC__JT_OBJECT) {
         return ctxc__fail(err, CTXC_E_PARSE,
@@ -874,7 +877,6 @@ static void http_error(call_t *k, ctxc_error_t *err) {
     }
 }
 
-
 static void wipe(void *p, size_t n) {
     volatile unsigned char *v = p;
     while (n-- > 0) {
@@ -1003,13 +1005,13 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         if (st == CTXC_E_TIMEOUT && total > 0 &&
             strncmp(err->message, "deadline of ", 12) == 0) {
             const char *what = strstr(err->message, " ran out ");
-            st = ctxc__fail(err, CTXC_E_TIMEOUT,
-                            "%s: the call's deadline of %u ms "
-                            "(network.call-deadline-ms) ran out %s "
-                            "(attempt %u of %u)",
-                            p->name, (unsigned)total,
-                            what != NULL ? what + 9 : "", (unsigned)(attempt + 1),
-                            (unsigned)(c->retries_ + 1));
+            st = ctxc__fail(
+                err, CTXC_E_TIMEOUT,
+                "%s: the call's deadline of %u ms "
+                "(network.call-deadline-ms) ran out %s "
+                "(attempt %u of %u)",
+                p->name, (unsigned)total, what != NULL ? what + 9 : "",
+                (unsigned)(attempt + 1), (unsigned)(c->retries_ + 1));
             break;
         }
         if (!ctxc_http_retryable(st, &resp) || attempt >= c->retries_) {
@@ -1048,8 +1050,7 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     }
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
     if (st != CTXC_OK && klen > 0) { /* the one masking rule */
-        ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix),
-                          klen);
+        ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix), klen);
     }
 #endif
     /* the key, and the request head holding it in the HTTP work area */
@@ -1208,8 +1209,10 @@ ctxc_status_t ctxc_provider_resolve(void *user, const char *profile,
     uint32_t deadline = 0;
     (void)ctxc_settings_int(b->settings, CTXC_SETTING_NETWORK_CALL_DEADLINE_MS,
                             &deadline);
-    st = ctxc_provider_llm(b->client, &b->ref_, b->port, retries, b->stream,
-                           &b->llm_, err);
+    /* the setting `stream` (of the profile, or in force); the binding's
+     * flag false forces whole answers */
+    st = ctxc_provider_llm(b->client, &b->ref_, b->port, retries,
+                           b->stream && b->ref_.stream, &b->llm_, err);
     if (st != CTXC_OK) {
         return st;
     }

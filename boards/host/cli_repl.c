@@ -371,11 +371,13 @@ static void chat_send(const char *line) {
                rep.compressed && rep.optimized ? " after the density step" : "",
                n0, ctxc_history_count(h), rep.tokens, rep.tokens_after);
     }
-    uint32_t retries = 2, timeout = 0;
+    uint32_t retries = 2, timeout = 0, deadline = 0;
     (void)ctxc_settings_int(&repl_settings, CTXC_SETTING_COMPRESSION_RETRIES,
                             &retries);
     (void)ctxc_settings_int(&repl_settings,
                             CTXC_SETTING_NETWORK_READ_TIMEOUT_MS, &timeout);
+    (void)ctxc_settings_int(&repl_settings,
+                            CTXC_SETTING_NETWORK_CALL_DEADLINE_MS, &deadline);
     ctxc_llm_t llm;
     if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries,
                           ref.stream, &llm, &err) != CTXC_OK) {
@@ -383,6 +385,7 @@ static void chat_send(const char *line) {
         return;
     }
     chat_client.timeout_ms = timeout;
+    chat_client.deadline_ms = deadline;
     ctxc_llm_request_t req;
     memset(&req, 0, sizeof req);
     req.system = chat_system != NULL ? chat_system_part : NULL;

@@ -165,9 +165,11 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
  *                                   &binding);
  *
  * When a summary call is due, the resolver reads the provider, model,
- * base-url and auth-key-name of compression.profile (or, unset, those in
- * force), compression.retries and network.read-timeout-ms, and sets up the
- * client. */
+ * base-url, auth-key-name and stream of compression.profile (or, unset,
+ * those in force), compression.retries, network.read-timeout-ms and
+ * network.call-deadline-ms, and sets up the client. The bind flag `stream`
+ * false forces non-streamed answers (a transport that cannot stream);
+ * true lets the setting `stream` decide. */
 typedef struct {
     ctxc_provider_client_t *client;
     ctxc_settings_store_t *settings;

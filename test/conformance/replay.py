@@ -173,14 +173,20 @@ class OneShotServer:
         out += ["%s: %s" % (k, v) for k, v in self.headers]
         out.append("Transfer-Encoding: chunked" if self.chunked else "Content-Length: %d" % len(self.body))
         out.append("Connection: close")
-        conn.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
-        for i in range(0, len(self.body), PIECE):
-            piece = self.body[i:i + PIECE]
+        try:
+            conn.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
+            for i in range(0, len(self.body), PIECE):
+                piece = self.body[i:i + PIECE]
+                if self.chunked:
+                    piece = b"%x\r\n" % len(piece) + piece + b"\r\n"
+                conn.sendall(piece)
             if self.chunked:
-                piece = b"%x\r\n" % len(piece) + piece + b"\r\n"
-            conn.sendall(piece)
-        if self.chunked:
-            conn.sendall(b"0\r\n\r\n")
+                conn.sendall(b"0\r\n\r\n")
+        except (ssl.SSLEOFError, BrokenPipeError, ConnectionResetError):
+            # The client may stop reading once it has refused the answer
+            # (a content coding it does not decode): its verdict is judged
+            # from its own output, not from the rest of the body.
+            return
         try:
             conn.unwrap()
         except (OSError, ssl.SSLError, ValueError):

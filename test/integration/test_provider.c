@@ -166,6 +166,8 @@ static void base_of(const char *api, bool tls, char *buf, size_t cap) {
     }
 }
 
+static uint32_t call_deadline_ms; /* client.deadline_ms of the calls */
+
 static ctxc_status_t call_with(const char *api, const char *model, bool stream,
                                uint32_t retries, const char *key_name, bool tls,
                                size_t cap) {
@@ -192,6 +194,7 @@ static ctxc_status_t call_with(const char *api, const char *model, bool stream,
     client.extra_headers = hdr;
     client.extra_header_count = 1;
     client.timeout_ms = 10000;
+    client.deadline_ms = call_deadline_ms;
     ctxc_llm_request_t req = request();
     memset(out, 'x', sizeof out);
     out_len = 12345;
@@ -411,6 +414,21 @@ static void test_cut_off_is_an_error(void **state) {
     }
 }
 
+/* Issue 25: one call has a total deadline, retries included: the stalling
+ * answer (2.5 s) with a 10 s read timeout and two retries ends after the
+ * 1000 ms deadline, naming it; without a deadline it is answered. */
+static void test_call_deadline(void **state) {
+    (void)state;
+    call_deadline_ms = 1000;
+    ctxc_status_t st = call("openai", "fixture-stall", true, 2);
+    call_deadline_ms = 0;
+    assert_int_equal(st, CTXC_E_TIMEOUT);
+    assert_contains(err.message, "deadline of 1000 ms");
+    assert_contains(err.message, "network.call-deadline-ms");
+    assert_int_equal(usage.attempts, 1);
+    assert_int_equal(call("openai", "fixture-stall", true, 2), CTXC_OK);
+}
+
 static void test_401_carries_the_provider_message(void **state) {
     (void)state;
     static const char *const msg[] = {
@@ -599,6 +617,7 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cut_off_is_an_error, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_call_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_401_carries_the_provider_message,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_echoed_key_masked, setup,

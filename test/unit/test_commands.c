@@ -476,7 +476,8 @@ static void test_complete_keys(void **state) {
         "compression.density.vocabularies", "compression.density.readTools",
         "compression.density.writeTools", "provider", "model", "base-url",
         "auth-key-name", "stream", "network.ca-file",
-        "network.connect-timeout-ms", "network.read-timeout-ms");
+        "network.connect-timeout-ms", "network.read-timeout-ms",
+        "network.call-deadline-ms");
     cands_t got;
     memset(&got, 0, sizeof got);
     assert_int_equal(
@@ -499,18 +500,17 @@ static void test_complete_keys(void **state) {
              "compression.density.writeTools"));
     expect("/set un", 5, W("unset"));
     expect("/set unset con", 11, W("context-limit"));
-    expect("/settings set comp", 14,
-           W("compression.strategy", "compression.profile",
-             "compression.retries", "compression-threshold",
-             "compression-preserve-threshold",
-             "compression-top-preserve-threshold",
-             "compression.density.readWritePruning",
-             "compression.density.fileDedupe",
-             "compression.density.recencyPruning",
-             "compression.density.recencyRetention",
-             "compression.density.vocabularies",
-             "compression.density.readTools",
-             "compression.density.writeTools"));
+    expect(
+        "/settings set comp", 14,
+        W("compression.strategy", "compression.profile", "compression.retries",
+          "compression-threshold", "compression-preserve-threshold",
+          "compression-top-preserve-threshold",
+          "compression.density.readWritePruning",
+          "compression.density.fileDedupe",
+          "compression.density.recencyPruning",
+          "compression.density.recencyRetention",
+          "compression.density.vocabularies", "compression.density.readTools",
+          "compression.density.writeTools"));
     expect("/settings unset mo", 16, W("model"));
     expect("/set zzz", 5, NONE);
 }

@@ -126,6 +126,7 @@ static void test_registry_lists_every_key(void **state) {
         {"network.ca-file", CTXC_SETTING_TYPE_STRING, "Network"},
         {"network.connect-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
         {"network.read-timeout-ms", CTXC_SETTING_TYPE_INT, "Network"},
+        {"network.call-deadline-ms", CTXC_SETTING_TYPE_INT, "Network"},
     };
     assert_int_equal(CTXC_SETTING_COUNT, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -907,7 +908,8 @@ static void test_unreadable_settings_file(void **state) {
     "\"auth-key-name\": \"OPENAI_API_KEY\", \"stream\": false, "               \
     "\"network.ca-file\": \"/etc/ctxc/ca.pem\", "                              \
     "\"network.connect-timeout-ms\": 5000, "                                   \
-    "\"network.read-timeout-ms\": 90000"
+    "\"network.read-timeout-ms\": 90000, "                                     \
+    "\"network.call-deadline-ms\": 120000"
 
 #if ALL_STRATEGIES_ /* uses several strategy names as values */
 /* Settings files are read into a fixed array of JSON tokens: a file with
