@@ -102,7 +102,7 @@ static const char ESC_LETTER[] = "\"\\bfnrt/";
 static const char ESC_CHAR[] = "\"\\\b\f\n\r\t/";
 #define ESC_WRITTEN 7u /* all but "/" */
 
-static bool simple_escape(char e, uint32_t *cp) {
+bool ctxc__json_simple_escape(char e, uint32_t *cp) {
     for (size_t i = 0; i < sizeof ESC_LETTER - 1; i++) {
         if (ESC_LETTER[i] == e) {
             *cp = (uint8_t)ESC_CHAR[i];
@@ -114,7 +114,7 @@ static bool simple_escape(char e, uint32_t *cp) {
 
 /* ---- code point iteration ------------------------------------------------ */
 
-static int hexval(char c) {
+int ctxc__hexval(char c) {
     if (c >= '0' && c <= '9') {
         return c - '0';
     }
@@ -133,7 +133,7 @@ static bool hex4_at(const uint8_t *s, size_t n, size_t pos, uint32_t *v,
                     size_t *bad) {
     uint32_t r = 0;
     for (size_t i = 0; i < 4; i++) {
-        int h = pos + i < n ? hexval((char)s[pos + i]) : -1;
+        int h = pos + i < n ? ctxc__hexval((char)s[pos + i]) : -1;
         if (h < 0) {
             *bad = pos + i < n ? pos + i + 1 : n;
             return false;
@@ -196,7 +196,7 @@ int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err) {
         }
         char e = it->p[at + 1];
         uint32_t v;
-        if (simple_escape(e, &v)) {
+        if (ctxc__json_simple_escape(e, &v)) {
             *cp = v;
             it->pos = at + 2;
             return 1;
@@ -565,7 +565,7 @@ ctxc_status_t ctxc__write_decoded(ctxc__sink_t *out, const char *p, size_t n,
         ctxc__put(out, p + run, i - run);
         uint32_t cp;
         if (i + 1 < n && u[i] == '\\' && u[i + 1] != 'u' &&
-            simple_escape(p[i + 1], &cp)) {
+            ctxc__json_simple_escape(p[i + 1], &cp)) {
             char ch = (char)cp; /* the common escapes, without the iterator */
             ctxc__putc(out, ch);
             i += 2;
@@ -775,7 +775,7 @@ static ctxc_status_t scan_string(scan_t *sc, size_t q, size_t tk, size_t *end) {
             }
             WS_CHAR(cp);
             i += len;
-        } else if (simple_escape((char)e, &cp)) {
+        } else if (ctxc__json_simple_escape((char)e, &cp)) {
             if (e == '/') {
                 flags |= CTXC__JF_NONCANON;
             }

@@ -60,6 +60,12 @@ typedef struct {
 } ctxc__cp_iter_t;
 int ctxc__cp_next(ctxc__cp_iter_t *it, uint32_t *cp, ctxc_error_t *err);
 
+/* The character a one-letter JSON escape (the letter after the backslash,
+ * all but 'u') stands for; false for any other letter. */
+bool ctxc__json_simple_escape(char e, uint32_t *cp);
+/* The value of a hex digit, -1 for any other character. */
+int ctxc__hexval(char c);
+
 /* Writes `cp` as JSON.stringify would inside a string literal. */
 void ctxc__json_escape_cp(ctxc__sink_t *out, uint32_t cp);
 /* Writes a quoted canonical JSON string from a source (validated). */

@@ -211,19 +211,6 @@ static ctxc_status_t number_byte(ctxc__js_t *js, size_t i, char c, bool *again,
     return CTXC_OK;
 }
 
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 static void escape_cp(ctxc__js_t *js, uint32_t cp) {
     if (js->hi_sur != 0) {
         if (cp >= 0xDC00u && cp <= 0xDFFFu) {
@@ -251,16 +238,15 @@ static size_t string_bytes(ctxc__js_t *js, const char *p, size_t i, size_t n,
                            ctxc_status_t *st, ctxc_error_t *err) {
     if (js->sub == STR_ESC) {
         char c = p[i];
-        static const char from[] = "\"\\/bfnrt";
-        static const char to[] = "\"\\/\b\f\n\r\t";
-        const char *f = c != '\0' ? strchr(from, c) : NULL;
+        uint32_t ch;
         if (c == 'u') {
             js->sub = STR_HEX;
             js->hex_n = 0;
             js->hex = 0;
-        } else if (f != NULL) {
+        } else if (ctxc__json_simple_escape(c, &ch)) {
             lone_high(js);
-            emit(js, to + (f - from), 1);
+            char b = (char)ch;
+            emit(js, &b, 1);
             js->sub = STR_PLAIN;
         } else {
             *st = fail(js, i, "bad escape in a string", err);
@@ -268,7 +254,7 @@ static size_t string_bytes(ctxc__js_t *js, const char *p, size_t i, size_t n,
         return i + 1u;
     }
     if (js->sub == STR_HEX) {
-        int v = hex_value(p[i]);
+        int v = ctxc__hexval(p[i]);
         if (v < 0) {
             *st = fail(js, i, "bad \\u escape in a string", err);
             return i + 1u;
