@@ -300,7 +300,7 @@ static bool error_begin(reader_t *r, const ctxc__js_t *js, int type,
 
 /* The text scope (a Gemini part, an Anthropic block) that began at mark_ is
  * kept or dropped. */
-static void scope_end(reader_t *r, bool keep) {
+PV_HELPER void scope_end(reader_t *r, bool keep) {
     if (!keep) {
         r->tlen_ = r->mark_;
     }
