@@ -158,7 +158,7 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
  * What an integrator plugs into a session so middle-out and one-shot can
  * call a model:
  *
- *     static ctxc_provider_client_t client;      // 11 KB on Cortex-M4
+ *     static ctxc_provider_client_t client;      // 8 KB on Cortex-M4
  *     static ctxc_provider_binding_t binding;
  *     ctxc_provider_bind(&binding, &client, &settings, &port, true);
  *     ctxc_session_set_llm_resolver(&session, ctxc_provider_resolve,
