@@ -437,9 +437,8 @@ ctxc_status_t ctxc__js_feed(ctxc__js_t *js, const char *p, size_t n,
             bool array = ((js->arrays >> (js->depth - 1u)) & 1u) != 0;
             if (c == ',') {
                 if (array) {
-                    uint8_t *e = &js->path[js->depth - 1u];
-                    if (reach(js) && *e < 0xFEu) {
-                        (*e)++;
+                    if (reach(js) && js->path[js->depth - 1u] < 0xFEu) {
+                        js->path[js->depth - 1u]++;
                     }
                     js->state = S_VALUE;
                 } else {

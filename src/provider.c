@@ -967,10 +967,6 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
     hr.user = &k;
 
     st = CTXC_OK;
-    ctxc_error_t scratch; /* to read the HTTP layer's deadline message */
-    if (err == NULL) {
-        err = &scratch;
-    }
     /* The call's deadline: every attempt and every wait in it (needs the
      * port's clock; without one only the read timeout bounds a call). */
     uint32_t total = port->clock != NULL ? c->deadline_ms : 0u;
@@ -1003,15 +999,13 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
             http_error(&k, err);
         }
         if (st == CTXC_E_TIMEOUT && total > 0 &&
-            strncmp(err->message, "deadline of ", 12) == 0) {
-            const char *what = strstr(err->message, " ran out ");
-            st = ctxc__fail(
-                err, CTXC_E_TIMEOUT,
-                "%s: the call's deadline of %u ms "
-                "(network.call-deadline-ms) ran out %s "
-                "(attempt %u of %u)",
-                p->name, (unsigned)total, what != NULL ? what + 9 : "",
-                (unsigned)(attempt + 1), (unsigned)(c->retries_ + 1));
+            ctxc_port_now_ms(port) - t0 >= total) { /* the call's deadline */
+            st = ctxc__fail(err, CTXC_E_TIMEOUT,
+                            "%s: the call's deadline of %u ms "
+                            "(network.call-deadline-ms) ran out (attempt %u "
+                            "of %u)",
+                            p->name, (unsigned)total, (unsigned)(attempt + 1),
+                            (unsigned)(c->retries_ + 1));
             break;
         }
         if (!ctxc_http_retryable(st, &resp) || attempt >= c->retries_) {
@@ -1049,7 +1043,7 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         }
     }
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
-    if (st != CTXC_OK && klen > 0) { /* the one masking rule */
+    if (st != CTXC_OK && err != NULL && klen > 0) { /* the one masking rule */
         ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix), klen);
     }
 #endif
