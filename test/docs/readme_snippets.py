@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compiles and links every C snippet of the README.
+"""Compiles and links every C snippet of the README and of docs/*.md.
 
 Every fenced block whose info string is `c` is one snippet. By default a
 snippet is a translation unit of its own, compiled after `#include
@@ -21,10 +21,10 @@ then linked with a main() into a program against the built libraries, so
 every function a snippet calls exists. With --cross CC, every snippet not
 marked `host` is also compiled (not linked) with the cross compiler.
 
-usage: readme_snippets.py README --cc CC --include DIR... --lib=LIB...
+usage: readme_snippets.py MARKDOWN... --cc CC --include DIR... --lib=LIB...
                           [--cross CC --cross-include DIR...] --work DIR
-Exit status 0 when every snippet compiles and links; the last line is
-`N passed, N failed`.
+MARKDOWN is a file or a directory (its *.md files, sorted). Exit status 0
+when every snippet compiles and links; the last line is `N passed, N failed`.
 """
 import argparse
 import os
@@ -62,6 +62,7 @@ def snippets(path):
 
 
 def source(line, opts, code, readme):
+    """One translation unit for the snippet at `line` of file `readme`."""
     ctx = opts.get("context")
     head = [f"/* {os.path.basename(readme)}:{line} */"]
     if ctx:
@@ -72,7 +73,8 @@ def source(line, opts, code, readme):
     head.append('#include "ctxc/ctxc.h"')
     body = f"#line {line + 1} \"{readme}\"\n{code}\n"
     if opts.get("body"):
-        body = f"void ctxc_snippet_{line}(void);\nvoid ctxc_snippet_{line}(void) {{\n{body}}}\n"
+        fn = f"ctxc_snippet_{line}"
+        body = f"void {fn}(void);\nvoid {fn}(void) {{\n{body}}}\n"
     return "\n".join(head) + "\n" + body
 
 
@@ -83,7 +85,7 @@ def run(cmd):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("readme")
+    ap.add_argument("markdown", nargs="+")
     ap.add_argument("--cc", required=True)
     ap.add_argument("--include", nargs="+", default=[])
     ap.add_argument("--lib", action="append", default=[],
@@ -94,18 +96,27 @@ def main():
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    found = snippets(a.readme)
+    files = []
+    for m in a.markdown:
+        if os.path.isdir(m):
+            files += sorted(os.path.join(m, f) for f in os.listdir(m)
+                            if f.endswith(".md"))
+        else:
+            files.append(m)
+    found = [(path, *s) for path in files for s in snippets(path)]
     if not found:
-        sys.exit(f"{a.readme}: no ```c snippets found")
+        sys.exit(f"{' '.join(a.markdown)}: no ```c snippets found")
     main_c = os.path.join(a.work, "main.c")
     with open(main_c, "w") as f:
         f.write("int main(void) { return 0; }\n")
     passed = failed = 0
-    for line, opts, code in found:
-        name = f"snippet_{line}"
+    for path, line, opts, code in found:
+        doc = os.path.basename(path)
+        stem = os.path.splitext(doc)[0]
+        name = f"snippet_{stem}_{line}"
         src = os.path.join(a.work, name + ".c")
         with open(src, "w") as f:
-            f.write(source(line, opts, code, a.readme))
+            f.write(source(line, opts, code, path))
         inc = [f"-I{d}" for d in a.include]
         exe = os.path.join(a.work, name)
         rc, msg = run([a.cc, *FLAGS, *inc, src, main_c, "-o", exe, *a.lib])
@@ -117,10 +128,10 @@ def main():
                            "-c", src, "-o", exe + ".arm.o"])
         if rc == 0:
             passed += 1
-            print(f"ok   README.md:{line} ({', '.join(sorted(opts)) or 'unit'})")
+            print(f"ok   {doc}:{line} ({', '.join(sorted(opts)) or 'unit'})")
         else:
             failed += 1
-            print(f"FAIL README.md:{line}: {what}:\n{msg}")
+            print(f"FAIL {doc}:{line}: {what}:\n{msg}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
