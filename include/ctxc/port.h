@@ -188,19 +188,28 @@ typedef struct {
  * With tls = true the port verifies the server certificate chain and the
  * host name; there is no insecure mode.
  *
+ * Every call is one bounded step. Blocking callers (ctxc_llm_call, the
+ * blocking session calls) loop over the same steps as the resumable job
+ * (ctxc_session_poll) and sleep in wait() between them; the job returns to
+ * the application instead. One code path, two ways to drive it.
+ *
  * Return convention of send/recv: > 0 bytes moved, 0 = nothing moved yet,
- * try again (would block, or a short wait slice passed without data: the
- * caller counts its own timeout across 0 answers with the port clock),
- * < 0 = error (the connection is unusable; close it). recv() answering < 0
- * after the peer closed cleanly is CTXC_TRANSPORT_EOF; a reset or any other
- * failure is CTXC_TRANSPORT_ERROR. */
+ * try again (would block; a port with a wait op never waits inside
+ * send/recv, a port without one may wait up to its own short slice:
+ * either way the caller counts its own timeout across 0 answers with the
+ * port clock), < 0 = error (the connection is unusable; close it). recv()
+ * answering < 0 after the peer closed cleanly is CTXC_TRANSPORT_EOF; a
+ * reset or any other failure is CTXC_TRANSPORT_ERROR. */
 #define CTXC_TRANSPORT_EOF (-1)
 #define CTXC_TRANSPORT_ERROR (-2)
 
 typedef struct {
-    /* Connects ctx to host:port (TCP, then with tls the TLS handshake with
-     * SNI = host, the chain verified against the port's CA certificates and
-     * the certificate matched to host). Errors, each with a message naming
+    /* Starts connecting ctx to host:port (TCP, then with tls the TLS
+     * handshake with SNI = host, the chain verified against the port's CA
+     * certificates and the certificate matched to host). Answers CTXC_OK
+     * when connected, CTXC_E_IN_PROGRESS when the connection is under way
+     * and connect_poll() must be called to advance it (only ports with a
+     * connect_poll answer it), or an error, each with a message naming
      * host:port and the step:
      *   CTXC_E_NETWORK  resolving, connecting (refused, unreachable), reset
      *   CTXC_E_TLS      TLS setup (CA certificates, entropy), the handshake,
@@ -213,8 +222,23 @@ typedef struct {
     int32_t (*send)(void *ctx, const uint8_t *data, size_t len);
     int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
     /* Ends the connection (TLS close_notify where possible) and releases
-     * the socket; safe after errors and on a closed context. */
+     * the socket; safe after errors, on a closed context and in the middle
+     * of a connect that answered CTXC_E_IN_PROGRESS. */
     void (*close)(void *ctx);
+    /* Advances a connect that answered CTXC_E_IN_PROGRESS by one bounded
+     * step (the TCP connect's completion, one handshake round, a DNS answer)
+     * without waiting for the network: CTXC_OK connected,
+     * CTXC_E_IN_PROGRESS not yet, or an error as connect() lists (the
+     * connect timeout is the port's, counted from connect()). NULL: the
+     * port's connect() completes or fails in one call. */
+    ctxc_status_t (*connect_poll)(void *ctx, ctxc_error_t *err);
+    /* Waits at most ms for the connection to be able to progress (readable,
+     * writable, a connect or handshake step due), driving the network
+     * meanwhile where the port must (lwIP without an OS). Blocking callers
+     * call it after a 0 answer or CTXC_E_IN_PROGRESS; a resumable job never
+     * calls it. NULL: the port waits inside send/recv/connect_poll (a
+     * short slice) instead. */
+    void (*wait)(void *ctx, uint32_t ms);
 } ctxc_transport_ops_t;
 
 typedef struct {

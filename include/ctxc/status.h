@@ -41,7 +41,8 @@ extern "C" {
     X(CTXC_E_HTTP_STATUS, "the server answered with an HTTP error status")     \
     X(CTXC_E_INSECURE, "refused: a secret would cross plain HTTP")             \
     X(CTXC_E_STOPPED, "the model stopped without a normal finish (safety, "    \
-                      "refusal, blocked prompt, ...)")
+                      "refusal, blocked prompt, ...)")                         \
+    X(CTXC_E_IN_PROGRESS, "in progress: call again to go on")
 
 typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,

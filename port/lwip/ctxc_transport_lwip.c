@@ -530,7 +530,7 @@ static void lw_close(void *ctx) {
 }
 
 static const ctxc_transport_ops_t lw_ops = {lw_connect, lw_send, lw_recv,
-                                            lw_close};
+                                            lw_close, NULL, NULL};
 
 /* ---- public
  * -------------------------------------------------------------------- */

@@ -588,6 +588,8 @@ static const ctxc_transport_ops_t px_transport_ops = {
     px_send,
     px_recv,
     px_close,
+    NULL, /* connect_poll */
+    NULL, /* wait */
 };
 
 /* ---- public -----------------------------------------------------------------

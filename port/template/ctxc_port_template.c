@@ -174,6 +174,8 @@ static const ctxc_transport_ops_t tpl_transport_ops = {
     tpl_send,
     tpl_recv,
     tpl_close_conn,
+    NULL, /* connect_poll: connect completes in one call */
+    NULL, /* wait: send/recv wait their own short slice */
 };
 
 /* ---- entropy (TLS) --------------------------------------------------------

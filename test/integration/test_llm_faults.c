@@ -109,7 +109,7 @@ static void tf_close(void *ctx) {
 }
 
 static const ctxc_transport_ops_t tf_ops = {tf_connect, tf_send, tf_recv,
-                                            tf_close};
+                                            tf_close, NULL, NULL};
 
 /* ---- the world ----------------------------------------------------------- */
 

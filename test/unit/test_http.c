@@ -155,7 +155,7 @@ static void fake_close(void *ctx) {
 }
 
 static const ctxc_transport_ops_t fake_ops = {fake_connect, fake_send,
-                                              fake_recv, fake_close};
+                                              fake_recv, fake_close, NULL, NULL};
 
 static uint64_t fake_clock(void *ctx) { return ((fake_t *)ctx)->now; }
 

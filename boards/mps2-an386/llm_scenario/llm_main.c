@@ -132,7 +132,7 @@ static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
 static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
 
 static const ctxc_transport_ops_t shown_ops = {shown_connect, pass_send,
-                                               pass_recv, pass_close};
+                                               pass_recv, pass_close, NULL, NULL};
 
 /* The binding's resolver plus the X-Test-Id header. */
 static ctxc_status_t resolve(void *user, const char *profile,
