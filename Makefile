@@ -7,7 +7,8 @@
 #                   print the cortex-m4 size table, run every test (ctest,
 #                   last; libfuzzer_<target>: each fuzz target briefly)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
-#                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
+#                   all rows in build/host/bench.md; input: $CTXC_CORPUS, or
+#                   without it sessions generated under build/host/bench/),
 #                   then the instruction-count linearity check (valgrind)
 #   make fuzz       build the libFuzzer targets with clang (build/fuzz) and run
 #                   each for FUZZ_SECONDS (default 60); crashes are kept in
@@ -53,6 +54,10 @@ RUN_CMD  = $(CLI) compress $(EXAMPLE) --strategy high-density --context-limit 16
 # The benchmark of `make bench` (test/bench).
 BENCH_TARGET := bench_strategies
 BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
+# Without a corpus: generated sessions of these sizes (entries; the bench
+# also runs each 10 times over, so 1000 becomes 10000) and the example.
+BENCH_GEN       := $(HOST_DIR)/bench/generated
+BENCH_GEN_SIZES ?= 50,200,1000
 
 # The clang fuzz tree (build/fuzz), built by `make fuzz` and `make test`:
 # the library and the CLI with clang and the project's warnings (-Werror),
@@ -81,8 +86,9 @@ TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
-# valgrind: its instruction counts (test/bench/instr_linearity.sh).
-BENCH_DEPS := libjsmn-dev valgrind
+# valgrind: its instruction counts (test/bench/instr_linearity.sh);
+# python3: the generated sessions (test/bench/gen_sessions.py).
+BENCH_DEPS := libjsmn-dev valgrind python3
 
 # $(call install_deps,<what>,<packages>): install the missing packages (one
 # apt-get run, only when something is missing), then print one line.
@@ -142,10 +148,19 @@ test: deps-test net-sources fuzz-build
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 # Not a test: prints times, asserts nothing about them.
+# Its input: the corpus in $$CTXC_CORPUS when set, else the sessions
+# test/bench/gen_sessions.py generates (fixed seed) into BENCH_GEN with a
+# copy of the shipped example; never committed.
 bench: deps-bench all
 	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
-	$(BENCH)
-	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md
+	@set -e; corpus="$${CTXC_CORPUS:-}"; \
+	if [ -z "$$corpus" ]; then \
+	    echo "bench: CTXC_CORPUS not set: generated sessions in $(BENCH_GEN) (test/bench/gen_sessions.py)"; \
+	    python3 test/bench/gen_sessions.py $(BENCH_GEN) --sizes $(BENCH_GEN_SIZES); \
+	    corpus=$(abspath $(BENCH_GEN)); \
+	fi; \
+	CTXC_CORPUS="$$corpus" $(BENCH); \
+	test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$$corpus" | tee -a $(HOST_DIR)/bench.md
 
 # The fuzz tree; no deps of its own (those of `make test` or `make fuzz`).
 fuzz-build:

@@ -2757,7 +2757,7 @@ static void test_corpus(void **state) {
     DIR *d = dir != NULL && dir[0] != '\0' ? opendir(dir) : NULL;
     if (d == NULL) {
         printf("corpus absent: %s \xe2\x80\x94 corpus cases skipped\n",
-               dir != NULL && dir[0] != '\0' ? dir : "(CTXC_CORPUS not set)");
+               dir != NULL && dir[0] != '\0' ? dir : "(CTXC_CORPUS not set; docs/testing.md, \"The corpus\")");
         return;
     }
     static char names[64][256];
