@@ -17,8 +17,10 @@
 #   make size       the cortex-m4 size table
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
 #                   and its tarball (README "Using ctxc in your build")
+#   make docs       the API reference of include/ctxc/*.h (Doxygen, warnings
+#                   as errors) into build/docs/api/html
 #   make readme-tables  run the cortex-m4 scenario image under QEMU and write
-#                   its output, stack and footprint tables into README.md
+#                   its output, stack and footprint tables into docs/footprint.md
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -82,9 +84,11 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # image (port/lwip/fetch_sources.sh, into build/third_party).
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
 # clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
+TEST_DEPS  := $(BUILD_DEPS) doxygen python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
+# doxygen: the API reference (`make docs`, ctest api_docs; docs/Doxyfile).
+DOCS_DEPS  := doxygen python3
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
 # valgrind: its instruction counts (test/bench/instr_linearity.sh);
 # python3: the generated sessions (test/bench/gen_sessions.py).
@@ -128,7 +132,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -201,7 +205,15 @@ dist: deps-build
 	@$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(HOST_DIR) --target dist | $(NO_PROGRESS)
 
-# The scenario image's tables in README.md (boards/mps2-an386).
+# The API reference: Doxygen over the public headers (docs/Doxyfile), any
+# warning (an undocumented name, a markup error) fails it, as ctest api_docs.
+DOCS_OUT := $(BUILD)/docs/api
+docs: deps-docs
+	@python3 test/docs/check_api_docs.py --doxyfile docs/Doxyfile --headers include/ctxc \
+	    --out $(DOCS_OUT) --version "$$(sed -n 's/^  version: *//p' project.yml)"
+	@echo "make docs: $(DOCS_OUT)/html/index.html"
+
+# The scenario image's tables in docs/footprint.md (boards/mps2-an386).
 readme-tables: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
@@ -236,3 +248,6 @@ deps-fuzz:
 
 deps-bench:
 	$(call install_deps,bench,$(BENCH_DEPS))
+
+deps-docs:
+	$(call install_deps,docs,$(DOCS_DEPS))

@@ -1,5 +1,8 @@
-/*
- * ctxc — context compression core. Umbrella header.
+/** @file
+ * ctxc — context compression core. Umbrella header: includes every public
+ * header of the library (history, codec, strategies, plans, session,
+ * settings, prompts, port, HTTP client, providers), so that an application
+ * needs only `#include "ctxc/ctxc.h"`.
  */
 #ifndef CTXC_H
 #define CTXC_H
@@ -22,7 +25,7 @@
 extern "C" {
 #endif
 
-/* Library version, from project.yml (e.g. "0.1.0"). */
+/** Library version, from project.yml (e.g. "0.1.0"). */
 const char *ctxc_version(void);
 
 #ifdef __cplusplus
