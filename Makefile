@@ -19,8 +19,10 @@
 #                   and its tarball (README "Using ctxc in your build")
 #   make docs       the API reference of include/ctxc/*.h (Doxygen, warnings
 #                   as errors) into build/docs/api/html
-#   make readme-tables  run the cortex-m4 scenario image under QEMU and write
-#                   its output, stack and footprint tables into docs/footprint.md
+#   make readme-tables  run the cortex-m4 images under QEMU and write the
+#                   generated tables of docs/footprint.md (output, stack,
+#                   footprint, library flash and RAM, the lwIP image) and
+#                   README.md's footprint headline
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -213,10 +215,13 @@ docs: deps-docs
 	    --out $(DOCS_OUT) --version "$$(sed -n 's/^  version: *//p' project.yml)"
 	@echo "make docs: $(DOCS_OUT)/html/index.html"
 
-# The scenario image's tables in docs/footprint.md (boards/mps2-an386).
-readme-tables: deps-cross
+# The generated tables of docs/footprint.md (boards/mps2-an386): the
+# scenario image's output, stack and footprint, the library's flash and RAM,
+# the summary (also README.md's footprint headline) and the lwIP image.
+readme-tables: deps-cross net-sources
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
+	@$(CMAKE) --build $(CROSS_DIR) --target lwip-readme-table | $(NO_PROGRESS)
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).
