@@ -35,13 +35,15 @@ def strip_code(text):
     """Lines with fenced blocks blanked and code spans removed."""
     out, fence = [], None
     for line in text.split("\n"):
-        m = re.match(r'^\s*(`{3,}|~{3,})', line)
+        # CommonMark: at most 3 spaces of indent; a backtick fence's info
+        # string has no backtick (so "```` ```c ````" is a code span)
+        m = re.match(r'^ {0,3}(`{3,}(?=[^`]*$)|~{3,})', line)
         if fence is None and m:
-            fence = m.group(1)[0] * len(m.group(1))
+            fence = m.group(1)
             out.append("")
             continue
         if fence is not None:
-            if line.strip().startswith(fence):
+            if re.match(r'^ {0,3}' + re.escape(fence[0]) + '{%d,}\s*$' % len(fence), line):
                 fence = None
             out.append("")
             continue
