@@ -117,7 +117,7 @@
  * Empty by default. For one object only, use the *_DEFINE_ATTR() form of
  * each macro (its last argument is the attribute list, which may be empty
  * and is applied after CTXC_STORAGE_ATTR); for memory you place entirely by
- * hand, each storage object has an init function (README "Storage
+ * hand, each storage object has an init function (docs/design.md "Storage
  * placement"). Not part of the layout: the library does not need it. */
 #ifndef CTXC_STORAGE_ATTR
 #define CTXC_STORAGE_ATTR

@@ -110,7 +110,7 @@ typedef struct {
 } ctxc_provider_reader_t;
 
 /** A provider client: everything one call needs, owned by the caller
- * (static or in a task's memory; sizeof shown in the README RAM table:
+ * (static or in a task's memory; sizeof shown in the RAM table of docs/footprint.md:
  * the HTTP work area + the answer reader + key, URL and name buffers).
  * Members are private except where noted. One call at a time. */
 typedef struct {

@@ -18,7 +18,7 @@
  * next call. The threshold resolves compression-threshold (ephemeral ->
  * settings file) -> the strategy's trigger.default_threshold.
  *
- * Stack (Cortex-M4, -Os, the board's configuration; README "Stack"):
+ * Stack (Cortex-M4, -Os, the board's configuration; docs/footprint.md "Stack"):
  * measured on the target, before_send with high-density 4616 bytes (its
  * density step), with top-down-truncation 892 (minimal profile image);
  * compress 1468 (top-down-truncation) / 4420 (high-density); optimize 4624.
@@ -46,21 +46,21 @@ extern "C" {
 
 /* ---- the settings as the strategies read them ---------------------------
  * The accessors of the settings store (ctxc/settings.h) that need the
- * strategy table (REQ-CS-009, REQ-HD-001.10, REQ-HD-009.5). */
+ * strategy table. */
 
 /** compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
  * the value, where it came from and the strategies of this build, when it
- * is not set or not compiled in (REQ-CS-009.4). */
+ * is not set or not compiled in. */
 ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
                                      const ctxc_strategy_t **out,
                                      ctxc_error_t *err);
 
 /** compression-threshold in force: the setting, else the default threshold
- * of `strategy` (REQ-HD-001.10). */
+ * of `strategy`. */
 uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
                                  const ctxc_strategy_t *strategy);
 
-/** The four compression.density.* settings into cfg (REQ-HD-009.5);
+/** The four compression.density.* settings into cfg;
  * cfg->workspace_root is not a setting and is left as it is. */
 void ctxc_settings_density(const ctxc_settings_store_t *s,
                            ctxc_density_config_t *cfg);
@@ -125,7 +125,7 @@ void ctxc_session_deinit(ctxc_session_t *s);
 /** Everything a compression will need, checked now (call it once the
  * session is wired, e.g. at boot): the strategy in force is in this build
  * (CTXC_E_UNKNOWN_STRATEGY); for an LLM strategy, compression.profile
- * names a profile that exists (REQ-CS-006A.1: CTXC_E_PROFILE_NOT_FOUND) and
+ * names a profile that exists (else CTXC_E_PROFILE_NOT_FOUND) and
  * the session has an LLM resolver (CTXC_E_UNAVAILABLE naming the strategy
  * and the strategies without an LLM); context-limit is set
  * (CTXC_E_INVALID_ARG). Changes nothing. */
@@ -192,8 +192,7 @@ ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
 /** Runs the configured strategy and applies its plan.
  * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
- * and compression.profile names a profile that does not exist:
- * REQ-CS-006A.1), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
+ * and compression.profile names a profile that does not exist), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
  * CTXC_E_INVALID_ARG (no context limit), CTXC_E_NO_SPACE, CTXC_E_BUSY, or the
  * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);

@@ -7,7 +7,7 @@
  * type, allowed values, default, range, check, persist-to-profile, category,
  * hint, description). A default is written there and nowhere else.
  *
- * Resolution of a value (REQ-CS-009, REQ-CS-010):
+ * Resolution of a value:
  *   ephemeral layer   /set KEY VALUE, or the values of a loaded profile
  *   persistent layer  the settings file (settings.json at the fs root)
  *   registry default  the table (some keys have none: see each key)
@@ -35,7 +35,7 @@
  * store is not locked: use it from one task at a time.
  *
  * Stack (Cortex-M4, -Os, the board's configuration; static worst case of
- * the call graph, test/embedded/stack_static.py, README "Stack"): the
+ * the call graph, test/embedded/stack_static.py, docs/footprint.md "Stack"): the
  * getters (ctxc_settings_get, _int, _ratio, _bool, _enum, _string) 536 to
  * 600 bytes (resolving a default runs the value checker, whose error path
  * with its suggestions is the deepest); ctxc_settings_set and the typed
@@ -78,10 +78,10 @@ extern "C" {
  *            key itself), URL (http:// or https://), TEXT (printable, no
  *            spaces), PATH (an absolute path: TEXT starting with '/');
  *            NONE for the other types
- *   persist  1: stored by /profile save (REQ-CS-007.6)
+ *   persist  1: stored by /profile save
  *
  * compression-threshold has no default: unset, the strategy's
- * trigger.default_threshold applies (REQ-HD-001.10). context-limit has none
+ * trigger.default_threshold applies. context-limit has none
  * either (the model's window is not something a library can guess).
  *
  * The values of compression.strategy are the strategy names of
@@ -454,7 +454,7 @@ bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
 size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
                            char *buf, size_t cap);
 
-/* Typed accessors (REQ-CS-009); those that need a strategy are in
+/* Typed accessors; those that need a strategy are in
  * ctxc/session.h. */
 
 /** A RATIO setting in thousandths; false (and *out untouched) when unset. */
@@ -490,8 +490,8 @@ const char *ctxc_settings_string(const ctxc_settings_store_t *s,
 /* ---- profiles ------------------------------------------------------------ */
 
 /** Saves every persist-to-profile key that is set (ephemeral, else
- * persistent; defaults are not stored) as `profiles/<name>.json`
- * (REQ-CS-007.6). *count (may be NULL) = the number of keys saved. An
+ * persistent; defaults are not stored) as `profiles/<name>.json`.
+ * *count (may be NULL) = the number of keys saved. An
  * existing valid profile of that name is replaced; an existing unusable one
  * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
  * (name), CTXC_E_EXISTS, write errors. */
@@ -523,7 +523,7 @@ ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
                                          ctxc_name_fn fn, void *user,
                                          ctxc_error_t *err);
 
-/** The provider the LLM strategies use for the summary call (REQ-CS-006A.1):
+/** The provider the LLM strategies use for the summary call:
  * when compression.profile is set, the provider, model, base-url,
  * auth-key-name and stream saved in that profile ("" for the strings it does
  * not set, stream's default true when it lacks that key); otherwise the
@@ -543,7 +543,7 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err);
 
-/** The check of REQ-CS-006A.1 alone, without filling a ctxc_provider_ref_t
+/** The check of compression.profile alone (see ctxc_settings_compression_provider()), without filling a ctxc_provider_ref_t
  * (what the session runs before an LLM strategy; its stack is the file
  * read's, not the 545-byte reference's): CTXC_OK when compression.profile
  * is unset or names a profile that exists and is usable; else the errors
@@ -553,7 +553,7 @@ ctxc_status_t ctxc_settings_compression_profile_check(ctxc_settings_store_t *s,
 
 /* ---- commands and completion --------------------------------------------- */
 
-/** Runs one command line (REQ-CS-007, REQ-CS-008):
+/** Runs one command line:
  *   /set KEY VALUE | /set unset KEY        ephemeral layer
  *   /settings                              every setting by category: value
  *                                          in force, where it comes from,

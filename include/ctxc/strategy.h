@@ -125,7 +125,7 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
 
-/** An active todo of the agent (REQ-HD-011), listed in the summariser
+/** An active todo of the agent, listed in the summariser
  * request: in-progress ones first, then pending; completed ones are left
  * out. */
 typedef enum {
