@@ -16,7 +16,7 @@
 #   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
 #   make size       the cortex-m4 size table
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
-#                   and its tarball (README "Using ctxc in your build")
+#                   and its tarball (docs/building.md "Using ctxc in your build")
 #   make docs       the API reference of include/ctxc/*.h (Doxygen, warnings
 #                   as errors) into build/docs/api/html
 #   make readme-tables  run the cortex-m4 images under QEMU and write the

@@ -2,6 +2,7 @@
 """Generated agent sessions for `make bench` (and anyone without a corpus).
 
     gen_sessions.py OUT_DIR [--sizes 50,200,1000] [--seed 29] [--example FILE]
+                    [--check CTXC]
 
 Writes OUT_DIR/gen-<entries>.jsonl for every size, each an agent session in
 the interchange format (docs/design.md, "Interchange format"), plus a copy
@@ -26,13 +27,21 @@ without tools, and a call left unanswered at the very end. Files and their
 texts come from a small fixed project that grows as the session writes.
 
 Nothing here is committed output: `make bench` writes under build/.
+
+--check CTXC (ctest bench_gen_sessions): each written file must import
+cleanly with `CTXC stats` (unpaired only the calls the session leaves
+unanswered at its end), and `CTXC compress` with top-down-truncation and
+with high-density at half its tokens must succeed and shrink it. Ends with
+"N passed, N failed".
 """
 
 import argparse
 import json
 import os
 import random
+import re
 import shutil
+import subprocess
 import sys
 
 WORDS = ("sensor reading buffer parser value limit state queue retry timeout "
@@ -227,8 +236,10 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--example", default=os.path.join(here, "..", "..", "boards", "host", "examples",
                                                        "coding-session.jsonl"))
+    ap.add_argument("--check", metavar="CTXC", help="check every file with this ctxc CLI")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
+    written = []
     for i, size in enumerate(int(s) for s in a.sizes.split(",") if s):
         if size < 2:
             sys.exit("gen_sessions: a session needs at least 2 entries, got %d" % size)
@@ -238,11 +249,55 @@ def main(argv):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         print("gen_sessions: %s: %d entries, %d bytes" % (path, size, len(text.encode())))
+        last = json.loads(text.rstrip("\n").split("\n")[-1])
+        open_calls = sum(1 for b in last["blocks"] if b["type"] == "tool_call") \
+            if last["speaker"] == "ai" else 0
+        written.append((path, size, open_calls))
     if a.example and os.path.isfile(a.example):
         dst = os.path.join(a.out, os.path.basename(a.example))
         shutil.copyfile(a.example, dst)
         print("gen_sessions: %s: the shipped example" % dst)
+    if a.check:
+        return check(a.check, written)
     return 0
+
+
+def check(cli, written):
+    passed = failed = 0
+    for path, size, open_calls in written:
+        problems = []
+        st = subprocess.run([cli, "stats", path], capture_output=True, text=True)
+        m = re.search(r"^entries: (\d+)", st.stdout, re.M)
+        u = re.search(r"tool calls: \d+ \(unpaired (\d+)\), tool responses: \d+ \(unpaired (\d+)\)", st.stdout)
+        t = re.search(r"^tokens \(estimated\): (\d+)", st.stdout, re.M)
+        if st.returncode != 0 or not (m and u and t):
+            problems.append("stats failed: %s" % (st.stderr.strip() or st.stdout.strip())[-300:])
+        else:
+            if int(m.group(1)) != size:
+                problems.append("%s entries, not %d" % (m.group(1), size))
+            if int(u.group(1)) != open_calls or int(u.group(2)) != 0:
+                problems.append("unpaired calls %s / responses %s (expected %d / 0)"
+                                % (u.group(1), u.group(2), open_calls))
+            tokens = int(t.group(1))
+            for strategy in ("top-down-truncation", "high-density"):
+                c = subprocess.run([cli, "compress", path, "--strategy", strategy,
+                                    "--context-limit", str(max(tokens // 2, 1)),
+                                    "-o", os.devnull], capture_output=True, text=True)
+                after = re.search(r"^tokens\s+\d+\s+\d+\s+(\d+)", c.stderr, re.M)
+                if c.returncode != 0 or not after or int(after.group(1)) >= tokens:
+                    problems.append("compress %s: exit %d, %s" % (strategy, c.returncode,
+                                                                    c.stderr.strip()[-300:]))
+        name = os.path.basename(path)
+        if problems:
+            failed += 1
+            for p in problems:
+                print("FAIL %s: %s" % (name, p))
+        else:
+            passed += 1
+            print("ok   %s: imports (%d entries, %d calls left open), both LLM-free strategies shrink it"
+                  % (name, size, open_calls))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
