@@ -6,8 +6,10 @@
 
 Runs doxygen with docs/Doxyfile on the headers (EXTRACT_ALL=NO,
 WARN_IF_UNDOCUMENTED=YES: an undocumented public function, type, field or
-macro is a warning, and so is any markup error) and fails when doxygen fails
-or writes a single warning; the warnings are printed as FILE:LINE: text.
+macro is a warning, and so is any markup error; WARN_AS_ERROR=
+FAIL_ON_WARNINGS: doxygen reports every warning, then exits non-zero) and
+fails when doxygen fails or writes a single warning; the warnings are
+printed as FILE:LINE: text.
 The HTML goes to OUT/html (`make docs` writes the same into build/docs/api).
 
 --selftest: the check must catch what it is for. Copies the headers to
@@ -49,7 +51,7 @@ def run_doxygen(doxyfile, headers, out, version):
                CTXC_DOXYGEN_OUT=out,
                CTXC_DOXYGEN_INPUT=os.path.abspath(headers),
                CTXC_DOXYGEN_STRIP=os.path.dirname(os.path.dirname(os.path.abspath(headers))),
-               CTXC_DOXYGEN_WARN_AS_ERROR="NO",
+               CTXC_DOXYGEN_WARN_AS_ERROR="FAIL_ON_WARNINGS",
                CTXC_DOXYGEN_WARN_LOG=log,
                CTXC_DOXYGEN_VERSION=version)
     p = subprocess.run([doxygen, os.path.abspath(doxyfile)], env=env, cwd=out,
