@@ -2,7 +2,7 @@
 """Native-vocabulary copies of the corpus files, and the check that the
 density step prunes the same entries on a copy as on the mapped file.
 
-The corpus converter (corpus README, "Tool-name mapping") renamed each
+The converter that made the corpus (docs/testing.md, "The corpus") renamed each
 source agent's tools to the spec's names. This helper undoes that for the
 agents whose tools high-density's tool table knows (src/tool_roles.h),
 following each agent's public tool schema:
