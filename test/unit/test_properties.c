@@ -1692,7 +1692,8 @@ static ctxc_status_t prop_complete(const ctxc_llm_t *llm,
     return CTXC_OK;
 }
 
-static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m"};
+static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m",
+                                    NULL,          NULL, NULL};
 
 static ctxc_status_t prop_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
