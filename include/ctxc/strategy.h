@@ -122,6 +122,29 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
 
+/* The summary call of an LLM strategy between its two halves (the session's
+ * resumable job, ctxc_session_compress_start): the request the strategy
+ * prepared and what the call answered. Members marked public may be read;
+ * the rest is the strategy's. It must stay where it is from the first half
+ * to the second (request.src points into it). */
+typedef struct {
+    bool call;                  /* public: a summary call is to be made */
+    const struct ctxc_llm *llm; /* public: the model it goes to */
+    ctxc_llm_request_t request; /* public: what to send */
+    char *answer;               /* public: the answer buffer */
+    size_t answer_cap;          /* public: its bytes */
+    size_t len;                 /* public: the answer's bytes (set by the
+                                   caller of the call) */
+    ctxc_llm_usage_t usage;     /* public: the call's usage */
+    const void *ctx_;           /* the compression context */
+    const uint16_t *starts_;
+    size_t turns_, from_, to_, long_latest_;
+    uint64_t total_;
+    char *cont_;
+    ctxc_str_t prompt_;
+    bool earlier_snapshot_;
+} ctxc_llm_job_t;
+
 /* An active todo of the agent (REQ-HD-011), listed in the summariser
  * request: in-progress ones first, then pending; completed ones are left
  * out. */
