@@ -279,6 +279,10 @@ typedef struct {
     size_t middle_compressed;     /* entries removed or summarised */
     uint64_t tokens_before;
     uint64_t tokens_after; /* estimate of the planned history */
+    /* Set by the session when this network-free strategy ran instead of
+     * waiting for a compression job's summary (compression.on-limit): why
+     * (static text); NULL otherwise. */
+    const char *fallback;
 } ctxc_compress_meta_t;
 
 /* The new history as ops over the store. Ops are in order; KEEP ranges are
