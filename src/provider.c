@@ -892,11 +892,10 @@ static ctxc_status_t call_end(ctxc_provider_client_t *c, ctxc_status_t st,
                               size_t *len, ctxc_llm_usage_t *usage,
                               ctxc_error_t *err) {
     ctxc_provider_call_t *k = &c->call_;
-    const ctxc_provider_t *p = c->provider_;
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
     if (st != CTXC_OK && err != NULL && k->klen > 0) { /* the one rule */
-        ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix),
-                          k->klen);
+        ctxc__mask_secret(err->message,
+                          c->key_ + strlen(c->provider_->auth_prefix), k->klen);
     }
 #else
     (void)err;
@@ -1170,10 +1169,8 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
                                 : 0u;
             if (left > 0 && port->delay_ms != NULL) {
                 port->delay_ms(port->delay_ctx, left);
-            } else if (left > 0 && ops->wait != NULL) {
-                ops->wait(port->transport.ctx, left);
             }
-            k->not_before = 0; /* waited (or cannot wait): retry now */
+            k->not_before = 0; /* waited (without the hook: at once) */
         } else if (k->phase == CALL_HTTP && ops->wait != NULL &&
                    ctxc_http_idle(c->work_)) {
             ops->wait(port->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);

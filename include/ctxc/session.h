@@ -9,8 +9,13 @@
  * While a compression or a density step runs, the history is locked:
  * add() answers CTXC_E_BUSY (nothing is queued) when called from inside it;
  * with a port mutex (ctxc_session_set_port), other tasks wait instead. Errors
- * of a strategy propagate unchanged, there is no fallback to another strategy,
- * and on any error the history is byte-identical to before.
+ * of a strategy propagate unchanged and on any error the history is
+ * byte-identical to before. There is no fallback to another strategy, except
+ * the one compression.on-limit asks for (see before_send), which is reported.
+ *
+ * A compression can also run as a resumable job (compress_start / poll /
+ * compress_cancel, at the end of this file; docs/compression-job.md): add()
+ * keeps working while it runs, and its range is frozen in the history.
  *
  * Settings: the session reads every value through the accessors of the
  * settings store it was given (include/ctxc/settings.h) each time it needs
@@ -241,7 +246,24 @@ typedef struct {
  * The two steps are committed one by one: when the compression fails after
  * a density step succeeded, the error is returned and the history is exactly
  * as the density step left it (as if ctxc_session_optimize() had been called
- * alone); when the density step fails, the history is unchanged. */
+ * alone); when the density step fails, the history is unchanged.
+ *
+ * With an LLM strategy and compression.prefetch-threshold set (a ratio of
+ * the context limit), it uses the resumable job instead of waiting
+ * (docs/compression-job.md has the state table; report->job says which
+ * case it was):
+ *   - no job, over the prefetch threshold, under the threshold: starts a
+ *     job and returns CTXC_OK at once (CTXC_SEND_JOB_STARTED);
+ *   - a job running: one poll and no density step (RUNNING; APPLIED when
+ *     that poll applied the result; its error is returned: FAILED);
+ *   - over the threshold (or the limit) with the summary not there: with
+ *     compression.on-limit "wait" (the default) a job is started if none
+ *     runs and polled to its end here, waiting in the transport's wait op
+ *     between polls, the port mutex taken per poll only (WAITED); with
+ *     "top-down-truncation" or "high-density" a job is cancelled and that
+ *     strategy compresses now, network-free (FALLBACK: report->fallback
+ *     names it, last_compress.fallback says why, and a CTXC_LOG_WARN line
+ *     is logged). */
 ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
                                        uint64_t pending_tokens,
                                        ctxc_send_report_t *report,
