@@ -160,6 +160,8 @@ static ctxc_status_t session_guard(void *user, uint32_t index,
     return wired(user, st, err);
 }
 
+static void job_end(ctxc_session_t *s);
+
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,
@@ -189,6 +191,9 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
 }
 
 void ctxc_session_deinit(ctxc_session_t *s) {
+    if (s != NULL && s->history != NULL && s->job_.state != 0) {
+        job_end(s); /* a job in progress: cancelled, its range unfrozen */
+    }
     if (s != NULL && s->settings != NULL && s->settings->guard_user_ == s) {
         ctxc_settings_set_strategy_guard(s->settings, NULL, NULL);
     }

@@ -132,7 +132,8 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
 
-/* Ends the session's hold on its settings store: removes the session's
+/* Ends the session's hold on its settings store (and cancels a compression
+ * job in progress, unfreezing its range): removes the session's
  * strategy guard from the store when it is still this session's (the store
  * keeps a pointer to the session while the guard is on it, so a session in
  * shorter-lived memory than its store — a local variable — must call this

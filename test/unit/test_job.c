@@ -311,6 +311,16 @@ static void test_failure_and_cancel_keep_history_as_it_is(void **state) {
     assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_CANCELLED);
     assert_int_equal(ctxc_history_count(&hist), 1);
     assert_false(ctxc_session_job_active(&sess));
+
+    /* a session ended with a job in progress: cancelled, range unfrozen */
+    alternating(8);
+    fk.stepped = 0;
+    start_ok();
+    ctxc_session_deinit(&sess);
+    assert_false(fk.active);
+    ctxc_block_t b = t_text("edited");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_history_replace(&hist, 0, &in, &err), CTXC_OK);
 }
 
 /* While a job holds [0, n): edits of the range, another compression and
