@@ -290,9 +290,9 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
  * and then to a valid split (no tool_call in the range has its response
  * after it), so a response that arrives during the job is never separated
  * from its call. The strategy plans the range (an LLM strategy resolves its
- * model and prompt and starts the summary call, nothing is sent yet beyond
- * the transport's first connect step; a strategy without an LLM plans it
- * whole now, network-free). Entries [0, n) are then frozen (ctxc/history.h:
+ * model and prompt and starts the summary call: the request body's count
+ * pass, nothing connected or sent yet, the first poll connects; a strategy
+ * without an LLM plans it whole now, network-free). Entries [0, n) are then frozen (ctxc/history.h:
  * replace, remove and plans touching them answer CTXC_E_BUSY) until the job
  * ends; appends go on as usual.
  * Returns CTXC_OK when the job was started (ctxc_session_poll() goes on
