@@ -53,6 +53,8 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
 }
 
 void ctxc_history_clear(ctxc_history_t *h) {
+    h->frozen_ = 0;
+    h->gen_++;
     h->count = 0;
     h->used = 0;
     h->token_sum = 0;
@@ -141,6 +143,15 @@ CTXC__NOINLINE static void note_hwm(ctxc_history_t *h, size_t peak) {
     }
 }
 
+ctxc_status_t ctxc__frozen(const ctxc_history_t *h, size_t index,
+                           ctxc_error_t *err) {
+    return ctxc__fail(err, CTXC_E_BUSY,
+                      "entry %z is in the range of a compression in progress "
+                      "(entries [0, %z)): it can change once the job has "
+                      "ended or was cancelled",
+                      index, h->frozen_);
+}
+
 ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err) {
@@ -149,6 +160,9 @@ ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
         return ctxc__fail(err, CTXC_E_RANGE,
                           "entry %z does not exist (%z entries)", index,
                           h->count);
+    }
+    if (replace && index < h->frozen_) {
+        return ctxc__frozen(h, index, err);
     }
     if (!replace && h->count >= h->max_entries) {
         return ctxc__fail_space(
@@ -293,6 +307,8 @@ ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
             st =
                 ctxc__fail(err, CTXC_E_RANGE,
                            "entry %z does not exist (%z entries)", i, h->count);
+        } else if (i < h->frozen_) {
+            st = ctxc__frozen(h, i, err);
         } else if (h->slots[i].flags & SLOT_MARK) {
             st = ctxc__fail(err, CTXC_E_INVALID_ARG,
                             "entry %z listed twice for removal", i);
@@ -315,6 +331,9 @@ ctxc_status_t ctxc_history_remove_range(ctxc_history_t *h, size_t from,
         return ctxc__fail(err, CTXC_E_RANGE,
                           "range [%z, %z) is outside the %z entries", from, to,
                           h->count);
+    }
+    if (from < to && from < h->frozen_) {
+        return ctxc__frozen(h, from, err);
     }
     for (size_t i = from; i < to; i++) {
         h->slots[i].flags |= SLOT_MARK;

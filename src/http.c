@@ -30,6 +30,14 @@ enum {
     ST_DONE
 };
 
+enum {
+    PH_CONNECT = 0, /* connect() is due */
+    PH_CONNECTING,  /* connect() answered CTXC_E_IN_PROGRESS */
+    PH_SEND,        /* the request goes out */
+    PH_RECV,        /* the response comes in */
+    PH_END          /* ended (the transport is closed) */
+};
+
 typedef struct {
     const ctxc_http_request_t *req;
     const ctxc_port_t *port;
@@ -38,13 +46,21 @@ typedef struct {
     const ctxc_transport_ops_t *ops;
     void *tctx;
     ctxc_url_t url;
+    /* the call's phase (PH_*) and the step's outcome */
+    uint8_t phase;
+    bool moved;     /* the last step moved bytes (or changed phase) */
+    bool connected; /* connect was called and close is due */
+    bool rendered;  /* every request byte is in the I/O buffer or sent */
     /* sending */
-    ctxc__stream_t out;
-    uint64_t body_total; /* bytes of the count pass */
-    uint64_t body_left;  /* bytes the send pass may still write */
-    bool overflow;       /* the send pass wrote more than the count pass */
-    bool has_held;       /* held: the body's last byte, sent after the check */
-    char held;
+    ctxc_status_t out_st; /* the render's first error (or STOP_) */
+    uint32_t windows;     /* windows sent by this step */
+    uint64_t body_total;  /* bytes of the count pass */
+    uint64_t body_gen;    /* body bytes of this render so far */
+    uint64_t gen;         /* request bytes of this render so far */
+    uint64_t pos;         /* request bytes handed to the I/O buffer */
+    size_t io_off;        /* io[io_off, io_len): not sent yet */
+    size_t io_len;
+    bool overflow; /* the send pass wrote more than the count pass */
     /* timing */
     uint64_t last_progress; /* clock ms of the last byte moved */
     uint64_t start;         /* clock ms of the call's start */
@@ -141,6 +157,7 @@ static bool has_clock(const http_t *h) {
 }
 
 static void progress(http_t *h) {
+    h->moved = true;
     h->idle_polls = 0;
     if (has_clock(h)) {
         h->last_progress = ctxc_port_now_ms(h->port);
@@ -179,26 +196,43 @@ static ctxc_status_t deadline(http_t *h, const char *what) {
                       what, h->host);
 }
 
-/* ---- sending ------------------------------------------------------------- */
+/* ---- sending ------------------------------------------------------------- *
+ *
+ * The request (head and body) is one byte sequence produced by render():
+ * the head, then the body writer's bytes. It goes out through the I/O
+ * buffer in windows: a send step renders from the start, skips the bytes
+ * already handed to the buffer (h->pos), fills the buffer and hands it to
+ * the transport without waiting; when the transport takes less than the
+ * buffer, the render stops (nothing on the stack is kept: the next step
+ * renders again from the start and skips further). The writer is thus
+ * called once per window that does not go out at once; it must write the
+ * same bytes each time (ctxc_http_body_fn). */
 
-/* The stream's write function: every byte out through the transport. */
-static ctxc_status_t send_all(void *user, const char *data, size_t len) {
-    http_t *h = user;
-    while (len > 0) {
+#define STOP_ CTXC_E_IN_PROGRESS /* render() stopped: the window is full */
+/* Full windows one send step hands to the transport at most. */
+#define SEND_WINDOWS_PER_STEP 16u
+
+/* Sends io[io_off, io_len) without waiting. CTXC_OK when all of it went,
+ * STOP_ when the transport took less (a send of fewer bytes ends the step:
+ * the transport is full), or the error; the deadline is checked before
+ * every send. */
+static ctxc_status_t flush_io(http_t *h) {
+    while (h->io_off < h->io_len) {
         ctxc_status_t st = deadline(h, "sending the request to");
         if (st != CTXC_OK) {
             return st;
         }
-        int32_t r = h->ops->send(h->tctx, (const uint8_t *)data, len);
-        if (r > 0 && (size_t)r <= len) {
-            data += r;
-            len -= (size_t)r;
+        size_t want = h->io_len - h->io_off;
+        int32_t r = h->ops->send(h->tctx, (const uint8_t *)h->io + h->io_off,
+                                 want);
+        if (r > 0 && (size_t)r <= want) {
+            h->io_off += (size_t)r;
             progress(h);
-        } else if (r == 0) {
-            st = idle(h, "sending to");
-            if (st != CTXC_OK) {
-                return st;
+            if ((size_t)r < want) {
+                return STOP_; /* the transport is full for now */
             }
+        } else if (r == 0) {
+            return STOP_;
         } else {
             return ctxc__fail(h->err, CTXC_E_NETWORK,
                               "http: sending to %s failed (connection reset or "
@@ -206,16 +240,70 @@ static ctxc_status_t send_all(void *user, const char *data, size_t len) {
                               h->host);
         }
     }
+    h->io_off = 0;
+    h->io_len = 0;
     return CTXC_OK;
 }
 
-static void put(http_t *h, const char *s) { ctxc__stream_puts(&h->out, s); }
+/* Request bytes as render() produces them: those before h->pos are
+ * skipped, the rest fill the I/O buffer, which goes out when full (unless
+ * it holds the body's last byte: that one waits for the writer's end). */
+static ctxc_status_t emit(http_t *h, const char *p, size_t n, bool body) {
+    if (body) {
+        if (n > h->body_total - h->body_gen) {
+            h->overflow = true;
+            return CTXC_E_INVALID_ARG;
+        }
+        h->body_gen += n;
+    }
+    while (n > 0) {
+        if (h->gen < h->pos) { /* sent in an earlier window */
+            uint64_t skip = h->pos - h->gen;
+            size_t k = skip < n ? (size_t)skip : n;
+            h->gen += k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        size_t room = CTXC_CFG_HTTP_IO_BUFFER_BYTES - h->io_len;
+        if (room == 0) {
+            /* more bytes follow, so the request's last byte is not in the
+             * buffer: that one goes only once the writer has ended with
+             * the counted length (render, the step) */
+            if (h->windows >= SEND_WINDOWS_PER_STEP) {
+                return STOP_; /* this step's share */
+            }
+            h->windows++;
+            ctxc_status_t st = flush_io(h);
+            if (st != CTXC_OK) {
+                return st;
+            }
+            continue;
+        }
+        size_t k = room < n ? room : n;
+        memcpy(h->io + h->io_len, p, k);
+        h->io_len += k;
+        h->gen += k;
+        h->pos += k;
+        p += k;
+        n -= k;
+    }
+    return CTXC_OK;
+}
+
+static void put_n(http_t *h, const char *s, size_t n) {
+    if (h->out_st == CTXC_OK) {
+        h->out_st = emit(h, s, n, false);
+    }
+}
+
+static void put(http_t *h, const char *s) { put_n(h, s, strlen(s)); }
 
 static void put_uint(http_t *h, uint64_t v) {
     char digits[24];
     ctxc__sink_t s = {digits, sizeof digits, 0};
     ctxc__put_uint(&s, v);
-    ctxc__stream_put(&h->out, digits, s.len);
+    put_n(h, digits, s.len);
 }
 
 static ctxc_status_t count_write(void *user, const char *data, size_t len) {
@@ -224,22 +312,13 @@ static ctxc_status_t count_write(void *user, const char *data, size_t len) {
     return CTXC_OK;
 }
 
-/* The send pass: never more than the count pass, and the body's last byte
- * is held back until the pass has ended with the right length. */
+/* The send pass: never more than the count pass. */
 static ctxc_status_t body_write(void *user, const char *data, size_t len) {
     http_t *h = user;
-    if (len > h->body_left) {
-        h->overflow = true;
-        return CTXC_E_INVALID_ARG;
+    if (h->out_st == CTXC_OK) {
+        h->out_st = emit(h, data, len, true);
     }
-    h->body_left -= len;
-    if (len > 0 && h->body_left == 0) {
-        h->held = data[len - 1];
-        h->has_held = true;
-        len--;
-    }
-    ctxc__stream_put(&h->out, data, len);
-    return h->out.st;
+    return h->out_st;
 }
 
 static ctxc_status_t fixed_body(void *body_user, ctxc_http_write_fn write,
@@ -286,16 +365,20 @@ static bool caller_sends(const ctxc_http_request_t *req, const char *name) {
     return false;
 }
 
-CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
+/* Renders the whole request from its start (see above). CTXC_OK: every
+ * byte is in the I/O buffer or sent; STOP_: the transport took less than a
+ * window (h->pos says how far it got); or the error. */
+CTXC__SIZE_NOINLINE static ctxc_status_t render(http_t *h) {
     const ctxc_http_request_t *req = h->req;
-    ctxc__stream_init(&h->out, h->io, CTXC_CFG_HTTP_IO_BUFFER_BYTES, send_all,
-                      h);
+    h->gen = 0;
+    h->body_gen = 0;
+    h->out_st = CTXC_OK;
     put(h, req->method);
     put(h, " ");
     if (h->url.path[0] != '/') {
         put(h, "/"); /* "http://host?q" */
     }
-    ctxc__stream_put(&h->out, h->url.path, h->url.path_len);
+    put_n(h, h->url.path, h->url.path_len);
     put(h, " HTTP/1.1\r\nHost: ");
     if (h->url.ipv6) {
         put(h, "[");
@@ -331,27 +414,23 @@ CTXC__SIZE_NOINLINE static ctxc_status_t send_request(http_t *h) {
         put_header(h, req->headers[i].name, req->headers[i].value);
     }
     put(h, "\r\n");
-    if (fn != NULL && h->out.st == CTXC_OK) {
-        h->body_left = h->body_total;
+    if (fn != NULL && h->out_st == CTXC_OK) {
         ctxc_status_t st = fn(body_user(req), body_write, h);
-        if (h->out.st != CTXC_OK) {
-            return h->out.st; /* a transport error, reported by send_all */
+        if (h->out_st != CTXC_OK && !h->overflow) {
+            return h->out_st; /* STOP_, or a transport error */
         }
         if (st != CTXC_OK && !h->overflow) {
             return body_failed(h, st);
         }
-        if (h->overflow || h->body_left != 0) {
+        if (h->overflow || h->body_gen != h->body_total) {
             return ctxc__fail(
                 h->err, CTXC_E_INVALID_ARG,
                 "http: the request body writer wrote %s bytes on the "
                 "send pass than the %z it counted (nothing more sent)",
                 h->overflow ? "more" : "fewer", (size_t)h->body_total);
         }
-        if (h->has_held) {
-            ctxc__stream_put(&h->out, &h->held, 1);
-        }
     }
-    return ctxc__stream_flush(&h->out);
+    return h->out_st;
 }
 
 /* ---- the error body excerpt ---------------------------------------------- */
@@ -913,45 +992,6 @@ static ctxc_status_t at_eof(http_t *h) {
     }
 }
 
-static ctxc_status_t read_response(http_t *h) {
-    progress(h);
-    for (;;) {
-        ctxc_status_t st = deadline(h, "reading the response from");
-        if (st != CTXC_OK) {
-            return st;
-        }
-        int32_t r = h->ops->recv(h->tctx, (uint8_t *)h->io,
-                                 CTXC_CFG_HTTP_IO_BUFFER_BYTES);
-        if (r > 0 && (size_t)r <= CTXC_CFG_HTTP_IO_BUFFER_BYTES) {
-            progress(h);
-            st = feed(h, h->io, (size_t)r);
-        } else if (r == 0) {
-            st = idle(h, "waiting for");
-        } else if (r == CTXC_TRANSPORT_EOF) {
-            st = at_eof(h);
-        } else {
-            st = ctxc__fail(
-                h->err, CTXC_E_NETWORK,
-                "http: receiving from %s failed (connection reset or "
-                "transport error)",
-                h->host);
-        }
-        if (st != CTXC_OK) {
-            /* an error status is the better report than what broke while
-             * reading its body */
-            if (h->is_error && !h->deadline_hit &&
-                (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
-                 st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
-                return status_error(h);
-            }
-            return st;
-        }
-        if (h->state == ST_DONE) {
-            return h->is_error ? status_error(h) : CTXC_OK;
-        }
-    }
-}
-
 /* ---- the request --------------------------------------------------------- */
 
 static ctxc_status_t check_request(http_t *h) {
@@ -1069,51 +1109,156 @@ bool ctxc_http_retryable(ctxc_status_t st, const ctxc_http_response_t *resp) {
     }
 }
 
-static ctxc_status_t exchange(http_t *h) {
-    const ctxc_http_request_t *req = h->req;
-    ctxc_status_t st = check_request(h);
-    if (st == CTXC_OK) {
-        st = ctxc_url_parse(req->url, &h->url, h->err);
-    }
-    if (st != CTXC_OK) {
+/* ---- the resumable call -------------------------------------------------- */
+
+static http_t *state_of(void *work) {
+    char *base = work;
+    base += (8u - ((uintptr_t)base & 7u)) & 7u;
+    return (http_t *)(void *)base;
+}
+
+/* The call ends with st: the transport closed, the log line, secrets
+ * masked, resp->retryable set. Returns st. */
+static ctxc_status_t end_call(http_t *h, ctxc_status_t st) {
+    if (h->phase == PH_END) {
         return st;
     }
-    memcpy(h->host, h->url.host, h->url.host_len);
-    h->host[h->url.host_len] = '\0';
-    st = check_secure(h);
-    if (st != CTXC_OK) {
-        return st;
+    h->phase = PH_END;
+    if (h->connected) {
+        h->ops->close(h->tctx);
+        h->connected = false;
+        ctxc_port_log(h->port, CTXC_LOG_DEBUG, "http: %s %s:%u: HTTP %u (%s)",
+                      h->req->method, h->host, (unsigned)h->url.port,
+                      (unsigned)h->resp->status, ctxc_status_name(st));
     }
-    ctxc_http_body_fn fn = body_fn(req);
-    if (fn != NULL) {
-        st = fn(body_user(req), count_write, h);
-        if (st != CTXC_OK) {
-            return body_failed(h, st);
-        }
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    if (st != CTXC_OK && h->err != NULL) {
+        /* a last guard: nothing the server sent back quoted in a message
+         * (a malformed line, an excerpt) shows a secret */
+        mask_secrets(h->req, h->err->message);
     }
-    st = h->ops->connect(h->tctx, connect_host(h), h->url.port, h->url.tls,
-                         h->err);
-    if (st != CTXC_OK) {
-        return connect_status(h, st);
-    }
-    st = deadline(h, "connecting to");
-    if (st == CTXC_OK) {
-        st = send_request(h);
-    }
-    if (st == CTXC_OK) {
-        st = read_response(h);
-    }
-    h->ops->close(h->tctx);
-    ctxc_port_log(h->port, CTXC_LOG_DEBUG, "http: %s %s:%u: HTTP %u (%s)",
-                  req->method, h->host, (unsigned)h->url.port,
-                  (unsigned)h->resp->status, ctxc_status_name(st));
+#endif
+    h->resp->retryable = ctxc_http_retryable(st, h->resp);
     return st;
 }
 
-ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
-                                const ctxc_port_t *port, void *work,
-                                size_t work_bytes, ctxc_http_response_t *resp,
-                                ctxc_error_t *err) {
+/* The transport answered "try again": CTXC_E_IN_PROGRESS, or the read
+ * timeout. */
+static ctxc_status_t idle_step(http_t *h, const char *what) {
+    ctxc_status_t st = idle(h, what);
+    return st == CTXC_OK ? CTXC_E_IN_PROGRESS : st;
+}
+
+static ctxc_status_t connected(http_t *h) {
+    h->phase = PH_SEND;
+    h->moved = true;
+    progress(h);
+    ctxc_status_t st = deadline(h, "connecting to");
+    return st != CTXC_OK ? st : CTXC_E_IN_PROGRESS;
+}
+
+static ctxc_status_t step_connect(http_t *h) {
+    ctxc_status_t st;
+    if (h->phase == PH_CONNECT) {
+        st = h->ops->connect(h->tctx, connect_host(h), h->url.port,
+                             h->url.tls, h->err);
+        h->moved = true;
+        /* after a failed connect the port has released it: no close() */
+        h->connected = st == CTXC_OK || st == CTXC_E_IN_PROGRESS;
+    } else if (h->ops->connect_poll == NULL) {
+        st = ctxc__fail(h->err, CTXC_E_INVALID_ARG,
+                        "http: the transport answered 'in progress' to "
+                        "connect and has no connect_poll");
+    } else {
+        st = h->ops->connect_poll(h->tctx, h->err);
+    }
+    if (st == CTXC_OK) {
+        return connected(h);
+    }
+    if (st != CTXC_OK && st != CTXC_E_IN_PROGRESS) {
+        h->connected = false; /* the port released it */
+    }
+    if (st == CTXC_E_IN_PROGRESS) {
+        if (h->phase == PH_CONNECT) {
+            h->phase = PH_CONNECTING;
+        }
+        /* the connect timeout is the port's; the deadline is ours */
+        ctxc_status_t d = deadline(h, "connecting to");
+        return d != CTXC_OK ? d : CTXC_E_IN_PROGRESS;
+    }
+    return connect_status(h, st);
+}
+
+static ctxc_status_t step_send(http_t *h) {
+    ctxc_status_t st = deadline(h, "sending the request to");
+    if (st != CTXC_OK) {
+        return st;
+    }
+    h->windows = 0;
+    st = flush_io(h);
+    if (st == CTXC_OK && !h->rendered) {
+        st = render(h);
+        if (st == CTXC_OK) {
+            h->rendered = true;
+            st = flush_io(h);
+        }
+    }
+    if (st == STOP_) {
+        return h->moved ? CTXC_E_IN_PROGRESS : idle_step(h, "sending to");
+    }
+    if (st == CTXC_OK && h->rendered) {
+        h->phase = PH_RECV;
+        h->moved = true;
+        progress(h);
+        return CTXC_E_IN_PROGRESS;
+    }
+    return st;
+}
+
+static ctxc_status_t step_recv(http_t *h) {
+    ctxc_status_t st = deadline(h, "reading the response from");
+    if (st == CTXC_OK) {
+        int32_t r = h->ops->recv(h->tctx, (uint8_t *)h->io,
+                                 CTXC_CFG_HTTP_IO_BUFFER_BYTES);
+        if (r > 0 && (size_t)r <= CTXC_CFG_HTTP_IO_BUFFER_BYTES) {
+            progress(h);
+            st = feed(h, h->io, (size_t)r);
+        } else if (r == 0) {
+            st = idle(h, "waiting for");
+            if (st == CTXC_OK) {
+                return CTXC_E_IN_PROGRESS;
+            }
+        } else if (r == CTXC_TRANSPORT_EOF) {
+            h->moved = true;
+            st = at_eof(h);
+        } else {
+            st = ctxc__fail(
+                h->err, CTXC_E_NETWORK,
+                "http: receiving from %s failed (connection reset or "
+                "transport error)",
+                h->host);
+        }
+    }
+    if (st != CTXC_OK) {
+        /* an error status is the better report than what broke while
+         * reading its body */
+        if (h->is_error && !h->deadline_hit &&
+            (st == CTXC_E_NETWORK || st == CTXC_E_TIMEOUT ||
+             st == CTXC_E_PARSE || st == CTXC_E_TOO_LARGE)) {
+            return status_error(h);
+        }
+        return st;
+    }
+    if (h->state == ST_DONE) {
+        return h->is_error ? status_error(h) : CTXC_OK;
+    }
+    return CTXC_E_IN_PROGRESS;
+}
+
+ctxc_status_t ctxc_http_start(const ctxc_http_request_t *req,
+                              const ctxc_port_t *port, void *work,
+                              size_t work_bytes, ctxc_http_response_t *resp,
+                              ctxc_error_t *err) {
     if (resp != NULL) {
         memset(resp, 0, sizeof *resp);
         resp->location = "";
@@ -1135,9 +1280,8 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "http: the port has no transport");
     }
-    char *base = work;
-    base += (8u - ((uintptr_t)base & 7u)) & 7u;
-    http_t *h = (http_t *)(void *)base;
+    http_t *h = state_of(work);
+    char *base = (char *)h;
     memset(h, 0, sizeof *h);
     h->req = req;
     h->port = port;
@@ -1158,14 +1302,77 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
     h->exc = h->sse_buf + CTXC_CFG_HTTP_SSE_BUFFER_BYTES;
     h->host[0] = '\0';
     exc_reset(h);
-    ctxc_status_t st = exchange(h);
-#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
-    if (st != CTXC_OK && err != NULL) {
-        /* a last guard: nothing the server sent back quoted in a message
-         * (a malformed line, an excerpt) shows a secret */
-        mask_secrets(req, err->message);
+    h->phase = PH_CONNECT;
+    ctxc_status_t st = check_request(h);
+    if (st == CTXC_OK) {
+        st = ctxc_url_parse(req->url, &h->url, h->err);
     }
-#endif
-    resp->retryable = ctxc_http_retryable(st, resp);
+    if (st == CTXC_OK) {
+        memcpy(h->host, h->url.host, h->url.host_len);
+        h->host[h->url.host_len] = '\0';
+        st = check_secure(h);
+    }
+    ctxc_http_body_fn fn = body_fn(req);
+    if (st == CTXC_OK && fn != NULL) {
+        st = fn(body_user(req), count_write, h);
+        if (st != CTXC_OK) {
+            st = body_failed(h, st);
+        }
+    }
+    return st == CTXC_OK ? CTXC_E_IN_PROGRESS : end_call(h, st);
+}
+
+ctxc_status_t ctxc_http_step(void *work, ctxc_error_t *err) {
+    if (work == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "http: NULL work area");
+    }
+    http_t *h = state_of(work);
+    if (h->phase == PH_END) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "http: no request in progress in this work area");
+    }
+    h->err = err;
+    h->moved = false;
+    ctxc_status_t st;
+    switch (h->phase) {
+    case PH_CONNECT:
+    case PH_CONNECTING:
+        st = step_connect(h);
+        break;
+    case PH_SEND:
+        st = step_send(h);
+        break;
+    default:
+        st = step_recv(h);
+        break;
+    }
+    return st == CTXC_E_IN_PROGRESS ? st : end_call(h, st);
+}
+
+bool ctxc_http_idle(const void *work) {
+    return work != NULL && !state_of((void *)(uintptr_t)work)->moved;
+}
+
+void ctxc_http_cancel(void *work) {
+    if (work != NULL) {
+        http_t *h = state_of(work);
+        h->err = NULL;
+        (void)end_call(h, CTXC_E_CANCELLED);
+    }
+}
+
+ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
+                                const ctxc_port_t *port, void *work,
+                                size_t work_bytes, ctxc_http_response_t *resp,
+                                ctxc_error_t *err) {
+    ctxc_status_t st = ctxc_http_start(req, port, work, work_bytes, resp, err);
+    const ctxc_transport_ops_t *ops = port != NULL ? port->transport.ops : NULL;
+    while (st == CTXC_E_IN_PROGRESS) {
+        st = ctxc_http_step(work, err);
+        if (st == CTXC_E_IN_PROGRESS && ops->wait != NULL &&
+            ctxc_http_idle(work)) {
+            ops->wait(port->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        }
+    }
     return st;
 }

@@ -237,6 +237,9 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     if (h == NULL || plan == NULL || (plan->count > 0 && plan->ops == NULL)) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL plan or history");
     }
+    if (h->frozen_ > 0) {
+        return ctxc__frozen(h, 0, err);
+    }
     /* 1. validate and size the new history */
     size_t next = 0;
     size_t new_count = 0;
@@ -430,6 +433,9 @@ ctxc_status_t ctxc_density_validate(const ctxc_density_result_t *r,
 ctxc_status_t ctxc_density_apply(ctxc_history_t *h,
                                  const ctxc_density_result_t *r,
                                  ctxc_work_t *work, ctxc_error_t *err) {
+    if (h->frozen_ > 0) {
+        return ctxc__frozen(h, 0, err);
+    }
     if (work->cap < h->count) {
         return ctxc__fail_space(err, h->count - work->cap,
                                 "work area holds %z entries, the history %z",

@@ -814,64 +814,66 @@ ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
     return CTXC_OK;
 }
 
-/* ---- the client ---------------------------------------------------------- */
+/* ---- the client ---------------------------------------------------------- *
+ *
+ * One call is a state machine in the client (c->call_): start() reads the
+ * key and starts the first attempt's HTTP request; each step() advances
+ * the request by one HTTP step (ctxc_http_step) or, between attempts,
+ * checks whether the retry's "not before" time (backoff or Retry-After, by
+ * the port's clock) has come; pv_complete() is the loop over the same
+ * steps that waits in between (the transport's wait op, or the port's
+ * delay hook for a retry pause). The HTTP callbacks get the client. */
 
-/* One call's state, handed to the HTTP callbacks. */
-typedef struct {
-    ctxc_provider_client_t *c;
-    const ctxc_llm_request_t *req;
-    const ctxc_http_response_t *resp;
-    bool err_body_bad; /* an error body that is not JSON */
-    ctxc_error_t *err;
-} call_t;
+enum { CALL_IDLE = 0, CALL_HTTP, CALL_PAUSE };
 
 static ctxc_status_t body_cb(void *user, ctxc_http_write_fn write,
                              void *write_user) {
-    const call_t *k = user;
-    return ctxc_provider_write_body(k->c->provider_, k->c->model_,
-                                    k->c->stream_, k->req, write, write_user);
+    const ctxc_provider_client_t *c = user;
+    return ctxc_provider_write_body(c->provider_, c->model_, c->stream_,
+                                    c->call_.req, write, write_user);
 }
 
 /* A streamed event's data, as it arrives. */
 static ctxc_status_t on_event_data(void *user, const char *data, size_t len) {
-    call_t *k = user;
-    return ctxc_provider_feed(&k->c->reader_, data, len, k->err);
+    ctxc_provider_client_t *c = user;
+    return ctxc_provider_feed(&c->reader_, data, len, c->call_.err);
 }
 
 static ctxc_status_t on_event(void *user, const ctxc_sse_event_t *ev) {
-    call_t *k = user;
+    ctxc_provider_client_t *c = user;
     if (ev->done) { /* OpenAI's data: [DONE] */
-        k->c->reader_.done = true;
+        c->reader_.done = true;
         return CTXC_OK;
     }
-    return ctxc_provider_end(&k->c->reader_, k->err);
+    return ctxc_provider_end(&c->reader_, c->call_.err);
 }
 
 static ctxc_status_t on_body(void *user, const char *data, size_t len) {
-    call_t *k = user;
-    ctxc_provider_reader_t *r = &k->c->reader_;
-    if (k->resp->status >= 400u) { /* an error body: its message is read */
-        if (!k->err_body_bad &&
+    ctxc_provider_client_t *c = user;
+    ctxc_provider_reader_t *r = &c->reader_;
+    const ctxc_http_response_t *resp = &c->call_.resp;
+    if (resp->status >= 400u) { /* an error body: its message is read */
+        if (!c->call_.err_body_bad &&
             ctxc_provider_feed(r, data, len, NULL) != CTXC_OK) {
-            k->err_body_bad = true;
+            c->call_.err_body_bad = true;
         }
-    } else if (k->resp->status >= 200u && k->resp->status < 300u &&
-               !k->resp->event_stream) {
-        return ctxc_provider_feed(r, data, len, k->err); /* a whole answer */
+    } else if (resp->status >= 200u && resp->status < 300u &&
+               !resp->event_stream) {
+        return ctxc_provider_feed(r, data, len, c->call_.err); /* whole */
     }
     return CTXC_OK;
 }
 
 /* The message of an HTTP error status: the provider's own message when its
  * error body is JSON with one, else the HTTP client's message. */
-static void http_error(call_t *k, ctxc_error_t *err) {
-    ctxc_provider_client_t *c = k->c;
+static void http_error(ctxc_provider_client_t *c, ctxc_error_t *err) {
     const char *msg = NULL;
-    if (!k->err_body_bad &&
+    if (!c->call_.err_body_bad &&
         ctxc_provider_end(&c->reader_, NULL) == CTXC_E_HTTP_STATUS &&
         ctxc_provider_error_message(&c->reader_, &msg)) {
         (void)ctxc__fail(err, CTXC_E_HTTP_STATUS, "%s: HTTP %u: %s",
-                         c->provider_->name, (unsigned)k->resp->status, msg);
+                         c->provider_->name, (unsigned)c->call_.resp.status,
+                         msg);
     } else {
         ctxc__err_prefix(err, "%s", c->provider_->name);
     }
@@ -884,26 +886,155 @@ static void wipe(void *p, size_t n) {
     }
 }
 
-static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
-                                 const ctxc_llm_request_t *req, char *out,
-                                 size_t cap, size_t *len,
-                                 ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+/* The call ended with st: the key wiped (and what may hold an echo of
+ * it), *len and *usage filled, the client idle again. Returns st. */
+static ctxc_status_t call_end(ctxc_provider_client_t *c, ctxc_status_t st,
+                              size_t *len, ctxc_llm_usage_t *usage,
+                              ctxc_error_t *err) {
+    ctxc_provider_call_t *k = &c->call_;
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    if (st != CTXC_OK && err != NULL && k->klen > 0) { /* the one rule */
+        ctxc__mask_secret(err->message,
+                          c->key_ + strlen(c->provider_->auth_prefix), k->klen);
+    }
+#else
+    (void)err;
+#endif
+    /* the key, and the request head holding it in the HTTP work area */
+    wipe(c->key_, sizeof c->key_);
+    size_t text_len = c->reader_.len;
+    if (k->klen > 0) { /* what a server may have echoed of the key */
+        wipe(c->work_, sizeof c->work_);
+        wipe(&c->reader_, sizeof c->reader_);
+    }
+    if (st == CTXC_OK) {
+        if (len != NULL) {
+            *len = text_len;
+        }
+    } else if (k->cap > 0) {
+        k->out[0] = '\0';
+    }
+    if (usage != NULL) {
+        *usage = k->usage;
+    }
+    k->phase = CALL_IDLE;
+    k->klen = 0;
+    return st;
+}
+
+/* Starts attempt k->attempt: a fresh reader, the HTTP request. */
+static ctxc_status_t attempt_start(ctxc_provider_client_t *c,
+                                   ctxc_error_t *err) {
+    ctxc_provider_call_t *k = &c->call_;
+    const ctxc_port_t *port = c->port_;
+    if (k->total > 0) {
+        uint64_t used = ctxc_port_now_ms(port) - k->t0;
+        k->hr.deadline_ms = used < k->total ? (uint32_t)(k->total - used) : 1u;
+    }
+    memset(&k->usage, 0, sizeof k->usage);
+    k->usage.attempts = k->attempt + 1;
+    ctxc_provider_reader_t *r = &c->reader_;
+    ctxc_provider_reader_init(r, c->provider_, c->stream_, k->out, k->cap,
+                              &k->usage);
+    r->on_text = k->req->on_text;
+    r->on_text_user = k->req->on_text_user;
+    k->err_body_bad = false;
+    k->phase = CALL_HTTP;
+    return ctxc_http_start(&k->hr, port, c->work_, sizeof c->work_, &k->resp,
+                           err);
+}
+
+/* An attempt ended with st (not CTXC_E_IN_PROGRESS): the call's result, or
+ * CTXC_E_IN_PROGRESS with a retry pause set. */
+static ctxc_status_t attempt_end(ctxc_provider_client_t *c, ctxc_status_t st,
+                                 ctxc_error_t *err) {
+    ctxc_provider_call_t *k = &c->call_;
+    const ctxc_provider_t *p = c->provider_;
+    const ctxc_port_t *port = c->port_;
+    k->usage.http_status = k->resp.status;
+    if (st == CTXC_OK) {
+        if (!k->resp.event_stream) { /* the end of a whole answer */
+            st = ctxc_provider_end(&c->reader_, err);
+        }
+        if (st == CTXC_OK) {
+            st = ctxc_provider_finish(&c->reader_, err);
+        }
+        return st;
+    }
+    if (st == CTXC_E_HTTP_STATUS && k->resp.status >= 400u) {
+        http_error(c, err);
+    }
+    uint32_t total = k->total;
+    uint32_t attempt = k->attempt;
+    if (st == CTXC_E_TIMEOUT && total > 0 &&
+        ctxc_port_now_ms(port) - k->t0 >= total) { /* the call's deadline */
+        return ctxc__fail(err, CTXC_E_TIMEOUT,
+                          "%s: the call's deadline of %u ms "
+                          "(network.call-deadline-ms) ran out (attempt %u "
+                          "of %u)",
+                          p->name, (unsigned)total, (unsigned)(attempt + 1),
+                          (unsigned)(c->retries_ + 1));
+    }
+    if (!ctxc_http_retryable(st, &k->resp) || attempt >= c->retries_) {
+        return st;
+    }
+    uint32_t wait = 500u << (attempt < 7u ? attempt : 7u);
+    if (k->resp.has_retry_after) {
+        wait =
+            k->resp.retry_after_s > CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS / 1000u
+                ? CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS
+                : k->resp.retry_after_s * 1000u;
+    }
+    if (wait > CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS) {
+        wait = CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS;
+    }
+    if (total > 0 && ctxc_port_now_ms(port) - k->t0 + wait >= total) {
+        return ctxc__fail(err, CTXC_E_TIMEOUT,
+                          "%s: the call's deadline of %u ms "
+                          "(network.call-deadline-ms) would run out in the "
+                          "%u ms wait before attempt %u (attempt %u: %s, "
+                          "HTTP %u)",
+                          p->name, (unsigned)total, (unsigned)wait,
+                          (unsigned)(attempt + 2), (unsigned)(attempt + 1),
+                          ctxc_status_name(st), (unsigned)k->resp.status);
+    }
+    ctxc_port_log(port, CTXC_LOG_WARN,
+                  "%s: attempt %u of %u failed (%s, HTTP %u); retrying "
+                  "in %u ms",
+                  p->name, (unsigned)(attempt + 1), (unsigned)(c->retries_ + 1),
+                  ctxc_status_name(st), (unsigned)k->resp.status,
+                  (unsigned)wait);
+    k->attempt++;
+    k->pause_ms = wait;
+    k->not_before = ctxc_port_now_ms(port) + wait;
+    k->phase = CALL_PAUSE;
+    return CTXC_E_IN_PROGRESS;
+}
+
+static ctxc_status_t pv_start(const ctxc_llm_t *llm,
+                              const ctxc_llm_request_t *req, char *out,
+                              size_t cap, ctxc_error_t *err) {
     if (llm == NULL || llm->ctx == NULL || req == NULL || out == NULL ||
-        cap == 0 || len == NULL || req->message == NULL ||
-        req->message_count == 0) {
+        cap == 0 || req->message == NULL || req->message_count == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "provider call: a NULL argument, no output buffer "
                           "or no message");
     }
     ctxc_provider_client_t *c = llm->ctx;
+    ctxc_provider_call_t *k = &c->call_;
     const ctxc_provider_t *p = c->provider_;
     const ctxc_port_t *port = c->port_;
-    ctxc_llm_usage_t local;
-    if (usage == NULL) {
-        usage = &local;
+    if (k->phase != CALL_IDLE) {
+        return ctxc__fail(err, CTXC_E_BUSY,
+                          "%s: the client has a call in progress (one call "
+                          "at a time)",
+                          p->name);
     }
-    memset(usage, 0, sizeof *usage);
-    *len = 0;
+    memset(k, 0, sizeof *k);
+    k->req = req;
+    k->out = out;
+    k->cap = cap;
+    k->err = err;
     out[0] = '\0';
 
     if (c->extra_header_count > CTXC_PROVIDER_EXTRA_HEADERS_MAX ||
@@ -912,10 +1043,7 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
                           "%s: more than %u extra headers", p->name,
                           (unsigned)CTXC_PROVIDER_EXTRA_HEADERS_MAX);
     }
-    ctxc_http_header_t headers[2u + CTXC_PROVIDER_EXTRA_HEADERS_MAX];
     size_t hn = 0;
-    size_t klen = 0;
-    ctxc_status_t st;
     if (c->key_name_[0] != '\0') {
         if (port->key == NULL) {
             return ctxc__fail(err, CTXC_E_NOT_FOUND,
@@ -924,140 +1052,130 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
         }
         size_t pl = strlen(p->auth_prefix);
         memcpy(c->key_, p->auth_prefix, pl);
-        st = port->key(port->key_ctx, c->key_name_, c->key_ + pl,
-                       sizeof c->key_ - pl, &klen, err);
+        size_t klen = 0;
+        ctxc_status_t st = port->key(port->key_ctx, c->key_name_, c->key_ + pl,
+                                     sizeof c->key_ - pl, &klen, err);
         if (st != CTXC_OK) {
             wipe(c->key_, sizeof c->key_);
             ctxc__err_prefix(err, "%s", p->name);
             return st;
         }
-        headers[hn++] = (ctxc_http_header_t){p->auth_header, c->key_, true};
+        k->klen = klen;
+        k->headers[hn++] = (ctxc_http_header_t){p->auth_header, c->key_, true};
     }
     if (p->extra_name != NULL) {
-        headers[hn++] =
+        k->headers[hn++] =
             (ctxc_http_header_t){p->extra_name, p->extra_value, false};
     }
-
     for (size_t i = 0; i < c->extra_header_count; i++) {
-        headers[hn++] = c->extra_headers[i];
+        k->headers[hn++] = c->extra_headers[i];
     }
-
-    ctxc_http_response_t resp;
-    memset(&resp, 0, sizeof resp);
-    call_t k;
-    memset(&k, 0, sizeof k);
-    k.c = c;
-    k.req = req;
-    k.resp = &resp;
-    k.err = err;
-    ctxc_http_request_t hr;
-    memset(&hr, 0, sizeof hr);
-    hr.method = "POST";
-    hr.url = c->url_;
-    hr.content_type = "application/json";
-    hr.accept = c->stream_ ? "text/event-stream" : "application/json";
-    hr.headers = headers;
-    hr.header_count = hn;
-    hr.body_fn = body_cb;
-    hr.body_user = &k;
-    hr.timeout_ms = c->timeout_ms;
-    hr.on_body = on_body;
-    hr.on_event = c->stream_ ? on_event : NULL;
-    hr.on_event_data = c->stream_ ? on_event_data : NULL;
-    hr.user = &k;
-
-    st = CTXC_OK;
+    ctxc_http_request_t *hr = &k->hr;
+    hr->method = "POST";
+    hr->url = c->url_;
+    hr->content_type = "application/json";
+    hr->accept = c->stream_ ? "text/event-stream" : "application/json";
+    hr->headers = k->headers;
+    hr->header_count = hn;
+    hr->body_fn = body_cb;
+    hr->body_user = c;
+    hr->timeout_ms = c->timeout_ms;
+    hr->on_body = on_body;
+    hr->on_event = c->stream_ ? on_event : NULL;
+    hr->on_event_data = c->stream_ ? on_event_data : NULL;
+    hr->user = c;
     /* The call's deadline: every attempt and every wait in it (needs the
      * port's clock; without one only the read timeout bounds a call). */
-    uint32_t total = port->clock != NULL ? c->deadline_ms : 0u;
-    uint64_t t0 = ctxc_port_now_ms(port);
-    for (uint32_t attempt = 0;; attempt++) {
-        if (total > 0) {
-            uint64_t used = ctxc_port_now_ms(port) - t0;
-            hr.deadline_ms = used < total ? (uint32_t)(total - used) : 1u;
-        }
-        memset(usage, 0, sizeof *usage);
-        usage->attempts = attempt + 1;
-        ctxc_provider_reader_t *r = &c->reader_;
-        ctxc_provider_reader_init(r, p, c->stream_, out, cap, usage);
-        r->on_text = req->on_text;
-        r->on_text_user = req->on_text_user;
-        k.err_body_bad = false;
-        st =
-            ctxc_http_request(&hr, port, c->work_, sizeof c->work_, &resp, err);
-        usage->http_status = resp.status;
-        if (st == CTXC_OK) {
-            if (!resp.event_stream) { /* the end of a whole answer */
-                st = ctxc_provider_end(r, err);
-            }
-            if (st == CTXC_OK) {
-                st = ctxc_provider_finish(r, err);
-            }
-            break;
-        }
-        if (st == CTXC_E_HTTP_STATUS && resp.status >= 400u) {
-            http_error(&k, err);
-        }
-        if (st == CTXC_E_TIMEOUT && total > 0 &&
-            ctxc_port_now_ms(port) - t0 >= total) { /* the call's deadline */
-            st = ctxc__fail(err, CTXC_E_TIMEOUT,
-                            "%s: the call's deadline of %u ms "
-                            "(network.call-deadline-ms) ran out (attempt %u "
-                            "of %u)",
-                            p->name, (unsigned)total, (unsigned)(attempt + 1),
-                            (unsigned)(c->retries_ + 1));
-            break;
-        }
-        if (!ctxc_http_retryable(st, &resp) || attempt >= c->retries_) {
-            break;
-        }
-        uint32_t wait = 500u << (attempt < 7u ? attempt : 7u);
-        if (resp.has_retry_after) {
-            wait =
-                resp.retry_after_s > CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS / 1000u
-                    ? CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS
-                    : resp.retry_after_s * 1000u;
-        }
-        if (wait > CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS) {
-            wait = CTXC_CFG_PROVIDER_RETRY_WAIT_MAX_MS;
-        }
-        if (total > 0 && ctxc_port_now_ms(port) - t0 + wait >= total) {
-            st = ctxc__fail(err, CTXC_E_TIMEOUT,
-                            "%s: the call's deadline of %u ms "
-                            "(network.call-deadline-ms) would run out in the "
-                            "%u ms wait before attempt %u (attempt %u: %s, "
-                            "HTTP %u)",
-                            p->name, (unsigned)total, (unsigned)wait,
-                            (unsigned)(attempt + 2), (unsigned)(attempt + 1),
-                            ctxc_status_name(st), (unsigned)resp.status);
-            break;
-        }
-        ctxc_port_log(port, CTXC_LOG_WARN,
-                      "%s: attempt %u of %u failed (%s, HTTP %u); retrying "
-                      "in %u ms",
-                      p->name, (unsigned)(attempt + 1),
-                      (unsigned)(c->retries_ + 1), ctxc_status_name(st),
-                      (unsigned)resp.status, (unsigned)wait);
-        if (port->delay_ms != NULL && wait > 0) {
-            port->delay_ms(port->delay_ctx, wait);
-        }
+    k->total = port->clock != NULL ? c->deadline_ms : 0u;
+    k->t0 = ctxc_port_now_ms(port);
+    ctxc_status_t st = attempt_start(c, err);
+    if (st != CTXC_E_IN_PROGRESS) {
+        st = attempt_end(c, st, err);
     }
-#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
-    if (st != CTXC_OK && err != NULL && klen > 0) { /* the one masking rule */
-        ctxc__mask_secret(err->message, c->key_ + strlen(p->auth_prefix), klen);
+    return st == CTXC_E_IN_PROGRESS ? st : call_end(c, st, NULL, NULL, err);
+}
+
+static ctxc_status_t pv_step(const ctxc_llm_t *llm, size_t *len,
+                             ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    if (llm == NULL || llm->ctx == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "provider: NULL model");
     }
-#endif
-    /* the key, and the request head holding it in the HTTP work area */
-    wipe(c->key_, sizeof c->key_);
-    size_t text_len = c->reader_.len;
-    if (klen > 0) { /* what a server may have echoed of the key */
-        wipe(c->work_, sizeof c->work_);
-        wipe(&c->reader_, sizeof c->reader_);
+    ctxc_provider_client_t *c = llm->ctx;
+    ctxc_provider_call_t *k = &c->call_;
+    if (k->phase == CALL_IDLE) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "provider: no call in progress");
     }
-    if (st == CTXC_OK) {
-        *len = text_len;
+    k->err = err;
+    ctxc_status_t st;
+    if (k->phase == CALL_PAUSE) {
+        /* without a clock the pause is the blocking caller's delay hook
+         * (pv_complete), and a job sends the retry at once */
+        if (c->port_->clock != NULL &&
+            ctxc_port_now_ms(c->port_) < k->not_before) {
+            return CTXC_E_IN_PROGRESS;
+        }
+        st = attempt_start(c, err);
     } else {
-        out[0] = '\0';
+        st = ctxc_http_step(c->work_, err);
+    }
+    if (st != CTXC_E_IN_PROGRESS) {
+        st = attempt_end(c, st, err);
+    }
+    return st == CTXC_E_IN_PROGRESS ? st : call_end(c, st, len, usage, err);
+}
+
+static void pv_cancel(const ctxc_llm_t *llm) {
+    if (llm == NULL || llm->ctx == NULL) {
+        return;
+    }
+    ctxc_provider_client_t *c = llm->ctx;
+    if (c->call_.phase == CALL_HTTP) {
+        ctxc_http_cancel(c->work_);
+    }
+    if (c->call_.phase != CALL_IDLE) {
+        (void)call_end(c, CTXC_E_CANCELLED, NULL, NULL, NULL);
+    }
+}
+
+/* The blocking call: the same steps, waiting between them. */
+static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
+                                 const ctxc_llm_request_t *req, char *out,
+                                 size_t cap, size_t *len,
+                                 ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    if (len == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "provider call: a NULL argument, no output buffer "
+                          "or no message");
+    }
+    *len = 0;
+    if (usage != NULL) {
+        memset(usage, 0, sizeof *usage);
+    }
+    ctxc_status_t st = pv_start(llm, req, out, cap, err);
+    if (st != CTXC_E_IN_PROGRESS) {
+        return st;
+    }
+    ctxc_provider_client_t *c = llm->ctx;
+    const ctxc_port_t *port = c->port_;
+    const ctxc_transport_ops_t *ops = port->transport.ops;
+    while (st == CTXC_E_IN_PROGRESS) {
+        ctxc_provider_call_t *k = &c->call_;
+        if (k->phase == CALL_PAUSE) {
+            uint64_t now = ctxc_port_now_ms(port);
+            uint32_t left = port->clock == NULL ? k->pause_ms
+                            : k->not_before > now
+                                ? (uint32_t)(k->not_before - now)
+                                : 0u;
+            if (left > 0 && port->delay_ms != NULL) {
+                port->delay_ms(port->delay_ctx, left);
+            }
+            k->not_before = 0; /* waited (without the hook: at once) */
+        } else if (k->phase == CALL_HTTP && ops->wait != NULL &&
+                   ctxc_http_idle(c->work_)) {
+            ops->wait(port->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        }
+        st = pv_step(llm, len, usage, err);
     }
     return st;
 }
@@ -1149,7 +1267,11 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     c->deadline_ms = 0;
     c->extra_headers = NULL;
     c->extra_header_count = 0;
+    memset(&c->call_, 0, sizeof c->call_);
     out->complete = pv_complete;
+    out->start = pv_start;
+    out->step = pv_step;
+    out->cancel = pv_cancel;
     out->ctx = c;
     out->provider = p->name;
     out->model = c->model_;

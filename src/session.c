@@ -5,11 +5,13 @@
 
 #include "compiler.h"
 #include "ctxc/ctxc.h"
+#include "ctxc/http.h"
 #include "ctxc/prompt.h"
 #include "ctxc/session.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
+#include "strategies.h"
 #include "tool_roles.h"
 
 /* A build with an LLM strategy: without one, the prompt files and the
@@ -158,6 +160,8 @@ static ctxc_status_t session_guard(void *user, uint32_t index,
     return wired(user, st, err);
 }
 
+static void job_end(ctxc_session_t *s);
+
 ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_work_t *work,
                                 ctxc_settings_store_t *settings,
@@ -187,6 +191,9 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
 }
 
 void ctxc_session_deinit(ctxc_session_t *s) {
+    if (s != NULL && s->history != NULL && s->job_.state != 0) {
+        job_end(s); /* a job in progress: cancelled, its range unfrozen */
+    }
     if (s != NULL && s->settings != NULL && s->settings->guard_user_ == s) {
         ctxc_settings_set_strategy_guard(s->settings, NULL, NULL);
     }
@@ -318,6 +325,62 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     return r;
 }
 
+/* The compression context over the store's entries [0, n) (n = the
+ * count: all of them). */
+static ctxc_status_t build_ctx(ctxc_session_t *s, const ctxc_strategy_t *st,
+                               ctxc_compress_ctx_t *ctx, size_t n,
+                               ctxc_error_t *err) {
+    memset(ctx, 0, sizeof *ctx);
+    ctxc_status_t r = ctxc_view_init(&ctx->view, s->history, CTXC_VIEW_CURATED,
+                                     s->work->map, s->work->cap, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
+    if (n < ctx->view.store_count) { /* the view of the range only */
+        size_t c = 0;
+        while (c < ctx->view.count && ctx->view.map[c] < n) {
+            c++;
+        }
+        ctx->view.count = c;
+        ctx->view.store_count = n;
+    }
+    ctx->estimate = s->history->estimate;
+    ctx->estimate_user = s->history->estimate_user;
+    ctx->current_tokens = ctxc_history_tokens(s->history);
+    ctxc_settings_strategy_values(s->settings, st, &ctx->values);
+    ctx->values.density.workspace_root = s->workspace_root;
+    ctx->profile =
+        ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
+    ctx->work = s->work;
+    ctx->llm_resolver = s->llm_resolver;
+    ctx->llm_user = s->llm_user;
+#if LLM_STRATEGIES_
+    if (s->port != NULL && s->port->fs.ops != NULL) {
+        ctx->prompt_resolver = session_prompt;
+        ctx->prompt_user = s;
+    }
+#endif
+    ctx->todos = s->todos;
+    ctx->todo_count = s->todo_count;
+    ctx->transcript_path = s->transcript_path;
+    return CTXC_OK;
+}
+
+static void log_result(ctxc_session_t *s, const ctxc_strategy_t *st,
+                       const ctxc_plan_t *plan, ctxc_status_t r) {
+    if (r == CTXC_OK) {
+        s->last_compress = plan->meta;
+        ctxc_port_log(
+            s->port, CTXC_LOG_INFO,
+            "compressed with %s: %z -> %z entries, %z -> %z tokens", st->name,
+            plan->meta.original_count, plan->meta.compressed_count,
+            (size_t)plan->meta.tokens_before, (size_t)plan->meta.tokens_after);
+    } else {
+        ctxc_port_log(s->port, CTXC_LOG_WARN, "compression with %s failed: %s",
+                      st->name, ctxc_strerror(r));
+    }
+}
+
 /* The strategy's compress and the plan applied: the context and the plan
  * (ctxc_compress_ctx_t, ctxc_plan_t) in a frame of their own, which the
  * checks of compress_with (the profile check reads the settings file) do
@@ -325,32 +388,10 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
 CTXC__NOINLINE static ctxc_status_t
 compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     ctxc_compress_ctx_t ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctxc_status_t r = ctxc_view_init(&ctx.view, s->history, CTXC_VIEW_CURATED,
-                                     s->work->map, s->work->cap, err);
+    ctxc_status_t r = build_ctx(s, st, &ctx, s->history->count, err);
     if (r != CTXC_OK) {
         return r;
     }
-    ctx.estimate = s->history->estimate;
-    ctx.estimate_user = s->history->estimate_user;
-    ctx.current_tokens = ctxc_history_tokens(s->history);
-    ctxc_settings_strategy_values(s->settings, st, &ctx.values);
-    ctx.values.density.workspace_root = s->workspace_root;
-    ctx.profile =
-        ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
-    ctx.work = s->work;
-    ctx.llm_resolver = s->llm_resolver;
-    ctx.llm_user = s->llm_user;
-#if LLM_STRATEGIES_
-    if (s->port != NULL && s->port->fs.ops != NULL) {
-        ctx.prompt_resolver = session_prompt;
-        ctx.prompt_user = s;
-    }
-#endif
-    ctx.todos = s->todos;
-    ctx.todo_count = s->todo_count;
-    ctx.transcript_path = s->transcript_path;
-
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, s->work);
     uint64_t t0 = ctxc_port_now_ms(s->port);
@@ -361,22 +402,14 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     }
     s->locked = false;
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
-    if (r == CTXC_OK) {
-        s->last_compress = plan.meta;
-        ctxc_port_log(
-            s->port, CTXC_LOG_INFO,
-            "compressed with %s: %z -> %z entries, %z -> %z tokens", st->name,
-            plan.meta.original_count, plan.meta.compressed_count,
-            (size_t)plan.meta.tokens_before, (size_t)plan.meta.tokens_after);
-    } else {
-        ctxc_port_log(s->port, CTXC_LOG_WARN, "compression with %s failed: %s",
-                      st->name, ctxc_strerror(r));
-    }
+    log_result(s, st, &plan, r);
     return r;
 }
 
-static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
-                                   ctxc_error_t *err) {
+/* What a compression checks before it starts. */
+static ctxc_status_t compress_checks(ctxc_session_t *s,
+                                     const ctxc_strategy_t *st,
+                                     ctxc_error_t *err) {
     if (LLM_STRATEGIES_ && st->requires_llm) {
         /* REQ-CS-006A.1: a compression.profile that does not exist is an
          * error naming it, before anything else (the model itself is
@@ -394,7 +427,86 @@ static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     if (ctxc_settings_context_limit(s->settings) == 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "context-limit is not set");
     }
-    return compress_run(s, st, err);
+    return CTXC_OK;
+}
+
+static ctxc_status_t compress_with(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                   ctxc_error_t *err) {
+    ctxc_status_t r = compress_checks(s, st, err);
+    return r != CTXC_OK ? r : compress_run(s, st, err);
+}
+
+static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err);
+static void lock(const ctxc_session_t *s);
+static void unlock(const ctxc_session_t *s);
+static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err);
+static void job_end(ctxc_session_t *s);
+
+/* compression.on-limit: 0 wait, else the network-free strategy's id. */
+static const ctxc_strategy_t *on_limit(const ctxc_session_t *s,
+                                       const char **name) {
+    ctxc_setting_value_t v;
+    *name = "wait";
+    if (ctxc_settings_get(s->settings, CTXC_SETTING_COMPRESSION_ON_LIMIT,
+                          &v) != CTXC_SOURCE_UNSET &&
+        v.str != NULL) {
+        *name = v.str;
+    }
+    if (strcmp(*name, "top-down-truncation") == 0) {
+        return ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
+    }
+    if (strcmp(*name, "high-density") == 0) {
+        return ctxc_strategy_get(CTXC_STRATEGY_HIGH_DENSITY);
+    }
+    *name = "wait";
+    return NULL;
+}
+
+/* At the threshold while the summary has not arrived (a job in progress,
+ * or prefetch on and none yet): wait for it (the caller's loop, outside
+ * the mutex), or compress now with the network-free strategy of
+ * compression.on-limit (a job in progress is cancelled first). */
+static ctxc_status_t at_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
+                              ctxc_send_report_t *rep, ctxc_error_t *err) {
+    const char *name;
+    const ctxc_strategy_t *fb = on_limit(s, &name);
+    if (fb == NULL && strcmp(name, "wait") != 0) {
+        return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                          "compression.on-limit %s: that strategy is not in "
+                          "this build",
+                          name);
+    }
+    if (fb == NULL) { /* wait */
+        if (!ctxc_session_job_active(s)) {
+            ctxc_status_t r = job_start(s, err);
+            if (r != CTXC_OK) {
+                return r;
+            }
+        }
+        s->job_.wait = true;
+        rep->job = CTXC_SEND_JOB_WAITED;
+        return CTXC_E_IN_PROGRESS; /* ctxc_session_before_send waits */
+    }
+    bool had_job = ctxc_session_job_active(s);
+    if (had_job) {
+        job_end(s);
+    }
+    static const char why_job[] =
+        "the summary of the compression job had not arrived at the "
+        "threshold (compression.on-limit)";
+    ctxc_port_log(s->port, CTXC_LOG_WARN,
+                  "before_send: fallback to %s instead of %s's summary: %s",
+                  fb->name, st->name,
+                  had_job ? "its job had not answered at the threshold"
+                          : "no summary at the threshold");
+    ctxc_status_t r = compress_with(s, fb, err);
+    rep->job = CTXC_SEND_JOB_FALLBACK;
+    rep->fallback = fb->name;
+    rep->compressed = true;
+    if (r == CTXC_OK) {
+        s->last_compress.fallback = why_job;
+    }
+    return r;
 }
 
 static ctxc_status_t before_send_with(ctxc_session_t *s,
@@ -413,26 +525,59 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     rep.tokens = ctxc_history_tokens(s->history);
     rep.threshold_tokens = limit * threshold_of(s, st) / 1000u;
     rep.emergency = rep.tokens + pending_tokens > limit;
-    /* 2. density step: when new content arrived, and always in an emergency */
-    if (s->density_dirty || rep.emergency) {
-        rep.optimized = st->optimize != NULL;
-        if ((r = optimize_with(s, st, err)) != CTXC_OK) {
+    uint16_t prefetch = 0;
+    bool jobs = st->requires_llm &&
+                ctxc_settings_ratio(s->settings,
+                                    CTXC_SETTING_COMPRESSION_PREFETCH_THRESHOLD,
+                                    &prefetch);
+    /* a job in progress: one poll, no density step (its range is frozen) */
+    if (ctxc_session_job_active(s)) {
+        r = job_poll(s, err);
+        rep.job = r == CTXC_E_IN_PROGRESS ? CTXC_SEND_JOB_RUNNING
+                  : r == CTXC_OK          ? CTXC_SEND_JOB_APPLIED
+                                          : CTXC_SEND_JOB_FAILED;
+        if (r != CTXC_OK && r != CTXC_E_IN_PROGRESS) {
+            if (report != NULL) {
+                *report = rep;
+            }
             return r;
+        }
+        jobs = true;
+    }
+    if (!ctxc_session_job_active(s)) {
+        /* 2. density step: when new content arrived, and always in an
+         * emergency */
+        if (s->density_dirty || rep.emergency) {
+            rep.optimized = st->optimize != NULL;
+            if ((r = optimize_with(s, st, err)) != CTXC_OK) {
+                return r;
+            }
         }
     }
     /* 3. threshold check, 4. compress */
-    uint64_t now = ctxc_history_tokens(s->history);
-    if (rep.emergency || now + pending_tokens > rep.threshold_tokens) {
+    uint64_t now = ctxc_history_tokens(s->history) + pending_tokens;
+    bool over = rep.emergency || now > rep.threshold_tokens;
+    r = CTXC_OK;
+    if (rep.job == CTXC_SEND_JOB_APPLIED) {
+        rep.compressed = true; /* one compression per call */
+    } else if (over && jobs) {
+        r = at_limit(s, st, &rep, err);
+    } else if (over) {
         rep.compressed = true;
-        if ((r = compress_with(s, st, err)) != CTXC_OK) {
-            return r;
+        r = compress_with(s, st, err);
+    } else if (jobs && !ctxc_session_job_active(s) && prefetch > 0 &&
+               rep.job == CTXC_SEND_JOB_NONE &&
+               now > limit * prefetch / 1000u) {
+        r = job_start(s, err);
+        if (r == CTXC_OK) {
+            rep.job = CTXC_SEND_JOB_STARTED;
         }
     }
     rep.tokens_after = ctxc_history_tokens(s->history);
     if (report != NULL) {
         *report = rep;
     }
-    return CTXC_OK;
+    return r;
 }
 
 /* The public entry points: one dispatcher, inside the port's mutex. */
@@ -461,6 +606,10 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
         /* r says why */
     } else if (op != OP_COMPRESS && (r = wired(s, st, err)) != CTXC_OK) {
         /* at every call, not only when the threshold is crossed */
+    } else if (op != OP_BEFORE_SEND && s->job_.state != 0) {
+        r = ctxc__fail(err, CTXC_E_BUSY,
+                       "a compression job is in progress (poll it to its "
+                       "end, or ctxc_session_compress_cancel)");
     } else if (op == OP_OPTIMIZE) {
         r = optimize_with(s, st, err);
     } else if (op == OP_COMPRESS) {
@@ -488,9 +637,309 @@ ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
     return run(s, OP_COMPRESS, NULL, 0, NULL, err);
 }
 
+/* Waits between two polls of the job: the transport's wait op (it returns
+ * as soon as the connection can go on), else the port's delay hook. */
+static void job_pause(const ctxc_session_t *s) {
+    const ctxc_port_t *p = s->port;
+    if (p != NULL && p->transport.ops != NULL &&
+        p->transport.ops->wait != NULL) {
+        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+    } else if (p != NULL && p->delay_ms != NULL) {
+        p->delay_ms(p->delay_ctx, 1);
+    }
+}
+
 ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
                                        uint64_t pending_tokens,
                                        ctxc_send_report_t *report,
                                        ctxc_error_t *err) {
-    return run(s, OP_BEFORE_SEND, NULL, pending_tokens, report, err);
+    ctxc_send_report_t local;
+    if (report == NULL) {
+        report = &local;
+    }
+    ctxc_status_t r = run(s, OP_BEFORE_SEND, NULL, pending_tokens, report, err);
+    if (r != CTXC_E_IN_PROGRESS || s == NULL || !s->job_.wait) {
+        return r;
+    }
+    /* compression.on-limit wait: the job's steps with waits in between,
+     * the mutex taken per poll (other tasks append meanwhile) */
+    s->job_.wait = false;
+    do {
+        job_pause(s);
+        r = ctxc_session_poll(s, err);
+    } while (r == CTXC_E_IN_PROGRESS);
+    if (r != CTXC_OK) {
+        report->job = CTXC_SEND_JOB_FAILED;
+        return r;
+    }
+    /* the summary is in and applied: one compression per call, as the
+     * blocking path */
+    lock(s);
+    report->tokens_after = ctxc_history_tokens(s->history);
+    unlock(s);
+    report->compressed = true;
+    report->job = CTXC_SEND_JOB_WAITED;
+    return CTXC_OK;
+}
+
+/* ---- the resumable compression job --------------------------------------- */
+
+enum { JOB_NONE = 0, JOB_CALL, JOB_READY };
+
+static void lock(const ctxc_session_t *s) {
+    if (s->port != NULL && s->port->mutex.lock != NULL) {
+        s->port->mutex.lock(s->port->mutex.ctx);
+    }
+}
+
+static void unlock(const ctxc_session_t *s) {
+    if (s->port != NULL && s->port->mutex.lock != NULL &&
+        s->port->mutex.unlock != NULL) {
+        s->port->mutex.unlock(s->port->mutex.ctx);
+    }
+}
+
+/* Whether a tool_response to call id `id` is in the store after entry i. */
+static bool answered(const ctxc_history_t *h, size_t i, ctxc_str_t id) {
+    for (size_t j = i + 1; j < h->count; j++) {
+        ctxc_entry_t e;
+        (void)ctxc_history_get(h, j, &e);
+        if (e.speaker != CTXC_SPEAKER_TOOL) {
+            continue;
+        }
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+                b.u.tool_response.call_id.len == id.len &&
+                memcmp(b.u.tool_response.call_id.ptr, id.ptr, id.len) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The job's range [0, n): before the first tool_call not answered yet,
+ * then back to a valid split of the whole store (no call before n answered
+ * at n or later). */
+static ctxc_status_t job_range(ctxc_session_t *s, size_t *out,
+                               ctxc_error_t *err) {
+    const ctxc_history_t *h = s->history;
+    size_t n = h->count;
+    for (size_t i = 0; i < n; i++) {
+        ctxc_entry_t e;
+        (void)ctxc_history_get(h, i, &e);
+        if (e.speaker != CTXC_SPEAKER_AI) {
+            continue;
+        }
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                !answered(h, i, b.u.tool_call.id)) {
+                n = i; /* an open call: it and what follows stay out */
+                break;
+            }
+        }
+    }
+    ctxc_view_t raw;
+    ctxc_status_t r = ctxc_view_init(&raw, h, CTXC_VIEW_RAW, s->work->map,
+                                     s->work->cap, err);
+    ctxc_boundary_t bd;
+    if (r == CTXC_OK) {
+        ctxc_work_t *w = s->work;
+        r = ctxc_boundary_init(&bd, &raw, w->boundary, w->cap + 1u, w->index,
+                               w->index != NULL
+                                   ? 2u * w->index_slots *
+                                         CTXC_WORK_INDEX_SLOT_BYTES
+                                   : 0u,
+                               err);
+    }
+    if (r == CTXC_OK) {
+        *out = ctxc_boundary_backward(&bd, n);
+    }
+    return r;
+}
+
+/* The job ends: the range unfrozen, nothing in progress. */
+static void job_end(ctxc_session_t *s) {
+    ctxc_session_job_t *j = &s->job_;
+    if (j->state == JOB_CALL && j->llm.call && j->llm.llm != NULL &&
+        j->llm.llm->cancel != NULL) {
+        j->llm.llm->cancel(j->llm.llm);
+    }
+    if (s->history->gen_ == j->gen) {
+        s->history->frozen_ = 0;
+    }
+    j->state = JOB_NONE;
+    j->llm.call = false;
+}
+
+static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
+    ctxc_session_job_t *j = &s->job_;
+    if (s->locked || j->state != JOB_NONE) {
+        return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
+    }
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    if (r == CTXC_OK) {
+        r = compress_checks(s, st, err);
+    }
+    size_t n = 0;
+    if (r == CTXC_OK) {
+        r = job_range(s, &n, err);
+    }
+    if (r == CTXC_OK) {
+        r = build_ctx(s, st, &j->ctx, n, err);
+    }
+    if (r != CTXC_OK) {
+        return r;
+    }
+    j->strategy = st;
+    j->snapshot = n;
+    j->gen = s->history->gen_;
+    j->t0 = ctxc_port_now_ms(s->port);
+    ctxc_plan_init(&j->plan, s->work);
+    memset(&j->llm, 0, sizeof j->llm);
+    s->locked = true;
+#if LLM_STRATEGIES_
+    if (st->requires_llm) {
+        r = ctxc__llm_begin(&j->ctx, st->id, &j->plan, &j->llm, err);
+        if (r == CTXC_OK && j->llm.call && j->llm.llm->start != NULL &&
+            j->llm.llm->step != NULL) {
+            r = j->llm.llm->start(j->llm.llm, &j->llm.request, j->llm.answer,
+                                  j->llm.answer_cap, err);
+            if (r == CTXC_E_IN_PROGRESS) {
+                r = CTXC_OK;
+            } else if (r != CTXC_OK) {
+                j->llm.call = false; /* the call has ended already */
+            }
+        }
+    } else
+#endif
+    {
+        r = st->compress(&j->ctx, &j->plan, err);
+    }
+    s->locked = false;
+    if (r != CTXC_OK) {
+        log_result(s, st, &j->plan, r);
+        return r;
+    }
+    j->state = j->llm.call ? JOB_CALL : JOB_READY;
+    s->history->frozen_ = n;
+    ctxc_port_log(s->port, CTXC_LOG_INFO,
+                  "compression job with %s started over entries [0, %z) of "
+                  "%z",
+                  st->name, n, s->history->count);
+    return CTXC_OK;
+}
+
+/* The plan over [0, n), then every entry appended since, applied. */
+static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
+    ctxc_session_job_t *j = &s->job_;
+    ctxc_plan_t *plan = &j->plan;
+    size_t n = j->snapshot;
+    size_t count = s->history->count;
+    ctxc_status_t r = CTXC_OK;
+    if (count > n) {
+        ctxc_plan_op_t *last = plan->count > 0 ? &plan->ops[plan->count - 1]
+                                               : NULL;
+        if (last != NULL && last->kind == CTXC_PLAN_KEEP && last->to == n) {
+            last->to = (uint32_t)count;
+        } else {
+            r = ctxc_plan_keep(plan, n, count, err);
+        }
+    }
+    s->history->frozen_ = 0;
+    if (r == CTXC_OK) {
+        s->locked = true;
+        r = ctxc_history_apply_plan(s->history, plan, err);
+        s->locked = false;
+    }
+    if (r != CTXC_OK) {
+        s->history->frozen_ = n; /* job_end unfreezes */
+    }
+    return r;
+}
+
+static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
+    ctxc_session_job_t *j = &s->job_;
+    if (j->state == JOB_NONE) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "no compression job in progress "
+                          "(ctxc_session_compress_start)");
+    }
+    if (s->history->gen_ != j->gen) {
+        job_end(s);
+        return ctxc__fail(err, CTXC_E_CANCELLED,
+                          "compression job cancelled: the history was "
+                          "cleared while it ran");
+    }
+    ctxc_status_t r = CTXC_OK;
+#if LLM_STRATEGIES_
+    if (j->state == JOB_CALL) {
+        const ctxc_llm_t *llm = j->llm.llm;
+        if (llm->step != NULL && llm->start != NULL) {
+            r = llm->step(llm, &j->llm.len, &j->llm.usage, err);
+            if (r == CTXC_E_IN_PROGRESS) {
+                return r;
+            }
+        } else { /* a model without steps: the whole call in this poll */
+            r = llm->complete(llm, &j->llm.request, j->llm.answer,
+                              j->llm.answer_cap, &j->llm.len, &j->llm.usage,
+                              err);
+        }
+        s->locked = true;
+        r = ctxc__llm_end(&j->ctx, &j->plan, &j->llm, r, err);
+        s->locked = false;
+        j->state = JOB_READY;
+    }
+#endif
+    if (r == CTXC_OK) {
+        r = job_apply(s, err);
+    }
+    s->last_compress_ms = ctxc_port_now_ms(s->port) - j->t0;
+    log_result(s, j->strategy, &j->plan, r);
+    job_end(s);
+    return r;
+}
+
+ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
+                                          ctxc_error_t *err) {
+    if (s == NULL || s->history == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "session is NULL");
+    }
+    lock(s);
+    ctxc_status_t r = job_start(s, err);
+    unlock(s);
+    return r;
+}
+
+ctxc_status_t ctxc_session_poll(ctxc_session_t *s, ctxc_error_t *err) {
+    if (s == NULL || s->history == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "session is NULL");
+    }
+    lock(s);
+    ctxc_status_t r = job_poll(s, err);
+    unlock(s);
+    return r;
+}
+
+void ctxc_session_compress_cancel(ctxc_session_t *s) {
+    if (s == NULL || s->history == NULL) {
+        return;
+    }
+    lock(s);
+    if (s->job_.state != JOB_NONE) {
+        ctxc_port_log(s->port, CTXC_LOG_INFO,
+                      "compression job with %s cancelled",
+                      s->job_.strategy->name);
+        job_end(s);
+    }
+    unlock(s);
+}
+
+bool ctxc_session_job_active(const ctxc_session_t *s) {
+    return s != NULL && s->job_.state != JOB_NONE;
 }

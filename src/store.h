@@ -14,6 +14,11 @@
 #include "record.h"
 
 /* Appends (index == SIZE_MAX) or replaces entry `index`. */
+/* CTXC_E_BUSY: entry index lies in a compression job's range
+ * (h->frozen_). */
+ctxc_status_t ctxc__frozen(const ctxc_history_t *h, size_t index,
+                           ctxc_error_t *err);
+
 ctxc_status_t ctxc__history_put(ctxc_history_t *h, size_t index,
                                 const ctxc__entry_src_t *src,
                                 ctxc_error_t *err);

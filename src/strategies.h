@@ -23,6 +23,17 @@ ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err);
 ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
                                 ctxc_plan_t *plan, ctxc_error_t *err);
+/* The LLM strategies (id middle-out or one-shot) in two halves around the
+ * summary call: begin plans up to the call and sets job->call (false: the
+ * plan is already complete, no call); end takes the call's status (and
+ * job->len, job->usage) and completes the plan. compress() is begin, the
+ * blocking call, end. CTXC_E_UNAVAILABLE for an id not compiled in. */
+ctxc_status_t ctxc__llm_begin(const ctxc_compress_ctx_t *ctx,
+                              ctxc_strategy_id_t id, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err);
+ctxc_status_t ctxc__llm_end(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                            ctxc_llm_job_t *job, ctxc_status_t call_st,
+                            ctxc_error_t *err);
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 const ctxc_density_config_t *config,
                                 ctxc_work_t *work,

@@ -50,16 +50,8 @@ static const char snapshot_tag[] = "<state_snapshot>";
 
 /* ---- the request --------------------------------------------------------- */
 
-typedef struct {
-    const ctxc_compress_ctx_t *ctx;
-    const uint16_t *starts; /* first view position of each rendered turn */
-    size_t turns;           /* rendered turns (the final message follows) */
-    size_t to;              /* one past the last view position summarised */
-    size_t long_latest;     /* the long latest request (view position), or
-                               NONE */
-    bool earlier_snapshot;
-    ctxc_str_t prompt;
-} req_t;
+/* The request's source is the job (ctxc_llm_job_t, strategy.h). */
+#define JOB_CTX(j) ((const ctxc_compress_ctx_t *)(j)->ctx_)
 
 typedef struct {
     ctxc_llm_write_fn w;
@@ -90,12 +82,12 @@ static void render_entry(out_t *o, const ctxc_entry_t *e) {
 
 static ctxc_status_t write_system(void *src, size_t index,
                                   ctxc_llm_write_fn write, void *user) {
-    const req_t *r = src;
+    const ctxc_llm_job_t *r = src;
     out_t o = {write, user, CTXC_OK};
     (void)index;
     put(&o, preamble, sizeof preamble - 1u);
     puts_(&o, "\n\n");
-    put_str(&o, r->prompt);
+    put_str(&o, r->prompt_);
     return o.st;
 }
 
@@ -123,8 +115,8 @@ static void put_todos(out_t *o, const ctxc_compress_ctx_t *ctx) {
     }
 }
 
-static void write_final(out_t *o, const req_t *r) {
-    const ctxc_compress_ctx_t *ctx = r->ctx;
+static void write_final(out_t *o, const ctxc_llm_job_t *r) {
+    const ctxc_compress_ctx_t *ctx = JOB_CTX(r);
     put_todos(o, ctx);
     if (ctx->transcript_path != NULL && ctx->transcript_path[0] != '\0') {
         puts_(o, "The full pre-compression transcript is at ");
@@ -132,9 +124,9 @@ static void write_final(out_t *o, const req_t *r) {
         puts_(o, " (mention it in the snapshot so details can be looked up "
                  "later).\n\n");
     }
-    if (r->long_latest != NONE) {
+    if (r->long_latest_ != NONE) {
         ctxc_entry_t e;
-        ctxc_view_get(&ctx->view, r->long_latest, &e);
+        ctxc_view_get(&ctx->view, r->long_latest_, &e);
         puts_(o, "The user's latest request, in full (it is part of the "
                  "conversation above; keep its intent and every constraint "
                  "in the snapshot):\n<latest_request>\n");
@@ -144,7 +136,7 @@ static void write_final(out_t *o, const req_t *r) {
     puts_(o, "Condense the conversation above now. Work it out in a "
              "<scratchpad> first, then write the <state_snapshot> as "
              "described in your instructions.");
-    if (r->earlier_snapshot) {
+    if (r->earlier_snapshot_) {
         puts_(o, " The conversation already holds an earlier "
                  "<state_snapshot>: merge everything it records into the new "
                  "one, so nothing it kept is lost.");
@@ -153,17 +145,17 @@ static void write_final(out_t *o, const req_t *r) {
 
 static ctxc_status_t write_message(void *src, size_t index,
                                    ctxc_llm_write_fn write, void *user) {
-    const req_t *r = src;
+    const ctxc_llm_job_t *r = src;
     out_t o = {write, user, CTXC_OK};
-    if (index >= r->turns) {
+    if (index >= r->turns_) {
         write_final(&o, r);
         return o.st;
     }
-    size_t end = index + 1 < r->turns ? r->starts[index + 1] : r->to;
-    for (size_t p = r->starts[index]; p < end; p++) {
+    size_t end = index + 1 < r->turns_ ? r->starts_[index + 1] : r->to_;
+    for (size_t p = r->starts_[index]; p < end; p++) {
         ctxc_entry_t e;
-        ctxc_view_get(&r->ctx->view, p, &e);
-        if (p > r->starts[index]) {
+        ctxc_view_get(&JOB_CTX(r)->view, p, &e);
+        if (p > r->starts_[index]) {
             puts_(&o, "\n\n");
         }
         render_entry(&o, &e);
@@ -322,12 +314,15 @@ static ctxc_status_t keep_all(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
 
 /* ---- the summary call and the plan --------------------------------------- */
 
-/* Summarises view [from, to) (at least MIN_SUMMARISED entries, valid
- * splits) and plans [0, from) + summary + continuation + [to, N). */
+/* Prepares the summary of view [from, to) (at least MIN_SUMMARISED
+ * entries, valid splits): the model, the prompt and the request in job
+ * (job->call set); summarise_end plans [0, from) + summary + continuation
+ * + [to, N) from the answer. */
 static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
                                ctxc_plan_t *plan, const char *prompt_id,
                                size_t from, size_t to, size_t long_latest,
-                               uint64_t total, ctxc_error_t *err) {
+                               uint64_t total, ctxc_llm_job_t *job,
+                               ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     ctxc_work_t *w = ctx->work;
     if (ctx->llm_resolver == NULL) {
@@ -416,15 +411,41 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     char *answer = cont + CONT_MAX;
     size_t answer_cap = (size_t)((char *)end - answer);
 
-    req_t r = {ctx,   starts, turns, to, long_latest, has_snapshot(v, from, to),
-               prompt};
-    ctxc_llm_request_t req = {write_system, turns + 1u, write_message, roles,
-                              &r,           0,          NULL,          NULL};
-    ctxc_llm_usage_t usage;
-    memset(&usage, 0, sizeof usage);
-    size_t len = 0;
+    job->ctx_ = ctx;
+    job->starts_ = starts;
+    job->turns_ = turns;
+    job->from_ = from;
+    job->to_ = to;
+    job->long_latest_ = long_latest;
+    job->earlier_snapshot_ = has_snapshot(v, from, to);
+    job->prompt_ = prompt;
+    job->total_ = total;
+    job->cont_ = cont;
+    job->answer = answer;
+    job->answer_cap = answer_cap;
+    job->len = 0;
+    memset(&job->usage, 0, sizeof job->usage);
+    job->request = (ctxc_llm_request_t){write_system, turns + 1u,
+                                        write_message, roles,
+                                        job,          0,
+                                        NULL,         NULL};
+    job->llm = llm;
+    job->call = true;
     plan->meta.llm_call_made = true;
-    st = llm->complete(llm, &req, answer, answer_cap, &len, &usage, err);
+    return CTXC_OK;
+}
+
+/* The second half: the answer (or the call's error st) into the plan. */
+static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
+                                   ctxc_plan_t *plan, ctxc_llm_job_t *job,
+                                   ctxc_status_t st, ctxc_error_t *err) {
+    const ctxc_view_t *v = &ctx->view;
+    size_t from = job->from_, to = job->to_;
+    uint64_t total = job->total_;
+    char *answer = job->answer;
+    size_t answer_cap = job->answer_cap;
+    size_t len = job->len;
+    char *cont = job->cont_;
     if (st != CTXC_OK) {
         if (st == CTXC_E_TOO_LARGE && err != NULL) {
             ctxc__err_prefix(err, "summary answer (buffer %z bytes)",
@@ -505,8 +526,9 @@ static size_t frac_ceil(size_t n, uint16_t permille) {
     return (size_t)(((uint64_t)n * permille + 999u) / 1000u);
 }
 
-ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
-                                ctxc_plan_t *plan, ctxc_error_t *err) {
+static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
+                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
+                              ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
@@ -557,15 +579,16 @@ ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
                         "middle-out: fewer than 4 messages in the middle", err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_MIDDLE_OUT, top, bottom,
-                     long_latest, total, err);
+                     long_latest, total, job, err);
 }
 
 #endif
 
 #if CTXC_CFG_STRATEGY_ONE_SHOT
 
-ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
-                                ctxc_plan_t *plan, ctxc_error_t *err) {
+static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx,
+                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
+                              ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
@@ -590,7 +613,68 @@ ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
                         err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, total,
-                     err);
+                     job, err);
 }
 
+#endif
+
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
+
+ctxc_status_t ctxc__llm_begin(const ctxc_compress_ctx_t *ctx,
+                              ctxc_strategy_id_t id, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err) {
+    memset(job, 0, sizeof *job);
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+    if (id == CTXC_STRATEGY_MIDDLE_OUT) {
+        return mo_begin(ctx, plan, job, err);
+    }
+#endif
+#if CTXC_CFG_STRATEGY_ONE_SHOT
+    if (id == CTXC_STRATEGY_ONE_SHOT) {
+        return os_begin(ctx, plan, job, err);
+    }
+#endif
+    return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                      "strategy %u has no summary call in this build",
+                      (unsigned)id);
+}
+
+ctxc_status_t ctxc__llm_end(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                            ctxc_llm_job_t *job, ctxc_status_t call_st,
+                            ctxc_error_t *err) {
+    if (!job->call) {
+        return call_st;
+    }
+    job->call = false;
+    return summarise_end(ctx, plan, job, call_st, err);
+}
+
+/* compress(): the two halves around the blocking call. */
+static ctxc_status_t blocking(const ctxc_compress_ctx_t *ctx,
+                              ctxc_strategy_id_t id, ctxc_plan_t *plan,
+                              ctxc_error_t *err) {
+    ctxc_llm_job_t job;
+    ctxc_status_t st = ctxc__llm_begin(ctx, id, plan, &job, err);
+    if (st != CTXC_OK || !job.call) {
+        return st;
+    }
+    st = job.llm->complete(job.llm, &job.request, job.answer, job.answer_cap,
+                           &job.len, &job.usage, err);
+    return ctxc__llm_end(ctx, plan, &job, st, err);
+}
+
+#endif
+
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err) {
+    return blocking(ctx, CTXC_STRATEGY_MIDDLE_OUT, plan, err);
+}
+#endif
+
+#if CTXC_CFG_STRATEGY_ONE_SHOT
+ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
+                                ctxc_plan_t *plan, ctxc_error_t *err) {
+    return blocking(ctx, CTXC_STRATEGY_ONE_SHOT, plan, err);
+}
 #endif

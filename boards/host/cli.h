@@ -73,6 +73,9 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
 const ctxc_llm_t *cli_llm_used(void);
 /* The port cli_llm_setup() made (NULL before). */
 const ctxc_port_t *cli_llm_port(void);
+/* The same port with a transport of its own: the chat's replies (a
+ * compression job keeps cli_llm_port()'s connection between its polls). */
+const ctxc_port_t *cli_chat_port(void);
 void cli_llm_teardown(void);
 /* --todos FILE: the agent's todo list (JSON) handed to the session. */
 bool cli_llm_todos(ctxc_session_t *s, const char *path, const char *who);

@@ -16,6 +16,10 @@
 
 static ctxc_posix_port_t llm_port;
 static ctxc_posix_transport_t llm_net;
+/* the chat's replies: a second connection, so a reply can be fetched while
+ * a compression job holds the first one across its polls */
+static ctxc_posix_transport_t chat_net;
+static ctxc_port_t chat_port;
 static ctxc_provider_client_t llm_client;
 static ctxc_provider_binding_t llm_binding;
 static bool llm_up;
@@ -52,6 +56,14 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
             return false;
         }
         llm_port.port.transport = ctxc_posix_transport(&llm_net);
+        if (ctxc_posix_transport_init(&chat_net, &cfg, &err) != CTXC_OK) {
+            fprintf(stderr, "%s: %s\n", who, ctxc_error_message(&err));
+            ctxc_posix_transport_deinit(&llm_net);
+            ctxc_posix_port_deinit(&llm_port);
+            return false;
+        }
+        chat_port = llm_port.port;
+        chat_port.transport = ctxc_posix_transport(&chat_net);
         llm_up = true;
     }
     ctxc_provider_bind(&llm_binding, &llm_client, settings, &llm_port.port,
@@ -63,8 +75,11 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
 
 const ctxc_port_t *cli_llm_port(void) { return llm_up ? &llm_port.port : NULL; }
 
+const ctxc_port_t *cli_chat_port(void) { return llm_up ? &chat_port : NULL; }
+
 void cli_llm_teardown(void) {
     if (llm_up) {
+        ctxc_posix_transport_deinit(&chat_net);
         ctxc_posix_transport_deinit(&llm_net);
         ctxc_posix_port_deinit(&llm_port);
         llm_up = false;

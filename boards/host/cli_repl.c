@@ -29,6 +29,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <poll.h>
+#include <wchar.h>
 #include <histedit.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -311,6 +313,111 @@ static void chat_failed(const char *what, const ctxc_error_t *err) {
     printf("\n(the history keeps your line; no reply added)\n");
 }
 
+/* ---- the compression job in the background (compression.prefetch-
+ * threshold): polled while the prompt waits for input ---------------------- */
+
+static bool repl_status_tty(void) { return isatty(2) != 0; }
+
+/* A status line on stderr when it is a terminal (nothing otherwise). */
+static void repl_status(const char *text) {
+    if (repl_status_tty()) {
+        fprintf(stderr, "\r\033[K%s\n", text);
+        fflush(stderr);
+    }
+}
+
+/* What became of the job: one line on stdout. */
+static void repl_job_report(ctxc_status_t st, const ctxc_error_t *err) {
+    const ctxc_compress_meta_t *m = &repl_session.last_compress;
+    if (st == CTXC_OK) {
+        printf("[summary applied in the background: %zu -> %zu entries of "
+               "its range, %" PRIu64 " -> %" PRIu64 " tokens; your turns "
+               "since kept]\n",
+               m->original_count, m->compressed_count, m->tokens_before,
+               m->tokens_after);
+    } else {
+        printf("[summary failed in the background: %s; the history is "
+               "unchanged, your turns kept]\n",
+               err != NULL ? ctxc_error_message(err) : ctxc_strerror(st));
+    }
+    fflush(stdout);
+}
+
+/* One poll of a job in progress; true when it ended now. */
+static bool repl_job_tick(void) {
+    if (!ctxc_session_job_active(&repl_session)) {
+        return false;
+    }
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc_session_poll(&repl_session, &err);
+    if (st == CTXC_E_IN_PROGRESS) {
+        return false;
+    }
+    if (repl_status_tty()) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    repl_job_report(st, &err);
+    return true;
+}
+
+/* At the end of the chat: the job in progress polled to its end (its
+ * deadlines bound it), waiting in the transport between polls. */
+static void repl_job_finish(void) {
+    if (!ctxc_session_job_active(&repl_session)) {
+        return;
+    }
+    repl_status("[waiting for the summary in progress]");
+    const ctxc_port_t *p = cli_llm_port();
+    while (!repl_job_tick()) {
+        if (p != NULL && p->transport.ops != NULL &&
+            p->transport.ops->wait != NULL) {
+            p->transport.ops->wait(p->transport.ctx, 50);
+        }
+    }
+}
+
+/* libedit's character reader: while a job runs, stdin is polled every 20
+ * ms and the job between, so the prompt stays live; the line typed is kept
+ * and redrawn after a status line. One UTF-8 character per call. */
+static int repl_getc(EditLine *el, wchar_t *wc) {
+    for (;;) {
+        bool job = ctxc_session_job_active(&repl_session);
+        struct pollfd pf = {0, POLLIN, 0};
+        int r = poll(&pf, 1, job ? 20 : -1);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r == 0) {
+            if (repl_job_tick()) {
+                el_set(el, EL_REFRESH);
+            }
+            continue;
+        }
+        break;
+    }
+    unsigned char b[4];
+    ssize_t n = read(0, b, 1);
+    if (n <= 0) {
+        return n == 0 ? 0 : -1;
+    }
+    size_t len = b[0] < 0x80u ? 1u : b[0] >= 0xF0u ? 4u : b[0] >= 0xE0u ? 3u
+                                  : b[0] >= 0xC0u ? 2u : 1u;
+    for (size_t i = 1; i < len; i++) {
+        if (read(0, b + i, 1) != 1) {
+            len = i;
+            break;
+        }
+    }
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    wchar_t w = 0;
+    size_t got = mbrtowc(&w, (const char *)b, len, &ms);
+    *wc = got == (size_t)-1 || got == (size_t)-2 ? (wchar_t)b[0] : w;
+    return 1;
+}
+
 /* A chat line: add it, compress when needed, send, stream, append. */
 static void chat_send(const char *line) {
     if (!repl_add(line)) {
@@ -359,7 +466,17 @@ static void chat_send(const char *line) {
         chat_failed("compress before sending", &err);
         return;
     }
-    if (rep.compressed && repl_session.last_compress.unchanged &&
+    if (rep.job == CTXC_SEND_JOB_STARTED) {
+        repl_status("[summary: being fetched in the background; keep "
+                    "typing]");
+    } else if (rep.job == CTXC_SEND_JOB_FALLBACK) {
+        printf("[the summary was not there at the threshold: compressed with "
+               "%s instead (compression.on-limit)]\n",
+               rep.fallback);
+    }
+    if (rep.job == CTXC_SEND_JOB_APPLIED) {
+        repl_job_report(CTXC_OK, NULL);
+    } else if (rep.compressed && repl_session.last_compress.unchanged &&
         ctxc_history_count(h) == n0) {
         printf("[compression ran: history unchanged]\n");
     } else if (rep.compressed || ctxc_history_count(h) != n0) {
@@ -379,7 +496,7 @@ static void chat_send(const char *line) {
     (void)ctxc_settings_int(&repl_settings,
                             CTXC_SETTING_NETWORK_CALL_DEADLINE_MS, &deadline);
     ctxc_llm_t llm;
-    if (ctxc_provider_llm(&chat_client, &ref, cli_llm_port(), retries,
+    if (ctxc_provider_llm(&chat_client, &ref, cli_chat_port(), retries,
                           ref.stream, &llm, &err) != CTXC_OK) {
         chat_failed(ref.provider, &err);
         return;
@@ -602,6 +719,9 @@ static int repl_loop_editline(void) {
     el_set(el, EL_ADDFN, "ctxc-complete", "complete a command, key or value",
            repl_complete);
     el_set(el, EL_BIND, "^I", "ctxc-complete", NULL);
+    if (repl_chat) {
+        el_set(el, EL_GETCFN, repl_getc);
+    }
     for (;;) {
         int count = 0;
         const char *got = el_gets(el, &count);
@@ -632,6 +752,7 @@ static int repl_loop_editline(void) {
 
 static int repl_loop_stdin(void) {
     for (;;) {
+        (void)repl_job_tick();
         size_t len = 0; /* REPL_LINE_MAX + 1: too long */
         bool nul = false;
         int c;
@@ -801,6 +922,7 @@ static int repl_main(int argc, char **argv) {
     }
     int rc = tty ? repl_loop_editline() : repl_loop_stdin();
     if (repl_chat) {
+        repl_job_finish();
         cli_llm_teardown();
     }
     return cli_stdout_ok(who) ? rc : CLI_EXIT_FAIL;

@@ -173,6 +173,13 @@ typedef struct {
     size_t ids_cap_;
     size_t ids_used_;
     uint8_t ids_state_;
+    /* Internal: entries [0, frozen_) belong to a compression job in
+     * progress (ctxc_session_compress_start): replace, remove and plan or
+     * density application touching them answer CTXC_E_BUSY; append is
+     * unaffected. gen_ counts ctxc_history_clear() calls (a job notices
+     * that its range is gone). */
+    size_t frozen_;
+    uint32_t gen_;
 } ctxc_history_t;
 
 /** Declares static storage for a history called `name` (a ctxc_history_t)
@@ -207,6 +214,8 @@ typedef struct {
                                   0,                                           \
                                   0,                                           \
                                   NULL,                                        \
+                                  0,                                           \
+                                  0,                                           \
                                   0,                                           \
                                   0,                                           \
                                   0,                                           \
@@ -281,6 +290,15 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
  * block. */
 bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
                            ctxc_block_t *out);
+
+/* While a compression job of a session holds entries [0, n) (between
+ * ctxc_session_compress_start() and the poll that ends the job, or
+ * ctxc_session_compress_cancel()), replace, remove, remove_range,
+ * ctxc_history_apply_plan() and ctxc_density_apply() touching any of those
+ * entries answer CTXC_E_BUSY and change nothing; entries appended since (n
+ * and later) may be changed. ctxc_history_clear() cannot be refused: it
+ * empties the store and the job ends with CTXC_E_CANCELLED at its next
+ * poll, leaving the history as it is. */
 
 /** Replaces entry `index` with `in` (same validation as append). The new
  * content may point into the store itself (e.g. a modified copy of the entry

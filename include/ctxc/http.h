@@ -272,8 +272,9 @@ typedef struct {
 } ctxc_http_response_t;
 
 /** Bytes of the client's internal state in the work area (an upper bound,
- * checked by the build: 224 on 32-bit targets, 352 on 64-bit hosts). */
-#define CTXC_HTTP_STATE_BYTES (96u + 32u * sizeof(void *))
+ * checked by the build: 256 on 32-bit targets, 384 on 64-bit hosts; 32
+ * more than before the resumable request kept its send position). */
+#define CTXC_HTTP_STATE_BYTES (128u + 32u * sizeof(void *))
 
 /* ---- Server-Sent Events (WHATWG HTML "event stream" parsing) ------------ */
 
@@ -399,6 +400,61 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
                                 const ctxc_port_t *port, void *work,
                                 size_t work_bytes, ctxc_http_response_t *resp,
                                 ctxc_error_t *err);
+
+/* ---- the resumable request ------------------------------------------------
+ *
+ * ctxc_http_request() is a loop over these steps (one code path): it calls
+ * ctxc_http_step() until the answer is not CTXC_E_IN_PROGRESS and, when a
+ * step moved nothing (ctxc_http_idle) and the transport has a wait op,
+ * waits in it for at most CTXC_HTTP_WAIT_SLICE_MS between steps. A caller
+ * that must never block (a main loop, ctxc_session_poll) calls the steps
+ * itself and returns to its own work in between.
+ *
+ * Nothing of the call lives on the stack between steps: its state is in
+ * the work area, and req, port, resp and what they point to (the URL, the
+ * headers, the callbacks' user data) must stay valid and unchanged until
+ * the call has ended (a step answered something else than
+ * CTXC_E_IN_PROGRESS, or ctxc_http_cancel()).
+ *
+ * One step does one bounded piece of work: start() checks the request and
+ * runs the body writer's count pass; then each step is one transport call
+ * (connect, or connect_poll: the TCP connect's completion, one handshake
+ * step) or one send step (the request rendered from its start, the bytes
+ * already sent skipped, at most 16 I/O buffers handed to the transport,
+ * stopping at the first it does not take whole: its position is kept, so
+ * the body writer runs once per such step and its cost grows with the
+ * body's offset) or one recv() of at most CTXC_CFG_HTTP_IO_BUFFER_BYTES
+ * fed through the parser, the SSE reader and the callbacks. Time limits
+ * are checked at each step by the port's clock: the read timeout and
+ * deadline_ms as for ctxc_http_request(). */
+
+/** Longest wait of ctxc_http_request() in the transport's wait op between
+ * two steps (it returns early once the connection can go on). */
+#define CTXC_HTTP_WAIT_SLICE_MS 50u
+
+/** Starts a request in work (as ctxc_http_request: same arguments, same
+ * checks). Returns CTXC_E_IN_PROGRESS when the request is under way (call
+ * ctxc_http_step()), or the error (nothing was connected). */
+ctxc_status_t ctxc_http_start(const ctxc_http_request_t *req,
+                              const ctxc_port_t *port, void *work,
+                              size_t work_bytes, ctxc_http_response_t *resp,
+                              ctxc_error_t *err);
+
+/** Advances the request in work by one step (see above) and never waits.
+ * Returns CTXC_E_IN_PROGRESS (call again), CTXC_OK (a 2xx response read to
+ * its end) or an error as ctxc_http_request() lists them; after any answer
+ * but CTXC_E_IN_PROGRESS the transport is closed and resp filled as far as
+ * the response got. CTXC_E_INVALID_ARG when no request is under way. */
+ctxc_status_t ctxc_http_step(void *work, ctxc_error_t *err);
+
+/** True when the last step moved no byte and changed no phase: the
+ * connection waits for the network (a blocking caller may wait now). */
+bool ctxc_http_idle(const void *work);
+
+/** Ends a request under way: the transport is closed (mid-connect too);
+ * nothing more is sent, no callback runs. resp->retryable is false. A
+ * request that has ended already is left as it is. */
+void ctxc_http_cancel(void *work);
 
 /** Whether sending the same request again could help after status st:
  * CTXC_E_NETWORK and CTXC_E_TIMEOUT yes; CTXC_E_HTTP_STATUS for 408, 429

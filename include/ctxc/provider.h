@@ -109,6 +109,27 @@ typedef struct {
     uint64_t js_[CTXC_PROVIDER_JSON_STATE_BYTES / 8u];
 } ctxc_provider_reader_t;
 
+/** The call under way in a client (private: the resumable call's state,
+ * kept between the steps of ctxc_llm_t.step; read none of it). */
+typedef struct {
+    const ctxc_llm_request_t *req; /**< private */
+    char *out; /**< private */
+    size_t cap; /**< private */
+    ctxc_error_t *err; /**< the current step's */
+    ctxc_llm_usage_t usage; /**< private */
+    ctxc_http_header_t headers[2u + CTXC_PROVIDER_EXTRA_HEADERS_MAX]; /**< private */
+    ctxc_http_request_t hr; /**< private */
+    ctxc_http_response_t resp; /**< private */
+    size_t klen; /**< bytes of the key read (0: none) */
+    uint64_t t0; /**< the call's start, by the port clock */
+    uint64_t not_before; /**< a retry pause's end, by the port clock */
+    uint32_t pause_ms; /**< the pause's length */
+    uint32_t total; /**< the call's deadline (0: none) */
+    uint32_t attempt; /**< attempts ended so far */
+    uint8_t phase; /**< idle, an HTTP request, a retry pause */
+    bool err_body_bad; /**< an error body that is not JSON */
+} ctxc_provider_call_t;
+
 /** A provider client: everything one call needs, owned by the caller
  * (static or in a task's memory; sizeof shown in the RAM table of docs/footprint.md:
  * the HTTP work area + the answer reader + key, URL and name buffers).
@@ -136,6 +157,7 @@ typedef struct {
     uint32_t deadline_ms;
     const ctxc_http_header_t *extra_headers; /**< public: the extra headers (see timeout_ms) */
     size_t extra_header_count; /**< public: entries in extra_headers */
+    ctxc_provider_call_t call_; /* private: the call under way */
 } ctxc_provider_client_t;
 
 /** Sets up c for the provider, model, base URL and key name of ref and fills

@@ -9,8 +9,13 @@
  * While a compression or a density step runs, the history is locked:
  * add() answers CTXC_E_BUSY (nothing is queued) when called from inside it;
  * with a port mutex (ctxc_session_set_port), other tasks wait instead. Errors
- * of a strategy propagate unchanged, there is no fallback to another strategy,
- * and on any error the history is byte-identical to before.
+ * of a strategy propagate unchanged and on any error the history is
+ * byte-identical to before. There is no fallback to another strategy, except
+ * the one compression.on-limit asks for (see before_send), which is reported.
+ *
+ * A compression can also run as a resumable job (compress_start / poll /
+ * compress_cancel, at the end of this file; docs/compression-job.md): add()
+ * keeps working while it runs, and its range is frozen in the history.
  *
  * Settings: the session reads every value through the accessors of the
  * settings store it was given (include/ctxc/settings.h) each time it needs
@@ -74,6 +79,19 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
 
 /* ---- the session --------------------------------------------------------- */
 
+/** A compression job in progress (private; ctxc_session_compress_start()). */
+typedef struct {
+    uint8_t state;       /**< none, a summary call, a plan to apply */
+    bool wait;           /**< before_send waits for the job (on-limit wait) */
+    size_t snapshot;     /**< the job's range: entries [0, snapshot) */
+    uint32_t gen;        /**< the history's clear count at the start */
+    uint64_t t0;         /**< the start, by the port clock */
+    const ctxc_strategy_t *strategy; /**< private */
+    ctxc_compress_ctx_t ctx; /**< private */
+    ctxc_plan_t plan; /**< private */
+    ctxc_llm_job_t llm; /**< private */
+} ctxc_session_job_t;
+
 /** A session: the dispatcher over one history, work area and settings store. Set it up with ctxc_session_init(); the fields are the session's own (read-only for the caller). */
 typedef struct {
     ctxc_history_t *history; /**< the store it compresses */
@@ -92,6 +110,7 @@ typedef struct {
     const ctxc_todo_t *todos; /**< the agent's todos (ctxc_session_set_todos()) */
     size_t todo_count; /**< entries in todos */
     const char *transcript_path; /**< the transcript path (ctxc_session_set_transcript()) */
+    ctxc_session_job_t job_; /* private: the compression job */
 } ctxc_session_t;
 
 /** settings is kept by pointer (it must outlive the session). The session
@@ -114,7 +133,8 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
 
-/** Ends the session's hold on its settings store: removes the session's
+/** Ends the session's hold on its settings store (and cancels a compression
+ * job in progress, unfreezing its range): removes the session's
  * strategy guard from the store when it is still this session's (the store
  * keeps a pointer to the session while the guard is on it, so a session in
  * shorter-lived memory than its store — a local variable — must call this
@@ -197,6 +217,18 @@ ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
  * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
 
+/** What ctxc_session_before_send() did about a compression job. */
+typedef enum {
+    CTXC_SEND_JOB_NONE = 0,  /**< no job was involved */
+    CTXC_SEND_JOB_STARTED,   /**< it started one (prefetch) and returned */
+    CTXC_SEND_JOB_RUNNING,   /**< one is in progress (polled once) */
+    CTXC_SEND_JOB_APPLIED,   /**< the job's result was applied by its poll */
+    CTXC_SEND_JOB_WAITED,    /**< it waited for the job (on-limit wait) */
+    CTXC_SEND_JOB_FALLBACK,  /**< it cancelled the job (or started none) and
+                                compressed without the network instead */
+    CTXC_SEND_JOB_FAILED     /**< the job ended with the error returned */
+} ctxc_send_job_t;
+
 /** What ctxc_session_before_send() did. */
 typedef struct {
     uint64_t tokens;           /**< settled history tokens before anything ran */
@@ -205,6 +237,9 @@ typedef struct {
     bool optimized;            /**< the density step ran */
     bool compressed;           /**< compress ran */
     uint64_t tokens_after; /**< settled history tokens after it */
+    ctxc_send_job_t job;       /**< what became of a compression job */
+    const char *fallback;      /**< the network-free strategy that ran instead
+                                  of a job's summary (FALLBACK), else NULL */
 } ctxc_send_report_t;
 
 /** Call before sending the history with `pending_tokens` more (the new
@@ -214,11 +249,86 @@ typedef struct {
  * The two steps are committed one by one: when the compression fails after
  * a density step succeeded, the error is returned and the history is exactly
  * as the density step left it (as if ctxc_session_optimize() had been called
- * alone); when the density step fails, the history is unchanged. */
+ * alone); when the density step fails, the history is unchanged.
+ *
+ * With an LLM strategy and compression.prefetch-threshold set (a ratio of
+ * the context limit), it uses the resumable job instead of waiting
+ * (docs/compression-job.md has the state table; report->job says which
+ * case it was):
+ *   - no job, over the prefetch threshold, under the threshold: starts a
+ *     job and returns CTXC_OK at once (CTXC_SEND_JOB_STARTED);
+ *   - a job running: one poll and no density step (RUNNING; APPLIED when
+ *     that poll applied the result; its error is returned: FAILED);
+ *   - over the threshold (or the limit) with the summary not there: with
+ *     compression.on-limit "wait" (the default) a job is started if none
+ *     runs and polled to its end here, waiting in the transport's wait op
+ *     between polls, the port mutex taken per poll only (WAITED); with
+ *     "top-down-truncation" or "high-density" a job is cancelled and that
+ *     strategy compresses now, network-free (FALLBACK: report->fallback
+ *     names it, last_compress.fallback says why, and a CTXC_LOG_WARN line
+ *     is logged). */
 ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
                                        uint64_t pending_tokens,
                                        ctxc_send_report_t *report,
                                        ctxc_error_t *err);
+
+/* ---- the resumable compression job -----------------------------------
+ *
+ * The blocking compress() waits for the summary call. A job does the same
+ * work in steps, so the caller's loop (a voice assistant's main loop, an
+ * RTOS task) never waits for the network:
+ *
+ *   ctxc_session_compress_start(&s, &err);            // prepares
+ *   while ((st = ctxc_session_poll(&s, &err)) == CTXC_E_IN_PROGRESS) {
+ *       ... other work; ctxc_session_add() keeps working ...
+ *   }                                                 // CTXC_OK: applied
+ *
+ * docs/compression-job.md has the design, a bare-metal loop, an RTOS task
+ * and the bound of one poll. */
+
+/* Starts a compression job with the configured strategy over the entries
+ * [0, n) of now (the job's range): n is the history's count, moved back to
+ * before the first tool_call whose tool_response is not in the history yet
+ * and then to a valid split (no tool_call in the range has its response
+ * after it), so a response that arrives during the job is never separated
+ * from its call. The strategy plans the range (an LLM strategy resolves its
+ * model and prompt and starts the summary call: the request body's count
+ * pass, nothing connected or sent yet, the first poll connects; a strategy
+ * without an LLM plans it whole now, network-free). Entries [0, n) are then frozen (ctxc/history.h:
+ * replace, remove and plans touching them answer CTXC_E_BUSY) until the job
+ * ends; appends go on as usual.
+ * Returns CTXC_OK when the job was started (ctxc_session_poll() goes on
+ * with it). Errors: as ctxc_session_compress() (the checks, the strategy's
+ * own errors before its call), CTXC_E_BUSY when a job is already in
+ * progress. On an error no job exists and nothing changed. */
+ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
+                                          ctxc_error_t *err);
+
+/* Advances the job by one bounded step and returns without waiting:
+ *   CTXC_E_IN_PROGRESS  call again later (the summary call goes on: one
+ *                       transport step per poll, or a retry's "not before"
+ *                       time has not come);
+ *   CTXC_OK             the result was applied: the history is the plan
+ *                       over [0, n) followed by every entry appended since
+ *                       (in order); last_compress holds its metadata;
+ *   an error            the job has ended and the history is exactly as it
+ *                       is at this moment (appended entries included):
+ *                       the summary call's errors (ctxc_llm_t), the
+ *                       strategy's, CTXC_E_CANCELLED when the history was
+ *                       cleared meanwhile, CTXC_E_INVALID_ARG when no job
+ *                       is in progress.
+ * A model without the resumable form (ctxc_llm_t.step NULL) makes its whole
+ * call inside one poll. With a port mutex the poll runs inside it. */
+ctxc_status_t ctxc_session_poll(ctxc_session_t *s, ctxc_error_t *err);
+
+/* Ends a job in progress: the summary call is cancelled (its connection
+ * closed), the range unfrozen, the history left exactly as it is. Nothing
+ * in progress: nothing happens. */
+void ctxc_session_compress_cancel(ctxc_session_t *s);
+
+/* True while a job is in progress (started, not yet ended by a poll or a
+ * cancel). */
+bool ctxc_session_job_active(const ctxc_session_t *s);
 
 #ifdef __cplusplus
 }

@@ -96,6 +96,10 @@ extern "C" {
  * values are in ctxc/session.h. */
 extern const char *const ctxc_strategy_names[]; /**< the values of compression.strategy (see the comment above) */
 
+/** The values of compression.on-limit, NULL-terminated: "wait",
+ * "top-down-truncation", "high-density" (ctxc/session.h, before_send). */
+extern const char *const ctxc_on_limit_names[];
+
 /** The longest value of an ENUM setting in bytes (the size bound of the
  * settings file counts with it; src/session.c checks the strategy names). */
 #define CTXC_SETTINGS_ENUM_VALUE_MAX 29u
@@ -118,6 +122,15 @@ extern const char *const ctxc_strategy_names[]; /**< the values of compression.s
       1000, NONE, 1, "Chat Compression", "0-1",                                \
       "fraction of the context limit at which compression runs (unset: the "   \
       "strategy's default)")                                                   \
+    X(COMPRESSION_PREFETCH_THRESHOLD, "compression.prefetch-threshold",       \
+      RATIO, NULL, NULL, 0, 1000, NONE, 1, "Chat Compression", "0-1",          \
+      "fraction of the context limit at which before_send starts a "           \
+      "compression job and returns at once (unset: off)")                      \
+    X(COMPRESSION_ON_LIMIT, "compression.on-limit", ENUM,                      \
+      ctxc_on_limit_names, "wait", 0, 0, NONE, 1, "Chat Compression",          \
+      "wait|top-down-truncation|high-density",                                 \
+      "at compression-threshold with a job's summary not yet there: wait "     \
+      "for it, or cancel it and compress now without the network")             \
     X(COMPRESSION_PRESERVE_THRESHOLD, "compression-preserve-threshold", RATIO, \
       NULL, "0.2", 0, 1000, NONE, 1, "Chat Compression", "0-1",                \
       "fraction of the history kept verbatim at the end")                      \

@@ -42,7 +42,9 @@ extern "C" {
     X(CTXC_E_INSECURE, "refused: a secret would cross plain HTTP")             \
     X(CTXC_E_STOPPED, "the model stopped without a normal finish (safety, "    \
                       "refusal, blocked prompt, ...)")                         \
-    X(CTXC_E_IN_PROGRESS, "in progress: call again to go on")
+    X(CTXC_E_IN_PROGRESS, "in progress: call again to go on")                 \
+    X(CTXC_E_CANCELLED, "cancelled: the call or job was stopped before its "   \
+                        "end")
 
 /** Status codes: CTXC_OK (0) and the CTXC_E_* errors of CTXC_STATUS_LIST, each with its description (ctxc_strerror()). */
 typedef enum {

@@ -125,6 +125,29 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
 
+/** The summary call of an LLM strategy between its two halves (the session's
+ * resumable job, ctxc_session_compress_start): the request the strategy
+ * prepared and what the call answered. Members marked public may be read;
+ * the rest is the strategy's. It must stay where it is from the first half
+ * to the second (request.src points into it). */
+typedef struct {
+    bool call;                  /**< public: a summary call is to be made */
+    const struct ctxc_llm *llm; /**< public: the model it goes to */
+    ctxc_llm_request_t request; /**< public: what to send */
+    char *answer;               /**< public: the answer buffer */
+    size_t answer_cap;          /**< public: its bytes */
+    size_t len;                 /**< public: the answer's bytes (set by the
+                                   caller of the call) */
+    ctxc_llm_usage_t usage;     /**< public: the call's usage */
+    const void *ctx_;           /* private: the compression context */
+    const uint16_t *starts_;
+    size_t turns_, from_, to_, long_latest_;
+    uint64_t total_;
+    char *cont_;
+    ctxc_str_t prompt_;
+    bool earlier_snapshot_;
+} ctxc_llm_job_t;
+
 /** An active todo of the agent, listed in the summariser
  * request: in-progress ones first, then pending; completed ones are left
  * out. */
@@ -264,6 +287,10 @@ typedef struct {
     size_t middle_compressed;     /**< entries removed or summarised */
     uint64_t tokens_before; /**< estimate of the view before the plan */
     uint64_t tokens_after; /**< estimate of the planned history */
+    /** Set by the session when this network-free strategy ran instead of
+     * waiting for a compression job's summary (compression.on-limit): why
+     * (static text); NULL otherwise. */
+    const char *fallback;
 } ctxc_compress_meta_t;
 
 /** The new history as ops over the store. Ops are in order; KEEP ranges are

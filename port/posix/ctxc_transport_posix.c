@@ -205,7 +205,26 @@ static ctxc_status_t tls_prepare(ctxc_posix_transport_t *t, ctxc_error_t *err) {
 }
 
 /* ---- connect ----------------------------------------------------------------
- */
+ *
+ * A state machine over t (connect answers CTXC_E_IN_PROGRESS, connect_poll
+ * advances it): the TCP connect of each address in turn (non-blocking;
+ * poll(2) with a 0 timeout tells whether it completed), then with tls one
+ * mbedtls_ssl_handshake_step() per call. Nothing waits for the network;
+ * the CPU-bound parts are the CA file's parse (once per transport, at the
+ * first TLS connect), getaddrinfo() (POSIX has no non-blocking resolver:
+ * an address literal or a name in /etc/hosts answers at once) and the
+ * handshake steps that do public-key work (certificate chain verification,
+ * the server key exchange's signature, the client key exchange). */
+
+enum { PH_IDLE = 0, PH_TCP = 1, PH_TLS = 2 };
+
+static void free_addrs(ctxc_posix_transport_t *t) {
+    if (t->addrs != NULL) {
+        freeaddrinfo(t->addrs);
+        t->addrs = NULL;
+    }
+    t->next = NULL;
+}
 
 static void drop_connection(ctxc_posix_transport_t *t) {
     if (t->ssl_live) {
@@ -216,6 +235,9 @@ static void drop_connection(ctxc_posix_transport_t *t) {
         (void)close(t->fd);
         t->fd = -1;
     }
+    free_addrs(t);
+    t->phase = PH_IDLE;
+    t->want = 0;
     t->tls = false;
 }
 
@@ -240,81 +262,49 @@ static int open_socket(const struct addrinfo *ai) {
     return fd;
 }
 
-/* TCP to every address of host in turn until one answers or the deadline
- * passes. */
-static ctxc_status_t connect_tcp(ctxc_posix_transport_t *t, uint64_t deadline,
-                                 ctxc_error_t *err) {
-    char service[8];
-    (void)snprintf(service, sizeof service, "%u", (unsigned)t->port);
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    struct addrinfo *list = NULL;
-    int g = getaddrinfo(t->host, service, &hints, &list);
-    if (g != 0) {
-        return ctxc_error_set(
-            err, CTXC_E_NETWORK, "%s:%u: cannot resolve the host name: %s",
-            t->host, (unsigned)t->port,
-            g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+static ctxc_status_t timed_out(ctxc_posix_transport_t *t, ctxc_error_t *err) {
+    if (t->phase == PH_TLS) {
+        return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                              "%s:%u: TLS handshake timed out after %u ms "
+                              "(connect timeout)",
+                              t->host, (unsigned)t->port,
+                              (unsigned)t->connect_timeout_ms);
     }
-    int last_errno = 0;
-    unsigned tried = 0;
-    bool timed_out = false;
-    for (const struct addrinfo *ai = list; ai != NULL && t->fd < 0;
-         ai = ai->ai_next) {
-        if (left_ms(deadline) == 0) {
-            timed_out = true;
-            break;
-        }
-        tried++;
+    return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                          "%s:%u: connect timed out after %u ms", t->host,
+                          (unsigned)t->port, (unsigned)t->connect_timeout_ms);
+}
+
+/* Starts the TCP connect of the next address: CTXC_OK connected at once,
+ * CTXC_E_IN_PROGRESS under way (t->fd set), or the error once every
+ * address failed. */
+static ctxc_status_t tcp_next(ctxc_posix_transport_t *t, ctxc_error_t *err) {
+    while (t->next != NULL) {
+        const struct addrinfo *ai = t->next;
+        t->next = ai->ai_next;
+        t->tried++;
         int fd = open_socket(ai);
         if (fd < 0) {
-            last_errno = errno;
+            t->last_errno = errno;
             continue;
         }
         int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (r != 0 && (errno == EINPROGRESS || errno == EINTR)) {
-            int w = 0;
-            do {
-                w = wait_fd(fd, POLLOUT, left_ms(deadline));
-            } while (w == 0 && left_ms(deadline) > 0);
-            if (w == 0) {
-                timed_out = true;
-                (void)close(fd);
-                break;
-            }
-            int so = 0;
-            socklen_t sl = sizeof so;
-            if (w < 0) {
-                so = errno;
-            } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0) {
-                so = errno;
-            }
-            r = so == 0 ? 0 : -1;
-            errno = so;
-        }
         if (r == 0) {
             t->fd = fd;
-        } else {
-            last_errno = errno;
-            (void)close(fd);
+            return CTXC_OK;
         }
-    }
-    freeaddrinfo(list);
-    if (t->fd >= 0) {
-        return CTXC_OK;
-    }
-    if (timed_out) {
-        return ctxc_error_set(
-            err, CTXC_E_TIMEOUT, "%s:%u: connect timed out after %u ms",
-            t->host, (unsigned)t->port, (unsigned)t->connect_timeout_ms);
+        if (errno == EINPROGRESS || errno == EINTR) {
+            t->fd = fd;
+            t->want = POLLOUT;
+            return CTXC_E_IN_PROGRESS;
+        }
+        t->last_errno = errno;
+        (void)close(fd);
     }
     return ctxc_error_set(
         err, CTXC_E_NETWORK, "%s:%u: cannot connect (%u address%s tried): %s",
-        t->host, (unsigned)t->port, tried, tried == 1 ? "" : "es",
-        last_errno != 0 ? strerror(last_errno) : "no address");
+        t->host, (unsigned)t->port, t->tried, t->tried == 1 ? "" : "es",
+        t->last_errno != 0 ? strerror(t->last_errno) : "no address");
 }
 
 /* Why verification failed, from mbedtls_x509_crt_verify_info: one line per
@@ -340,8 +330,14 @@ static void verify_reasons(uint32_t flags, char *out, size_t cap) {
     out[k] = '\0';
 }
 
-static ctxc_status_t handshake(ctxc_posix_transport_t *t, uint64_t deadline,
-                               ctxc_error_t *err) {
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+#define SSL_STATE(s) ((s)->MBEDTLS_PRIVATE(state))
+#else
+#define SSL_STATE(s) ((s)->state)
+#endif
+
+/* The TCP connection is up: sets up the TLS context (no step yet). */
+static ctxc_status_t tls_begin(ctxc_posix_transport_t *t, ctxc_error_t *err) {
     char why[128];
     mbedtls_ssl_init(&t->ssl);
     t->ssl_live = true;
@@ -356,25 +352,28 @@ static ctxc_status_t handshake(ctxc_posix_transport_t *t, uint64_t deadline,
     }
     mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
     t->sock_errno = 0;
-    for (;;) {
-        ret = mbedtls_ssl_handshake(&t->ssl);
-        if (ret == 0) {
-            return CTXC_OK;
-        }
-        if (ret != MBEDTLS_ERR_SSL_WANT_READ &&
-            ret != MBEDTLS_ERR_SSL_WANT_WRITE) {
-            break;
-        }
-        int ms = left_ms(deadline);
-        if (ms == 0) {
-            return ctxc_error_set(err, CTXC_E_TIMEOUT,
-                                  "%s:%u: TLS handshake timed out after %u ms "
-                                  "(connect timeout)",
-                                  t->host, (unsigned)t->port,
-                                  (unsigned)t->connect_timeout_ms);
-        }
-        (void)wait_fd(t->fd,
-                      ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT, ms);
+    t->phase = PH_TLS;
+    t->want = POLLOUT;
+    return CTXC_E_IN_PROGRESS;
+}
+
+/* One handshake step: CTXC_OK done, CTXC_E_IN_PROGRESS, or the error. */
+static ctxc_status_t tls_step(ctxc_posix_transport_t *t, ctxc_error_t *err) {
+    char why[128];
+    if (SSL_STATE(&t->ssl) == MBEDTLS_SSL_HANDSHAKE_OVER) {
+        return CTXC_OK;
+    }
+    t->sock_errno = 0;
+    int ret = mbedtls_ssl_handshake_step(&t->ssl);
+    if (ret == 0) {
+        t->want = 0; /* the next step may go on at once */
+        return SSL_STATE(&t->ssl) == MBEDTLS_SSL_HANDSHAKE_OVER
+                   ? CTXC_OK
+                   : CTXC_E_IN_PROGRESS;
+    }
+    if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE) {
+        t->want = ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT;
+        return CTXC_E_IN_PROGRESS;
     }
     uint32_t flags = mbedtls_ssl_get_verify_result(&t->ssl);
     if (ret == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED ||
@@ -400,6 +399,70 @@ static ctxc_status_t handshake(ctxc_posix_transport_t *t, uint64_t deadline,
                           t->host, (unsigned)t->port, why);
 }
 
+/* The end of a connect attempt's call: an error drops the connection. */
+static ctxc_status_t connect_result(ctxc_posix_transport_t *t,
+                                    ctxc_status_t st, ctxc_error_t *err) {
+    if (st == CTXC_OK) {
+        free_addrs(t);
+        t->phase = PH_IDLE;
+        t->want = 0;
+        return CTXC_OK;
+    }
+    if (st != CTXC_E_IN_PROGRESS) {
+        drop_connection(t);
+        (void)snprintf(t->last_error, sizeof t->last_error, "%s",
+                       err != NULL ? ctxc_error_message(err) : "connect");
+    }
+    return st;
+}
+
+/* The TCP connect completed (or failed): on to TLS, or the next address. */
+static ctxc_status_t tcp_done(ctxc_posix_transport_t *t, ctxc_error_t *err) {
+    if (!t->tls) {
+        return CTXC_OK;
+    }
+    return tls_begin(t, err);
+}
+
+static ctxc_status_t px_connect_poll(void *ctx, ctxc_error_t *err) {
+    ctxc_posix_transport_t *t = ctx;
+    if (t == NULL || !t->inited || t->phase == PH_IDLE) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect_poll: no connect under way");
+    }
+    if (left_ms(t->deadline) == 0) {
+        return connect_result(t, timed_out(t, err), err);
+    }
+    ctxc_status_t st;
+    if (t->phase == PH_TCP) {
+        int w = wait_fd(t->fd, POLLOUT, 0);
+        if (w == 0) {
+            return CTXC_E_IN_PROGRESS;
+        }
+        int so = 0;
+        socklen_t sl = sizeof so;
+        if (w < 0) {
+            so = errno;
+        } else if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0) {
+            so = errno;
+        }
+        if (so == 0) {
+            st = tcp_done(t, err);
+        } else {
+            t->last_errno = so;
+            (void)close(t->fd);
+            t->fd = -1;
+            st = tcp_next(t, err);
+            if (st == CTXC_OK) {
+                st = tcp_done(t, err);
+            }
+        }
+    } else {
+        st = tls_step(t, err);
+    }
+    return connect_result(t, st, err);
+}
+
 static ctxc_status_t px_connect(void *ctx, const char *host, uint16_t port,
                                 bool tls, ctxc_error_t *err) {
     ctxc_posix_transport_t *t = ctx;
@@ -411,7 +474,7 @@ static ctxc_status_t px_connect(void *ctx, const char *host, uint16_t port,
         return ctxc_error_set(err, CTXC_E_INVALID_ARG,
                               "connect: a host name and a port are needed");
     }
-    if (t->fd >= 0) {
+    if (t->fd >= 0 || t->phase != PH_IDLE) {
         return ctxc_error_set(err, CTXC_E_INVALID_ARG,
                               "connect %s:%u: the transport is already "
                               "connected to %s (close it first)",
@@ -426,22 +489,37 @@ static ctxc_status_t px_connect(void *ctx, const char *host, uint16_t port,
     memcpy(t->host, host, n + 1);
     t->port = port;
     t->last_error[0] = '\0';
-    uint64_t deadline = now_ms() + t->connect_timeout_ms;
+    t->deadline = now_ms() + t->connect_timeout_ms;
+    t->tried = 0;
+    t->last_errno = 0;
+    t->tls = tls;
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
     if (st == CTXC_OK) {
-        st = connect_tcp(t, deadline, err);
+        char service[8];
+        (void)snprintf(service, sizeof service, "%u", (unsigned)t->port);
+        struct addrinfo hints;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICSERV;
+        int g = getaddrinfo(t->host, service, &hints, &t->addrs);
+        if (g != 0) {
+            t->addrs = NULL;
+            st = ctxc_error_set(
+                err, CTXC_E_NETWORK, "%s:%u: cannot resolve the host name: %s",
+                t->host, (unsigned)t->port,
+                g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+        }
     }
-    if (st == CTXC_OK && tls) {
-        st = handshake(t, deadline, err);
+    if (st == CTXC_OK) {
+        t->next = t->addrs;
+        t->phase = PH_TCP;
+        st = tcp_next(t, err);
+        if (st == CTXC_OK) {
+            st = tcp_done(t, err);
+        }
     }
-    if (st != CTXC_OK) {
-        drop_connection(t);
-        (void)snprintf(t->last_error, sizeof t->last_error, "%s",
-                       err != NULL ? ctxc_error_message(err) : "connect");
-        return st;
-    }
-    t->tls = tls;
-    return CTXC_OK;
+    return connect_result(t, st, err);
 }
 
 /* ---- send / recv ----------------------------------------------------------
@@ -474,101 +552,113 @@ static bool tls_again(int ret) {
         ;
 }
 
-static int slice(const ctxc_posix_transport_t *t) {
-    return t->poll_slice_ms > (uint32_t)INT_MAX ? INT_MAX
-                                                : (int)t->poll_slice_ms;
-}
-
 static int32_t clip(size_t len) {
     return len > (size_t)INT32_MAX ? INT32_MAX : (int32_t)len;
 }
 
+static bool usable(const ctxc_posix_transport_t *t) {
+    return t != NULL && t->inited && t->fd >= 0 && t->phase == PH_IDLE;
+}
+
+/* One try, never waits: 0 when the socket (or TLS) cannot take bytes now
+ * (t->want then says what wait() waits for). */
 static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL || !t->inited || t->fd < 0) {
+    if (!usable(t)) {
         return CTXC_TRANSPORT_ERROR;
     }
     if (len == 0) {
         return 0;
     }
     size_t n = (size_t)clip(len);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (t->tls) {
-            t->sock_errno = 0;
-            int ret = mbedtls_ssl_write(&t->ssl, data, n);
-            if (ret > 0) {
-                return ret;
-            }
-            if (!tls_again(ret)) {
-                int32_t r = tls_fail(t, "send", ret);
-                /* a closed peer cannot take bytes: an error for send */
-                return r == CTXC_TRANSPORT_EOF ? CTXC_TRANSPORT_ERROR : r;
-            }
-            if (attempt == 0) {
-                (void)wait_fd(
-                    t->fd, ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT,
-                    slice(t));
-            }
-            continue;
+    if (t->tls) {
+        t->sock_errno = 0;
+        int ret = mbedtls_ssl_write(&t->ssl, data, n);
+        if (ret > 0) {
+            return ret;
         }
-        ssize_t s = send(t->fd, data, n, SEND_FLAGS);
-        if (s >= 0) {
-            return (int32_t)s;
+        if (!tls_again(ret)) {
+            int32_t r = tls_fail(t, "send", ret);
+            /* a closed peer cannot take bytes: an error for send */
+            return r == CTXC_TRANSPORT_EOF ? CTXC_TRANSPORT_ERROR : r;
         }
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            set_last(t, "send", strerror(errno));
-            return CTXC_TRANSPORT_ERROR;
-        }
-        if (attempt == 0) {
-            (void)wait_fd(t->fd, POLLOUT, slice(t));
-        }
+        t->want = ret == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT;
+        return 0;
     }
+    ssize_t s = send(t->fd, data, n, SEND_FLAGS);
+    if (s >= 0) {
+        return (int32_t)s;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        set_last(t, "send", strerror(errno));
+        return CTXC_TRANSPORT_ERROR;
+    }
+    t->want = POLLOUT;
     return 0;
 }
 
+/* One try, never waits (as send). */
 static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     ctxc_posix_transport_t *t = ctx;
-    if (t == NULL || !t->inited || t->fd < 0) {
+    if (!usable(t)) {
         return CTXC_TRANSPORT_ERROR;
     }
     if (cap == 0) {
         return 0;
     }
     size_t n = (size_t)clip(cap);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (t->tls) {
-            t->sock_errno = 0;
-            int ret = mbedtls_ssl_read(&t->ssl, buf, n);
-            if (ret > 0) {
-                return ret;
-            }
-            if (!tls_again(ret)) {
-                return tls_fail(t, "recv", ret);
-            }
-            if (attempt == 0) {
-                (void)wait_fd(
-                    t->fd, ret == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN,
-                    slice(t));
-            }
-            continue;
+    if (t->tls) {
+        t->sock_errno = 0;
+        int ret = mbedtls_ssl_read(&t->ssl, buf, n);
+        if (ret > 0) {
+            return ret;
         }
-        ssize_t r = recv(t->fd, buf, n, 0);
-        if (r > 0) {
-            return (int32_t)r;
+        if (!tls_again(ret)) {
+            return tls_fail(t, "recv", ret);
         }
-        if (r == 0) {
-            set_last(t, "recv", "the server closed the connection");
-            return CTXC_TRANSPORT_EOF;
-        }
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            set_last(t, "recv", strerror(errno));
-            return CTXC_TRANSPORT_ERROR;
-        }
-        if (attempt == 0) {
-            (void)wait_fd(t->fd, POLLIN, slice(t));
-        }
+        t->want = ret == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN;
+        return 0;
     }
+    ssize_t r = recv(t->fd, buf, n, 0);
+    if (r > 0) {
+        return (int32_t)r;
+    }
+    if (r == 0) {
+        set_last(t, "recv", "the server closed the connection");
+        return CTXC_TRANSPORT_EOF;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        set_last(t, "recv", strerror(errno));
+        return CTXC_TRANSPORT_ERROR;
+    }
+    t->want = POLLIN;
     return 0;
+}
+
+/* poll(2) for what the connection waits for, at most ms (at once when TLS
+ * holds decrypted bytes or a handshake step can run now); without a
+ * connection it sleeps ms (a blocking caller's pause). */
+static void px_wait(void *ctx, uint32_t ms) {
+    ctxc_posix_transport_t *t = ctx;
+    int cap = ms > (uint32_t)INT_MAX ? INT_MAX : (int)ms;
+    if (t == NULL || !t->inited || t->fd < 0) {
+        struct timespec ts = {(time_t)(ms / 1000u),
+                              (long)(ms % 1000u) * 1000000L};
+        (void)nanosleep(&ts, NULL);
+        return;
+    }
+    if (t->phase == PH_TCP) {
+        (void)wait_fd(t->fd, POLLOUT, cap);
+        return;
+    }
+    if (t->phase == PH_TLS && t->want == 0) {
+        return; /* the next handshake step can run now */
+    }
+    if (t->phase == PH_IDLE && t->tls && t->ssl_live &&
+        mbedtls_ssl_get_bytes_avail(&t->ssl) > 0) {
+        return;
+    }
+    (void)wait_fd(t->fd, t->want != 0 ? t->want : (short)POLLIN, cap);
 }
 
 static void px_close(void *ctx) {
@@ -576,7 +666,7 @@ static void px_close(void *ctx) {
     if (t == NULL || !t->inited) {
         return;
     }
-    if (t->ssl_live && t->tls && t->fd >= 0) {
+    if (t->ssl_live && t->tls && t->fd >= 0 && t->phase == PH_IDLE) {
         /* one try, never waits: the peer may be gone already */
         (void)mbedtls_ssl_close_notify(&t->ssl);
     }
@@ -588,8 +678,8 @@ static const ctxc_transport_ops_t px_transport_ops = {
     px_send,
     px_recv,
     px_close,
-    NULL, /* connect_poll */
-    NULL, /* wait */
+    px_connect_poll,
+    px_wait,
 };
 
 /* ---- public -----------------------------------------------------------------

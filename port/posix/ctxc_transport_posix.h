@@ -6,7 +6,7 @@
  *     ctxc_posix_transport_config_t cfg = {
  *         .ca_file = NULL,                 // NULL / "": the system bundle
  *         .connect_timeout_ms = 10000,     // 0: the default
- *         .poll_slice_ms = 100,            // 0: the default
+ *         .poll_slice_ms = 0,              // unused (send/recv never wait)
  *         .entropy = ctxc_posix_entropy,   // the port's entropy hook
  *     };
  *     ctxc_posix_transport_init(&net, &cfg, &err);
@@ -14,27 +14,44 @@
  *     ... the HTTP client calls connect / send / recv / close ...
  *     ctxc_posix_transport_deinit(&net);
  *
- * connect(host, port, tls):
- *   - getaddrinfo(host) (IPv4 and IPv6), each address tried in turn with a
- *     non-blocking connect; the connect timeout bounds the whole call, the
- *     TLS handshake included;
+ * connect(host, port, tls) answers CTXC_E_IN_PROGRESS (or CTXC_OK / an
+ * error at once) and connect_poll() advances it one bounded step per call,
+ * never waiting for the network:
+ *   - connect: the CA file is read and the random generator seeded (from
+ *     the entropy hook) at the first TLS connect, once per transport;
+ *     getaddrinfo(host) (IPv4 and IPv6; it is the one blocking call: POSIX
+ *     has no non-blocking resolver, and an address literal or a name of
+ *     /etc/hosts answers at once), then a non-blocking TCP connect of the
+ *     first address;
+ *   - connect_poll: whether the TCP connect completed (poll(2) with a 0
+ *     timeout; a failed address moves on to the next), then with tls one
+ *     mbedtls_ssl_handshake_step() per call. The steps that do public-key
+ *     work (the server certificate chain's verification, the server key
+ *     exchange's signature, the client key exchange) are the longest:
+ *     docs/compression-job.md has their measured durations.
+ *   - the connect timeout bounds everything from connect() on, checked at
+ *     every connect_poll;
  *   - with tls: TLS 1.2 or later, SNI = host, the chain verified against
  *     the CA file (PEM; the system bundle by default) and the certificate
  *     matched to host (mbedTLS 2.28 matches DNS names only: give a name,
  *     not an IP address, for https). There is no way to turn verification
- *     off. The CA file is read and the random generator seeded (from the
- *     entropy hook) at the first TLS connect, once per transport.
+ *     off.
  *   - errors: CTXC_E_NETWORK (resolve, refused, unreachable, reset),
  *     CTXC_E_TLS (CA file, entropy, handshake; a verification failure
  *     names host:port and the reason from mbedtls_x509_crt_verify_info:
  *     expired, not trusted, name mismatch), CTXC_E_TIMEOUT,
- *     CTXC_E_INVALID_ARG (NULL or empty host, port 0, already connected).
+ *     CTXC_E_INVALID_ARG (NULL or empty host, port 0, already connected;
+ *     connect_poll without a connect under way). After an error the
+ *     connection is released (close() is still harmless).
  *
- * send / recv: the socket is non-blocking; each call waits at most
- * poll_slice_ms for the socket, then answers 0 (try again). recv answers
- * CTXC_TRANSPORT_EOF when the peer closed (TLS close_notify, or the TCP
- * stream ending: an HTTP client tells a cut answer from a whole one by its
- * framing), CTXC_TRANSPORT_ERROR on a reset or a TLS error;
+ * send / recv: one try on the non-blocking socket, never a wait: 0 (try
+ * again) when it cannot move bytes now. wait(ms) is poll(2) on the socket
+ * for what the last call waited for (readable, writable; at once when TLS
+ * holds decrypted bytes or a handshake step can run now), at most ms;
+ * without a connection it sleeps ms. recv answers CTXC_TRANSPORT_EOF when
+ * the peer closed (TLS close_notify, or the TCP stream ending: an HTTP
+ * client tells a cut answer from a whole one by its framing),
+ * CTXC_TRANSPORT_ERROR on a reset or a TLS error;
  * ctxc_posix_transport_last_error() says which. SIGPIPE is never raised
  * (MSG_NOSIGNAL).
  *
@@ -47,6 +64,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <netdb.h>
 
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ssl.h>
@@ -73,8 +92,9 @@ typedef struct {
     const char *ca_file;         /* PEM file; NULL or "": the system bundle
                                     (copied by init) */
     uint32_t connect_timeout_ms; /* connect + TLS handshake; 0: default */
-    uint32_t poll_slice_ms;      /* longest wait of one send/recv; 0:
-                                    default */
+    uint32_t poll_slice_ms;      /* unused since send/recv never wait (the
+                                    wait op takes its own time); kept so
+                                    existing configurations compile */
     ctxc_entropy_fn entropy;     /* seeds TLS; NULL: TLS connects fail */
     void *entropy_ctx;
 } ctxc_posix_transport_config_t;
@@ -93,6 +113,14 @@ typedef struct {
     bool ssl_live;  /* ssl was set up for this connection */
     bool tls_ready; /* CA parsed, generator seeded, config built */
     int sock_errno; /* errno of the last failed socket call in a BIO */
+    /* the connect under way (connect answered CTXC_E_IN_PROGRESS) */
+    uint8_t phase;     /* 0 idle/connected, 1 TCP connect, 2 handshake */
+    short want;        /* poll events the connection waits for (wait op) */
+    uint64_t deadline; /* the connect timeout, by CLOCK_MONOTONIC */
+    struct addrinfo *addrs; /* getaddrinfo's list, until connected */
+    struct addrinfo *next;  /* the address to try after the current one */
+    int last_errno;         /* why the last address failed */
+    unsigned tried;         /* addresses tried */
     char host[CTXC_POSIX_HOST_MAX + 1];
     uint16_t port;
     ctxc_error_t entropy_err; /* why the entropy hook failed */

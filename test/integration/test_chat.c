@@ -745,8 +745,85 @@ static void test_chat_on_a_terminal(void **state) {
     assert_contains(g_sent, "hello on a terminal");
 }
 
+/* compression.prefetch-threshold on a terminal: the summary (fixture-stall:
+ * 2.5 s mid-answer) is fetched in the background while the prompt stays
+ * live; a turn typed meanwhile gets its reply at once and is kept after
+ * the summary once it is applied; the status line shows on stderr (the
+ * terminal). */
+static void test_prompt_live_while_a_summary_is_fetched(void **state) {
+    (void)state;
+    char p[600], text[600];
+    snprintf(p, sizeof p, "%s/profiles/slow.json", g_home);
+    snprintf(text, sizeof text,
+             "{\"provider\": \"openai\", \"model\": \"fixture-stall\", "
+             "\"base-url\": \"%s\"}\n",
+             base_of("openai"));
+    put_file(p, text);
+    static char hist[16384];
+    size_t k = 0;
+    for (int i = 0; i < 12; i++) {
+        k += (size_t)snprintf(hist + k, sizeof hist - k,
+                              "{\"speaker\":\"%s\",\"blocks\":[{\"type\":"
+                              "\"text\",\"text\":\"earlier %d: %s\"}]}\n",
+                              i % 2 ? "ai" : "human", i, LONG_LINE);
+    }
+    put_file(g_hist, hist);
+    char *argv[] = {(char *)"ctxc",
+                    (char *)"chat",
+                    (char *)"--history",
+                    g_hist,
+                    (char *)"--provider",
+                    (char *)"openai",
+                    (char *)"--model",
+                    (char *)"fixture-chat",
+                    (char *)"--base-url",
+                    (char *)base_of("openai"),
+                    (char *)"--system",
+                    g_marker,
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "you> ");
+    pty_type(m, "/set compression.strategy middle-out\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/set compression.profile slow\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/set context-limit 100000\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/set compression.prefetch-threshold 0.001\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "first turn\r");
+    pty_expect(m, "[summary: being fetched in the background; keep typing]");
+    pty_expect(m, "fixture-chat: 13 messages received.");
+    pty_expect(m, "you> ");
+    /* typed while the summary is in flight (it stalls 2.5 s) */
+    pty_type(m, "typed while fetching\r");
+    pty_expect(m, "fixture-chat: 15 messages received.");
+    pty_expect(m, "you> ");
+    pty_expect(m, "[summary applied in the background: ");
+    pty_type(m, "/save\r");
+    pty_expect(m, "saved ");
+    pty_type(m, "/quit\r");
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(m);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    static char saved[65536];
+    slurp(g_hist, saved, sizeof saved - 1);
+    const char *sum = strstr(saved, "\"isSummary\":true");
+    assert_non_null(sum);
+    const char *typed = strstr(saved, "typed while fetching");
+    assert_non_null(typed);
+    assert_true(typed > sum); /* kept after the result, in order */
+    assert_true(strstr(saved, "first turn") < typed);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_prompt_live_while_a_summary_is_fetched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_turns_each_api, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tool_entries_rendered, setup,

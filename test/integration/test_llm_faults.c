@@ -108,8 +108,19 @@ static void tf_close(void *ctx) {
     f->inner.ops->close(f->inner.ctx);
 }
 
-static const ctxc_transport_ops_t tf_ops = {tf_connect, tf_send, tf_recv,
-                                            tf_close, NULL, NULL};
+static ctxc_status_t tf_connect_poll(void *ctx, ctxc_error_t *err) {
+    tf_t *f = ctx;
+    return f->inner.ops->connect_poll(f->inner.ctx, err);
+}
+
+static void tf_wait(void *ctx, uint32_t ms) {
+    tf_t *f = ctx;
+    f->inner.ops->wait(f->inner.ctx, ms);
+}
+
+static const ctxc_transport_ops_t tf_ops = {tf_connect, tf_send,
+                                            tf_recv,    tf_close,
+                                            tf_connect_poll, tf_wait};
 
 /* ---- the world ----------------------------------------------------------- */
 

@@ -168,6 +168,9 @@ static void base_of(const char *api, bool tls, char *buf, size_t cap) {
 
 static uint32_t call_deadline_ms; /* client.deadline_ms of the calls */
 
+static bool g_resumable;      /* call through start/step */
+static uint64_t g_elapsed_ms; /* how long a resumable call took */
+
 static ctxc_status_t call_with(const char *api, const char *model, bool stream,
                                uint32_t retries, const char *key_name, bool tls,
                                size_t cap) {
@@ -198,7 +201,17 @@ static ctxc_status_t call_with(const char *api, const char *model, bool stream,
     ctxc_llm_request_t req = request();
     memset(out, 'x', sizeof out);
     out_len = 12345;
-    st = llm.complete(&llm, &req, out, cap, &out_len, &usage, &err);
+    if (g_resumable) {
+        /* the job's way: start, then steps, never a wait or a delay */
+        uint64_t t0 = now_ms(NULL);
+        st = llm.start(&llm, &req, out, cap, &err);
+        while (st == CTXC_E_IN_PROGRESS && now_ms(NULL) - t0 < 60000u) {
+            st = llm.step(&llm, &out_len, &usage, &err);
+        }
+        g_elapsed_ms = now_ms(NULL) - t0;
+    } else {
+        st = llm.complete(&llm, &req, out, cap, &out_len, &usage, &err);
+    }
     if (st != CTXC_OK) {
         print_message("  %s %s%s: %s: %s\n", api, model,
                       stream ? " (stream)" : "", ctxc_status_name(st),
@@ -478,6 +491,65 @@ static void test_429_once_then_ok(void **state) {
     assert_contains(rec.lines, "retrying in 1000 ms");
 }
 
+/* The resumable call (start, then steps that never wait): the same answer
+ * for each API, streamed or not; a 429 with Retry-After: 1 is retried
+ * once its "not before" time has come, by the port clock, without the
+ * delay hook; cancel ends a call under way and the client takes the next
+ * call. */
+static void test_resumable_call(void **state) {
+    (void)state;
+    g_resumable = true;
+    for (size_t a = 0; a < 3; a++) {
+        for (int s = 0; s < 2; s++) {
+            bool stream = s == 0;
+            assert_int_equal(call(APIS[a], "fixture-ok", stream, 2), CTXC_OK);
+            assert_string_equal(out, SUMMARY);
+            assert_int_equal(out_len, strlen(SUMMARY));
+            assert_int_equal(usage.input_tokens, 42);
+            assert_string_equal(usage.finish_reason, stop_of(APIS[a]));
+            assert_int_equal(usage.attempts, 1);
+            check_sent(APIS[a], "fixture-ok", stream, 1, true);
+        }
+    }
+    rec.n_delays = 0;
+    assert_int_equal(call(APIS[0], "fixture-429-once", true, 2), CTXC_OK);
+    assert_string_equal(out, SUMMARY);
+    assert_int_equal(usage.attempts, 2);
+    assert_int_equal(rec.n_delays, 0); /* no delay hook: a "not before" */
+    assert_true(g_elapsed_ms >= 1000u); /* Retry-After: 1 was honoured */
+    check_sent(APIS[0], "fixture-429-once", true, 2, true);
+    g_resumable = false;
+
+    /* cancel mid-call, then a whole call on the same client */
+    ctxc_provider_ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    snprintf(ref.provider, sizeof ref.provider, "openai");
+    snprintf(ref.model, sizeof ref.model, "fixture-ok");
+    base_of("openai", true, ref.base_url, sizeof ref.base_url);
+    snprintf(ref.auth_key_name, sizeof ref.auth_key_name, "%s", KEY_VAR);
+    ctxc_llm_t llm;
+    assert_int_equal(
+        ctxc_provider_llm(&client, &ref, &port, 0, true, &llm, &err), CTXC_OK);
+    ctxc_llm_request_t req = request();
+    assert_int_equal(llm.start(&llm, &req, out, sizeof out, &err),
+                     CTXC_E_IN_PROGRESS);
+    assert_int_equal(llm.start(&llm, &req, out, sizeof out, &err),
+                     CTXC_E_BUSY);
+    assert_int_equal(llm.step(&llm, &out_len, &usage, &err),
+                     CTXC_E_IN_PROGRESS);
+    llm.cancel(&llm);
+    const char *mem = (const char *)&client;
+    for (size_t i = 0; i + 6 <= sizeof client; i++) {
+        assert_false(memcmp(mem + i, "SECRET", 6) == 0);
+    }
+    assert_int_equal(llm.step(&llm, &out_len, &usage, &err),
+                     CTXC_E_INVALID_ARG);
+    assert_int_equal(llm.complete(&llm, &req, out, sizeof out, &out_len,
+                                  &usage, &err),
+                     CTXC_OK);
+    assert_string_equal(out, SUMMARY);
+}
+
 static void test_503_retries_exhausted(void **state) {
     (void)state;
     static const char *const msg[] = {"The server is overloaded", "Overloaded",
@@ -623,6 +695,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_echoed_key_masked, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_429_once_then_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resumable_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_503_retries_exhausted, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_in_stream_error, setup, teardown),

@@ -94,10 +94,22 @@ static void assert_contains(const char *hay, const char *needle) {
     }
 }
 
+/* connect, then connect_poll until it is not in progress, waiting in the
+ * transport's wait op between steps (what the HTTP client does). */
+static ctxc_status_t connect_wait(ctxc_transport_t tr, const char *host,
+                                  uint16_t port, bool tls, ctxc_error_t *err) {
+    ctxc_status_t st = tr.ops->connect(tr.ctx, host, port, tls, err);
+    for (unsigned i = 0; st == CTXC_E_IN_PROGRESS && i < 100000u; i++) {
+        tr.ops->wait(tr.ctx, 50);
+        st = tr.ops->connect_poll(tr.ctx, err);
+    }
+    return st;
+}
+
 static void connect_ok(ctxc_transport_t tr, const char *host, uint16_t port,
                        bool tls) {
     ctxc_error_t err;
-    ctxc_status_t st = tr.ops->connect(tr.ctx, host, port, tls, &err);
+    ctxc_status_t st = connect_wait(tr, host, port, tls, &err);
     if (st != CTXC_OK) {
         fail_msg("connect %s:%u tls=%d: %s: %s", host, (unsigned)port, (int)tls,
                  ctxc_status_name(st), err.message);
@@ -116,6 +128,9 @@ static void send_all(ctxc_transport_t tr, const char *data, size_t len) {
                      ctxc_posix_transport_last_error(tr.ctx));
         }
         done += (size_t)n;
+        if (n == 0) {
+            tr.ops->wait(tr.ctx, 50);
+        }
         if (now_ms() > deadline) {
             fail_msg("send: %zu of %zu bytes after 10 s", done, len);
         }
@@ -143,6 +158,9 @@ static got_t recv_until(ctxc_transport_t tr, char *buf, size_t cap, size_t want,
         }
         if (n == 0 && g.len > 0) {
             g.zeros++;
+        }
+        if (n == 0) {
+            tr.ops->wait(tr.ctx, 20);
         }
         g.len += (size_t)n;
         if (now_ms() > deadline) {
@@ -216,6 +234,42 @@ static uint16_t closed_port(void) {
 
 /* ---- TLS: the good certificate ---------------------------------------------
  */
+
+/* The connect is resumable: a TLS connect answers CTXC_E_IN_PROGRESS (the
+ * handshake needs the server's answers), connect_poll advances it to
+ * CTXC_OK without a wait op call in between (the poll loop of a job that
+ * never blocks), send and recv then work; close in the middle of a connect
+ * ends it and a new connect works. */
+static void connect_is_resumable(void **state) {
+    (void)state;
+    ctxc_transport_t tr = init_net();
+    uint16_t port = port_of("good");
+    ctxc_error_t err;
+    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+                     CTXC_E_IN_PROGRESS);
+    ctxc_status_t st = CTXC_E_IN_PROGRESS;
+    uint64_t end = now_ms() + 10000u;
+    while (st == CTXC_E_IN_PROGRESS && now_ms() < end) {
+        st = tr.ops->connect_poll(tr.ctx, &err);
+    }
+    if (st != CTXC_OK) {
+        fail_msg("connect_poll: %s: %s", ctxc_status_name(st), err.message);
+    }
+    request(tr, "GET", "localhost", port, "/json", "resumable", NULL);
+    got_t g = recv_until(tr, reply, sizeof reply, 0, 10000);
+    assert_int_equal(g.end, CTXC_TRANSPORT_EOF);
+    assert_contains(reply, "HTTP/1.1 200");
+    tr.ops->close(tr.ctx);
+    /* closed mid-handshake: nothing is left, the next connect works */
+    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+                     CTXC_E_IN_PROGRESS);
+    tr.ops->close(tr.ctx);
+    uint8_t b[4];
+    assert_int_equal(tr.ops->recv(tr.ctx, b, sizeof b), CTXC_TRANSPORT_ERROR);
+    assert_int_equal(tr.ops->connect_poll(tr.ctx, &err), CTXC_E_INVALID_ARG);
+    connect_ok(tr, "localhost", port, true);
+    tr.ops->close(tr.ctx);
+}
 
 static void tls_get_to_the_good_port(void **state) {
     (void)state;
@@ -295,7 +349,7 @@ static void refused(const char *endpoint, const char *ca, const char *why) {
     ctxc_transport_t tr = ctxc_posix_transport(&net);
     ctxc_error_t err;
     uint16_t port = port_of(endpoint);
-    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+    assert_int_equal(connect_wait(tr, "localhost", port, true, &err),
                      CTXC_E_TLS);
     char where[64];
     snprintf(where, sizeof where, "localhost:%u: server certificate rejected",
@@ -344,7 +398,7 @@ static void tls_ca_file_errors(void **state) {
               NULL);
     ctxc_transport_t tr = ctxc_posix_transport(&net);
     assert_int_equal(
-        tr.ops->connect(tr.ctx, "localhost", port_of("good"), true, &err),
+        connect_wait(tr, "localhost", port_of("good"), true, &err),
         CTXC_E_TLS);
     assert_contains(err.message, "CA file /nonexistent/ctxc/ca.pem cannot be "
                                  "read: No such file or directory");
@@ -358,7 +412,7 @@ static void tls_ca_file_errors(void **state) {
     snprintf(notpem, sizeof notpem, "%s/ports.txt", fixture_dir);
     init_with(&net, notpem, 5000, 50, ctxc_posix_entropy, NULL);
     assert_int_equal(
-        tr.ops->connect(tr.ctx, "localhost", port_of("good"), true, &err),
+        connect_wait(tr, "localhost", port_of("good"), true, &err),
         CTXC_E_TLS);
     assert_contains(err.message, "holds no usable certificate");
     assert_contains(err.message, "ports.txt");
@@ -403,7 +457,7 @@ static void closed_port_is_a_network_error(void **state) {
     uint16_t port = closed_port();
     for (int tls = 0; tls < 2; tls++) {
         assert_int_equal(
-            tr.ops->connect(tr.ctx, "127.0.0.1", port, tls != 0, &err),
+            connect_wait(tr, "127.0.0.1", port, tls != 0, &err),
             CTXC_E_NETWORK);
         char where[64];
         snprintf(where, sizeof where, "127.0.0.1:%u: cannot connect",
@@ -419,16 +473,16 @@ static void bad_arguments(void **state) {
     (void)state;
     ctxc_transport_t tr = init_net();
     ctxc_error_t err;
-    assert_int_equal(tr.ops->connect(tr.ctx, NULL, 80, false, &err),
+    assert_int_equal(connect_wait(tr, NULL, 80, false, &err),
                      CTXC_E_INVALID_ARG);
-    assert_int_equal(tr.ops->connect(tr.ctx, "", 80, false, &err),
+    assert_int_equal(connect_wait(tr, "", 80, false, &err),
                      CTXC_E_INVALID_ARG);
-    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", 0, false, &err),
+    assert_int_equal(connect_wait(tr, "localhost", 0, false, &err),
                      CTXC_E_INVALID_ARG);
     char longhost[300];
     memset(longhost, 'h', sizeof longhost - 1);
     longhost[sizeof longhost - 1] = '\0';
-    assert_int_equal(tr.ops->connect(tr.ctx, longhost, 80, false, &err),
+    assert_int_equal(connect_wait(tr, longhost, 80, false, &err),
                      CTXC_E_INVALID_ARG);
     /* never connected: send/recv fail, close is harmless */
     uint8_t b[4] = {0};
@@ -438,7 +492,7 @@ static void bad_arguments(void **state) {
     /* connected: a second connect is refused and leaves the first alone */
     connect_ok(tr, "127.0.0.1", port_of("plain"), false);
     assert_int_equal(
-        tr.ops->connect(tr.ctx, "127.0.0.1", port_of("plain"), false, &err),
+        connect_wait(tr, "127.0.0.1", port_of("plain"), false, &err),
         CTXC_E_INVALID_ARG);
     assert_contains(err.message, "already connected");
     request(tr, "GET", "127.0.0.1", port_of("plain"), "/json", "args", NULL);
@@ -460,7 +514,7 @@ static void handshake_timeout(void **state) {
     ctxc_transport_t tr = ctxc_posix_transport(&net);
     ctxc_error_t err;
     uint16_t port = port_of("silent");
-    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+    assert_int_equal(connect_wait(tr, "localhost", port, true, &err),
                      CTXC_E_TIMEOUT);
     assert_contains(err.message, "TLS handshake timed out after 300 ms");
 }
@@ -492,7 +546,7 @@ static void connect_timeout(void **state) {
     ctxc_transport_t tr = ctxc_posix_transport(&net);
     ctxc_error_t err;
     ctxc_status_t st =
-        tr.ops->connect(tr.ctx, "127.0.0.1", ntohs(a.sin_port), false, &err);
+        connect_wait(tr, "127.0.0.1", ntohs(a.sin_port), false, &err);
     for (int i = 0; i < 4; i++) {
         close(fill[i]);
     }
@@ -615,7 +669,7 @@ static void ipv6_loopback(void **state) {
      * mismatch there (3.x also matches IP addresses) */
     ctxc_error_t err;
     ctxc_status_t st =
-        tr.ops->connect(tr.ctx, "::1", port_of("good6"), true, &err);
+        connect_wait(tr, "::1", port_of("good6"), true, &err);
     if (st == CTXC_OK) {
         fprintf(stderr, "ipv6_loopback: TLS to ::1 verified (IP address "
                         "matched)\n");
@@ -683,7 +737,7 @@ static void tls_setup_fails_without_entropy(void **state) {
     init_with(&net, ca_path, 5000, 50, failing_entropy, NULL);
     ctxc_transport_t tr = ctxc_posix_transport(&net);
     uint16_t port = port_of("good");
-    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+    assert_int_equal(connect_wait(tr, "localhost", port, true, &err),
                      CTXC_E_TLS);
     assert_contains(err.message, "TLS setup: the entropy source failed: TRNG "
                                  "not ready (test hook)");
@@ -693,7 +747,7 @@ static void tls_setup_fails_without_entropy(void **state) {
     ctxc_posix_transport_deinit(&net);
 
     init_with(&net, ca_path, 5000, 50, NULL, NULL);
-    assert_int_equal(tr.ops->connect(tr.ctx, "localhost", port, true, &err),
+    assert_int_equal(connect_wait(tr, "localhost", port, true, &err),
                      CTXC_E_TLS);
     assert_contains(err.message, "no entropy hook");
 }
@@ -734,6 +788,7 @@ static void config_from_settings(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(connect_is_resumable, teardown),
         cmocka_unit_test_teardown(tls_get_to_the_good_port, teardown),
         cmocka_unit_test_teardown(tls_post_echo_and_reconnect, teardown),
         cmocka_unit_test_teardown(tls_large_answer, teardown),

@@ -468,7 +468,8 @@ static void test_complete_keys(void **state) {
     (void)state;
     const char *const *all = W(
         "compression.strategy", "compression.profile", "compression.retries",
-        "compression-threshold", "compression-preserve-threshold",
+        "compression-threshold", "compression.prefetch-threshold",
+        "compression.on-limit", "compression-preserve-threshold",
         "compression-top-preserve-threshold", "context-limit",
         "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
@@ -491,7 +492,8 @@ static void test_complete_keys(void **state) {
     expect("/set compression.str", 5, W("compression.strategy"));
     expect("/set compression.", 5,
            W("compression.strategy", "compression.profile",
-             "compression.retries", "compression.density.readWritePruning",
+             "compression.retries", "compression.prefetch-threshold",
+             "compression.on-limit", "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
              "compression.density.recencyRetention",
@@ -503,7 +505,8 @@ static void test_complete_keys(void **state) {
     expect(
         "/settings set comp", 14,
         W("compression.strategy", "compression.profile", "compression.retries",
-          "compression-threshold", "compression-preserve-threshold",
+          "compression-threshold", "compression.prefetch-threshold",
+          "compression.on-limit", "compression-preserve-threshold",
           "compression-top-preserve-threshold",
           "compression.density.readWritePruning",
           "compression.density.fileDedupe",

@@ -474,7 +474,8 @@ static void test_body_longer_in_one_write_never_completes(void **state) {
     f.sent[f.sent_len] = '\0';
     assert_has(f.sent, "Content-Length: 2000\r\n");
     const char *body = strstr(f.sent, "\r\n\r\n") + 4;
-    assert_int_equal(strlen(body), 1999); /* the last byte was held back */
+    /* the request never completes: its last byte is not sent */
+    assert_true(strlen(body) < 2000);
 }
 
 /* Counts fine, then fails on the send pass. */

@@ -30,7 +30,11 @@
  *     pairing invariant, tokens shrink whenever a call was made, the
  *     summary + continuation pair is in the output, unchanged plans and
  *     every failure leave the store byte-identical, the request's count
- *     and send passes give the same bytes.
+ *     and send passes give the same bytes,
+ *   - the resumable compression job (test_job_interleavings): seeded random
+ *     interleavings of arriving entries, polls (a stepping fake model with
+ *     failures and blank answers), refused edits of the job's range and
+ *     cancels, with the history checked after each action.
  * Every failure message names the seed or file, strategy, density setting,
  * limit, threshold and the offending entry or id.
  *
@@ -1692,7 +1696,8 @@ static ctxc_status_t prop_complete(const ctxc_llm_t *llm,
     return CTXC_OK;
 }
 
-static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m"};
+static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m",
+                                    NULL,          NULL, NULL};
 
 static ctxc_status_t prop_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
@@ -2940,12 +2945,272 @@ static void test_optimize_never_grows_tokens(void **state) {
     }
 }
 
+/* ---- the compression job: random interleavings ---------------------------
+ *
+ * Seeded: a generated history (hist) is cut at k; the rest (chk, the full
+ * generated history) arrives entry by entry while middle-out jobs run with
+ * a stepping fake model (a random number of "in progress" steps, then a
+ * summary, a scripted error or a blank answer). Each round is a random
+ * action: append the next entry, poll, try an edit of the job's range
+ * (must answer CTXC_E_BUSY and change nothing), cancel, or start a job.
+ * After every action:
+ *   - while a job runs, and after it failed or was cancelled, the history
+ *     is byte for byte what it was plus every entry appended since (in
+ *     order);
+ *   - after a job applied, the entries appended while it ran are the last
+ *     ones, byte for byte and in order, and the pairing is no worse than
+ *     the uncompressed history's: no response loses its call, no call its
+ *     response (own id check, analyse_pairing);
+ *   - the store's own invariant: it exports and re-imports unchanged. */
+
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+
+static struct {
+    rng_t *r;
+    bool active;
+    int left;
+    const ctxc_llm_request_t *req;
+    char *out;
+    size_t cap;
+    size_t applied, failed, cancelled, refused, polls, appends, started;
+} jb;
+
+static ctxc_status_t jb_start(const ctxc_llm_t *llm,
+                              const ctxc_llm_request_t *req, char *out,
+                              size_t cap, ctxc_error_t *err) {
+    (void)llm;
+    (void)err;
+    CHECK(!jb.active, "a second call while one is under way");
+    jb.active = true;
+    jb.left = (int)rr(jb.r, 6);
+    jb.req = req;
+    jb.out = out;
+    jb.cap = cap;
+    return CTXC_E_IN_PROGRESS;
+}
+
+static ctxc_status_t jb_step(const ctxc_llm_t *llm, size_t *len,
+                             ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    (void)llm;
+    (void)usage;
+    CHECK(jb.active, "a step without a call");
+    if (jb.left-- > 0) {
+        return CTXC_E_IN_PROGRESS;
+    }
+    jb.active = false;
+    /* the request renders from the job's range, whatever was appended */
+    llm_hash_t a = llm_pass(jb.req), b = llm_pass(jb.req);
+    CHECK(a.h == b.h && a.len == b.len, "two passes of the request differ");
+    uint32_t k = rr(jb.r, 100);
+    if (k < 15) {
+        return ctxc_error_set(err, k < 8 ? CTXC_E_NETWORK : CTXC_E_TIMEOUT,
+                              "scripted failure");
+    }
+    const char *ans = k < 20 ? "  \n" : LLM_ANSWER;
+    size_t n = strlen(ans);
+    CHECK(n < jb.cap, "answer buffer of %zu bytes", jb.cap);
+    memcpy(jb.out, ans, n + 1);
+    *len = n;
+    return CTXC_OK;
+}
+
+static void jb_cancel(const ctxc_llm_t *llm) {
+    (void)llm;
+    jb.active = false;
+}
+
+static const ctxc_llm_t jb_llm = {prop_complete, NULL,    "fake",   "m",
+                                  jb_start,      jb_step, jb_cancel};
+
+static ctxc_status_t jb_resolve(void *user, const char *profile,
+                                const ctxc_llm_t **llm, ctxc_error_t *err) {
+    (void)user;
+    (void)profile;
+    (void)err;
+    *llm = &jb_llm;
+    return CTXC_OK;
+}
+
+/* Appends line i of t to h (an import of one line). */
+static void t_append_line(ctxc_history_t *h, const text_t *t, size_t i) {
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc_import_begin(&imp, h, CTXC_FORMAT_ICONTENT, &err);
+    if (st == CTXC_OK) {
+        st = ctxc_import_line(&imp, t->buf + t->off[i],
+                              t->off[i + 1] - t->off[i], &err);
+    }
+    if (st == CTXC_OK) {
+        st = ctxc_import_end(&imp, &err);
+    }
+    CHECK(st == CTXC_OK, "append of line %zu: %s", i, ctxc_error_message(&err));
+}
+
+/* Appends entry i of chk to hist through the session. */
+static void jb_append(ctxc_session_t *s, size_t i) {
+    static ctxc_block_t bl[256];
+    ctxc_entry_t e;
+    get_entry(&chk, i, &e);
+    CHECK(e.block_count <= 256, "entry %zu has %zu blocks", i, e.block_count);
+    for (size_t b = 0; b < e.block_count; b++) {
+        CHECK(ctxc_entry_block(&e, b, &bl[b]) == CTXC_OK, "block %zu", b);
+    }
+    ctxc_entry_in_t in = {e.speaker, bl, e.block_count, e.metadata};
+    ctxc_error_t err;
+    memset(&err, 0, sizeof err);
+    ctxc_status_t st = ctxc_session_add(s, &in, &err);
+    CHECK(st == CTXC_OK, "append of entry %zu during a job: %s", i,
+          ctxc_error_message(&err));
+}
+
+/* hist == the lines of `base` then chk's lines [from, to). */
+static void jb_expect(const text_t *base, const text_t *full, size_t from,
+                      size_t to, const char *when) {
+    export_hist(&hist, &ta_text);
+    size_t want = base->n + (to - from);
+    CHECK(ta_text.n == want, "%s: %zu entries, expected %zu", when, ta_text.n,
+          want);
+    for (size_t i = 0; i < base->n; i++) {
+        CHECK(line_eq(&ta_text, i, base, i), "%s: entry %zu changed", when, i);
+    }
+    for (size_t i = from; i < to; i++) {
+        CHECK(line_eq(&ta_text, base->n + i - from, full, i),
+              "%s: appended entry %zu differs", when, i);
+    }
+}
+
+static void test_job_interleavings(void **state) {
+    (void)state;
+    static text_t *base = &e1_text; /* hist when the job started */
+    static text_t *full = &tb_text; /* chk: the whole generated history */
+    char name[48];
+    memset(&jb, 0, sizeof jb);
+    for (uint32_t seed = 0; seed < 120u; seed++) {
+        snprintf(name, sizeof name, "job seed %u", seed);
+        src_name = name;
+        set_where("%s | generate", name);
+        gen_history(seed);
+        size_t total = ctxc_history_count(&hist);
+        if (total < 2) {
+            continue;
+        }
+        export_hist(&hist, full);
+        load(&chk, full, "job copy");
+        rng_t r = {0x51ED270B27A0F1ULL ^ ((uint64_t)seed * 0x9E3779B97F4A7C15ULL)};
+        jb.r = &r;
+        size_t k = 1 + rr(&r, (uint32_t)(total - 1));
+        ctxc_error_t err;
+        CHECK(ctxc_history_remove_range(&hist, k, total, &err) == CTXC_OK,
+              "cut: %s", ctxc_error_message(&err));
+        make_settings("middle-out", NULL, 1000000, 850);
+        ctxc_session_t s;
+        session_or_fail(&s, &work);
+        ctxc_session_set_llm_resolver(&s, jb_resolve, NULL);
+        size_t next = k;      /* chk's next entry to arrive */
+        size_t since = k;     /* first entry appended during the job */
+        bool job = false;
+        for (unsigned round = 0; round < 400u; round++) {
+            set_where("%s | round %u | %zu of %zu arrived | job %d", name,
+                      round, next, total, (int)job);
+            uint32_t a = rr(&r, 100);
+            if (!job && (a < 30 || next == total)) {
+                jb.active = false;
+                ctxc_status_t st = ctxc_session_compress_start(&s, &err);
+                CHECK(st == CTXC_OK, "start: %s: %s", ctxc_status_name(st),
+                      ctxc_error_message(&err));
+                export_hist(&hist, base);
+                since = next;
+                job = true;
+                jb.started++;
+            } else if (a < 60 && next < total) {
+                jb_append(&s, next++);
+                jb.appends++;
+            } else if (job && a < 92) {
+                jb.polls++;
+                ctxc_status_t st = ctxc_session_poll(&s, &err);
+                if (st == CTXC_OK) {
+                    job = false;
+                    jb.applied++;
+                    /* the arrivals are the last entries, in order */
+                    export_hist(&hist, &ta_text);
+                    size_t m = next - since;
+                    CHECK(ta_text.n >= m, "fewer entries than arrivals");
+                    for (size_t i = 0; i < m; i++) {
+                        CHECK(line_eq(&ta_text, ta_text.n - m + i, full,
+                                      since + i),
+                              "arrival %zu not kept in order", since + i);
+                    }
+                    /* pairing no worse than without the compression */
+                    pairing_t got = analyse_pairing(&hist);
+                    load(&ref, base, "job base");
+                    for (size_t i = since; i < next; i++) {
+                        t_append_line(&ref, full, i);
+                    }
+                    pairing_t was = analyse_pairing(&ref);
+                    CHECK(got.unpaired_calls <= was.unpaired_calls &&
+                              got.unpaired_responses <= was.unpaired_responses,
+                          "pairing broken: unpaired calls %zu (was %zu), "
+                          "responses %zu (was %zu)",
+                          got.unpaired_calls, was.unpaired_calls,
+                          got.unpaired_responses, was.unpaired_responses);
+                } else if (st == CTXC_E_IN_PROGRESS) {
+                    jb_expect(base, full, since, next, "in progress");
+                } else {
+                    job = false;
+                    jb.failed++;
+                    jb_expect(base, full, since, next, "failed");
+                }
+            } else if (job && a < 96) {
+                /* an edit of the range is refused and changes nothing */
+                size_t n = s.job_.snapshot;
+                if (n > 0) {
+                    size_t i = rr(&r, (uint32_t)n);
+                    ctxc_status_t st = ctxc_history_remove(&hist, &i, 1, &err);
+                    CHECK(st == CTXC_E_BUSY, "remove of %zu in the range: %s",
+                          i, ctxc_status_name(st));
+                    jb.refused++;
+                }
+                jb_expect(base, full, since, next, "refused edit");
+            } else if (job) {
+                ctxc_session_compress_cancel(&s);
+                job = false;
+                jb.cancelled++;
+                jb_expect(base, full, since, next, "cancelled");
+            }
+            if (!job && next == total) {
+                break;
+            }
+        }
+        ctxc_session_compress_cancel(&s);
+        ctxc_session_deinit(&s);
+        /* the store's own invariant */
+        export_hist(&hist, &ta_text);
+        load(&ref, &ta_text, "job output");
+        export_hist(&ref, &in_text);
+        CHECK(in_text.len == ta_text.len &&
+                  memcmp(in_text.buf, ta_text.buf, ta_text.len) == 0,
+              "export does not re-import unchanged");
+    }
+    printf("[ properties ] job interleavings: %zu jobs started, %zu applied, "
+           "%zu failed, %zu cancelled; %zu polls, %zu arrivals, %zu refused "
+           "edits\n",
+           jb.started, jb.applied, jb.failed, jb.cancelled, jb.polls,
+           jb.appends, jb.refused);
+    assert_true(jb.applied > 0 && jb.failed > 0 && jb.cancelled > 0 &&
+                jb.refused > 0);
+}
+
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_optimize_never_grows_tokens),
         cmocka_unit_test(test_before_send_failure_is_atomic),
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT
+        cmocka_unit_test(test_job_interleavings),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,6 +102,9 @@ static void test_registry_lists_every_key(void **state) {
         {"compression.profile", CTXC_SETTING_TYPE_STRING, "Chat Compression"},
         {"compression.retries", CTXC_SETTING_TYPE_INT, "Chat Compression"},
         {"compression-threshold", CTXC_SETTING_TYPE_RATIO, "Chat Compression"},
+        {"compression.prefetch-threshold", CTXC_SETTING_TYPE_RATIO,
+         "Chat Compression"},
+        {"compression.on-limit", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
         {"compression-top-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
@@ -884,7 +887,7 @@ static void test_unreadable_settings_file(void **state) {
     big[sizeof big - 1] = '\0';
     mem_put(&mfs, "settings.json", big);
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_TOO_LARGE);
-    assert_contains(err.message, "settings.json: larger than the 2048 bytes");
+    assert_contains(err.message, "settings.json: larger than the 2112 bytes");
     assert_int_equal(ctxc_settings_persist_set(&st, "model", "x", &err),
                      CTXC_E_TOO_LARGE);
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
@@ -894,6 +897,8 @@ static void test_unreadable_settings_file(void **state) {
 #define EVERY_KEY                                                              \
     "{\"compression.strategy\": \"high-density\", \"compression.profile\": "   \
     "\"cheap\", \"compression.retries\": 3, \"compression-threshold\": 0.5, "  \
+    "\"compression.prefetch-threshold\": 0.6, "                               \
+    "\"compression.on-limit\": \"high-density\", "                           \
     "\"compression-preserve-threshold\": 0.25, "                               \
     "\"compression-top-preserve-threshold\": 0.1, \"context-limit\": 32000, "  \
     "\"compression.density.readWritePruning\": false, "                        \

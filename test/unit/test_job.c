@@ -1,0 +1,532 @@
+/*
+ * The resumable compression job (ctxc_session_compress_start / _poll /
+ * _cancel, include/ctxc/session.h) with a fake model that has the
+ * resumable form (ctxc_llm_t start/step/cancel): its step answers "in
+ * progress" a scripted number of times, then renders the request (from the
+ * job's view of the history, while entries were appended meanwhile) and
+ * answers a scripted text or error. Also before_send's job states
+ * (compression.prefetch-threshold, compression.on-limit).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctxc/ctxc.h"
+#include "ctxc/plan.h"
+#include "support.h"
+
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT && CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+
+CTXC_HISTORY_DEFINE(hist, 128, 65536);
+CTXC_HISTORY_DEFINE(ref, 128, 65536);
+CTXC_WORK_DEFINE(work, 128, 16384);
+static ctxc_settings_store_t set;
+static ctxc_session_t sess;
+
+/* ---- the fake model ------------------------------------------------------ */
+
+static struct {
+    int steps;          /* "in progress" answers before the end */
+    ctxc_status_t fail; /* CTXC_OK: answer */
+    /* record */
+    const ctxc_llm_request_t *req;
+    char *out;
+    size_t cap;
+    int started, stepped, cancelled, completes;
+    bool active;
+    char rendered[16384]; /* every message of the request, joined */
+    size_t rendered_len;
+} fk;
+
+static const char ANSWER[] = "<state_snapshot>the job's summary</state_snapshot>";
+
+static ctxc_status_t grab(void *user, const char *text, size_t len) {
+    (void)user;
+    if (fk.rendered_len + len + 1 >= sizeof fk.rendered) {
+        return CTXC_E_NO_SPACE;
+    }
+    memcpy(fk.rendered + fk.rendered_len, text, len);
+    fk.rendered_len += len;
+    fk.rendered[fk.rendered_len] = '\0';
+    return CTXC_OK;
+}
+
+static ctxc_status_t answer(const ctxc_llm_request_t *req, char *out,
+                            size_t cap, size_t *len, ctxc_error_t *err) {
+    fk.rendered_len = 0;
+    fk.rendered[0] = '\0';
+    for (size_t i = 0; i < req->message_count; i++) {
+        assert_int_equal(req->message(req->src, i, grab, NULL), CTXC_OK);
+        (void)grab(NULL, "\n", 1);
+    }
+    if (fk.fail != CTXC_OK) {
+        return ctxc_error_set(err, fk.fail, "scripted failure");
+    }
+    assert_true(sizeof ANSWER <= cap);
+    memcpy(out, ANSWER, sizeof ANSWER);
+    *len = sizeof ANSWER - 1u;
+    return CTXC_OK;
+}
+
+static ctxc_status_t fk_start(const ctxc_llm_t *llm,
+                              const ctxc_llm_request_t *req, char *out,
+                              size_t cap, ctxc_error_t *err) {
+    (void)llm;
+    (void)err;
+    if (fk.active) {
+        return CTXC_E_BUSY;
+    }
+    fk.started++;
+    fk.active = true;
+    fk.req = req;
+    fk.out = out;
+    fk.cap = cap;
+    return CTXC_E_IN_PROGRESS;
+}
+
+static ctxc_status_t fk_step(const ctxc_llm_t *llm, size_t *len,
+                             ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    (void)llm;
+    (void)usage;
+    assert_true(fk.active);
+    fk.stepped++;
+    if (fk.stepped <= fk.steps) {
+        return CTXC_E_IN_PROGRESS;
+    }
+    fk.active = false;
+    return answer(fk.req, fk.out, fk.cap, len, err);
+}
+
+static void fk_cancel(const ctxc_llm_t *llm) {
+    (void)llm;
+    if (fk.active) {
+        fk.cancelled++;
+        fk.active = false;
+    }
+}
+
+static ctxc_status_t fk_complete(const ctxc_llm_t *llm,
+                                 const ctxc_llm_request_t *req, char *out,
+                                 size_t cap, size_t *len,
+                                 ctxc_llm_usage_t *usage, ctxc_error_t *err) {
+    (void)llm;
+    (void)usage;
+    fk.completes++;
+    return answer(req, out, cap, len, err);
+}
+
+static const ctxc_llm_t stepping = {fk_complete, NULL,    "fake",   "fake-1",
+                                    fk_start,    fk_step, fk_cancel};
+static const ctxc_llm_t blocking = {fk_complete, NULL, "fake", "fake-1",
+                                    NULL,        NULL, NULL};
+static const ctxc_llm_t *g_model = &stepping;
+
+static ctxc_status_t resolve(void *user, const char *profile,
+                             const ctxc_llm_t **llm, ctxc_error_t *err) {
+    (void)user;
+    (void)profile;
+    (void)err;
+    *llm = g_model;
+    return CTXC_OK;
+}
+
+/* ---- the port: a log ----------------------------------------------------- */
+
+static char g_log[8192];
+
+static void log_line(void *ctx, ctxc_log_level_t level, const char *msg) {
+    (void)ctx;
+    size_t n = strlen(g_log);
+    snprintf(g_log + n, sizeof g_log - n, "%d %s\n", (int)level, msg);
+}
+
+static ctxc_port_t port;
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int setup(void **state) {
+    (void)state;
+    ctxc_history_clear(&hist);
+    ctxc_history_clear(&ref);
+    memset(&fk, 0, sizeof fk);
+    g_model = &stepping;
+    g_log[0] = '\0';
+    memset(&port, 0, sizeof port);
+    port.log = log_line;
+    port.log_level = CTXC_LOG_DEBUG;
+    ctxc_settings_init(&set, NULL);
+    t_set_uint(&set, "context-limit", 100000);
+    t_set(&set, "compression.strategy", "middle-out");
+    assert_int_equal(ctxc_session_init(&sess, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    ctxc_session_set_llm_resolver(&sess, resolve, NULL);
+    ctxc_session_set_port(&sess, &port);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    ctxc_session_compress_cancel(&sess);
+    ctxc_session_deinit(&sess);
+    return 0;
+}
+
+#define FILLER                                                                 \
+    " one two three four five six seven eight nine ten eleven twelve "         \
+    "thirteen fourteen fifteen sixteen seventeen eighteen"
+
+static const char *text(const char *tag, size_t i) {
+    static char t[8][200];
+    static unsigned k;
+    char *p = t[k++ % 8];
+    snprintf(p, 200, "%s %zu" FILLER, tag, i);
+    return p;
+}
+
+/* Entry i of both stores (the reference is what the history should be). */
+static void add_both(ctxc_speaker_t sp, const char *s) {
+    t_add_text(&hist, sp, s);
+    t_add_text(&ref, sp, s);
+}
+
+static void alternating(size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        add_both(i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, text("msg", i));
+    }
+}
+
+/* A voice turn arriving while the job runs (through the session). */
+static void turn(size_t i, bool also_ref) {
+    ctxc_block_t b = t_text(text("turn", i));
+    ctxc_entry_in_t in = {i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, &b, 1,
+                          CTXC_STR_ABSENT};
+    ctxc_error_t err;
+    if (ctxc_session_add(&sess, &in, &err) != CTXC_OK) {
+        fail_msg("add: %s", err.message);
+    }
+    if (also_ref) {
+        t_add(&ref, in.speaker, &b, 1);
+    }
+}
+
+static void start_ok(void) {
+    ctxc_error_t err;
+    ctxc_status_t st = ctxc_session_compress_start(&sess, &err);
+    if (st != CTXC_OK) {
+        fail_msg("start: %s: %s", ctxc_status_name(st), err.message);
+    }
+}
+
+static void assert_same(const ctxc_history_t *a, const ctxc_history_t *b) {
+    static t_dump_t da, db;
+    t_dump(a, &da);
+    t_dump(b, &db);
+    assert_string_equal(da.buf, db.buf);
+}
+
+static const char *text_at(size_t i) { return t_block_text(&hist, i, 0); }
+
+/* ---- the job ------------------------------------------------------------- */
+
+/* Turns appended while the summary is made stay after the result, in
+ * order; the request holds the job's range only. */
+static void test_appends_kept_after_the_result(void **state) {
+    (void)state;
+    alternating(20);
+    fk.steps = 5;
+    start_ok();
+    assert_true(ctxc_session_job_active(&sess));
+    assert_int_equal(fk.started, 1);
+    ctxc_error_t err;
+    ctxc_status_t st;
+    size_t turns = 0, polls = 0;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+        turn(turns++, false);
+        assert_true(++polls < 100);
+    }
+    if (st != CTXC_OK) {
+        fail_msg("poll: %s: %s", ctxc_status_name(st), err.message);
+    }
+    assert_false(ctxc_session_job_active(&sess));
+    assert_int_equal(turns, 5);
+    /* 20 entries: 4 kept + summary + continuation + 4 kept, then the turns */
+    assert_int_equal(ctxc_history_count(&hist), 4 + 2 + 4 + turns);
+    assert_string_equal(text_at(0), text("msg", 0));
+    assert_string_equal(text_at(4), ANSWER);
+    assert_string_equal(text_at(6), text("msg", 16));
+    for (size_t i = 0; i < turns; i++) {
+        assert_string_equal(text_at(10 + i), text("turn", i));
+    }
+    /* the model saw the range, never a turn that arrived meanwhile */
+    assert_non_null(strstr(fk.rendered, "msg 4 one"));
+    assert_null(strstr(fk.rendered, "turn 0"));
+    assert_true(sess.last_compress.llm_call_made);
+    assert_null(sess.last_compress.fallback);
+    assert_int_equal(fk.completes, 0); /* steps only */
+}
+
+/* A failed call, a cancel and a cleared history each end the job with the
+ * history exactly as it is at that moment, turns included. */
+static void test_failure_and_cancel_keep_history_as_it_is(void **state) {
+    (void)state;
+    alternating(20);
+    fk.steps = 3;
+    fk.fail = CTXC_E_NETWORK;
+    start_ok();
+    ctxc_error_t err;
+    ctxc_status_t st;
+    size_t turns = 0;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+        turn(turns++, true);
+    }
+    assert_int_equal(st, CTXC_E_NETWORK);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_same(&hist, &ref);
+    assert_non_null(strstr(g_log, "failed"));
+
+    /* cancel mid-call: the model's call is cancelled */
+    fk.fail = CTXC_OK;
+    fk.stepped = 0;
+    fk.steps = 100;
+    start_ok();
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IN_PROGRESS);
+    turn(turns++, true);
+    ctxc_session_compress_cancel(&sess);
+    assert_int_equal(fk.cancelled, 1);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_same(&hist, &ref);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_INVALID_ARG);
+    ctxc_session_compress_cancel(&sess); /* nothing in progress: nothing */
+
+    /* the history cleared while the job runs: cancelled at the next poll */
+    fk.stepped = 0;
+    start_ok();
+    ctxc_history_clear(&hist);
+    turn(0, false);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_CANCELLED);
+    assert_int_equal(ctxc_history_count(&hist), 1);
+    assert_false(ctxc_session_job_active(&sess));
+
+    /* a session ended with a job in progress: cancelled, range unfrozen */
+    alternating(8);
+    fk.stepped = 0;
+    start_ok();
+    ctxc_session_deinit(&sess);
+    assert_false(fk.active);
+    ctxc_block_t b = t_text("edited");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_history_replace(&hist, 0, &in, &err), CTXC_OK);
+}
+
+/* While a job holds [0, n): edits of the range, another compression and
+ * the density step are refused with CTXC_E_BUSY and change nothing; the
+ * appended entries may be edited; afterwards everything works again. */
+static void test_edits_of_the_range_are_refused(void **state) {
+    (void)state;
+    alternating(20);
+    fk.steps = 10;
+    start_ok();
+    turn(0, true);
+    turn(1, true);
+    ctxc_error_t err;
+    ctxc_block_t b = t_text("edited");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_history_replace(&hist, 3, &in, &err), CTXC_E_BUSY);
+    assert_non_null(strstr(err.message, "compression in progress"));
+    size_t idx[1] = {0};
+    assert_int_equal(ctxc_history_remove(&hist, idx, 1, &err), CTXC_E_BUSY);
+    assert_int_equal(ctxc_history_remove_range(&hist, 19, 21, &err),
+                     CTXC_E_BUSY);
+    assert_int_equal(ctxc_session_compress(&sess, &err), CTXC_E_BUSY);
+    assert_int_equal(ctxc_session_optimize(&sess, &err), CTXC_E_BUSY);
+    assert_int_equal(ctxc_session_compress_start(&sess, &err), CTXC_E_BUSY);
+    assert_same(&hist, &ref);
+    /* an appended entry may change */
+    assert_int_equal(ctxc_history_replace(&hist, 21, &in, &err), CTXC_OK);
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    assert_int_equal(st, CTXC_OK);
+    size_t n = ctxc_history_count(&hist);
+    assert_string_equal(text_at(n - 1), "edited");
+    assert_string_equal(text_at(n - 2), text("turn", 0));
+    /* the range is free again */
+    assert_int_equal(ctxc_history_replace(&hist, 0, &in, &err), CTXC_OK);
+}
+
+/* The pairing rule across the job and the appends: the range ends before
+ * a tool_call whose response has not arrived, so the response that arrives
+ * during the job stays with its call. */
+static void test_open_tool_call_stays_out_of_the_range(void **state) {
+    (void)state;
+    alternating(16);
+    /* a call answered later, with another call open in between */
+    ctxc_block_t c1 = t_call("c1", "read", "{\"path\":\"/a\"}");
+    add_both(CTXC_SPEAKER_AI, text("pre", 0));
+    t_add(&hist, CTXC_SPEAKER_AI, &c1, 1);
+    t_add(&ref, CTXC_SPEAKER_AI, &c1, 1);
+    size_t call_at = ctxc_history_count(&hist) - 1u;
+    add_both(CTXC_SPEAKER_HUMAN, text("msg", 100));
+    add_both(CTXC_SPEAKER_AI, text("msg", 101));
+    fk.steps = 2;
+    start_ok();
+    /* the range [0, n) ends before the open call */
+    assert_true(sess.job_.snapshot <= call_at);
+    ctxc_block_t r1 = t_resp("c1", "read", "{\"text\":\"A\"}", NULL);
+    ctxc_entry_in_t in = {CTXC_SPEAKER_TOOL, &r1, 1, CTXC_STR_ABSENT};
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_add(&sess, &in, &err), CTXC_OK);
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    if (st != CTXC_OK) {
+        fail_msg("poll: %s: %s", ctxc_status_name(st), err.message);
+    }
+    ctxc_history_stats_t hs;
+    ctxc_history_stats(&hist, &hs);
+    assert_int_equal(hs.tool_calls, 1);
+    assert_int_equal(hs.tool_responses, 1);
+    assert_int_equal(hs.unpaired_calls, 0);
+    assert_int_equal(hs.unpaired_responses, 0);
+}
+
+/* A model without the resumable form makes its call inside one poll; a
+ * strategy without an LLM plans at start and applies at the first poll,
+ * turns appended in between kept. */
+static void test_blocking_model_and_llm_free_strategy(void **state) {
+    (void)state;
+    alternating(20);
+    g_model = &blocking;
+    start_ok();
+    turn(0, false);
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_OK);
+    assert_int_equal(fk.completes, 1);
+    size_t n = ctxc_history_count(&hist);
+    assert_string_equal(text_at(n - 1), text("turn", 0));
+
+    t_set(&set, "compression.strategy", "top-down-truncation");
+    t_set_uint(&set, "context-limit", 300);
+    start_ok();
+    turn(1, false);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_OK);
+    n = ctxc_history_count(&hist);
+    assert_string_equal(text_at(n - 1), text("turn", 1));
+    assert_string_equal(text_at(n - 2), text("turn", 0));
+}
+
+/* ---- before_send ---------------------------------------------------------- */
+
+/* compression.prefetch-threshold: before_send starts the job and returns
+ * at once; the next ones poll it; the result is applied by one of them. */
+static void test_before_send_prefetch(void **state) {
+    (void)state;
+    alternating(20); /* 20 x 26 = 520 tokens or so */
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    t_set_uint(&set, "context-limit", tokens * 2);
+    t_set(&set, "compression-threshold", "0.9");
+    t_set(&set, "compression.prefetch-threshold", "0.4");
+    fk.steps = 2;
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+    assert_false(rep.compressed);
+    assert_true(ctxc_session_job_active(&sess));
+    assert_int_equal(fk.stepped, 0); /* nothing waited for */
+    turn(0, false);
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_RUNNING);
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_RUNNING);
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_APPLIED);
+    assert_true(rep.compressed);
+    assert_false(ctxc_session_job_active(&sess));
+    size_t n = ctxc_history_count(&hist);
+    assert_string_equal(text_at(n - 1), text("turn", 0));
+    assert_true(rep.tokens_after < tokens);
+    /* under the prefetch threshold: nothing */
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_NONE);
+}
+
+/* compression.on-limit at the threshold with the summary not there:
+ * top-down-truncation cancels the job and compresses at once (reported in
+ * the report, the metadata and the log); wait polls the job to its end. */
+static void test_before_send_on_limit(void **state) {
+    (void)state;
+    alternating(20);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    t_set_uint(&set, "context-limit", tokens * 2);
+    t_set(&set, "compression-threshold", "0.9");
+    t_set(&set, "compression.prefetch-threshold", "0.4");
+    t_set(&set, "compression.on-limit", "top-down-truncation");
+    fk.steps = 1000;
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+    /* a long message pushes past the threshold */
+    ctxc_status_t st = ctxc_session_before_send(&sess, tokens, &rep, &err);
+    if (st != CTXC_OK) {
+        fail_msg("before_send: %s: %s", ctxc_status_name(st), err.message);
+    }
+    assert_int_equal(rep.job, CTXC_SEND_JOB_FALLBACK);
+    assert_string_equal(rep.fallback, "top-down-truncation");
+    assert_true(rep.compressed);
+    assert_int_equal(fk.cancelled, 1);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_non_null(sess.last_compress.fallback);
+    assert_int_equal(sess.last_compress.strategy,
+                     CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
+    assert_non_null(strstr(g_log, "1 before_send: fallback to "
+                                  "top-down-truncation"));
+
+    /* wait: the job is polled to its end inside before_send */
+    ctxc_history_clear(&hist);
+    alternating(20);
+    t_set(&set, "compression.on-limit", "wait");
+    memset(&fk, 0, sizeof fk);
+    fk.steps = 3;
+    st = ctxc_session_before_send(&sess, tokens, &rep, &err);
+    if (st != CTXC_OK) {
+        fail_msg("before_send: %s: %s", ctxc_status_name(st), err.message);
+    }
+    assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
+    assert_true(rep.compressed);
+    assert_int_equal(fk.stepped, 4);
+    assert_string_equal(text_at(4), ANSWER);
+    assert_false(ctxc_session_job_active(&sess));
+}
+
+#endif
+
+int main(void) {
+#if CTXC_CFG_STRATEGY_MIDDLE_OUT && CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_appends_kept_after_the_result,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_failure_and_cancel_keep_history_as_it_is, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edits_of_the_range_are_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_open_tool_call_stays_out_of_the_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_blocking_model_and_llm_free_strategy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_before_send_on_limit, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+#else
+    return 0;
+#endif
+}
