@@ -286,7 +286,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
  * docs/compression-job.md has the design, a bare-metal loop, an RTOS task
  * and the bound of one poll. */
 
-/* Starts a compression job with the configured strategy over the entries
+/** Starts a compression job with the configured strategy over the entries
  * [0, n) of now (the job's range): n is the history's count, moved back to
  * before the first tool_call whose tool_response is not in the history yet
  * and then to a valid split (no tool_call in the range has its response
@@ -304,7 +304,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
 ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
                                           ctxc_error_t *err);
 
-/* Advances the job by one bounded step and returns without waiting:
+/** Advances the job by one bounded step and returns without waiting:
  *   CTXC_E_IN_PROGRESS  call again later (the summary call goes on: one
  *                       transport step per poll, or a retry's "not before"
  *                       time has not come);
@@ -321,12 +321,12 @@ ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
  * call inside one poll. With a port mutex the poll runs inside it. */
 ctxc_status_t ctxc_session_poll(ctxc_session_t *s, ctxc_error_t *err);
 
-/* Ends a job in progress: the summary call is cancelled (its connection
+/** Ends a job in progress: the summary call is cancelled (its connection
  * closed), the range unfrozen, the history left exactly as it is. Nothing
  * in progress: nothing happens. */
 void ctxc_session_compress_cancel(ctxc_session_t *s);
 
-/* True while a job is in progress (started, not yet ended by a poll or a
+/** True while a job is in progress (started, not yet ended by a poll or a
  * cancel). */
 bool ctxc_session_job_active(const ctxc_session_t *s);
 
