@@ -77,6 +77,9 @@ void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
 /* ---- helpers --------------------------------------------------------------
  */
 
+/* t->phase: where a connect is (see "connect" below) */
+enum { PHASE_IDLE = 0, PHASE_DNS, PHASE_TCP, PHASE_UP };
+
 static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
     return t->cfg.clock(t->cfg.clock_ctx);
 }
@@ -118,6 +121,7 @@ static void on_err(void *arg, err_t err) {
         t->pcb = NULL; /* freed by lwIP */
         t->failed = true;
         t->err = err;
+        t->events++;
     }
 }
 
@@ -125,6 +129,7 @@ static err_t on_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
                      err_t err) {
     ctxc_lwip_transport_t *t = arg;
     (void)pcb;
+    t->events++;
     if (p == NULL) {
         t->eof = true;
         return ERR_OK;
@@ -144,15 +149,29 @@ static err_t on_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
 static err_t on_connected(void *arg, struct altcp_pcb *pcb, err_t err) {
     ctxc_lwip_transport_t *t = arg;
     (void)pcb;
+    t->events++;
     if (err == ERR_OK) {
         t->up = true;
     }
     return ERR_OK;
 }
 
+/* Room in the send buffer again: progress for a waiting sender. */
+static err_t on_sent(void *arg, struct altcp_pcb *pcb, u16_t len) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)pcb;
+    (void)len;
+    t->events++;
+    return ERR_OK;
+}
+
 static void on_dns(const char *name, const ip_addr_t *addr, void *arg) {
     ctxc_lwip_transport_t *t = arg;
-    (void)name;
+    /* an answer for a connect that was closed meanwhile is not this one's */
+    if (t->phase != PHASE_DNS || strcmp(name, t->host) != 0) {
+        return;
+    }
+    t->events++;
     t->dns_done = true;
     if (addr != NULL && IP_IS_V4(addr)) {
         t->dns_found = true;
@@ -234,13 +253,20 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
 }
 
 /* ---- connect
- * ----------------------------------------------------------------- */
+ * -----------------------------------------------------------------
+ *
+ * A connect is a small state machine (t->phase): DNS (waiting for lwIP's
+ * resolver), TCP (altcp_connect sent; with TLS the handshake runs in lwIP's
+ * receive callbacks), UP. step() looks at what the callbacks recorded and
+ * moves it on; it never waits. connect() starts it, connect_poll() pumps
+ * the stack once and steps, wait() pumps until something happened. */
 
 static void drop(ctxc_lwip_transport_t *t) {
     if (t->pcb != NULL) {
         struct altcp_pcb *pcb = t->pcb;
         altcp_arg(pcb, NULL);
         altcp_recv(pcb, NULL);
+        altcp_sent(pcb, NULL);
         altcp_err(pcb, NULL);
         if (altcp_close(pcb) != ERR_OK) {
             altcp_abort(pcb);
@@ -252,34 +278,7 @@ static void drop(ctxc_lwip_transport_t *t) {
         t->rx = NULL;
     }
     t->up = false;
-}
-
-static ctxc_status_t resolve(ctxc_lwip_transport_t *t, uint64_t deadline,
-                             ip_addr_t *addr, ctxc_error_t *err) {
-    t->dns_done = t->dns_found = false;
-    err_t e = dns_gethostbyname(t->host, addr, on_dns, t);
-    if (e == ERR_OK) {
-        return CTXC_OK;
-    }
-    if (e == ERR_INPROGRESS) {
-        while (!t->dns_done && now_ms(t) < deadline) {
-            idle(t);
-        }
-        if (t->dns_found) {
-            ip_addr_set_ip4_u32(addr, t->dns_addr);
-            return CTXC_OK;
-        }
-        if (!t->dns_done) {
-            return ctxc_error_set(err, CTXC_E_TIMEOUT,
-                                  "%s:%u: resolving the host name timed out "
-                                  "after %u ms",
-                                  t->host, (unsigned)t->port,
-                                  (unsigned)t->cfg.connect_timeout_ms);
-        }
-    }
-    return ctxc_error_set(err, CTXC_E_NETWORK,
-                          "%s:%u: cannot resolve the host name (lwIP DNS: %s)",
-                          t->host, (unsigned)t->port, lwip_strerr(e));
+    t->phase = PHASE_IDLE;
 }
 
 /* mbedtls_x509_crt_verify_info's lines joined with "; ". */
@@ -312,14 +311,10 @@ static void verify_reasons(uint32_t flags, char *out, size_t cap) {
     out[k] = '\0';
 }
 
-static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
-                               uint64_t deadline, ctxc_error_t *err) {
-    ip_addr_t addr;
-    ip_addr_set_zero(&addr);
-    ctxc_status_t st = resolve(t, deadline, &addr, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
+/* The TCP connect (and with TLS the handshake) to the resolved address. */
+static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
+                               ctxc_error_t *err) {
+    bool tls = t->tls;
     struct altcp_pcb *pcb = tls ? altcp_tls_new(t->tls_conf, IPADDR_TYPE_V4)
                                 : altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
     if (pcb == NULL) {
@@ -337,18 +332,20 @@ static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
     t->verify_flags = 0;
     altcp_arg(pcb, t);
     altcp_recv(pcb, on_recv);
+    altcp_sent(pcb, on_sent);
     altcp_err(pcb, on_err);
-    err_t e = altcp_connect(pcb, &addr, t->port, on_connected);
+    t->phase = PHASE_TCP;
+    err_t e = altcp_connect(pcb, addr, t->port, on_connected);
     if (e != ERR_OK) {
         return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
                               t->host, (unsigned)t->port, lwip_strerr(e));
     }
-    while (!t->up && !t->failed && !t->eof && now_ms(t) < deadline) {
-        idle(t);
-    }
-    if (t->up) {
-        return CTXC_OK;
-    }
+    return CTXC_E_IN_PROGRESS;
+}
+
+/* Why the TCP/TLS phase ended without a connection. */
+static ctxc_status_t tcp_failed(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
+    bool tls = t->tls;
     if (tls && t->verify_flags != 0) {
         char why[160];
         verify_reasons(t->verify_flags, why, sizeof why);
@@ -368,16 +365,84 @@ static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed",
                               t->host, (unsigned)t->port);
     }
-    if (t->failed || t->eof) {
-        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
-                              t->host, (unsigned)t->port,
-                              t->failed ? lwip_strerr((err_t)t->err)
-                                        : "the server closed");
+    return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
+                          t->host, (unsigned)t->port,
+                          t->failed ? lwip_strerr((err_t)t->err)
+                                    : "the server closed");
+}
+
+/* Moves a connect under way on by what the callbacks recorded; never
+ * waits. CTXC_OK connected, CTXC_E_IN_PROGRESS, or an error. */
+static ctxc_status_t step(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
+    if (t->phase == PHASE_DNS && t->dns_done) {
+        if (!t->dns_found) {
+            return ctxc_error_set(err, CTXC_E_NETWORK,
+                                  "%s:%u: cannot resolve the host name (lwIP "
+                                  "DNS: no answer for the name)",
+                                  t->host, (unsigned)t->port);
+        }
+        ip_addr_t addr;
+        ip_addr_set_ip4_u32(&addr, t->dns_addr);
+        ctxc_status_t st = start_tcp(t, &addr, err);
+        if (st != CTXC_E_IN_PROGRESS) {
+            return st;
+        }
     }
-    return ctxc_error_set(err, CTXC_E_TIMEOUT,
-                          "%s:%u: connect%s timed out after %u ms", t->host,
-                          (unsigned)t->port, tls ? " (TLS handshake)" : "",
-                          (unsigned)t->cfg.connect_timeout_ms);
+    if (t->phase == PHASE_TCP) {
+        if (t->up) {
+            t->phase = PHASE_UP;
+            return CTXC_OK;
+        }
+        if (t->failed || t->eof || (t->tls && t->verify_flags != 0)) {
+            return tcp_failed(t, err);
+        }
+    }
+    if (t->phase == PHASE_UP) {
+        return CTXC_OK;
+    }
+    if (now_ms(t) >= t->connect_deadline) {
+        return ctxc_error_set(
+            err, CTXC_E_TIMEOUT, "%s:%u: %s timed out after %u ms", t->host,
+            (unsigned)t->port,
+            t->phase == PHASE_DNS ? "resolving the host name"
+            : t->tls              ? "connect (TLS handshake)"
+                                  : "connect",
+            (unsigned)t->cfg.connect_timeout_ms);
+    }
+    return CTXC_E_IN_PROGRESS;
+}
+
+/* After a connect step: an error closes the connection and is kept. */
+static ctxc_status_t settle(ctxc_lwip_transport_t *t, ctxc_status_t st,
+                            ctxc_error_t *err) {
+    if (st != CTXC_OK && st != CTXC_E_IN_PROGRESS) {
+        drop(t);
+        if (t->last_error[0] == '\0') {
+            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        }
+    }
+    return st;
+}
+
+/* Pumps the stack until something happened (a callback ran), the connect
+ * deadline passed (while connecting) or ms passed. Under the core lock. */
+static void wait_locked(ctxc_lwip_transport_t *t, uint32_t ms) {
+    uint64_t until = now_ms(t) + ms;
+    uint32_t seen = t->events;
+    for (;;) {
+        if (t->rx != NULL || t->eof || t->failed) {
+            return; /* something to answer now */
+        }
+        idle(t);
+        if (t->events != seen) {
+            return;
+        }
+        uint64_t now = now_ms(t);
+        if (now >= until || ((t->phase == PHASE_DNS || t->phase == PHASE_TCP) &&
+                             now >= t->connect_deadline)) {
+            return;
+        }
+    }
 }
 
 static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
@@ -398,11 +463,11 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
                               (unsigned)CTXC_LWIP_HOST_MAX);
     }
     CORE_LOCK();
-    if (t->pcb != NULL) {
+    if (t->pcb != NULL || t->phase == PHASE_DNS) {
         CORE_UNLOCK();
         return ctxc_error_set(err, CTXC_E_INVALID_ARG,
                               "connect %s:%u: the transport is already "
-                              "connected (close it first)",
+                              "connected or connecting (close it first)",
                               host, (unsigned)port);
     }
     drop(t);
@@ -412,23 +477,72 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     t->eof = t->failed = false;
     t->err = ERR_OK;
     t->last_error[0] = '\0';
-    uint64_t deadline = now_ms(t) + t->cfg.connect_timeout_ms;
+    t->connect_deadline = now_ms(t) + t->cfg.connect_timeout_ms;
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
     if (st == CTXC_OK) {
-        st = open_conn(t, tls, deadline, err);
-    }
-    if (st != CTXC_OK) {
-        drop(t);
-        if (t->last_error[0] == '\0') {
-            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        ip_addr_t addr;
+        ip_addr_set_zero(&addr);
+        t->dns_done = t->dns_found = false;
+        t->phase = PHASE_DNS;
+        err_t e = dns_gethostbyname(t->host, &addr, on_dns, t);
+        if (e == ERR_OK) {
+            st = start_tcp(t, &addr, err);
+        } else if (e == ERR_INPROGRESS) {
+            st = CTXC_E_IN_PROGRESS;
+        } else {
+            st = ctxc_error_set(err, CTXC_E_NETWORK,
+                                "%s:%u: cannot resolve the host name (lwIP "
+                                "DNS: %s)",
+                                t->host, (unsigned)t->port, lwip_strerr(e));
         }
+    }
+    st = settle(t, st, err);
+    /* Without connect_steps the connect completes here, as for a caller
+     * that knows no CTXC_E_IN_PROGRESS: the same steps, waited between. */
+    while (st == CTXC_E_IN_PROGRESS && !t->cfg.connect_steps) {
+        wait_locked(t, t->cfg.connect_timeout_ms);
+        st = settle(t, step(t, err), err);
     }
     CORE_UNLOCK();
     return st;
 }
 
+static ctxc_status_t lw_connect_poll(void *ctx, ctxc_error_t *err) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect_poll: the transport is not initialised");
+    }
+    CORE_LOCK();
+    ctxc_status_t st;
+    if (t->phase == PHASE_IDLE) {
+        st = ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                            "connect_poll: no connect under way");
+    } else {
+        if (t->phase != PHASE_UP) {
+            idle(t);
+        }
+        st = settle(t, step(t, err), err);
+    }
+    CORE_UNLOCK();
+    return st;
+}
+
+static void lw_wait(void *ctx, uint32_t ms) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    CORE_LOCK();
+    wait_locked(t, ms);
+    CORE_UNLOCK();
+}
+
 /* ---- send / recv
- * ------------------------------------------------------------- */
+ * -------------------------------------------------------------
+ *
+ * One step each: the stack is pumped once when there is nothing to move,
+ * then 0 (try again) is the answer; neither ever waits (wait() does). */
 
 static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
     ctxc_lwip_transport_t *t = ctx;
@@ -439,10 +553,9 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
         return 0;
     }
     CORE_LOCK();
-    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
     int32_t r = 0;
-    for (;;) {
-        if (t->pcb == NULL || t->failed || t->eof) {
+    for (int pass = 0; pass < 2; pass++) {
+        if (t->pcb == NULL || t->failed || t->eof || t->phase != PHASE_UP) {
             set_last(t, "send",
                      t->failed ? lwip_strerr((err_t)t->err)
                                : "the connection is closed");
@@ -464,10 +577,9 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
                 break;
             }
         }
-        if (now_ms(t) >= until) {
-            break; /* 0: try again */
+        if (pass == 0) {
+            idle(t); /* one pump: acknowledgements free room */
         }
-        idle(t);
     }
     CORE_UNLOCK();
     return r;
@@ -482,38 +594,29 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         return 0;
     }
     CORE_LOCK();
-    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
+    if (t->rx == NULL && !t->eof && !t->failed && t->pcb != NULL) {
+        idle(t); /* one pump */
+    }
     int32_t r = 0;
-    for (;;) {
-        if (t->rx != NULL) {
-            u16_t n = t->rx->tot_len;
-            if (cap < n) {
-                n = (u16_t)cap;
-            }
-            n = pbuf_copy_partial(t->rx, buf, n, 0);
-            t->rx = pbuf_free_header(t->rx, n);
-            if (t->pcb != NULL) {
-                altcp_recved(t->pcb, n);
-            }
-            r = (int32_t)n;
-            break;
+    if (t->rx != NULL) {
+        u16_t n = t->rx->tot_len;
+        if (cap < n) {
+            n = (u16_t)cap;
         }
-        if (t->eof) {
-            set_last(t, "recv", "the server closed the connection");
-            r = CTXC_TRANSPORT_EOF;
-            break;
+        n = pbuf_copy_partial(t->rx, buf, n, 0);
+        t->rx = pbuf_free_header(t->rx, n);
+        if (t->pcb != NULL) {
+            altcp_recved(t->pcb, n);
         }
-        if (t->pcb == NULL || t->failed) {
-            set_last(t, "recv",
-                     t->failed ? lwip_strerr((err_t)t->err)
-                               : "the connection is closed");
-            r = CTXC_TRANSPORT_ERROR;
-            break;
-        }
-        if (now_ms(t) >= until) {
-            break; /* 0: try again */
-        }
-        idle(t);
+        r = (int32_t)n;
+    } else if (t->eof) {
+        set_last(t, "recv", "the server closed the connection");
+        r = CTXC_TRANSPORT_EOF;
+    } else if (t->pcb == NULL || t->failed || t->phase != PHASE_UP) {
+        set_last(t, "recv",
+                 t->failed ? lwip_strerr((err_t)t->err)
+                           : "the connection is closed");
+        r = CTXC_TRANSPORT_ERROR;
     }
     CORE_UNLOCK();
     return r;
@@ -529,8 +632,8 @@ static void lw_close(void *ctx) {
     CORE_UNLOCK();
 }
 
-static const ctxc_transport_ops_t lw_ops = {lw_connect, lw_send, lw_recv,
-                                            lw_close, NULL, NULL};
+static const ctxc_transport_ops_t lw_ops = {
+    lw_connect, lw_send, lw_recv, lw_close, lw_connect_poll, lw_wait};
 
 /* ---- public
  * -------------------------------------------------------------------- */
@@ -547,9 +650,6 @@ ctxc_status_t ctxc_lwip_transport_init(ctxc_lwip_transport_t *t,
     t->cfg = *cfg;
     if (t->cfg.connect_timeout_ms == 0) {
         t->cfg.connect_timeout_ms = CTXC_LWIP_CONNECT_TIMEOUT_MS;
-    }
-    if (t->cfg.poll_slice_ms == 0) {
-        t->cfg.poll_slice_ms = CTXC_LWIP_POLL_SLICE_MS;
     }
     t->inited = true;
     return CTXC_OK;

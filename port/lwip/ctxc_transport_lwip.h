@@ -26,22 +26,45 @@
  * reset), CTXC_E_TLS (CA, entropy, handshake, verification with the reason:
  * "not trusted", "name mismatch"...), CTXC_E_TIMEOUT, CTXC_E_INVALID_ARG.
  *
- * send / recv: each call waits at most poll_slice_ms for room or data,
- * driving the stack meanwhile, and answers 0 (try again) when the slice
- * passed; the HTTP client counts network.read-timeout-ms across those 0
- * answers with the port clock. recv answers CTXC_TRANSPORT_EOF when the
- * peer closed, CTXC_TRANSPORT_ERROR on a reset or a TLS error.
+ * The steps (include/ctxc/port.h: every call is one bounded step):
+ *   connect       checks the arguments, sets up TLS, asks lwIP's DNS and
+ *                 sends the TCP SYN as far as it can without waiting, then
+ *                 answers CTXC_E_IN_PROGRESS (cfg.connect_steps), or an
+ *                 error. Without cfg.connect_steps it then goes on by
+ *                 itself (wait + connect_poll's step, in a loop) and answers
+ *                 CTXC_OK or the error: today's blocking behaviour.
+ *   connect_poll  pumps the stack once (NO_SYS: cfg.poll and
+ *                 sys_check_timeouts; NO_SYS=0: cfg.poll with the core lock
+ *                 released) and advances the connect by what happened: the
+ *                 DNS answer starts the TCP connect, the handshake's end
+ *                 (lwIP runs it in its receive callbacks) makes it CTXC_OK;
+ *                 a refusal, a rejected certificate or the connect timeout
+ *                 (counted from connect) is the error. Never waits.
+ *   send / recv   move what can be moved; when nothing can, pump the stack
+ *                 once and try again, then answer 0 (try again). They never
+ *                 wait: a caller that wants to block calls wait().
+ *   wait(ms)      pumps the stack until one of lwIP's callbacks ran (data or
+ *                 a close arrived, sent data was acknowledged, the DNS
+ *                 answered, the connect or handshake ended) or ms passed,
+ *                 or the connect timeout, whichever is first; returns at
+ *                 once when received data or a close is pending. Blocking
+ *                 callers call it after a 0 answer or CTXC_E_IN_PROGRESS; a
+ *                 resumable job never does.
+ * recv answers CTXC_TRANSPORT_EOF when the peer closed,
+ * CTXC_TRANSPORT_ERROR on a reset or a TLS error.
  *
  * Driving the stack — two ways, chosen by lwIP's NO_SYS:
- *   NO_SYS=1 (bare metal, polling): whenever the transport waits it calls
- *     cfg.poll (the firmware's netif poll: received frames into lwIP) and
- *     sys_check_timeouts(); nothing else needs to run lwIP meanwhile.
+ *   NO_SYS=1 (bare metal, polling): one pump is cfg.poll (the firmware's
+ *     netif poll: received frames into lwIP) and sys_check_timeouts();
+ *     nothing else needs to run lwIP between the transport's calls, but
+ *     the stack moves only while the transport (or the firmware) pumps it.
  *   NO_SYS=0 (an RTOS, lwIP's tcpip thread): every lwIP call of the
  *     transport is made under LOCK_TCPIP_CORE() (LWIP_TCPIP_CORE_LOCKING=1
  *     is required), the callbacks run in the tcpip thread; while waiting
- *     the transport releases the lock and calls cfg.poll, which must block
- *     for a moment (e.g. vTaskDelay(1)); the tcpip thread and the netif
- *     driver move the data. Use it from one task at a time.
+ *     the transport releases the lock and calls cfg.poll (one pump), which
+ *     should block for a moment (e.g. vTaskDelay(1)) so that wait() does
+ *     not spin; the tcpip thread and the netif driver move the data. Use
+ *     it from one task at a time.
  *
  * Memory: everything ctxc keeps is in the caller's ctxc_lwip_transport_t;
  * mbedTLS (and the altcp TLS state) allocate from cfg.tls_pool through
@@ -69,7 +92,6 @@ extern "C" {
 #endif
 
 #define CTXC_LWIP_CONNECT_TIMEOUT_MS 10000u
-#define CTXC_LWIP_POLL_SLICE_MS 20u
 #define CTXC_LWIP_HOST_MAX 253u
 
 /* Drives the network while the transport waits (see above). */
@@ -79,7 +101,12 @@ typedef struct {
     const uint8_t *ca; /* the CA certificate(s): DER, or PEM incl. the NUL */
     size_t ca_len;
     uint32_t connect_timeout_ms; /* DNS + TCP + handshake; 0: default */
-    uint32_t poll_slice_ms;      /* longest wait of one send/recv; 0: default */
+    /* false (default): connect() completes or fails in one call, as a
+     * caller that knows no CTXC_E_IN_PROGRESS needs (src/http.c until it
+     * drives connect_poll/wait); true: connect() starts the connect and
+     * answers CTXC_E_IN_PROGRESS, the caller advances it with
+     * connect_poll() (and, blocking, wait() between the steps). */
+    bool connect_steps;
     ctxc_clock_fn clock;         /* milliseconds; required */
     void *clock_ctx;
     ctxc_lwip_poll_fn poll; /* NO_SYS: the netif poll; required */
@@ -103,6 +130,9 @@ typedef struct {
     bool eof;    /* the peer closed */
     bool failed; /* the err callback ran: pcb gone */
     int8_t err;  /* its err_t */
+    uint8_t phase; /* idle, DNS, TCP/TLS, up */
+    uint32_t events; /* callbacks run so far: what wait() waits for */
+    uint64_t connect_deadline;
     bool dns_done;
     bool dns_found;
     uint32_t dns_addr; /* IPv4, network order */

@@ -9,9 +9,14 @@
      every run) goes into a copy of the image's CA slot (.ctxc_ca, via
      lwip_ca_slot.py + objcopy --update-section).
   3. The image runs under the emulator with -nic user,model=lan9118 and
-     the ports of the fixture's "device" and "wronghost" endpoints and a
-     test id on its semihosting command line; its output is shown.
-  4. Checked from the output: the TLS handshake done, the wrong-host
+     the ports of the fixture's "device", "wronghost" and "silent"
+     endpoints and a test id on its semihosting command line; its output
+     is shown.
+  4. Checked from the output: the TLS handshake done (its connect driven
+     in steps: connect answering CTXC_E_IN_PROGRESS, then wait +
+     connect_poll), the transport's steps (a GET without wait, wait() on an
+     idle connection, the connect timeout from connect_poll, a connect in
+     one call without connect_steps), the wrong-host
      certificate refused, each fault's CRC identical before/after, the
      summary received, the invariant, 0 failed checks.
   5. Checked from the fixture's record (GET /__requests?test=ID): nothing
@@ -130,7 +135,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
     test_id = "lwip-image-%d-%d" % (os.getpid(), int(time.time()))
     args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
-            "arg=--wronghost=%d" % ports["wronghost"], "arg=--test-id=" + test_id]
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
+            "arg=--test-id=" + test_id]
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
@@ -155,6 +161,13 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
                  r"case stall: history crc before (\S+) after \1 \(store/export\): identical",
                  r"case stall: CTXC_E_TIMEOUT",
                  r"case ok: CTXC_OK",
+                 r"handshake done \(TLSv1\.2, .*\(connect in [1-9]\d* steps\)",
+                 r"steps: job connect: CTXC_E_IN_PROGRESS",
+                 r"steps: job connect_poll: CTXC_OK after (?:[2-9]|[1-9]\d+) connect_poll calls",
+                 r"steps: job GET /json: [1-9]\d* bytes in \d+ send/recv calls, no wait",
+                 r"steps: wait\(300\) on an idle connection returned after \d+ ms; recv then answered 0",
+                 r"steps: silent connect: CTXC_E_TIMEOUT .*timed out after 1500 ms",
+                 r"steps: blocking connect: CTXC_OK after 1 call",
                  r"summary received: \d+ bytes in entry \d+, the fixture's <state_snapshot>",
                  r"invariant: token total = sum of entries yes; .* same entries, tokens and bytes yes",
                  r"lwip image: \d+ checks, 0 failed"):

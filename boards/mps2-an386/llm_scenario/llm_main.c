@@ -3,7 +3,7 @@
  * Cortex-M4, its summary fetched over TLS from the fixture server through
  * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
  *
- *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--test-id=ID]
+ *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--test-id=ID]
  *                          (arguments: -semihosting-config arg=...)
  *
  * The example session (scenario_data.c, from flash) is imported, the
@@ -25,6 +25,15 @@
  * entries, tokens and bytes) and the before/after table printed. Exit
  * status: the number of failed checks (a missing NIC: 77, the test's skip).
  * Every request carries X-Test-Id: ID (the fixture's record).
+ *
+ * The connects of these cases go through the port contract's steps as a
+ * blocking caller drives them (connect answers CTXC_E_IN_PROGRESS, then
+ * wait + connect_poll: cfg.connect_steps). Then the transport alone
+ * (transport_steps): a resumable job's GET /json (connect, connect_poll,
+ * send, recv, never wait), wait(300) on an idle connection, the connect
+ * timeout from connect_poll against the fixture's silent endpoint
+ * (--silent=PORT; skipped without it), and a connect without
+ * cfg.connect_steps completing in one call as today's HTTP client needs.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,10 +106,27 @@ static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
 /* ---- the transport, with the handshake reported -----------------------------
  */
 
+/* The connect as a blocking caller drives it over the port contract:
+ * connect() answers CTXC_E_IN_PROGRESS (cfg.connect_steps), then wait()
+ * and connect_poll() until it is done. */
+static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
+                                     bool tls, ctxc_error_t *e,
+                                     unsigned *steps) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    ctxc_status_t st = ops->connect(ctx, host, p, tls, e);
+    *steps = 0;
+    while (st == CTXC_E_IN_PROGRESS) {
+        ops->wait(ctx, 100);
+        st = ops->connect_poll(ctx, e);
+        ++*steps;
+    }
+    return st;
+}
+
 static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
                                    bool tls, ctxc_error_t *e) {
-    ctxc_status_t st =
-        ctxc_lwip_transport(&net).ops->connect(ctx, host, p, tls, e);
+    unsigned steps = 0;
+    ctxc_status_t st = stepped_connect(ctx, host, p, tls, e, &steps);
     img_put_s("tls: ");
     img_put_s(host);
     img_put_s(":");
@@ -119,6 +145,9 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(": ");
         img_put_s(ctxc_lwip_transport_last_error(&net));
     }
+    img_put_s(" (connect in ");
+    img_put_u(steps);
+    img_put_s(" steps)");
     img_flush_line();
     return st;
 }
@@ -395,6 +424,168 @@ static void check_invariant(void) {
     img_flush_line();
 }
 
+/* ---- the transport's steps, driven directly ---------------------------------
+ *
+ * What the HTTP client does through the port contract, shown on the bare
+ * transport: a resumable job (connect, connect_poll, send, recv, never
+ * wait), a blocking caller of today (connect completes in one call without
+ * cfg.connect_steps), wait() when nothing comes, and the connect timeout
+ * reported by connect_poll. */
+
+static char io[2048];
+
+static void steps_line(const char *what, ctxc_status_t st, unsigned n,
+                       const char *unit) {
+    img_put_s("steps: ");
+    img_put_s(what);
+    img_put_s(": ");
+    img_put_s(ctxc_status_name(st));
+    img_put_s(" after ");
+    img_put_u(n);
+    img_put_s(unit);
+    if (st != CTXC_OK && st != CTXC_E_IN_PROGRESS) {
+        img_put_s(": ");
+        img_put_s(ctxc_error_message(&err));
+    }
+    img_flush_line();
+}
+
+/* GET /json on the connected transport without ever calling wait();
+ * answers the bytes of the response read (headers + Content-Length body),
+ * 0 on a failure. *calls: the send/recv calls made. */
+static size_t get_json(uint16_t p, unsigned *calls) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    char req[192] = "GET /json HTTP/1.1\r\nHost: " MPS2_NET_FIXTURE_HOST ":";
+    size_t n = strlen(req);
+    char tmp[8];
+    size_t k = 0;
+    unsigned v = p;
+    do {
+        tmp[k++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    while (k > 0) {
+        req[n++] = tmp[--k];
+    }
+    static const char tail[] = "\r\nX-Test-Id: ";
+    memcpy(req + n, tail, sizeof tail - 1);
+    n += sizeof tail - 1;
+    size_t idn = strlen(test_id);
+    memcpy(req + n, test_id, idn);
+    n += idn;
+    memcpy(req + n, "\r\n\r\n", 4);
+    n += 4;
+    *calls = 0;
+    uint64_t until = mps2_clock_ms(NULL) + 10000u;
+    size_t sent = 0;
+    while (sent < n && mps2_clock_ms(NULL) < until) {
+        int32_t r = ops->send(&net, (const uint8_t *)req + sent, n - sent);
+        ++*calls;
+        if (r < 0) {
+            return 0;
+        }
+        sent += (size_t)r;
+    }
+    size_t got = 0, want = 0;
+    while ((want == 0 || got < want) && got < sizeof io - 1 &&
+           mps2_clock_ms(NULL) < until) {
+        int32_t r = ops->recv(&net, (uint8_t *)io + got, sizeof io - 1 - got);
+        ++*calls;
+        if (r < 0) {
+            return 0;
+        }
+        got += (size_t)r;
+        io[got] = '\0';
+        const char *end = strstr(io, "\r\n\r\n");
+        const char *cl = strstr(io, "Content-Length: ");
+        if (want == 0 && end != NULL && cl != NULL && cl < end) {
+            size_t len = 0;
+            for (cl += 16; *cl >= '0' && *cl <= '9'; cl++) {
+                len = len * 10u + (size_t)(*cl - '0');
+            }
+            want = (size_t)(end + 4 - io) + len;
+        }
+    }
+    return want != 0 && got == want && memcmp(io, "HTTP/1.1 200", 12) == 0
+               ? got
+               : 0;
+}
+
+static void transport_steps(const ctxc_lwip_transport_config_t *base,
+                            uint16_t good, uint16_t silent) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    ctxc_lwip_transport_config_t cfg = *base;
+
+    /* a resumable job: never waits, returns after every step */
+    cfg.connect_steps = true;
+    ctxc_lwip_transport_deinit(&net);
+    ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
+    check(st == CTXC_OK, "transport init (connect_steps)", st);
+    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
+    steps_line("job connect", st, 0, " connect_poll calls");
+    check(st == CTXC_E_IN_PROGRESS,
+          "connect answers CTXC_E_IN_PROGRESS with connect_steps", st);
+    unsigned polls = 0;
+    uint64_t until = mps2_clock_ms(NULL) + 20000u;
+    while (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) < until) {
+        st = ops->connect_poll(&net, &err);
+        polls++;
+    }
+    steps_line("job connect_poll", st, polls, " connect_poll calls");
+    check(st == CTXC_OK && polls > 1,
+          "connect_poll completes the handshake in several steps", st);
+    unsigned calls = 0;
+    size_t got = st == CTXC_OK ? get_json(good, &calls) : 0;
+    img_put_s("steps: job GET /json: ");
+    img_put_u(got);
+    img_put_s(" bytes in ");
+    img_put_u(calls);
+    img_put_s(" send/recv calls, no wait");
+    img_flush_line();
+    check(got > 0, "GET /json over send/recv steps without wait", st);
+
+    /* wait() with nothing to come: the whole time, then recv answers 0 */
+    uint64_t t0 = mps2_clock_ms(NULL);
+    ops->wait(&net, 300);
+    uint64_t waited = mps2_clock_ms(NULL) - t0;
+    int32_t r = ops->recv(&net, (uint8_t *)io, sizeof io);
+    img_put_s("steps: wait(300) on an idle connection returned after ");
+    img_put_u(waited);
+    img_put_s(" ms; recv then answered ");
+    img_put_s(r == 0 ? "0 (try again)" : "not 0");
+    img_flush_line();
+    check(waited >= 300 && r == 0, "wait(300) with nothing to come", CTXC_OK);
+    ops->close(&net);
+
+    /* the connect timeout from connect_poll: a TCP peer that never answers
+     * the handshake (the fixture's silent endpoint) */
+    if (silent != 0) {
+        cfg.connect_timeout_ms = 1500;
+        ctxc_lwip_transport_deinit(&net);
+        (void)ctxc_lwip_transport_init(&net, &cfg, &err);
+        unsigned steps = 0;
+        st = stepped_connect(&net, MPS2_NET_FIXTURE_HOST, silent, true, &err,
+                             &steps);
+        steps_line("silent connect", st, steps, " wait + connect_poll steps");
+        check(st == CTXC_E_TIMEOUT, "connect_poll reports the connect timeout",
+              st);
+        ops->close(&net);
+    }
+
+    /* today's blocking caller: connect completes in one call */
+    cfg = *base;
+    cfg.connect_steps = false;
+    ctxc_lwip_transport_deinit(&net);
+    (void)ctxc_lwip_transport_init(&net, &cfg, &err);
+    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
+    steps_line("blocking connect", st, 1, " call");
+    check(st == CTXC_OK, "connect without connect_steps completes in one call",
+          st);
+    got = st == CTXC_OK ? get_json(good, &calls) : 0;
+    check(got > 0, "GET /json after a blocking connect", st);
+    ops->close(&net);
+}
+
 /* ---- main
  * ----------------------------------------------------------------------- */
 
@@ -408,12 +599,14 @@ static uint16_t arg_port(const char *a) {
 
 int main(int argc, char **argv) {
     img_out_init(board_write);
-    uint16_t good = 0, wronghost = 0;
+    uint16_t good = 0, wronghost = 0, silent = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
+        } else if (strncmp(argv[i], "--silent=", 9) == 0) {
+            silent = arg_port(argv[i] + 9);
         } else if (strncmp(argv[i], "--test-id=", 10) == 0) {
             size_t n = strlen(argv[i] + 10);
             if (n > 0 && n < sizeof test_id) {
@@ -424,7 +617,8 @@ int main(int argc, char **argv) {
     img_put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
     img_flush_line();
     if (good == 0 || wronghost == 0) {
-        img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--test-id=ID]");
+        img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--silent=PORT] "
+                  "[--test-id=ID]");
         img_flush_line();
         return 2;
     }
@@ -454,6 +648,7 @@ int main(int argc, char **argv) {
         .entropy = mps2_entropy,
         .tls_pool = tls_pool,
         .tls_pool_bytes = sizeof tls_pool,
+        .connect_steps = true, /* shown_connect drives connect_poll/wait */
     };
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
@@ -486,6 +681,8 @@ int main(int argc, char **argv) {
         show_history();
         check_invariant();
     }
+
+    transport_steps(&cfg, good, silent);
 
     img_put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
               "https://" MPS2_NET_FIXTURE_HOST ")");
