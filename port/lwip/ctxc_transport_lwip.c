@@ -13,9 +13,14 @@
 #include "lwip/pbuf.h"
 #include "lwip/timeouts.h"
 
+#include "mbedtls/ecdh.h"
 #include "mbedtls/entropy.h"
+#include "mbedtls/error.h"
 #include "mbedtls/entropy_poll.h"
 #include "mbedtls/memory_buffer_alloc.h"
+#include "mbedtls/platform.h"
+#include "mbedtls/platform_time.h"
+#include "mbedtls/platform_util.h"
 #include "mbedtls/ssl.h"
 #include "mbedtls/x509_crt.h"
 
@@ -112,6 +117,145 @@ static void set_last(ctxc_lwip_transport_t *t, const char *what,
     keep_last(t, ctxc_error_message(&e));
 }
 
+/* ---- mbedTLS hooks (linked with -Wl,--wrap=...; see the header) -----------
+ *
+ * lwIP 2.1.3's altcp_tls_mbedtls drops every error mbedtls_ssl_read()
+ * answers after the handshake (altcp_mbedtls_handle_rx_appldata: a record
+ * too large, a bad MAC, an alert, even close_notify: the pbuf is freed and
+ * ERR_OK returned, the connection stays open and silent). The port wraps
+ * mbedtls_ssl_read at link time: the code reaches the transport of that
+ * connection (t->ssl_err), counts as progress for wait(), and send/recv
+ * report it at once with mbedTLS's code and text. The same way the key
+ * exchange's group is taken from mbedtls_ecdh_read_params (mbedTLS 2.28
+ * keeps no record of it after the handshake), and a failed allocation
+ * from mbedtls_calloc (how much the pool lacked). */
+
+static ctxc_lwip_transport_t *watched; /* the connection being made / up */
+static size_t pool_failed_bytes;       /* the last allocation that failed */
+
+int __real_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len);
+int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len);
+int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len) {
+    int r = __real_mbedtls_ssl_read(ssl, buf, len);
+    ctxc_lwip_transport_t *t = watched;
+    if (r < 0 && r != MBEDTLS_ERR_SSL_WANT_READ &&
+        r != MBEDTLS_ERR_SSL_WANT_WRITE && t != NULL && t->pcb != NULL &&
+        altcp_tls_context(t->pcb) == ssl && t->ssl_err == 0) {
+        t->ssl_err = r;
+        t->events++;
+    }
+    return r;
+}
+
+int __real_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end);
+int __wrap_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end);
+int __wrap_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end) {
+    int r = __real_mbedtls_ecdh_read_params(ctx, buf, end);
+    if (r == 0 && watched != NULL) {
+#if defined(MBEDTLS_ECDH_LEGACY_CONTEXT)
+        watched->group = (uint16_t)ctx->grp.id;
+#else
+        watched->group = (uint16_t)ctx->grp_id;
+#endif
+    }
+    return r;
+}
+
+void *__real_mbedtls_calloc(size_t n, size_t size);
+void *__wrap_mbedtls_calloc(size_t n, size_t size);
+void *__wrap_mbedtls_calloc(size_t n, size_t size) {
+    void *p = __real_mbedtls_calloc(n, size);
+    if (p == NULL && n != 0 && size != 0) {
+        pool_failed_bytes = n * size;
+    }
+    return p;
+}
+
+/* "text (-0xCODE)" of an mbedTLS error code. */
+static void tls_error_text(int code, char *out, size_t cap) {
+    ctxc_error_t e;
+#if defined(MBEDTLS_ERROR_C)
+    char text[96];
+    mbedtls_strerror(code, text, sizeof text);
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "%s (-0x%x)", text,
+                         (unsigned)(-code));
+#else
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "mbedTLS error -0x%x",
+                         (unsigned)(-code));
+#endif
+    size_t n = strlen(ctxc_error_message(&e));
+    if (n >= cap) {
+        n = cap - 1u;
+    }
+    memcpy(out, ctxc_error_message(&e), n);
+    out[n] = '\0';
+}
+
+/* ---- calendar time ----------------------------------------------------------
+ *
+ * MBEDTLS_HAVE_TIME_DATE: the validity dates of certificates are checked
+ * against cfg.time (seconds since 1970 UTC, 0 while not known yet). */
+
+static ctxc_lwip_time_fn time_fn;
+static void *time_ctx;
+
+static uint64_t calendar_now(void) {
+    return time_fn != NULL ? time_fn(time_ctx) : 0u;
+}
+
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+static mbedtls_time_t tls_time(mbedtls_time_t *out) {
+    mbedtls_time_t now = (mbedtls_time_t)calendar_now();
+    if (out != NULL) {
+        *out = now;
+    }
+    return now;
+}
+
+#if defined(MBEDTLS_PLATFORM_GMTIME_R_ALT)
+/* UTC broken down (civil-from-days, proleptic Gregorian calendar): what
+ * the X.509 date check needs, without newlib's time functions. */
+struct tm *mbedtls_platform_gmtime_r(const mbedtls_time_t *tt,
+                                     struct tm *tm_buf) {
+    int64_t s = (int64_t)*tt;
+    int64_t days = s / 86400;
+    int64_t rem = s % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        days--;
+    }
+    tm_buf->tm_hour = (int)(rem / 3600);
+    tm_buf->tm_min = (int)(rem % 3600 / 60);
+    tm_buf->tm_sec = (int)(rem % 60);
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    tm_buf->tm_year = (int)(y + (m <= 2 ? 1 : 0) - 1900);
+    tm_buf->tm_mon = (int)(m - 1);
+    tm_buf->tm_mday = (int)d;
+    tm_buf->tm_wday = (int)((days % 7 + 11) % 7); /* 1970-01-01: Thursday */
+    tm_buf->tm_yday = 0;
+    tm_buf->tm_isdst = 0;
+    return tm_buf;
+}
+#endif
+#endif
+
 /* ---- callbacks (lwIP context) -----------------------------------------------
  */
 
@@ -186,12 +330,116 @@ static int on_verify(void *arg, mbedtls_x509_crt *crt, int depth,
     ctxc_lwip_transport_t *t = arg;
     (void)crt;
     (void)depth;
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    if (calendar_now() == 0 && t->cfg.allow_unknown_time) {
+        /* no clock yet and the board chose to go on: dates unchecked */
+        *flags &= ~(uint32_t)(MBEDTLS_X509_BADCERT_EXPIRED |
+                              MBEDTLS_X509_BADCERT_FUTURE);
+    }
+#endif
     t->verify_flags |= *flags;
     return 0;
 }
 
 /* ---- TLS configuration ------------------------------------------------------
  */
+
+/* The groups offered, cheapest first (the server picks). */
+static const mbedtls_ecp_group_id tls_groups[] = {
+#if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+    MBEDTLS_ECP_DP_CURVE25519,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP256R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP384R1,
+#endif
+    MBEDTLS_ECP_DP_NONE};
+
+/* An allocation from the pool failed since pool_failed_bytes was reset:
+ * the pool, not the input, is the cause. */
+static bool alloc_failure(int code) {
+    (void)code;
+    return pool_failed_bytes != 0;
+}
+
+/* "TLS pool too small (needed at least N bytes, the pool has M)". */
+static ctxc_status_t pool_too_small(ctxc_lwip_transport_t *t,
+                                    const char *what, ctxc_error_t *err) {
+    size_t now = 0, max = 0;
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    return ctxc_error_set(err, CTXC_E_TLS,
+                          "%s:%u: %s: TLS pool too small (needed at least %u "
+                          "bytes, the pool has %u)",
+                          t->host, (unsigned)t->port, what,
+                          (unsigned)(now + pool_failed_bytes),
+                          (unsigned)t->cfg.tls_pool_bytes);
+}
+
+/* The trust store: one PEM text (NUL counted) or DER certificates one
+ * after the other (each an ASN.1 SEQUENCE), parsed into one chain. */
+static ctxc_status_t parse_trust(ctxc_lwip_transport_t *t,
+                                 mbedtls_x509_crt *chain, ctxc_error_t *err) {
+    const uint8_t *p = t->cfg.ca;
+    size_t len = t->cfg.ca_len;
+    unsigned count = 0;
+    if (len > 0 && p[len - 1] == '\0') {
+        int r = mbedtls_x509_crt_parse(chain, p, len);
+        if (r != 0) {
+            char why[128];
+            tls_error_text(r, why, sizeof why);
+            return alloc_failure(r) ? pool_too_small(t, "TLS setup", err)
+                                    : ctxc_error_set(err, CTXC_E_TLS,
+                                                     "%s:%u: TLS setup: CA "
+                                                     "certificate does not "
+                                                     "parse (%s)",
+                                                     t->host, (unsigned)t->port,
+                                                     why);
+        }
+        return CTXC_OK;
+    }
+    size_t off = 0;
+    while (off < len) {
+        size_t body = 0, head = 0;
+        if (len - off >= 2 && p[off] == 0x30) {
+            uint8_t l0 = p[off + 1];
+            if (l0 < 0x80) {
+                head = 2;
+                body = l0;
+            } else if ((l0 & 0x7fu) >= 1u && (l0 & 0x7fu) <= 3u &&
+                       len - off >= 2u + (l0 & 0x7fu)) {
+                head = 2u + (l0 & 0x7fu);
+                for (size_t i = 2; i < head; i++) {
+                    body = body << 8 | p[off + i];
+                }
+            }
+        }
+        if (head == 0 || body > len - off - head) {
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: CA certificate %u does "
+                                  "not parse (not a DER certificate at byte "
+                                  "%u)",
+                                  t->host, (unsigned)t->port, count + 1u,
+                                  (unsigned)off);
+        }
+        int r = mbedtls_x509_crt_parse_der(chain, p + off, head + body);
+        if (r != 0) {
+            if (alloc_failure(r)) {
+                return pool_too_small(t, "TLS setup", err);
+            }
+            char why[128];
+            tls_error_text(r, why, sizeof why);
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: CA certificate %u does "
+                                  "not parse (%s)",
+                                  t->host, (unsigned)t->port, count + 1u, why);
+        }
+        count++;
+        off += head + body;
+    }
+    return CTXC_OK;
+}
 
 static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     if (t->tls_conf != NULL) {
@@ -215,10 +463,29 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     }
     entropy_fn = t->cfg.entropy;
     entropy_ctx = t->cfg.entropy_ctx;
+    time_fn = t->cfg.time;
+    time_ctx = t->cfg.time_ctx;
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    (void)mbedtls_platform_set_time(tls_time);
+#endif
     memset(&entropy_err, 0, sizeof entropy_err);
-    struct altcp_tls_config *conf =
-        altcp_tls_create_config_client(t->cfg.ca, t->cfg.ca_len);
+    pool_failed_bytes = 0;
+    mbedtls_x509_crt *chain = mbedtls_calloc(1, sizeof *chain);
+    if (chain == NULL) {
+        return pool_too_small(t, "TLS setup", err);
+    }
+    mbedtls_x509_crt_init(chain);
+    ctxc_status_t st = parse_trust(t, chain, err);
+    if (st != CTXC_OK) {
+        mbedtls_x509_crt_free(chain);
+        mbedtls_free(chain);
+        return st;
+    }
+    /* no CA for lwIP to parse: the port's chain is set below */
+    struct altcp_tls_config *conf = altcp_tls_create_config_client(NULL, 0);
     if (conf == NULL) {
+        mbedtls_x509_crt_free(chain);
+        mbedtls_free(chain);
         if (entropy_err.status != CTXC_OK) {
             return ctxc_error_set(err, CTXC_E_TLS,
                                   "%s:%u: TLS setup: the entropy source "
@@ -226,20 +493,19 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                                   t->host, (unsigned)t->port,
                                   ctxc_error_message(&entropy_err));
         }
-        return ctxc_error_set(err, CTXC_E_TLS,
-                              "%s:%u: TLS setup: the CA certificate does not "
-                              "parse, or the TLS pool is too small",
-                              t->host, (unsigned)t->port);
+        return pool_too_small(t, "TLS setup", err);
     }
     /* The mbedtls_ssl_config is the first member of lwIP's struct
      * altcp_tls_config (altcp_tls_mbedtls.c), so the pointer to one is the
-     * pointer to the other. lwIP sets VERIFY_OPTIONAL; a failed
-     * verification must end the handshake: REQUIRED. */
+     * pointer to the other. lwIP sets VERIFY_OPTIONAL (or NONE without a
+     * CA); a failed verification must end the handshake: REQUIRED. */
     mbedtls_ssl_config *sc = (mbedtls_ssl_config *)(void *)conf;
+    mbedtls_ssl_conf_ca_chain(sc, chain, NULL);
     mbedtls_ssl_conf_authmode(sc, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_verify(sc, on_verify, t);
     mbedtls_ssl_conf_min_version(sc, MBEDTLS_SSL_MAJOR_VERSION_3,
                                  MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_curves(sc, tls_groups);
 #if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
     (void)mbedtls_ssl_conf_max_frag_len(
         sc,
@@ -249,6 +515,7 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                                               : MBEDTLS_SSL_MAX_FRAG_LEN_4096);
 #endif
     t->tls_conf = conf;
+    t->trust = chain;
     return CTXC_OK;
 }
 
@@ -430,7 +697,7 @@ static void wait_locked(ctxc_lwip_transport_t *t, uint32_t ms) {
     uint64_t until = now_ms(t) + ms;
     uint32_t seen = t->events;
     for (;;) {
-        if (t->rx != NULL || t->eof || t->failed) {
+        if (t->rx != NULL || t->eof || t->failed || t->ssl_err != 0) {
             return; /* something to answer now */
         }
         idle(t);
@@ -478,7 +745,21 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     t->err = ERR_OK;
     t->last_error[0] = '\0';
     t->connect_deadline = now_ms(t) + t->cfg.connect_timeout_ms;
+    t->ssl_err = 0;
+    t->group = 0;
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    if (st == CTXC_OK && tls && calendar_now() == 0 &&
+        !t->cfg.allow_unknown_time) {
+        st = ctxc_error_set(err, CTXC_E_TLS,
+                            "%s:%u: TLS refused: the time is not known yet "
+                            "(SNTP), certificate dates cannot be checked",
+                            t->host, (unsigned)t->port);
+    }
+#endif
+    if (st == CTXC_OK && tls) {
+        watched = t;
+    }
     if (st == CTXC_OK) {
         ip_addr_t addr;
         ip_addr_set_zero(&addr);
@@ -555,7 +836,15 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
     CORE_LOCK();
     int32_t r = 0;
     for (int pass = 0; pass < 2; pass++) {
-        if (t->pcb == NULL || t->failed || t->eof || t->phase != PHASE_UP) {
+        if (t->ssl_err != 0 && t->ssl_err != MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+            char why[128];
+            tls_error_text(t->ssl_err, why, sizeof why);
+            set_last(t, "send: TLS error after the handshake", why);
+            r = CTXC_TRANSPORT_ERROR;
+            break;
+        }
+        if (t->pcb == NULL || t->failed || t->eof || t->ssl_err != 0 ||
+            t->phase != PHASE_UP) {
             set_last(t, "send",
                      t->failed ? lwip_strerr((err_t)t->err)
                                : "the connection is closed");
@@ -594,7 +883,8 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         return 0;
     }
     CORE_LOCK();
-    if (t->rx == NULL && !t->eof && !t->failed && t->pcb != NULL) {
+    if (t->rx == NULL && !t->eof && !t->failed && t->ssl_err == 0 &&
+        t->pcb != NULL) {
         idle(t); /* one pump */
     }
     int32_t r = 0;
@@ -609,6 +899,21 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
             altcp_recved(t->pcb, n);
         }
         r = (int32_t)n;
+    } else if (t->ssl_err == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+        set_last(t, "recv", "the server closed the connection (TLS "
+                            "close_notify)");
+        r = CTXC_TRANSPORT_EOF;
+    } else if (t->ssl_err != 0) {
+        char why[128];
+        tls_error_text(t->ssl_err, why, sizeof why);
+        set_last(t, "recv: TLS error after the handshake", why);
+        r = CTXC_TRANSPORT_ERROR;
+    } else if (t->eof && t->tls) {
+        /* a TLS peer ends with close_notify; a bare FIN may cut an answer
+         * (a truncation is not an end) */
+        set_last(t, "recv", "the server closed the connection without TLS "
+                            "close_notify");
+        r = CTXC_TRANSPORT_ERROR;
     } else if (t->eof) {
         set_last(t, "recv", "the server closed the connection");
         r = CTXC_TRANSPORT_EOF;
@@ -675,6 +980,15 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
     }
 }
 
+const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t) {
+    if (t == NULL || !t->tls || !t->up || t->group == 0) {
+        return "";
+    }
+    const mbedtls_ecp_curve_info *ci =
+        mbedtls_ecp_curve_info_from_grp_id((mbedtls_ecp_group_id)t->group);
+    return ci != NULL ? ci->name : "";
+}
+
 void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
     if (t == NULL || !t->inited) {
         return;
@@ -684,6 +998,14 @@ void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
     if (t->tls_conf != NULL) {
         altcp_tls_free_config(t->tls_conf);
         t->tls_conf = NULL;
+    }
+    if (t->trust != NULL) {
+        mbedtls_x509_crt_free(t->trust);
+        mbedtls_free(t->trust);
+        t->trust = NULL;
+    }
+    if (watched == t) {
+        watched = NULL;
     }
     CORE_UNLOCK();
     t->inited = false;

@@ -50,8 +50,26 @@
  *                 once when received data or a close is pending. Blocking
  *                 callers call it after a 0 answer or CTXC_E_IN_PROGRESS; a
  *                 resumable job never does.
- * recv answers CTXC_TRANSPORT_EOF when the peer closed,
- * CTXC_TRANSPORT_ERROR on a reset or a TLS error.
+ * recv answers CTXC_TRANSPORT_EOF when the peer closed (with TLS: after
+ * its close_notify), CTXC_TRANSPORT_ERROR on a reset, a TLS error after
+ * the handshake (a record too large, a bad MAC, an alert: the message of
+ * ctxc_lwip_transport_last_error() has mbedTLS's text and code,
+ * "... (-0x7180)"), or a TLS peer that closed the TCP connection without
+ * close_notify (an answer cut short must not look complete).
+ *
+ * Errors after the handshake and lwIP 2.1.3: altcp_tls_mbedtls drops what
+ * mbedtls_ssl_read() answers once the handshake is done (the record is
+ * freed, the connection stays open and nothing more arrives: a stall until
+ * the read timeout). The port catches those codes by wrapping
+ * mbedtls_ssl_read at link time; the image must be linked with
+ *     -Wl,--wrap=mbedtls_ssl_read -Wl,--wrap=mbedtls_ecdh_read_params
+ *     -Wl,--wrap=mbedtls_calloc
+ * (boards/mps2-an386/net/lwip_image.cmake adds them as the port library's
+ * link options; without them the link fails on the __real_ symbols, never
+ * silently). The other two wraps give the key exchange's group and, when
+ * the pool runs out, how much was asked for ("TLS pool too small (needed
+ * at least N bytes, the pool has M)", distinct from "CA certificate K
+ * does not parse (text (-0x....))").
  *
  * Driving the stack — two ways, chosen by lwIP's NO_SYS:
  *   NO_SYS=1 (bare metal, polling): one pump is cfg.poll (the firmware's
@@ -97,6 +115,10 @@ extern "C" {
 /* Drives the network while the transport waits (see above). */
 typedef void (*ctxc_lwip_poll_fn)(void *ctx);
 
+/* Calendar time: seconds since 1970-01-01 UTC, 0 while not known yet
+ * (before SNTP answered). */
+typedef uint64_t (*ctxc_lwip_time_fn)(void *ctx);
+
 typedef struct {
     const uint8_t *ca; /* the CA certificate(s): DER, or PEM incl. the NUL */
     size_t ca_len;
@@ -115,6 +137,13 @@ typedef struct {
     void *entropy_ctx;
     void *tls_pool; /* mbedTLS's heap; NULL: TLS connects fail */
     size_t tls_pool_bytes;
+    /* With MBEDTLS_HAVE_TIME_DATE: certificate dates are checked against
+     * time(); while it answers 0 (or is NULL) TLS connects are refused
+     * (CTXC_E_TLS "the time is not known yet"), unless allow_unknown_time:
+     * then they go on with the dates unchecked. */
+    ctxc_lwip_time_fn time;
+    void *time_ctx;
+    bool allow_unknown_time;
 } ctxc_lwip_transport_config_t;
 
 struct altcp_pcb;
@@ -137,6 +166,9 @@ typedef struct {
     bool dns_found;
     uint32_t dns_addr; /* IPv4, network order */
     uint32_t verify_flags;
+    int ssl_err;    /* what mbedtls_ssl_read answered after the handshake */
+    uint16_t group; /* the key exchange's group (mbedtls_ecp_group_id) */
+    void *trust;    /* the parsed trust store (mbedtls_x509_crt, pool) */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
     struct pbuf *rx; /* received, not yet read */
@@ -164,6 +196,10 @@ const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
  * TLS connection that is up. */
 void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite);
+
+/* The key exchange's group of the TLS connection that is up ("x25519",
+ * "secp256r1", "secp384r1"), "" otherwise. */
+const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t);
 
 /* Bytes of the TLS pool in use now and at most so far (0 without
  * MBEDTLS_MEMORY_DEBUG). */

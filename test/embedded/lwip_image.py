@@ -36,9 +36,12 @@ stay identical and the fixture must record no request.
 import json
 import os
 import re
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -65,6 +68,48 @@ def first_text(entry):
         if b.get("type") == "text" and isinstance(b.get("text"), str):
             return b["text"]
     return ""
+
+
+class NtpResponder:
+    """A tiny NTP server on 127.0.0.1 (the image reaches it as 10.0.2.2):
+    answers mode-3 requests with the host's time. Bounded: at most 50
+    answers, stops by itself after `lifetime` seconds or on stop()."""
+
+    NTP_1970 = 2208988800
+
+    def __init__(self, lifetime=150):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.answered = 0
+        self.deadline = time.monotonic() + lifetime
+        self.stopped = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def ts(self, t):
+        sec = int(t) + self.NTP_1970
+        return struct.pack("!II", sec & 0xffffffff, int((t % 1) * (1 << 32)))
+
+    def run(self):
+        while not self.stopped and self.answered < 50 and time.monotonic() < self.deadline:
+            try:
+                data, peer = self.sock.recvfrom(512)
+            except socket.timeout:
+                continue
+            if len(data) < 48 or (data[0] & 7) != 3:
+                continue
+            now = time.time()
+            reply = bytes([0x24, 1, data[2], 0xec]) + b"\0" * 8 + b"LOCL" + self.ts(now) + \
+                data[40:48] + self.ts(now) + self.ts(now)
+            self.sock.sendto(reply, peer)
+            self.answered += 1
+        self.sock.close()
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(timeout=2)
 
 
 def records(ports, test_id):
@@ -134,9 +179,10 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     img = os.path.join(work, "ctxc_lwip_ca.elf")
     subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
     test_id = "lwip-image-%d-%d" % (os.getpid(), int(time.time()))
+    ntp = NtpResponder()
     args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
             "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
-            "arg=--test-id=" + test_id]
+            "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id]
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
@@ -144,6 +190,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
         run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=100)
     except subprocess.TimeoutExpired:
         fail("the image did not finish within 100 s")
+    finally:
+        ntp.stop()
     took = time.monotonic() - t0
     out = run.stdout + run.stderr
     sys.stdout.write(out)
@@ -161,6 +209,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
                  r"case stall: history crc before (\S+) after \1 \(store/export\): identical",
                  r"case stall: CTXC_E_TIMEOUT",
                  r"case ok: CTXC_OK",
+                 r"time: before SNTP: CTXC_E_TLS: .*the time is not known yet",
+                 r"sntp: time from 10\.0\.2\.2:\d+ is 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC",
                  r"handshake done \(TLSv1\.2, .*\(connect in [1-9]\d* steps\)",
                  r"steps: job connect: CTXC_E_IN_PROGRESS",
                  r"steps: job connect_poll: CTXC_OK after (?:[2-9]|[1-9]\d+) connect_poll calls",

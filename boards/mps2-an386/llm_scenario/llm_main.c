@@ -52,6 +52,8 @@
 #include "../net/net_board.h"
 #include "scenario.h"
 
+#include "lwip/timeouts.h"
+
 #define EXIT_NO_NIC 77
 #define EXPORT_CAP (160u * 1024u)
 
@@ -138,6 +140,8 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(version);
         img_put_s(", ");
         img_put_s(suite);
+        img_put_s(", group ");
+        img_put_s(ctxc_lwip_transport_tls_group(&net));
         img_put_s("), chain and host name verified against the compiled-in CA");
     } else {
         img_put_s(" connect refused: ");
@@ -586,6 +590,88 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
     ops->close(&net);
 }
 
+/* ---- calendar time ----------------------------------------------------------
+ *
+ * Before SNTP has answered a TLS connect is refused (certificate dates
+ * cannot be checked; MPS2_TLS_ALLOW_UNKNOWN_TIME); then the time from the
+ * NTP server at 10.0.2.2:ntp (the test's responder). */
+
+static void put_2(unsigned v) {
+    img_put_u(v / 10u);
+    img_put_u(v % 10u);
+}
+
+static void put_date(uint64_t t) {
+    uint64_t days = t / 86400u, rem = t % 86400u;
+    /* civil from days (1970-01-01 on) */
+    uint64_t z = days + 719468u;
+    uint64_t era = z / 146097u, doe = z - era * 146097u;
+    uint64_t yoe = (doe - doe / 1460u + doe / 36524u - doe / 146096u) / 365u;
+    uint64_t doy = doe - (365u * yoe + yoe / 4u - yoe / 100u);
+    uint64_t mp = (5u * doy + 2u) / 153u;
+    unsigned d = (unsigned)(doy - (153u * mp + 2u) / 5u + 1u);
+    unsigned m = (unsigned)(mp < 10u ? mp + 3u : mp - 9u);
+    img_put_u(yoe + era * 400u + (m <= 2u ? 1u : 0u));
+    img_put_s("-");
+    put_2(m);
+    img_put_s("-");
+    put_2(d);
+    img_put_s(" ");
+    put_2((unsigned)(rem / 3600u));
+    img_put_s(":");
+    put_2((unsigned)(rem % 3600u / 60u));
+    img_put_s(":");
+    put_2((unsigned)(rem % 60u));
+    img_put_s(" UTC");
+}
+
+static void calendar_time(uint16_t good, uint16_t ntp) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    unsigned steps = 0;
+    ctxc_status_t st = stepped_connect(&net, MPS2_NET_FIXTURE_HOST, good, true,
+                                       &err, &steps);
+    img_put_s("time: before SNTP: ");
+    img_put_s(ctxc_status_name(st));
+    img_put_s(": ");
+    img_put_s(ctxc_lwip_transport_last_error(&net));
+    img_flush_line();
+    ops->close(&net);
+#if MPS2_TLS_ALLOW_UNKNOWN_TIME
+    check(st == CTXC_OK, "TLS goes on before the time is known (board option)",
+          st);
+#else
+    check(st == CTXC_E_TLS, "TLS refused before the time is known", st);
+#endif
+    if (ntp == 0) {
+        img_put_s("time: no --ntp=PORT: the time stays unknown");
+        img_flush_line();
+        return;
+    }
+    uint64_t t0 = mps2_clock_ms(NULL);
+    mps2_time_start(ntp);
+    while (mps2_time_now(NULL) == 0 && mps2_clock_ms(NULL) - t0 < 10000u) {
+        mps2_net_poll(NULL);
+        sys_check_timeouts();
+    }
+    uint64_t now = mps2_time_now(NULL);
+    img_put_s("sntp: ");
+    if (now != 0) {
+        img_put_s("time from 10.0.2.2:");
+        img_put_u(ntp);
+        img_put_s(" is ");
+        put_date(now);
+        img_put_s(" (");
+        img_put_u(mps2_clock_ms(NULL) - t0);
+        img_put_s(" ms after the request)");
+    } else {
+        img_put_s("no answer from 10.0.2.2:");
+        img_put_u(ntp);
+        img_put_s(" within 10000 ms");
+    }
+    img_flush_line();
+    check(now != 0, "SNTP answered", CTXC_OK);
+}
+
 /* ---- main
  * ----------------------------------------------------------------------- */
 
@@ -599,12 +685,14 @@ static uint16_t arg_port(const char *a) {
 
 int main(int argc, char **argv) {
     img_out_init(board_write);
-    uint16_t good = 0, wronghost = 0, silent = 0;
+    uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
+        } else if (strncmp(argv[i], "--ntp=", 6) == 0) {
+            ntp = arg_port(argv[i] + 6);
         } else if (strncmp(argv[i], "--silent=", 9) == 0) {
             silent = arg_port(argv[i] + 9);
         } else if (strncmp(argv[i], "--test-id=", 10) == 0) {
@@ -649,9 +737,12 @@ int main(int argc, char **argv) {
         .tls_pool = tls_pool,
         .tls_pool_bytes = sizeof tls_pool,
         .connect_steps = true, /* shown_connect drives connect_poll/wait */
+        .time = mps2_time_now,
+        .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
     };
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
+    calendar_time(good, ntp);
     ctxc_fs_t fs = ctxc_romfs();
     port.fs = fs;
     port.clock = mps2_clock_ms;

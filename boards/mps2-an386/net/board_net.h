@@ -16,19 +16,39 @@
  * make_certs.sh), resolved by lwIP's local host list to the gateway. */
 #define MPS2_NET_FIXTURE_HOST "fixture.ctxc.test"
 
+/* The NTP server (lwIP's sntp app; its port from the command line,
+ * --ntp=PORT): QEMU user net's gateway, the host's loopback, where the test
+ * runs its responder. */
+#define MPS2_NTP_SERVER MPS2_NET_GW
+
+/* TLS before the time is known (SNTP): 0 (default) refuses it, since
+ * certificate dates cannot be checked; 1 lets it go on without the date
+ * checks (a board that must connect before any time source answers). */
+#ifndef MPS2_TLS_ALLOW_UNKNOWN_TIME
+#define MPS2_TLS_ALLOW_UNKNOWN_TIME 0
+#endif
+
 /* lwIP's own heap (MEM_SIZE: pbufs of outgoing data, the altcp state). */
 #define MPS2_LWIP_HEAP_BYTES (16u * 1024u)
 
-/* The mbedTLS pool (MBEDTLS_MEMORY_BUFFER_ALLOC_C): the parsed CA, the
- * TLS context with its two 4 KiB record buffers, the handshake (ECDHE
- * P-256 and the server's certificate). The image prints the pool's
- * high-water mark: about 13.3 KiB per connection; 24 KiB leaves room for a
- * larger server chain. */
+/* The mbedTLS pool (MBEDTLS_MEMORY_BUFFER_ALLOC_C): the parsed trust
+ * store, the TLS context with its record buffers (production: 16 KiB in,
+ * 4 KiB out; lab: 4 KiB both), the handshake (the server's chain, the key
+ * exchange). The image prints the pool's high-water mark per chain shape
+ * (docs/device.md); the size is that with a margin. */
+#if defined(MPS2_TLS_PROFILE_LAB)
 #define MPS2_TLS_POOL_BYTES (24u * 1024u)
+#else
+#define MPS2_TLS_POOL_BYTES (64u * 1024u)
+#endif
 
-/* The largest TLS record either side sends (max_fragment_length): the
- * record buffers of ctxc_mbedtls_config.h. */
+/* lab profile: the largest TLS record either side sends
+ * (max_fragment_length). */
 #define MPS2_TLS_RECORD_BYTES 4096
+/* production: records in up to the TLS maximum (the front ends do not
+ * negotiate max_fragment_length), out in 4 KiB records. */
+#define MPS2_TLS_IN_RECORD_BYTES 16384
+#define MPS2_TLS_OUT_RECORD_BYTES 4096
 
 /* Flash slot for the CA certificate (ca_slot.c): length word + DER. */
 #define MPS2_CA_SLOT_BYTES 2048u

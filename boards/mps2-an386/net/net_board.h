@@ -30,6 +30,14 @@ uint64_t mps2_clock_ms(void *ctx);
 ctxc_status_t mps2_entropy(void *ctx, uint8_t *buf, size_t len,
                            ctxc_error_t *err);
 
+/* Calendar time (SNTP): mps2_time_start asks the NTP server at
+ * 10.0.2.2:port (lwIP's sntp app, polled by the netif poll's timers);
+ * mps2_time_now answers seconds since 1970 UTC, 0 until the first answer
+ * (a ctxc_lwip_time_fn). mps2_time_set is SNTP_SET_SYSTEM_TIME. */
+void mps2_time_start(unsigned short port);
+uint64_t mps2_time_now(void *ctx);
+void mps2_time_set(unsigned long sec);
+
 /* The CA of the slot (ca_slot.c): *len 0 when the slot is empty. */
 const uint8_t *mps2_ca(size_t *len);
 
