@@ -77,7 +77,10 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # image (port/lwip/fetch_sources.sh, into build/third_party).
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
 # clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
+# golang-go (test): the lwIP image's front-end TLS server
+# (test/fixtures/frontend_server.go: Go's crypto/tls, which writes 16 KiB
+# records and does not negotiate max_fragment_length).
+TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev golang-go
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);

@@ -79,6 +79,14 @@ void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
 #endif
 }
 
+void ctxc_lwip_tls_pool_reset_max(void) {
+#if defined(MBEDTLS_MEMORY_DEBUG)
+    if (pool_ready) {
+        mbedtls_memory_buffer_alloc_max_reset();
+    }
+#endif
+}
+
 /* ---- helpers --------------------------------------------------------------
  */
 
@@ -180,17 +188,24 @@ void *__wrap_mbedtls_calloc(size_t n, size_t size) {
     return p;
 }
 
-/* "text (-0xCODE)" of an mbedTLS error code. */
+/* "text (-0xCODE)" of an mbedTLS error code (ctxc_error_set has no %x). */
 static void tls_error_text(int code, char *out, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    unsigned v = (unsigned)(code < 0 ? -code : code);
+    char num[12] = "(-0x";
+    size_t k = 4;
+    for (int shift = 12; shift >= 0; shift -= 4) {
+        num[k++] = hex[(v >> (unsigned)shift) & 0xfu];
+    }
+    num[k++] = ')';
+    num[k] = '\0';
     ctxc_error_t e;
 #if defined(MBEDTLS_ERROR_C)
     char text[96];
     mbedtls_strerror(code, text, sizeof text);
-    (void)ctxc_error_set(&e, CTXC_E_TLS, "%s (-0x%x)", text,
-                         (unsigned)(-code));
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "%s %s", text, num);
 #else
-    (void)ctxc_error_set(&e, CTXC_E_TLS, "mbedTLS error -0x%x",
-                         (unsigned)(-code));
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "mbedTLS error %s", num);
 #endif
     size_t n = strlen(ctxc_error_message(&e));
     if (n >= cap) {
@@ -582,13 +597,17 @@ static void verify_reasons(uint32_t flags, char *out, size_t cap) {
 static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
                                ctxc_error_t *err) {
     bool tls = t->tls;
+    pool_failed_bytes = 0;
     struct altcp_pcb *pcb = tls ? altcp_tls_new(t->tls_conf, IPADDR_TYPE_V4)
                                 : altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
     if (pcb == NULL) {
+        if (tls && pool_failed_bytes != 0) {
+            return pool_too_small(t, "TLS connection", err);
+        }
         return ctxc_error_set(err, tls ? CTXC_E_TLS : CTXC_E_NETWORK,
-                              "%s:%u: out of %s (a connection block)", t->host,
-                              (unsigned)t->port,
-                              tls ? "TLS pool memory" : "lwIP memory");
+                              "%s:%u: out of lwIP memory (a connection "
+                              "block: MEMP_NUM_ALTCP_PCB, MEMP_NUM_TCP_PCB)",
+                              t->host, (unsigned)t->port);
     }
     if (tls && mbedtls_ssl_set_hostname(altcp_tls_context(pcb), t->host) != 0) {
         altcp_abort(pcb);

@@ -205,6 +205,10 @@ const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t);
  * MBEDTLS_MEMORY_DEBUG). */
 void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max);
 
+/* Starts the high-water mark of ctxc_lwip_tls_pool_usage() anew from the
+ * bytes in use now (a measurement per connection). */
+void ctxc_lwip_tls_pool_reset_max(void);
+
 /* Closes any connection and frees the TLS configuration. */
 void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t);
 

@@ -1,10 +1,13 @@
 # The lwIP image (boards/mps2-an386/net, issue 17), run from the host test
 # tree against the HTTPS fixture (ctest fixtures ctxc_https + ctxc_certs):
-#   lwip_target          test/embedded/lwip_image.py: the fixture's CA into
-#                        the image's CA slot, the image under the emulator
-#                        with -nic user,model=lan9118, its output and the
-#                        fixture's record checked (label target); skipped
-#                        (exit 77) only when QEMU has no user networking
+#   lwip_target          test/embedded/lwip_image.py: the fixture's CA and
+#                        the front-end server's roots into the image's trust
+#                        store, an NTP responder and the front-end server
+#                        (test/fixtures/frontend_server.go, Go) started, the
+#                        image under the emulator with -nic user,model=lan9118,
+#                        its output, the front end's log and the fixture's
+#                        record checked (label target); skipped (exit 77)
+#                        only when QEMU has no user networking
 #   lwip_target_untrusted_ca  its self-test: with a CA that signed none of
 #                        the fixture's certificates every handshake is
 #                        refused, the image fails, no request is recorded
@@ -32,7 +35,7 @@ foreach(t IN LISTS CTXC_TARGETS)
                 "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
                 ${emu})
     set_tests_properties(lwip_target PROPERTIES
-        LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "lwip_image: ok"

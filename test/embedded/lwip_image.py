@@ -19,6 +19,16 @@
      one call without connect_steps), the wrong-host
      certificate refused, each fault's CRC identical before/after, the
      summary received, the invariant, 0 failed checks.
+  4a. The front end (test/fixtures/frontend_server.go, built with Go: a
+     server that does not negotiate max_fragment_length, writes 16 KiB
+     records and prefers X25519; chains of make_frontend_certs.sh whose
+     roots are in the trust store): the P-384-root, RSA-4096-root and P-256
+     chains compress with group x25519; a bad MAC and a record too large
+     surface as errors with mbedTLS's code in under a second; a close
+     without close_notify inside a body is an error; expired and
+     not-yet-valid leaves are refused (the time from the test's NTP
+     responder, SNTP); its log shows 16 KiB records sent and no
+     max_fragment_length asked or answered. Before SNTP TLS is refused.
   5. Checked from the fixture's record (GET /__requests?test=ID): nothing
      reached the wronghost endpoint; the three requests went to the device
      endpoint as POST /v1/chat/completions with Host fixture.ctxc.test:PORT;
@@ -36,6 +46,7 @@ stay identical and the fixture must record no request.
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -112,6 +123,78 @@ class NtpResponder:
         self.thread.join(timeout=2)
 
 
+def start_frontend(work, fxdir):
+    """The front-end server (test/fixtures/frontend_server.go): its chains
+    made by make_frontend_certs.sh, built with Go (Debian golang-go), started
+    with a lifetime (it stops by itself). Answers (process, ports, dir)."""
+    fe = os.path.join(work, "fe")
+    fixtures = os.path.join(HERE, "..", "fixtures")
+    subprocess.run(["sh", os.path.join(fixtures, "make_frontend_certs.sh"), fe], check=True)
+    go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+    if go is None:
+        fail("no Go toolchain for the front-end server (Debian golang-go; `make test` installs it)")
+    env = dict(os.environ, GOCACHE=os.path.join(os.path.dirname(os.path.abspath(fxdir)), "go-cache"),
+               GOPATH=os.path.join(work, "gopath"), GO111MODULE="off", GOFLAGS="")
+    exe = os.path.join(work, "frontend_server")
+    subprocess.run([go, "build", "-o", exe, os.path.join(fixtures, "frontend_server.go")],
+                   check=True, env=env, timeout=600)
+    proc = subprocess.Popen([exe, "-dir", fe, "-lifetime", "150"])
+    path = os.path.join(fe, "frontend-ports.txt")
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        fail("the front-end server wrote no ports within 10 s")
+    ports = {}
+    with open(path) as f:
+        for line in f:
+            k, v = line.split()
+            ports[k] = int(v)
+    return proc, ports, fe
+
+
+def check_frontend(out, fe, feports):
+    """The front-end cases of the output, and the server's own log."""
+    for name, kx in (("p384", "ECDSA"), ("rsa", "RSA"), ("p256", "ECDSA")):
+        want = (r"tls: fixture\.ctxc\.test:%d handshake done \(TLSv1\.2, TLS-ECDHE-%s-WITH-\S+, "
+                r"group x25519\)" % (feports[name], kx))
+        if not re.search(want, out):
+            fail("no handshake line /%s/" % want)
+        if not re.search(r"case fe-%s: CTXC_OK" % name, out):
+            fail("case fe-%s did not compress" % name)
+    for case, code in (("badmac", "-0x7180"), ("bigrecord", "-0x7100")):
+        m = re.search(r"case fe-%s: before_send.*?\ntls: [^\n]*handshake done[^\n]*\n"
+                      r"tls: recv error (\d+) ms after the request: ([^\n]*)" % case, out, re.S)
+        if not m or "(%s)" % code not in m.group(2):
+            fail("fe-%s: no receive error with mbedTLS's code %s" % (case, code))
+        if int(m.group(1)) >= 1000:
+            fail("fe-%s: the error took %s ms to surface" % (case, m.group(1)))
+        if not re.search(r"case fe-%s: CTXC_E_NETWORK" % case, out):
+            fail("fe-%s: not CTXC_E_NETWORK" % case)
+    if not re.search(r"tls: recv error \d+ ms after the request: .*without TLS close_notify", out):
+        fail("fe-cut: the close without close_notify was not an error")
+    if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity has expired", out):
+        fail("fe-expired: the expired leaf was not refused as expired")
+    if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity starts in the future", out):
+        fail("fe-notyet: the leaf not valid yet was not refused as such")
+    with open(os.path.join(fe, "frontend.log")) as f:
+        log = f.read()
+    sys.stdout.write(log)
+    for line in re.findall(r"^serverhello \S+ ext=\[([^\]]*)\]", log, re.M):
+        if "1" in line.split():
+            fail("the front end answered max_fragment_length")
+    if re.search(r"^hello \S+ mfl=yes", log, re.M):
+        fail("the device asked for max_fragment_length (production profile must not)")
+    big = [max(int(x) for x in m.split(",")) for m in re.findall(r"^records \S+ app=([\d,]+)", log, re.M)]
+    if len(big) < 3 or min(big) < 16384:
+        fail("the front end's answers were not written as 16 KiB records: %s" % big)
+    print("lwip_image: front end: 3 chains (P-384 root, RSA-4096 root, P-256) with group x25519, "
+          "records of %s bytes received, no max_fragment_length; bad MAC, record too large and "
+          "close without close_notify reported, expired and not-yet-valid refused" % big)
+
+
 def records(ports, test_id):
     url = "http://127.0.0.1:%d/__requests?test=%s" % (ports["plain"], test_id)
     with urllib.request.urlopen(url, timeout=10) as r:
@@ -173,8 +256,10 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
                               capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
                .split()[3], 16)
+    feproc, feports, fe = (None, {}, None) if untrusted else start_frontend(work, fxdir)
+    roots = [] if untrusted else [os.path.join(fe, "roots.pem")]
     subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
-                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem"),
+                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem")] + roots + [
                     str(size), slot], check=True)
     img = os.path.join(work, "ctxc_lwip_ca.elf")
     subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
@@ -182,16 +267,21 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     ntp = NtpResponder()
     args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
             "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
-            "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id]
+            "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id] + \
+        (["arg=--fe=" + ":".join(str(feports[k]) for k in ("p384", "rsa", "p256", "expired", "notyet"))]
+         if feports else [])
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=100)
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
     except subprocess.TimeoutExpired:
-        fail("the image did not finish within 100 s")
+        fail("the image did not finish within 240 s")
     finally:
         ntp.stop()
+        if feproc is not None:
+            feproc.terminate()
+            feproc.wait(timeout=10)
     took = time.monotonic() - t0
     out = run.stdout + run.stderr
     sys.stdout.write(out)
@@ -223,6 +313,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
                  r"lwip image: \d+ checks, 0 failed"):
         if not re.search(want, out):
             fail("no line matching /%s/ in the output" % want)
+
+    check_frontend(out, fe, feports)
 
     # the fixture's record
     recs = records(ports, test_id)

@@ -3,7 +3,8 @@
  * Cortex-M4, its summary fetched over TLS from the fixture server through
  * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
  *
- *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--test-id=ID]
+ *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--ntp=PORT]
+ *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET] [--test-id=ID]
  *                          (arguments: -semihosting-config arg=...)
  *
  * The example session (scenario_data.c, from flash) is imported, the
@@ -156,11 +157,33 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
     return st;
 }
 
+/* When the request's last byte went out, and how long after it a receive
+ * error surfaced (the record errors must not wait for the read timeout). */
+static uint64_t last_send_ms;
+static uint64_t recv_error_after_ms;
+static bool recv_failed;
+
 static int32_t pass_send(void *ctx, const uint8_t *d, size_t n) {
-    return ctxc_lwip_transport(&net).ops->send(ctx, d, n);
+    int32_t r = ctxc_lwip_transport(&net).ops->send(ctx, d, n);
+    if (r > 0) {
+        last_send_ms = mps2_clock_ms(NULL);
+    }
+    return r;
 }
 static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
-    return ctxc_lwip_transport(&net).ops->recv(ctx, b, n);
+    int32_t r = ctxc_lwip_transport(&net).ops->recv(ctx, b, n);
+    if (r < 0 && !recv_failed) {
+        recv_failed = true;
+        recv_error_after_ms = mps2_clock_ms(NULL) - last_send_ms;
+        img_put_s("tls: recv ");
+        img_put_s(r == CTXC_TRANSPORT_EOF ? "end" : "error");
+        img_put_s(" ");
+        img_put_u(recv_error_after_ms);
+        img_put_s(" ms after the request: ");
+        img_put_s(ctxc_lwip_transport_last_error(&net));
+        img_flush_line();
+    }
+    return r;
 }
 static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
 
@@ -232,7 +255,7 @@ typedef struct {
     ctxc_status_t st;
 } result_t;
 
-static result_t results[4];
+static result_t results[16];
 static unsigned result_count;
 
 static void row(const result_t *r) {
@@ -292,6 +315,7 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     img_flush_line();
     ctxc_send_report_t report = {0};
     memset(&err, 0, sizeof err);
+    recv_failed = false;
     st = ctxc_session_before_send(&session, 0, &report, &err);
     r->st = st;
     img_sink_t e1 = {NULL, 0, 0, 0};
@@ -588,6 +612,70 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
     got = st == CTXC_OK ? get_json(good, &calls) : 0;
     check(got > 0, "GET /json after a blocking connect", st);
     ops->close(&net);
+    ctxc_lwip_transport_deinit(&net);
+    (void)ctxc_lwip_transport_init(&net, base, &err);
+}
+
+/* ---- a front end shaped like the providers' ---------------------------------
+ *
+ * The test's Go server (test/fixtures/frontend_server.go): no
+ * max_fragment_length, 16 KiB records, X25519 preferred, chains as the
+ * public CAs issue them (make_frontend_certs.sh; their roots are in the
+ * trust store with the fixture's CA). */
+
+typedef struct {
+    uint16_t p384, rsa, p256, expired, notyet;
+} fe_ports_t;
+
+static bool last_error_has(const char *what) {
+    return strstr(ctxc_lwip_transport_last_error(&net), what) != NULL;
+}
+
+static void pool_line(const char *shape) {
+    size_t now = 0, max = 0;
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    img_put_s("tls pool: ");
+    img_put_s(shape);
+    img_put_s(": ");
+    img_put_u(max);
+    img_put_s(" bytes at most");
+    img_flush_line();
+}
+
+static void frontend_cases(const fe_ports_t *fe) {
+    static const struct {
+        const char *name;
+        int which; /* 0 p384, 1 rsa, 2 p256 */
+    } ok_cases[] = {{"fe-p384", 0}, {"fe-rsa", 1}, {"fe-p256", 2}};
+    for (size_t i = 0; i < sizeof ok_cases / sizeof ok_cases[0]; i++) {
+        uint16_t p = ok_cases[i].which == 0   ? fe->p384
+                     : ok_cases[i].which == 1 ? fe->rsa
+                                              : fe->p256;
+        ctxc_lwip_tls_pool_reset_max();
+        (void)run_case(ok_cases[i].name, p, "fe-ok", "15000", CTXC_OK);
+        pool_line(ok_cases[i].name);
+    }
+    /* errors after the handshake: at once, with mbedTLS's code */
+    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000",
+                   CTXC_E_NETWORK);
+    check(recv_failed && recv_error_after_ms < 1000u &&
+              last_error_has("(-0x7180)"),
+          "a bad MAC surfaces with its code within a second", CTXC_OK);
+    (void)run_case("fe-bigrecord", fe->p256, "fe-bigrecord", "15000",
+                   CTXC_E_NETWORK);
+    check(recv_failed && recv_error_after_ms < 1000u &&
+              last_error_has("(-0x7100)"),
+          "a record too large surfaces with its code within a second",
+          CTXC_OK);
+    (void)run_case("fe-cut", fe->p256, "fe-cut", "15000", CTXC_E_NETWORK);
+    check(recv_failed && last_error_has("without TLS close_notify"),
+          "a close without close_notify inside the body is an error", CTXC_OK);
+    /* certificate dates (the time from SNTP) */
+    (void)run_case("fe-expired", fe->expired, "fe-ok", "15000", CTXC_E_TLS);
+    check(last_error_has("expired"), "an expired leaf is refused", CTXC_OK);
+    (void)run_case("fe-notyet", fe->notyet, "fe-ok", "15000", CTXC_E_TLS);
+    check(last_error_has("future"), "a leaf not valid yet is refused",
+          CTXC_OK);
 }
 
 /* ---- calendar time ----------------------------------------------------------
@@ -686,11 +774,27 @@ static uint16_t arg_port(const char *a) {
 int main(int argc, char **argv) {
     img_out_init(board_write);
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
+    fe_ports_t fe = {0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
+        } else if (strncmp(argv[i], "--fe=", 5) == 0) {
+            /* P384:RSA:P256:EXPIRED:NOTYET: one argument (the semihosting
+             * command line is short) */
+            uint16_t *slot[5] = {&fe.p384, &fe.rsa, &fe.p256, &fe.expired,
+                                 &fe.notyet};
+            const char *a = argv[i] + 5;
+            for (size_t k = 0; k < 5 && *a != '\0'; k++) {
+                *slot[k] = arg_port(a);
+                while (*a >= '0' && *a <= '9') {
+                    a++;
+                }
+                if (*a == ':') {
+                    a++;
+                }
+            }
         } else if (strncmp(argv[i], "--ntp=", 6) == 0) {
             ntp = arg_port(argv[i] + 6);
         } else if (strncmp(argv[i], "--silent=", 9) == 0) {
@@ -722,7 +826,7 @@ int main(int argc, char **argv) {
     const uint8_t *ca = mps2_ca(&ca_len);
     img_put_s("ca: ");
     img_put_u(ca_len);
-    img_put_s(" bytes (DER) in the image's CA slot; host ");
+    img_put_s(" bytes (DER) in the image's trust store; host ");
     img_put_s(MPS2_NET_FIXTURE_HOST);
     img_put_s(" -> 10.0.2.2 (lwIP local host list)");
     img_flush_line();
@@ -774,6 +878,13 @@ int main(int argc, char **argv) {
     }
 
     transport_steps(&cfg, good, silent);
+    if (fe.p384 != 0 && fe.rsa != 0 && fe.p256 != 0 && fe.expired != 0 &&
+        fe.notyet != 0) {
+        frontend_cases(&fe);
+    } else {
+        img_put_s("front end: no --fe-*=PORT arguments, its cases skipped");
+        img_flush_line();
+    }
 
     img_put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
               "https://" MPS2_NET_FIXTURE_HOST ")");

@@ -50,7 +50,8 @@
 #define MPS2_TLS_IN_RECORD_BYTES 16384
 #define MPS2_TLS_OUT_RECORD_BYTES 4096
 
-/* Flash slot for the CA certificate (ca_slot.c): length word + DER. */
-#define MPS2_CA_SLOT_BYTES 2048u
+/* Flash area of the trust store (ca_slot.c): a length word, then DER
+ * certificates one after the other. */
+#define MPS2_CA_SLOT_BYTES 8192u
 
 #endif /* MPS2_AN386_BOARD_NET_H */

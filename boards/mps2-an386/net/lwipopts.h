@@ -55,11 +55,11 @@
 #endif
 #define TCP_SND_BUF (4 * TCP_MSS)
 #define TCP_SND_QUEUELEN ((4 * TCP_SND_BUF) / TCP_MSS)
-#define MEMP_NUM_TCP_PCB 2
+#define MEMP_NUM_TCP_PCB 4
 #define MEMP_NUM_TCP_PCB_LISTEN 1
 #define MEMP_NUM_TCP_SEG 16
 #define MEMP_NUM_UDP_PCB 2
-#define MEMP_NUM_ALTCP_PCB 4
+#define MEMP_NUM_ALTCP_PCB 8
 /* received segments of one window, and the decrypted text of a 16 KiB
  * record waiting for the reader (altcp_tls_mbedtls puts it in pool
  * pbufs) */
