@@ -353,6 +353,7 @@ static int on_verify(void *arg, mbedtls_x509_crt *crt, int depth,
     }
 #endif
     t->verify_flags |= *flags;
+    t->verified_certs++;
     return 0;
 }
 
@@ -563,6 +564,37 @@ static void drop(ctxc_lwip_transport_t *t) {
     t->phase = PHASE_IDLE;
 }
 
+/* Keeps the session of the handshake just done (its ticket or id) for the
+ * next connect to the same host:port (resumption: no certificate chain,
+ * no key exchange's signature to check). A full handshake verified the
+ * chain (no verify callback runs on a resumed one). */
+static void keep_session(ctxc_lwip_transport_t *t) {
+    t->resumed = t->verified_certs == 0;
+    if (t->session == NULL) {
+        t->session = mbedtls_calloc(1, sizeof(mbedtls_ssl_session));
+        if (t->session == NULL) {
+            return; /* no resumption: the pool is short */
+        }
+    } else {
+        mbedtls_ssl_session_free((mbedtls_ssl_session *)t->session);
+    }
+    mbedtls_ssl_session *sess = t->session;
+    mbedtls_ssl_session_init(sess);
+    if (mbedtls_ssl_get_session(altcp_tls_context(t->pcb), sess) != 0) {
+        mbedtls_ssl_session_free(sess);
+        mbedtls_free(sess);
+        t->session = NULL;
+        return;
+    }
+    size_t n = strlen(t->host);
+    if (n >= sizeof t->session_host) {
+        n = sizeof t->session_host - 1u;
+    }
+    memcpy(t->session_host, t->host, n);
+    t->session_host[n] = '\0';
+    t->session_port = t->port;
+}
+
 /* mbedtls_x509_crt_verify_info's lines joined with "; ". */
 static void verify_reasons(uint32_t flags, char *out, size_t cap) {
     char info[192];
@@ -614,8 +646,17 @@ static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: host name",
                               t->host, (unsigned)t->port);
     }
+#if defined(MBEDTLS_SSL_SESSION_TICKETS) || defined(MBEDTLS_SSL_CLI_C)
+    /* resumption: the session of the last handshake with this host:port */
+    if (tls && t->session != NULL && t->session_port == t->port &&
+        strcmp(t->session_host, t->host) == 0) {
+        (void)mbedtls_ssl_set_session(altcp_tls_context(pcb),
+                                      (mbedtls_ssl_session *)t->session);
+    }
+#endif
     t->pcb = pcb;
     t->verify_flags = 0;
+    t->verified_certs = 0;
     altcp_arg(pcb, t);
     altcp_recv(pcb, on_recv);
     altcp_sent(pcb, on_sent);
@@ -677,6 +718,9 @@ static ctxc_status_t step(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     if (t->phase == PHASE_TCP) {
         if (t->up) {
             t->phase = PHASE_UP;
+            if (t->tls) {
+                keep_session(t);
+            }
             return CTXC_OK;
         }
         if (t->failed || t->eof || (t->tls && t->verify_flags != 0)) {
@@ -999,6 +1043,10 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
     }
 }
 
+bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->tls && t->up && t->resumed;
+}
+
 const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t) {
     if (t == NULL || !t->tls || !t->up || t->group == 0) {
         return "";
@@ -1017,6 +1065,11 @@ void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
     if (t->tls_conf != NULL) {
         altcp_tls_free_config(t->tls_conf);
         t->tls_conf = NULL;
+    }
+    if (t->session != NULL) {
+        mbedtls_ssl_session_free((mbedtls_ssl_session *)t->session);
+        mbedtls_free(t->session);
+        t->session = NULL;
     }
     if (t->trust != NULL) {
         mbedtls_x509_crt_free(t->trust);

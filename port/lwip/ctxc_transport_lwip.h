@@ -169,6 +169,11 @@ typedef struct {
     int ssl_err;    /* what mbedtls_ssl_read answered after the handshake */
     uint16_t group; /* the key exchange's group (mbedtls_ecp_group_id) */
     void *trust;    /* the parsed trust store (mbedtls_x509_crt, pool) */
+    void *session;  /* the last handshake's session (mbedtls_ssl_session) */
+    char session_host[CTXC_LWIP_HOST_MAX + 1];
+    uint16_t session_port;
+    uint16_t verified_certs; /* verify callbacks of this handshake */
+    bool resumed;            /* the connection up resumed a session */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
     struct pbuf *rx; /* received, not yet read */
@@ -196,6 +201,12 @@ const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
  * TLS connection that is up. */
 void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite);
+
+/* True when the TLS connection that is up resumed the session of the last
+ * handshake with the same host:port (a session ticket or id; the port
+ * keeps one session and offers it on the next connect to that host:port:
+ * no certificate chain is sent or checked, no key exchange signed). */
+bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t);
 
 /* The key exchange's group of the TLS connection that is up ("x25519",
  * "secp256r1", "secp384r1"), "" otherwise. */

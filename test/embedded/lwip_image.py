@@ -173,6 +173,10 @@ def check_frontend(out, fe, feports):
             fail("fe-%s: the error took %s ms to surface" % (case, m.group(1)))
         if not re.search(r"case fe-%s: CTXC_E_NETWORK" % case, out):
             fail("fe-%s: not CTXC_E_NETWORK" % case)
+    if not re.search(r"case fe-p256-resumed: before_send.*?\ntls: fixture\.ctxc\.test:%d handshake done "
+                     r"\(TLSv1\.2, \S+, session resumed\).*?\ncase fe-p256-resumed: CTXC_OK"
+                     % feports["p256"], out, re.S):
+        fail("the second call to the p256 front end did not resume the session")
     if not re.search(r"tls: recv error \d+ ms after the request: .*without TLS close_notify", out):
         fail("fe-cut: the close without close_notify was not an error")
     if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity has expired", out):
@@ -187,12 +191,15 @@ def check_frontend(out, fe, feports):
             fail("the front end answered max_fragment_length")
     if re.search(r"^hello \S+ mfl=yes", log, re.M):
         fail("the device asked for max_fragment_length (production profile must not)")
+    if not re.search(r"^handshake p256 done resumed=true", log, re.M):
+        fail("the front end saw no resumed handshake")
     big = [max(int(x) for x in m.split(",")) for m in re.findall(r"^records \S+ app=([\d,]+)", log, re.M)]
     if len(big) < 3 or min(big) < 16384:
         fail("the front end's answers were not written as 16 KiB records: %s" % big)
     print("lwip_image: front end: 3 chains (P-384 root, RSA-4096 root, P-256) with group x25519, "
           "records of %s bytes received, no max_fragment_length; bad MAC, record too large and "
-          "close without close_notify reported, expired and not-yet-valid refused" % big)
+          "close without close_notify reported, expired and not-yet-valid refused, the second "
+          "call resumed" % big)
 
 
 def records(ports, test_id):

@@ -126,10 +126,13 @@ static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
     return st;
 }
 
+static bool resumed_seen; /* the last connect resumed a session */
+
 static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
                                    bool tls, ctxc_error_t *e) {
     unsigned steps = 0;
     ctxc_status_t st = stepped_connect(ctx, host, p, tls, e, &steps);
+    resumed_seen = st == CTXC_OK && ctxc_lwip_transport_tls_resumed(&net);
     img_put_s("tls: ");
     img_put_s(host);
     img_put_s(":");
@@ -141,9 +144,15 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(version);
         img_put_s(", ");
         img_put_s(suite);
-        img_put_s(", group ");
-        img_put_s(ctxc_lwip_transport_tls_group(&net));
-        img_put_s("), chain and host name verified against the compiled-in CA");
+        if (ctxc_lwip_transport_tls_resumed(&net)) {
+            img_put_s(", session resumed), no chain sent: verified when the "
+                      "session was made");
+        } else {
+            img_put_s(", group ");
+            img_put_s(ctxc_lwip_transport_tls_group(&net));
+            img_put_s("), chain and host name verified against the "
+                      "compiled-in CA");
+        }
     } else {
         img_put_s(" connect refused: ");
         img_put_s(ctxc_status_name(st));
@@ -646,7 +655,8 @@ static void frontend_cases(const fe_ports_t *fe) {
     static const struct {
         const char *name;
         int which; /* 0 p384, 1 rsa, 2 p256 */
-    } ok_cases[] = {{"fe-p384", 0}, {"fe-rsa", 1}, {"fe-p256", 2}};
+    } ok_cases[] = {{"fe-p384", 0}, {"fe-rsa", 1}, {"fe-p256", 2},
+                    {"fe-p256-resumed", 2}};
     for (size_t i = 0; i < sizeof ok_cases / sizeof ok_cases[0]; i++) {
         uint16_t p = ok_cases[i].which == 0   ? fe->p384
                      : ok_cases[i].which == 1 ? fe->rsa
@@ -654,6 +664,10 @@ static void frontend_cases(const fe_ports_t *fe) {
         ctxc_lwip_tls_pool_reset_max();
         (void)run_case(ok_cases[i].name, p, "fe-ok", "15000", CTXC_OK);
         pool_line(ok_cases[i].name);
+        if (i == 3) {
+            check(resumed_seen, "the second call to fe-p256 resumed the "
+                                "session", CTXC_OK);
+        }
     }
     /* errors after the handshake: at once, with mbedTLS's code */
     (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000",
