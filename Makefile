@@ -75,12 +75,14 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # pkgconf (test): pkg-config for the consumption tests (test/consume).
 # dpkg-dev (cross): `apt-get source` of lwIP and mbedTLS for the lwIP
 # image (port/lwip/fetch_sources.sh, into build/third_party).
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
+# ca-certificates (cross): the lwIP image's trust store, picked by name
+# (boards/mps2-an386/net/trust_store.txt).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev ca-certificates
 # clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
 # golang-go (test): the lwIP image's front-end TLS server
 # (test/fixtures/frontend_server.go: Go's crypto/tls, which writes 16 KiB
 # records and does not negotiate max_fragment_length).
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev golang-go
+TEST_DEPS  := $(BUILD_DEPS) ca-certificates python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev golang-go
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);

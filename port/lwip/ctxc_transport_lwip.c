@@ -201,7 +201,7 @@ static void tls_error_text(int code, char *out, size_t cap) {
     num[k] = '\0';
     ctxc_error_t e;
 #if defined(MBEDTLS_ERROR_C)
-    char text[96];
+    char text[160];
     mbedtls_strerror(code, text, sizeof text);
     (void)ctxc_error_set(&e, CTXC_E_TLS, "%s %s", text, num);
 #else
@@ -413,6 +413,11 @@ static ctxc_status_t parse_trust(ctxc_lwip_transport_t *t,
                                                      t->host, (unsigned)t->port,
                                                      why);
         }
+        t->trust_count = 0;
+        for (const mbedtls_x509_crt *c = chain; c != NULL && c->raw.len != 0;
+             c = c->next) {
+            t->trust_count++;
+        }
         return CTXC_OK;
     }
     size_t off = 0;
@@ -454,6 +459,7 @@ static ctxc_status_t parse_trust(ctxc_lwip_transport_t *t,
         count++;
         off += head + body;
     }
+    t->trust_count = (uint16_t)count;
     return CTXC_OK;
 }
 
@@ -1041,6 +1047,10 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
         *version = mbedtls_ssl_get_version(ssl);
         *suite = mbedtls_ssl_get_ciphersuite(ssl);
     }
+}
+
+unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->trust != NULL ? t->trust_count : 0u;
 }
 
 bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t) {

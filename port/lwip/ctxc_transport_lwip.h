@@ -173,6 +173,7 @@ typedef struct {
     char session_host[CTXC_LWIP_HOST_MAX + 1];
     uint16_t session_port;
     uint16_t verified_certs; /* verify callbacks of this handshake */
+    uint16_t trust_count;    /* anchors parsed from cfg.ca */
     bool resumed;            /* the connection up resumed a session */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
@@ -201,6 +202,10 @@ const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
  * TLS connection that is up. */
 void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite);
+
+/* The trust anchors parsed from cfg.ca (at the first TLS connect), 0
+ * before. */
+unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t);
 
 /* True when the TLS connection that is up resumed the session of the last
  * handshake with the same host:port (a session ticket or id; the port

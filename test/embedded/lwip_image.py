@@ -234,6 +234,9 @@ def main():
     untrusted = argv[:1] == ["--untrusted-ca"]
     if untrusted:
         argv = argv[1:]
+    trust = None
+    if argv[:1] and argv[0].startswith("--trust="):
+        trust, argv = argv[0][8:], argv[1:]
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
@@ -255,7 +258,73 @@ def main():
              "port/lwip/fetch_sources.sh has fetched lwIP and mbedTLS)" % image)
     ports = ports_of(fxdir)
     with tempfile.TemporaryDirectory(prefix="ctxc-lwip-") as work:
+        if trust is not None:
+            return run_trust(objcopy, image, fxdir, emu, ports, work, trust)
         return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
+
+
+def run_trust(objcopy, image, fxdir, emu, ports, work, mode):
+    """The trust store's own cases (the fixture's device endpoint, SNTP on):
+      builtin    the image as built: the anchors of trust_store.txt from
+                 ca-certificates parse, none signed the fixture's chain
+      corrupt    the fixture's CA with a broken DER: "CA certificate 1 does
+                 not parse (...)"
+      smallpool  a 6000-byte TLS pool: "TLS pool too small (needed at least
+                 N bytes, the pool has 6000)"
+    """
+    img = image
+    if mode != "builtin":
+        size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                                  capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+                   .split()[3], 16)
+        slot = os.path.join(work, "ca_slot.bin")
+        subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                        os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+        if mode == "corrupt":
+            with open(slot, "r+b") as f:
+                f.seek(4 + 4)  # the tbsCertificate's SEQUENCE tag
+                f.write(b"\x31")
+        img = os.path.join(work, "ctxc_lwip_ca.elf")
+        subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    ntp = NtpResponder()
+    args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--ntp=%d" % ntp.port,
+            "arg=--test-id=lwip-trust-%s-%d" % (mode, os.getpid())]
+    if mode == "smallpool":
+        args.append("arg=--pool=6000")
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
+    except subprocess.TimeoutExpired:
+        fail("the image did not finish within 240 s")
+    finally:
+        ntp.stop()
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    if mode == "builtin":
+        with open(os.path.join(HERE, "..", "..", "boards", "mps2-an386", "net", "trust_store.txt")) as f:
+            n = len([l for l in f if l.split("#", 1)[0].strip()])
+        if not re.search(r"^trust store: %d anchors parsed" % n, out, re.M):
+            fail("the built-in trust store did not parse into %d anchors" % n)
+        if len(re.findall(r"connect refused: CTXC_E_TLS: server certificate rejected: "
+                          r".*not correctly signed by the trusted CA", out)) < 4:
+            fail("the fixture's chain was not refused against the built-in anchors")
+        print("lwip_image: trust builtin: %d anchors from ca-certificates parsed, the fixture's "
+              "chain refused; lwip_image: ok" % n)
+    elif mode == "corrupt":
+        if not re.search(r"TLS setup: CA certificate 1 does not parse \(X509 - .*\(-0x[0-9a-f]{4}\)\)", out):
+            fail("no 'CA certificate 1 does not parse (X509 - ... (-0x....))' message")
+        if "pool too small" in out:
+            fail("a broken CA reported as a small pool")
+        print("lwip_image: trust corrupt: reported as a CA that does not parse; lwip_image: ok")
+    else:
+        if not re.search(r"TLS pool too small \(needed at least \d+ bytes, the pool has 6000\)", out):
+            fail("no 'TLS pool too small (needed at least N bytes, the pool has 6000)' message")
+        if "does not parse" in out:
+            fail("a small pool reported as a CA that does not parse")
+        print("lwip_image: trust smallpool: reported as a pool too small; lwip_image: ok")
+    return 0
 
 
 def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):

@@ -788,6 +788,7 @@ static uint16_t arg_port(const char *a) {
 int main(int argc, char **argv) {
     img_out_init(board_write);
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
+    size_t pool_bytes = sizeof tls_pool;
     fe_ports_t fe = {0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
@@ -808,6 +809,16 @@ int main(int argc, char **argv) {
                 if (*a == ':') {
                     a++;
                 }
+            }
+        } else if (strncmp(argv[i], "--pool=", 7) == 0) {
+            /* a smaller TLS pool than the board's (the pool-too-small
+             * test) */
+            size_t v = 0;
+            for (const char *a = argv[i] + 7; *a >= '0' && *a <= '9'; a++) {
+                v = v * 10u + (size_t)(*a - '0');
+            }
+            if (v > 0 && v < pool_bytes) {
+                pool_bytes = v;
             }
         } else if (strncmp(argv[i], "--ntp=", 6) == 0) {
             ntp = arg_port(argv[i] + 6);
@@ -853,7 +864,7 @@ int main(int argc, char **argv) {
         .poll = mps2_net_poll,
         .entropy = mps2_entropy,
         .tls_pool = tls_pool,
-        .tls_pool_bytes = sizeof tls_pool,
+        .tls_pool_bytes = pool_bytes,
         .connect_steps = true, /* shown_connect drives connect_poll/wait */
         .time = mps2_time_now,
         .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
@@ -861,6 +872,12 @@ int main(int argc, char **argv) {
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
     calendar_time(good, ntp);
+    img_put_s("trust store: ");
+    img_put_u(ctxc_lwip_transport_trust_count(&net));
+    img_put_s(" anchors parsed into a ");
+    img_put_u(pool_bytes);
+    img_put_s("-byte TLS pool");
+    img_flush_line();
     ctxc_fs_t fs = ctxc_romfs();
     port.fs = fs;
     port.clock = mps2_clock_ms;
@@ -927,7 +944,7 @@ int main(int argc, char **argv) {
     img_put_s("tls pool: ");
     img_put_u(max);
     img_put_s(" of ");
-    img_put_u(sizeof tls_pool);
+    img_put_u(pool_bytes);
     img_put_s(" bytes at most, ");
     img_put_u(now);
     img_put_s(" in use at the end");

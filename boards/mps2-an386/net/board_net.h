@@ -50,7 +50,8 @@
 #define MPS2_TLS_IN_RECORD_BYTES 16384
 #define MPS2_TLS_OUT_RECORD_BYTES 4096
 
-/* Flash area of the trust store (ca_slot.c): a length word, then DER
+/* Flash area of the trust store (section .ctxc_ca, trust_store.c made by
+ * gen_trust_store.py from trust_store.txt): a length word, then DER
  * certificates one after the other. */
 #define MPS2_CA_SLOT_BYTES 8192u
 

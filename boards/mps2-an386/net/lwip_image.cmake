@@ -75,9 +75,28 @@ add_custom_command(
     DEPENDS "${_scn}/gen_histories.py" "${_example}"
     COMMENT "lwIP image: the example session as a C array"
     VERBATIM)
+# The trust store: anchors picked by name from Debian's ca-certificates
+# (net/trust_store.txt, or MPS2_TRUST_STORE_LIST), made at build time into
+# the .ctxc_ca flash area; never committed. Tests overwrite the area with
+# their own roots (test/embedded/lwip_ca_slot.py).
+set(MPS2_TRUST_STORE_LIST "${_net}/trust_store.txt" CACHE FILEPATH
+    "names of the lwIP image's trust anchors (Debian ca-certificates)")
+set(MPS2_CA_CERT_DIR "/usr/share/ca-certificates/mozilla" CACHE PATH
+    "Debian ca-certificates' certificate files (apt-get install ca-certificates)")
+file(STRINGS "${_net}/board_net.h" _slot_line REGEX "define MPS2_CA_SLOT_BYTES")
+string(REGEX REPLACE ".*MPS2_CA_SLOT_BYTES +([0-9]+).*" "\\1" _slot_bytes "${_slot_line}")
+add_custom_command(
+    OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
+    COMMAND "${CTXC_PYTHON3}" "${_net}/gen_trust_store.py" "${MPS2_TRUST_STORE_LIST}"
+            "${MPS2_CA_CERT_DIR}" ${_slot_bytes} "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
+    DEPENDS "${_net}/gen_trust_store.py" "${MPS2_TRUST_STORE_LIST}" "${_net}/board_net.h"
+    COMMENT "lwIP image: the trust store from ca-certificates"
+    VERBATIM)
 add_executable(ctxc_lwip
-    llm_scenario/llm_main.c common/image_util.c net/net_board.c net/ca_slot.c lan9118.c startup.c
+    llm_scenario/llm_main.c common/image_util.c net/net_board.c lan9118.c startup.c
+    "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
     "${CMAKE_CURRENT_BINARY_DIR}/lwip_data.c")
+target_include_directories(ctxc_lwip PRIVATE "${_net}")
 set_target_properties(ctxc_lwip PROPERTIES SUFFIX ".elf"
     LINK_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/mps2-an386.ld")
 target_include_directories(ctxc_lwip PRIVATE "${_scn}" "${CMAKE_CURRENT_SOURCE_DIR}")

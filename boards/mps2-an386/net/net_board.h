@@ -38,7 +38,8 @@ void mps2_time_start(unsigned short port);
 uint64_t mps2_time_now(void *ctx);
 void mps2_time_set(unsigned long sec);
 
-/* The CA of the slot (ca_slot.c): *len 0 when the slot is empty. */
+/* The trust store (trust_store.c, made by gen_trust_store.py; tests
+ * overwrite the area): *len 0 when it is empty. */
 const uint8_t *mps2_ca(size_t *len);
 
 #endif /* MPS2_AN386_NET_BOARD_H */
