@@ -11,6 +11,10 @@
 #   lwip_target_untrusted_ca  its self-test: with a CA that signed none of
 #                        the fixture's certificates every handshake is
 #                        refused, the image fails, no request is recorded
+#   lwip_target_providers  the device's endpoint from its command line
+#                        (--call --provider --base-url --model --key
+#                        --stream/--no-stream): openai, anthropic and gemini
+#                        formats of the fixture, streamed and not
 #   lwip_target_trust_builtin / _corrupt / _smallpool  the trust store: the
 #                        image as built (anchors of net/trust_store.txt from
 #                        ca-certificates) parses them and refuses the
@@ -56,6 +60,18 @@ foreach(t IN LISTS CTXC_TARGETS)
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "untrusted CA: 4 handshakes refused.*lwip_image: ok")
+    # the device's endpoint from the command line: every provider format
+    # of the fixture, streamed and not (six runs of the image with --call)
+    add_test(NAME lwip_target_providers
+        COMMAND python3 "${_here}/lwip_image.py" --providers "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_providers PROPERTIES
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "lwip_image: providers: .*lwip_image: ok")
     # the trust store: the built-in anchors (ca-certificates) parse; a CA
     # that does not parse and a pool too small are told apart
     foreach(mode builtin corrupt smallpool)

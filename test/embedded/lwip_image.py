@@ -237,6 +237,9 @@ def main():
     trust = None
     if argv[:1] and argv[0].startswith("--trust="):
         trust, argv = argv[0][8:], argv[1:]
+    providers = argv[:1] == ["--providers"]
+    if providers:
+        argv = argv[1:]
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
@@ -260,7 +263,83 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ctxc-lwip-") as work:
         if trust is not None:
             return run_trust(objcopy, image, fxdir, emu, ports, work, trust)
+        if providers:
+            return run_providers(objcopy, image, fxdir, emu, ports, work)
         return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
+
+
+PROVIDERS = (  # provider, base URL path, request path, key header
+    ("openai", "/v1", "/v1/chat/completions", "authorization"),
+    ("anthropic", "", "/v1/messages", "x-api-key"),
+    ("gemini", "", "/v1beta/models/fixture-ok:", "x-goog-api-key"),
+)
+
+
+def run_providers(objcopy, image, fxdir, emu, ports, work):
+    """The device's endpoint from its command line (--call): every provider
+    format of the fixture, streamed and not, each a run of the image with
+    --provider, --base-url, --model, --key and --stream / --no-stream; the
+    summary must come back and the fixture's record show the provider's
+    request (path, key header, stream flag)."""
+    size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                              capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+               .split()[3], 16)
+    slot = os.path.join(work, "ca_slot.bin")
+    subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                    os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+    img = os.path.join(work, "ctxc_lwip_ca.elf")
+    subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    base = "https://fixture.ctxc.test:%d" % ports["device"]
+    key = "fk-%d" % os.getpid()
+    done = []
+    for provider, path, want_path, key_header in PROVIDERS:
+        for stream in (True, False):
+            test_id = "c-%s-%s-%d" % (provider[0], "s" if stream else "n", os.getpid())
+            ntp = NtpResponder()
+            # the board takes BOARD_MAX_ARGS (24) arguments, 511 bytes
+            args = ["arg=ctxc_lwip", "arg=--test-id=" + test_id, "arg=--call",
+                    "arg=--provider=" + provider, "arg=--base-url=" + base + path,
+                    "arg=--model=fixture-ok", "arg=--key=" + key,
+                    "arg=--stream" if stream else "arg=--no-stream", "arg=--ntp=%d" % ntp.port]
+            if len(" ".join(a[4:] for a in args)) > 500:
+                fail("the image's command line is too long for semihosting")
+            cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+            print("lwip_image: " + " ".join(cmd), flush=True)
+            try:
+                run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                     timeout=120)
+            except subprocess.TimeoutExpired:
+                fail("%s: the image did not finish within 120 s" % test_id)
+            finally:
+                ntp.stop()
+            out = run.stdout + run.stderr
+            sys.stdout.write(out)
+            if run.returncode != 0 or not re.search(r"case call: CTXC_OK", out) or \
+                    not re.search(r"summary received: \d+ bytes in entry \d+, the fixture's", out):
+                fail("%s %s: the call did not bring the fixture's summary (exit %d)"
+                     % (provider, "streamed" if stream else "not streamed", run.returncode))
+            if key in out:
+                fail("the key appeared in the image's output")
+            posts = [r for r in records(ports, test_id) if r["method"] == "POST"]
+            if len(posts) != 1:
+                fail("%s: %d requests recorded, 1 expected" % (test_id, len(posts)))
+            r = posts[0]
+            hdr = {k.lower(): v for k, v in r["headers"]}
+            body = json.loads(r["body"])
+            if not r["path"].startswith(want_path):
+                fail("%s: request path %s" % (test_id, r["path"]))
+            if key not in hdr.get(key_header, ""):
+                fail("%s: the key did not come in %s" % (test_id, key_header))
+            if provider == "gemini":
+                streamed = "streamGenerateContent" in r["path"]
+            else:
+                streamed = body.get("stream") is True
+            if streamed != stream:
+                fail("%s: the request was %sstreamed" % (test_id, "" if streamed else "not "))
+            done.append("%s/%s" % (provider, "stream" if stream else "json"))
+    print("lwip_image: providers: %s: the summary came back, the request had the provider's "
+          "path, key header and stream flag; lwip_image: ok" % ", ".join(done))
+    return 0
 
 
 def run_trust(objcopy, image, fxdir, emu, ports, work, mode):

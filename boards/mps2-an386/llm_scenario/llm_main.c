@@ -53,6 +53,8 @@
 #include "../net/net_board.h"
 #include "scenario.h"
 
+#include "lwip/dns.h"
+#include "lwip/ip_addr.h"
 #include "lwip/timeouts.h"
 
 #define EXIT_NO_NIC 77
@@ -211,6 +213,40 @@ static ctxc_status_t resolve(void *user, const char *profile,
     return st;
 }
 
+/* ---- the device's endpoint (board settings, command line) -------------------
+ *
+ * What the board is configured to call (board_net.h: MPS2_DEVICE_*),
+ * each overridable on the command line: --provider=openai|anthropic|gemini,
+ * --base-url=URL (empty: the provider's public API), --model=NAME,
+ * --key=KEY (the API key; on a real device from a key slot), --stream /
+ * --no-stream, --dns=A.B.C.D (lwIP's DNS server; none by default: names
+ * then come only from the local host list). --call runs one summary call
+ * of the example session against it instead of the test cases. */
+
+static struct {
+    const char *provider, *base_url, *model, *key;
+    bool stream, call;
+} dev = {MPS2_DEVICE_PROVIDER, MPS2_DEVICE_BASE_URL, MPS2_DEVICE_MODEL,
+         MPS2_DEVICE_KEY, MPS2_DEVICE_STREAM != 0, false};
+
+/* ctxc_key_fn: the device's key under the name "device-key" */
+static ctxc_status_t device_key(void *ctx, const char *name, char *buf,
+                                size_t cap, size_t *len, ctxc_error_t *e) {
+    (void)ctx;
+    size_t n = strlen(dev.key);
+    if (strcmp(name, "device-key") != 0 || n == 0) {
+        return ctxc_error_set(e, CTXC_E_NOT_FOUND,
+                              "no API key named '%s' on the device", name);
+    }
+    if (n + 1 > cap) {
+        return ctxc_error_set(e, CTXC_E_TOO_LARGE,
+                              "the device's API key does not fit");
+    }
+    memcpy(buf, dev.key, n + 1);
+    *len = n;
+    return CTXC_OK;
+}
+
 /* ---- settings ---------------------------------------------------------------
  */
 
@@ -305,7 +341,9 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
         ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
                          CTXC_FORMAT_ICONTENT, &err);
     check(st == CTXC_OK, "import of the example session", st);
-    use_endpoint(p, model);
+    if (p != 0) { /* 0: the endpoint of the settings as they are */
+        use_endpoint(p, model);
+    }
     set("network.read-timeout-ms", read_timeout);
     st = ctxc_session_init(&session, &hist, &work, &settings, &err);
     check(st == CTXC_OK, "ctxc_session_init", st);
@@ -727,6 +765,8 @@ static void put_date(uint64_t t) {
     img_put_s(" UTC");
 }
 
+static void sntp_wait(uint16_t ntp);
+
 static void calendar_time(uint16_t good, uint16_t ntp) {
     const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
     unsigned steps = 0;
@@ -744,6 +784,11 @@ static void calendar_time(uint16_t good, uint16_t ntp) {
 #else
     check(st == CTXC_E_TLS, "TLS refused before the time is known", st);
 #endif
+    sntp_wait(ntp);
+}
+
+/* Starts SNTP against 10.0.2.2:ntp and waits (10 s at most) for the time. */
+static void sntp_wait(uint16_t ntp) {
     if (ntp == 0) {
         img_put_s("time: no --ntp=PORT: the time stays unknown");
         img_flush_line();
@@ -774,6 +819,53 @@ static void calendar_time(uint16_t good, uint16_t ntp) {
     check(now != 0, "SNTP answered", CTXC_OK);
 }
 
+/* ---- one call against the configured endpoint --------------------------- */
+
+static int device_call(uint16_t ntp) {
+    sntp_wait(ntp);
+    ctxc_history_clear(&hist);
+    ctxc_status_t st =
+        ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                         CTXC_FORMAT_ICONTENT, &err);
+    check(st == CTXC_OK, "import of the example session", st);
+    set_u("context-limit", ctxc_history_tokens(&hist) * 3u / 4u);
+    set("compression-threshold", "0.8");
+    set("compression.strategy", "middle-out");
+    set("compression.retries", "0");
+    set("provider", dev.provider);
+    if (dev.base_url[0] != '\0') {
+        set("base-url", dev.base_url);
+    }
+    set("model", dev.model);
+    if (dev.key[0] != '\0') {
+        set("auth-key-name", "device-key");
+    }
+    set("stream", dev.stream ? "true" : "false");
+    ctxc_provider_bind(&binding, &client, &settings, &port, true);
+    img_put_s("device: provider ");
+    img_put_s(dev.provider);
+    img_put_s(", base ");
+    img_put_s(dev.base_url[0] != '\0' ? dev.base_url : "(the provider's)");
+    img_put_s(", model ");
+    img_put_s(dev.model);
+    img_put_s(dev.stream ? ", streamed" : ", not streamed");
+    img_put_s(dev.key[0] != '\0' ? ", key set" : ", no key");
+    img_flush_line();
+    st = run_case("call", 0, dev.model, "15000", CTXC_OK);
+    if (st == CTXC_OK) {
+        show_history();
+        check_invariant();
+    }
+    ctxc_lwip_transport_deinit(&net);
+    img_put_s("lwip image: ");
+    img_put_u(checks);
+    img_put_s(" checks, ");
+    img_put_u(failed);
+    img_put_s(" failed");
+    img_flush_line();
+    return failed > 100 ? 100 : (int)failed;
+}
+
 /* ---- main
  * ----------------------------------------------------------------------- */
 
@@ -788,6 +880,7 @@ static uint16_t arg_port(const char *a) {
 int main(int argc, char **argv) {
     img_out_init(board_write);
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
+    const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
     fe_ports_t fe = {0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
@@ -810,6 +903,22 @@ int main(int argc, char **argv) {
                     a++;
                 }
             }
+        } else if (strcmp(argv[i], "--call") == 0) {
+            dev.call = true;
+        } else if (strncmp(argv[i], "--provider=", 11) == 0) {
+            dev.provider = argv[i] + 11;
+        } else if (strncmp(argv[i], "--base-url=", 11) == 0) {
+            dev.base_url = argv[i] + 11;
+        } else if (strncmp(argv[i], "--model=", 8) == 0) {
+            dev.model = argv[i] + 8;
+        } else if (strncmp(argv[i], "--key=", 6) == 0) {
+            dev.key = argv[i] + 6;
+        } else if (strcmp(argv[i], "--stream") == 0) {
+            dev.stream = true;
+        } else if (strcmp(argv[i], "--no-stream") == 0) {
+            dev.stream = false;
+        } else if (strncmp(argv[i], "--dns=", 6) == 0) {
+            dns = argv[i] + 6;
         } else if (strncmp(argv[i], "--pool=", 7) == 0) {
             /* a smaller TLS pool than the board's (the pool-too-small
              * test) */
@@ -833,9 +942,9 @@ int main(int argc, char **argv) {
     }
     img_put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
     img_flush_line();
-    if (good == 0 || wronghost == 0) {
+    if (!dev.call && (good == 0 || wronghost == 0)) {
         img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--silent=PORT] "
-                  "[--test-id=ID]");
+                  "[--test-id=ID] | --call [endpoint options]");
         img_flush_line();
         return 2;
     }
@@ -871,6 +980,32 @@ int main(int argc, char **argv) {
     };
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
+    if (dns[0] != '\0') {
+        ip_addr_t server;
+        if (ipaddr_aton(dns, &server)) {
+            dns_setserver(0, &server);
+            img_put_s("dns: server ");
+            img_put_s(dns);
+            img_put_s(":53 (lwIP DNS)");
+        } else {
+            img_put_s("FAIL: --dns wants an IPv4 address, not ");
+            img_put_s(dns);
+            failed++;
+        }
+        img_flush_line();
+    }
+    ctxc_fs_t fs = ctxc_romfs();
+    port.fs = fs;
+    port.clock = mps2_clock_ms;
+    port.entropy = mps2_entropy;
+    port.key = device_key;
+    port.transport = (ctxc_transport_t){&shown_ops, &net};
+    ctxc_settings_init(&settings, &fs);
+    st = ctxc_settings_load(&settings, &err);
+    check(st == CTXC_OK, "ctxc_settings_load on romfs", st);
+    if (dev.call) {
+        return device_call(ntp);
+    }
     calendar_time(good, ntp);
     img_put_s("trust store: ");
     img_put_u(ctxc_lwip_transport_trust_count(&net));
@@ -878,15 +1013,6 @@ int main(int argc, char **argv) {
     img_put_u(pool_bytes);
     img_put_s("-byte TLS pool");
     img_flush_line();
-    ctxc_fs_t fs = ctxc_romfs();
-    port.fs = fs;
-    port.clock = mps2_clock_ms;
-    port.entropy = mps2_entropy;
-    port.transport = (ctxc_transport_t){&shown_ops, &net};
-
-    ctxc_settings_init(&settings, &fs);
-    st = ctxc_settings_load(&settings, &err);
-    check(st == CTXC_OK, "ctxc_settings_load on romfs", st);
     ctxc_history_clear(&hist);
     st = ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
                           CTXC_FORMAT_ICONTENT, &err);
@@ -896,7 +1022,8 @@ int main(int argc, char **argv) {
     set("compression.strategy", "middle-out");
     set("provider", "openai");
     set("compression.retries", "0");
-    ctxc_provider_bind(&binding, &client, &settings, &port, false);
+    set("stream", "false"); /* the test cases: non-streamed answers */
+    ctxc_provider_bind(&binding, &client, &settings, &port, true);
 
     run_case("wronghost", wronghost, "fixture-ok", "15000", CTXC_E_TLS);
     run_case("status-500", good, "fixture-error-500", "15000",

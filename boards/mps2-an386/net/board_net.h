@@ -28,6 +28,21 @@
 #define MPS2_TLS_ALLOW_UNKNOWN_TIME 0
 #endif
 
+/* The device's endpoint (the lwIP image's --call; each overridable on its
+ * command line, docs/device.md): provider openai | anthropic | gemini, the
+ * base URL ("" : the provider's public API), the model, the API key (a
+ * production device reads it from a key slot, never from the image) and
+ * whether answers are streamed (SSE). */
+#define MPS2_DEVICE_PROVIDER "openai"
+#define MPS2_DEVICE_BASE_URL ""
+#define MPS2_DEVICE_MODEL "gpt-4o-mini"
+#define MPS2_DEVICE_KEY ""
+#define MPS2_DEVICE_STREAM 1
+
+/* lwIP's DNS server (dotted IPv4; "" : none, names come only from the
+ * local host list of lwipopts.h). --dns=A.B.C.D overrides it. */
+#define MPS2_NET_DNS_SERVER ""
+
 /* lwIP's own heap (MEM_SIZE: pbufs of outgoing data, the altcp state). */
 #define MPS2_LWIP_HEAP_BYTES (16u * 1024u)
 
