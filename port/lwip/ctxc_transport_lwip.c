@@ -141,14 +141,50 @@ static void set_last(ctxc_lwip_transport_t *t, const char *what,
 static ctxc_lwip_transport_t *watched; /* the connection being made / up */
 static size_t pool_failed_bytes;       /* the last allocation that failed */
 
+static uint32_t ticks_now(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->cfg.ticks != NULL ? t->cfg.ticks(t->cfg.ticks_ctx)
+                                             : 0u;
+}
+
+int __real_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
+    ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_handshake(ssl);
+    if (t != NULL) {
+        t->handshake_ticks += ticks_now(t) - t0;
+    }
+    return r;
+}
+
+int __real_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len) {
+    ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_write(ssl, buf, len);
+    if (t != NULL) {
+        t->record_ticks += ticks_now(t) - t0;
+    }
+    return r;
+}
+
 int __real_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
                             size_t len);
 int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
                             size_t len);
 int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
                             size_t len) {
-    int r = __real_mbedtls_ssl_read(ssl, buf, len);
     ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_read(ssl, buf, len);
+    if (t != NULL) {
+        t->record_ticks += ticks_now(t) - t0;
+    }
     if (r < 0 && r != MBEDTLS_ERR_SSL_WANT_READ &&
         r != MBEDTLS_ERR_SSL_WANT_WRITE && t != NULL && t->pcb != NULL &&
         altcp_tls_context(t->pcb) == ssl && t->ssl_err == 0) {
@@ -816,6 +852,8 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     t->connect_deadline = now_ms(t) + t->cfg.connect_timeout_ms;
     t->ssl_err = 0;
     t->group = 0;
+    t->handshake_ticks = 0;
+    t->record_ticks = 0;
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
 #if defined(MBEDTLS_HAVE_TIME_DATE)
     if (st == CTXC_OK && tls && calendar_now() == 0 &&
@@ -1047,6 +1085,12 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
         *version = mbedtls_ssl_get_version(ssl);
         *suite = mbedtls_ssl_get_ciphersuite(ssl);
     }
+}
+
+void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
+                                  uint32_t *handshake, uint32_t *records) {
+    *handshake = t != NULL ? t->handshake_ticks : 0u;
+    *records = t != NULL ? t->record_ticks : 0u;
 }
 
 unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {

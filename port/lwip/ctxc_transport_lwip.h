@@ -63,7 +63,8 @@
  * the read timeout). The port catches those codes by wrapping
  * mbedtls_ssl_read at link time; the image must be linked with
  *     -Wl,--wrap=mbedtls_ssl_read -Wl,--wrap=mbedtls_ecdh_read_params
- *     -Wl,--wrap=mbedtls_calloc
+ *     -Wl,--wrap=mbedtls_calloc -Wl,--wrap=mbedtls_ssl_handshake
+ *     -Wl,--wrap=mbedtls_ssl_write
  * (boards/mps2-an386/net/lwip_image.cmake adds them as the port library's
  * link options; without them the link fails on the __real_ symbols, never
  * silently). The other two wraps give the key exchange's group and, when
@@ -144,6 +145,11 @@ typedef struct {
     ctxc_lwip_time_fn time;
     void *time_ctx;
     bool allow_unknown_time;
+    /* Optional: a fine free-running counter (any rate; the board's cycle
+     * or timer counter) the port reads around mbedTLS's handshake and
+     * record calls (ctxc_lwip_transport_tls_work); NULL: not measured. */
+    uint32_t (*ticks)(void *ctx);
+    void *ticks_ctx;
 } ctxc_lwip_transport_config_t;
 
 struct altcp_pcb;
@@ -175,6 +181,8 @@ typedef struct {
     uint16_t verified_certs; /* verify callbacks of this handshake */
     uint16_t trust_count;    /* anchors parsed from cfg.ca */
     bool resumed;            /* the connection up resumed a session */
+    uint32_t handshake_ticks; /* cfg.ticks inside mbedtls_ssl_handshake */
+    uint32_t record_ticks;    /* ... inside mbedtls_ssl_read / _write */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
     struct pbuf *rx; /* received, not yet read */
@@ -202,6 +210,14 @@ const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
  * TLS connection that is up. */
 void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite);
+
+/* The work of the last connection's TLS in cfg.ticks: inside
+ * mbedtls_ssl_handshake (the handshake's computation: key exchange, chain
+ * verification; never the network's waits, the calls return when input
+ * is missing) and inside mbedtls_ssl_read/_write (the records). Counted
+ * from connect on; 0 without cfg.ticks. */
+void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
+                                  uint32_t *handshake, uint32_t *records);
 
 /* The trust anchors parsed from cfg.ca (at the first TLS connect), 0
  * before. */

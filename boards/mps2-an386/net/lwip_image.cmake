@@ -65,7 +65,8 @@ target_link_libraries(${CTXC_PROJECT_NAME}_port_lwip PUBLIC ${CTXC_PROJECT_NAME}
 # the key exchange's group, the pool's failed allocation)
 target_link_options(${CTXC_PROJECT_NAME}_port_lwip INTERFACE
     -Wl,--wrap=mbedtls_ssl_read -Wl,--wrap=mbedtls_ecdh_read_params
-    -Wl,--wrap=mbedtls_calloc)
+    -Wl,--wrap=mbedtls_calloc -Wl,--wrap=mbedtls_ssl_handshake
+    -Wl,--wrap=mbedtls_ssl_write)
 
 # the image: the example session only (no seeded histories)
 add_custom_command(

@@ -45,6 +45,11 @@ uint64_t mps2_clock_ms(void *ctx) {
 
 u32_t sys_now(void) { return (u32_t)mps2_clock_ms(NULL); }
 
+uint32_t mps2_ticks(void *ctx) {
+    (void)ctx;
+    return lan9118_free_run();
+}
+
 /* ---- calendar time: SNTP ------------------------------------------------- */
 
 unsigned short mps2_sntp_port = 123;

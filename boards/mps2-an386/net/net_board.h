@@ -22,6 +22,10 @@ void mps2_net_poll(void *ctx);
  * free-running counter, extended to 64 bits). */
 uint64_t mps2_clock_ms(void *ctx);
 
+/* The LAN9118's 25 MHz free-running counter (wraps after 171 s): under
+ * QEMU -icount shift=0 one tick is 40 instructions. */
+uint32_t mps2_ticks(void *ctx);
+
 /* ctxc_entropy_fn of the QEMU board. NOT A TRNG: the MPS2 AN386 as QEMU
  * models it has no random number generator, so the bytes are read from the
  * host's /dev/urandom through semihosting (SYS_OPEN/SYS_READ). They are
