@@ -18,6 +18,11 @@
 #                   and its tarball (README "Using ctxc in your build")
 #   make readme-tables  run the cortex-m4 scenario image under QEMU and write
 #                   its output, stack and footprint tables into README.md
+#   make device-tables  build the lwIP image in both TLS profiles (production
+#                   in build/cortex-m4, lab in build/cortex-m4-lab), run its
+#                   test under QEMU -icount against the fixture and the
+#                   front-end server, write the cost tables into
+#                   docs/device.md (test/embedded/device_tables.py; slow)
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -127,7 +132,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist readme-tables device-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -195,6 +200,20 @@ dist: deps-build
 readme-tables: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
+
+# The lwIP image's cost tables in docs/device.md (docs/device.md, "Cost on
+# the target"): both TLS profiles built, the production image's test run
+# under QEMU -icount shift=0.
+LAB_DIR := $(BUILD)/$(CROSS)-lab
+LWIP_ELF := boards/mps2-an386/ctxc_lwip.elf
+device-tables: deps-test net-sources
+	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
+	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_lwip
+	$(CMAKE) -S . -B $(LAB_DIR) $(CROSS_CMAKE_ARGS) -DMPS2_TLS_PROFILE=lab
+	$(CMAKE) --build $(LAB_DIR) -j $(JOBS) --target ctxc_lwip
+	python3 test/embedded/device_tables.py run arm-none-eabi-objcopy $(CROSS_DIR)/$(LWIP_ELF) \
+	    $(LAB_DIR)/$(LWIP_ELF) $(EXAMPLE) docs/device.md \
+	    qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).

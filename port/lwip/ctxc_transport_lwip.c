@@ -259,9 +259,11 @@ static void tls_error_text(int code, char *out, size_t cap) {
 static ctxc_lwip_time_fn time_fn;
 static void *time_ctx;
 
+#if defined(MBEDTLS_HAVE_TIME_DATE)
 static uint64_t calendar_now(void) {
     return time_fn != NULL ? time_fn(time_ctx) : 0u;
 }
+#endif
 
 #if defined(MBEDTLS_HAVE_TIME_DATE)
 static mbedtls_time_t tls_time(mbedtls_time_t *out) {

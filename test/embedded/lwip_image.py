@@ -58,6 +58,9 @@ import urllib.request
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
+# seconds the test's own servers (NTP responder, front end) live; longer
+# for the slow -icount run of device_tables.py
+LIFETIME = int(os.environ.get("CTXC_LWIP_SERVER_LIFETIME", "150"))
 
 
 def fail(msg):
@@ -88,7 +91,8 @@ class NtpResponder:
 
     NTP_1970 = 2208988800
 
-    def __init__(self, lifetime=150):
+    def __init__(self, lifetime=None):
+        lifetime = lifetime or LIFETIME
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
@@ -138,7 +142,7 @@ def start_frontend(work, fxdir):
     exe = os.path.join(work, "frontend_server")
     subprocess.run([go, "build", "-o", exe, os.path.join(fixtures, "frontend_server.go")],
                    check=True, env=env, timeout=600)
-    proc = subprocess.Popen([exe, "-dir", fe, "-lifetime", "150"])
+    proc = subprocess.Popen([exe, "-dir", fe, "-lifetime", str(LIFETIME)])
     path = os.path.join(fe, "frontend-ports.txt")
     for _ in range(100):
         if os.path.exists(path):
@@ -429,9 +433,10 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                             timeout=max(240, LIFETIME))
     except subprocess.TimeoutExpired:
-        fail("the image did not finish within 240 s")
+        fail("the image did not finish within %d s" % max(240, LIFETIME))
     finally:
         ntp.stop()
         if feproc is not None:
