@@ -14,7 +14,9 @@
 #   lwip_target_providers  the device's endpoint from its command line
 #                        (--call --provider --base-url --model --key
 #                        --stream/--no-stream): openai, anthropic and gemini
-#                        formats of the fixture, streamed and not
+#                        formats of the fixture, streamed and not; and a
+#                        name only the configured DNS server (the test's
+#                        responder, --dns) knows
 #   lwip_target_trust_builtin / _corrupt / _smallpool  the trust store: the
 #                        image as built (anchors of net/trust_store.txt from
 #                        ca-certificates) parses them and refuses the

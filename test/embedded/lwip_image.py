@@ -127,6 +127,54 @@ class NtpResponder:
         self.thread.join(timeout=2)
 
 
+class DnsResponder:
+    """A tiny DNS server on 127.0.0.1 (the image reaches it as 10.0.2.2,
+    --dns=10.0.2.2:PORT): A records for the names of `names` (name ->
+    dotted IPv4), NXDOMAIN for any other. Bounded like NtpResponder; the
+    names asked are kept in `asked`."""
+
+    def __init__(self, names, lifetime=None):
+        self.names = {k.lower(): v for k, v in names.items()}
+        self.asked = []
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.deadline = time.monotonic() + (lifetime or LIFETIME)
+        self.stopped = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopped and len(self.asked) < 50 and time.monotonic() < self.deadline:
+            try:
+                q, peer = self.sock.recvfrom(512)
+            except socket.timeout:
+                continue
+            if len(q) < 17:
+                continue
+            labels, i = [], 12
+            while i < len(q) and q[i] != 0:
+                labels.append(q[i + 1:i + 1 + q[i]].decode("ascii", "replace"))
+                i += 1 + q[i]
+            question = q[12:i + 5]
+            name = ".".join(labels).lower()
+            self.asked.append(name)
+            addr = self.names.get(name)
+            if addr is None:
+                reply = q[:2] + b"\x81\x83" + b"\x00\x01\x00\x00\x00\x00\x00\x00" + question
+            else:
+                reply = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00" + question + \
+                    b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + \
+                    bytes(int(x) for x in addr.split("."))
+            self.sock.sendto(reply, peer)
+        self.sock.close()
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(timeout=2)
+
+
 def start_frontend(work, fxdir):
     """The front-end server (test/fixtures/frontend_server.go): its chains
     made by make_frontend_certs.sh, built with Go (Debian golang-go), started
@@ -341,8 +389,38 @@ def run_providers(objcopy, image, fxdir, emu, ports, work):
             if streamed != stream:
                 fail("%s: the request was %sstreamed" % (test_id, "" if streamed else "not "))
             done.append("%s/%s" % (provider, "stream" if stream else "json"))
+    # the name through the configured DNS server: api.ctxc.test is not in
+    # the local host list; the test's responder answers it (10.0.2.2)
+    test_id = "c-dns-%d" % os.getpid()
+    ntp, dns = NtpResponder(), DnsResponder({"api.ctxc.test": "10.0.2.2"})
+    args = ["arg=ctxc_lwip", "arg=--test-id=" + test_id, "arg=--call", "arg=--provider=openai",
+            "arg=--base-url=https://api.ctxc.test:%d/v1" % ports["device"],
+            "arg=--model=fixture-ok", "arg=--no-stream", "arg=--dns=10.0.2.2:%d" % dns.port,
+            "arg=--ntp=%d" % ntp.port]
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    except subprocess.TimeoutExpired:
+        fail("%s: the image did not finish within 120 s" % test_id)
+    finally:
+        ntp.stop()
+        dns.stop()
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    if "api.ctxc.test" not in dns.asked:
+        fail("the image did not ask the configured DNS server for api.ctxc.test (asked: %s)"
+             % dns.asked)
+    if run.returncode != 0 or not re.search(r"case call: CTXC_OK", out):
+        fail("the call through the configured DNS server failed (exit %d)" % run.returncode)
+    posts = [r for r in records(ports, test_id) if r["method"] == "POST"]
+    hosts = [{k.lower(): v for k, v in r["headers"]}.get("host") for r in posts]
+    if hosts != ["api.ctxc.test:%d" % ports["device"]]:
+        fail("%s: the fixture saw Host %s" % (test_id, hosts))
+    done.append("openai/json via DNS %s" % ",".join(dns.asked))
     print("lwip_image: providers: %s: the summary came back, the request had the provider's "
-          "path, key header and stream flag; lwip_image: ok" % ", ".join(done))
+          "path, key header and stream flag; the name api.ctxc.test came from the configured "
+          "DNS server; lwip_image: ok" % ", ".join(done))
     return 0
 
 

@@ -243,8 +243,8 @@ static ctxc_status_t resolve(void *user, const char *profile,
  * each overridable on the command line: --provider=openai|anthropic|gemini,
  * --base-url=URL (empty: the provider's public API), --model=NAME,
  * --key=KEY (the API key; on a real device from a key slot), --stream /
- * --no-stream, --dns=A.B.C.D (lwIP's DNS server; none by default: names
- * then come only from the local host list). --call runs one summary call
+ * --no-stream, --dns=A.B.C.D[:PORT] (lwIP's DNS server; none by default:
+ * names then come only from the local host list). --call runs one summary call
  * of the example session against it instead of the test cases. */
 
 static struct {
@@ -1022,14 +1022,27 @@ int main(int argc, char **argv) {
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
     if (dns[0] != '\0') {
+        /* A.B.C.D or A.B.C.D:PORT (53 by default) */
+        char addr[16];
+        size_t n = 0;
+        while (dns[n] != '\0' && dns[n] != ':' && n + 1 < sizeof addr) {
+            addr[n] = dns[n];
+            n++;
+        }
+        addr[n] = '\0';
+        if (dns[n] == ':') {
+            mps2_dns_port = arg_port(dns + n + 1);
+        }
         ip_addr_t server;
-        if (ipaddr_aton(dns, &server)) {
+        if (mps2_dns_port != 0 && ipaddr_aton(addr, &server)) {
             dns_setserver(0, &server);
             img_put_s("dns: server ");
-            img_put_s(dns);
-            img_put_s(":53 (lwIP DNS)");
+            img_put_s(addr);
+            img_put_s(":");
+            img_put_u(mps2_dns_port);
+            img_put_s(" (lwIP DNS, after the local host list)");
         } else {
-            img_put_s("FAIL: --dns wants an IPv4 address, not ");
+            img_put_s("FAIL: --dns wants A.B.C.D[:PORT], not ");
             img_put_s(dns);
             failed++;
         }

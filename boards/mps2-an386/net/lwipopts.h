@@ -75,9 +75,15 @@
 #define LWIP_ALTCP_TLS 1
 #define LWIP_ALTCP_TLS_MBEDTLS 1
 
-/* DNS through lwIP, answered from this table: the fixture's host name is
- * QEMU user-net's gateway, which QEMU maps to the host's 127.0.0.1. */
+/* DNS through lwIP: this table first (the fixture's host name is QEMU
+ * user-net's gateway, which QEMU maps to the host's 127.0.0.1), then the
+ * configured server (board_net.h MPS2_NET_DNS_SERVER or --dns; none by
+ * default, so no query leaves the device). */
 #define LWIP_DNS 1
+/* The DNS server's UDP port: 53, a variable so that a test can run its
+ * responder on an unprivileged port (--dns=A.B.C.D:PORT). */
+extern unsigned short mps2_dns_port;
+#define DNS_SERVER_PORT mps2_dns_port
 #define DNS_LOCAL_HOSTLIST 1
 #define DNS_LOCAL_HOSTLIST_IS_DYNAMIC 0
 #define MPS2_IP4_INIT_(a, b, c, d) IPADDR4_INIT_BYTES(a, b, c, d)

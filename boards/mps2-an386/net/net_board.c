@@ -53,6 +53,7 @@ uint32_t mps2_ticks(void *ctx) {
 /* ---- calendar time: SNTP ------------------------------------------------- */
 
 unsigned short mps2_sntp_port = 123;
+unsigned short mps2_dns_port = 53;
 static uint64_t time_base;    /* seconds since 1970 at time_base_ms */
 static uint64_t time_base_ms; /* mps2_clock_ms when it was set */
 
