@@ -208,11 +208,11 @@ LAB_DIR := $(BUILD)/$(CROSS)-lab
 LWIP_ELF := boards/mps2-an386/ctxc_lwip.elf
 device-tables: deps-test net-sources
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
-	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_lwip
+	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_lwip ctxc_scenario
 	$(CMAKE) -S . -B $(LAB_DIR) $(CROSS_CMAKE_ARGS) -DMPS2_TLS_PROFILE=lab
 	$(CMAKE) --build $(LAB_DIR) -j $(JOBS) --target ctxc_lwip
 	python3 test/embedded/device_tables.py run arm-none-eabi-objcopy $(CROSS_DIR)/$(LWIP_ELF) \
-	    $(LAB_DIR)/$(LWIP_ELF) $(EXAMPLE) docs/device.md \
+	    $(LAB_DIR)/$(LWIP_ELF) $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf $(EXAMPLE) docs/device.md \
 	    qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The

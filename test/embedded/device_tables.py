@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The lwIP image's cost tables in docs/device.md (make device-tables).
 
-    device_tables.py run OBJCOPY IMAGE LAB_IMAGE_OR_- EXAMPLE DOC QEMU...
-    device_tables.py write LOG IMAGE LAB_IMAGE_OR_- DOC
+    device_tables.py run OBJCOPY IMAGE LAB_IMAGE_OR_- SCENARIO EXAMPLE DOC QEMU...
+    device_tables.py write LOG SCENARIO_LOG IMAGE LAB_IMAGE_OR_- DOC
 
 run: makes the fixture's certificates and starts it (test/fixtures, in a
 temporary directory; it stops by itself), runs the image through
@@ -15,7 +15,10 @@ write: from the image's "cost:", "tls:" and "tls pool:" lines, the table of
 each case (chain shape, suite and group, the handshake's and the records'
 instructions with ms at 100 MHz and 240 MHz at one instruction a cycle, the
 TLS pool's high-water mark, the stack of the call), and the flash of the
-production and lab TLS profiles from arm-none-eabi-size; written between
+production and lab TLS profiles from arm-none-eabi-size, and the scenario
+image's public entry points (SCENARIO, ctxc_scenario.elf, run under
+-icount too: its "ticks:" lines, the longest call of each over the
+scenario's histories); written between
 <!-- device-tables:begin --> and <!-- device-tables:end --> of DOC.
 """
 import os
@@ -98,10 +101,27 @@ def tables(log, image, lab):
     return "\n".join(out)
 
 
-def write(log_path, image, lab, doc):
+def scenario_table(log):
+    rows = re.findall(r"^ticks: (.+) (\d+) at most", log, re.M)
+    if not rows:
+        raise SystemExit("device_tables: no 'ticks:' lines from the scenario image")
+    n = max(int(x) for x in re.findall(r"^\| \S+ +\| [^|]+\| CTXC_\w+ +\| (\d+)", log, re.M))
+    out = ["", "The scenario image's public entry points (`ctxc_scenario.elf` under "
+           "`-icount shift=0`; the longest call of each over the scenario's histories, "
+           "the largest %d entries; instructions from the same 25 MHz counter):" % n, "",
+           "| entry point | instructions | ms @100 MHz | ms @240 MHz |", "|---|---:|---:|---:|"]
+    for name, ticks in rows:
+        i = int(ticks) * TICK_INSTR
+        out.append("| %s | %d | %s | %s |" % (name, i, "%.2f" % (i / 1e5), "%.2f" % (i / 2.4e5)))
+    return "\n".join(out)
+
+
+def write(log_path, scn_log_path, image, lab, doc):
     with open(log_path, errors="replace") as f:
         log = f.read()
     text = tables(log, image, lab)
+    with open(scn_log_path, errors="replace") as f:
+        text += "\n" + scenario_table(f.read())
     with open(doc) as f:
         s = f.read()
     if BEGIN not in s or END not in s:
@@ -115,7 +135,7 @@ def write(log_path, image, lab, doc):
     print("device_tables: wrote %s" % doc)
 
 
-def run(objcopy, image, lab, example, doc, qemu):
+def run(objcopy, image, lab, scenario, example, doc, qemu):
     fixtures = os.path.join(ROOT, "test", "fixtures")
     with tempfile.TemporaryDirectory(prefix="ctxc-tables-") as d:
         fx = os.path.join(d, "fx")
@@ -145,15 +165,20 @@ def run(objcopy, image, lab, example, doc, qemu):
         if "lwip image: " not in run.stdout:
             sys.stdout.write(run.stdout[-3000:])
             raise SystemExit("device_tables: the image did not finish under -icount")
-    write(log_path, image, lab, doc)
+    scn = subprocess.run(emu + [scenario], capture_output=True, text=True, errors="replace",
+                         timeout=600)
+    scn_log = os.path.join(os.path.dirname(os.path.abspath(image)), "device_tables_scenario.log")
+    with open(scn_log, "w") as f:
+        f.write(scn.stdout + scn.stderr)
+    write(log_path, scn_log, image, lab, doc)
 
 
 def main():
     a = sys.argv[1:]
-    if a[:1] == ["write"] and len(a) == 5:
-        write(a[1], a[2], a[3], a[4])
-    elif a[:1] == ["run"] and len(a) >= 7:
-        run(a[1], a[2], a[3], a[4], a[5], a[6:])
+    if a[:1] == ["write"] and len(a) == 6:
+        write(a[1], a[2], a[3], a[4], a[5])
+    elif a[:1] == ["run"] and len(a) >= 8:
+        run(a[1], a[2], a[3], a[4], a[5], a[6], a[7:])
     else:
         print(__doc__, file=sys.stderr)
         return 2
