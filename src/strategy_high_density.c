@@ -287,6 +287,9 @@ typedef struct {
      * paths it is compared with. No path buffer is on the stack. */
     char *path[2];
     size_t path_cap;
+    /* pinned raw view positions (in work->boundary, which the step does not
+     * use otherwise), or NULL when none is: never edited, never pruned */
+    const unsigned char *pin;
 } hd_t;
 
 /* The indexed path's tables as the passes test them: a constant NULL when
@@ -427,8 +430,8 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
                                     &r, NULL)) {
         return false;
     }
-    if (r >= MAX_EDIT_BLOCKS) {
-        return false;
+    if (r >= MAX_EDIT_BLOCKS || (hd->pin != NULL && (hd->pin[p] || hd->pin[q]))) {
+        return false; /* a pinned read and its result stay */
     }
     bool pruned;
     if (t.at == CTXC__AT_PATHS) {
@@ -919,7 +922,10 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     size_t k = 0;
-    for (; k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b); k++) {
+    /* a pinned entry is never edited (its inclusions still count below) */
+    bool pinned = hd->pin != NULL && hd->pin[p];
+    for (; !pinned && k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b);
+         k++) {
         unsigned what = 0;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
             call_pruned(hd, p, k, &b)) {
@@ -1294,8 +1300,19 @@ hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
         work->marks, NULL,   NULL,
         pairs,       NULL,   0,
         0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
-        path_cap};
+        path_cap,    NULL};
     hd->pointer_tokens = pointer_tokens();
+    /* the pinned entries (with the pairs over the index memory, which
+     * index_prepare sets up anew) */
+    if (work->boundary != NULL && ctxc__pins_mark(pairs, NULL) > 0) {
+        ctxc__pairs_lazy(pairs, raw, work->index,
+                         work->index != NULL ? work->index_slots *
+                                                   CTXC_WORK_INDEX_SLOT_BYTES
+                                             : 0);
+        (void)ctxc__pins_mark(pairs, (unsigned char *)work->boundary);
+        hd->pin = (const unsigned char *)work->boundary;
+        ctxc__pairs_lazy(pairs, raw, NULL, 0);
+    }
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
     clear_marks(hd);
@@ -1733,12 +1750,15 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
             ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
                                     SUMMARY_TEXT_MAX)
             : UINT32_MAX;
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, pairs, &pinned_tokens);
     uint64_t estimate = total;
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
-        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
-            continue;
+        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL ||
+            (pin != NULL && pin[p])) {
+            continue; /* pinned results are never shortened */
         }
         ctxc_entry_t *e = &need->e;
         ctxc_view_get(v, p, e);

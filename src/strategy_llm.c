@@ -53,6 +53,8 @@ static const char snapshot_tag[] = "<state_snapshot>";
 typedef struct {
     const ctxc_compress_ctx_t *ctx;
     const uint16_t *starts; /* first view position of each rendered turn */
+    const unsigned char *pin; /* pinned view positions (not rendered), or
+                                 NULL */
     size_t turns;           /* rendered turns (the final message follows) */
     size_t to;              /* one past the last view position summarised */
     size_t long_latest;     /* the long latest request (view position), or
@@ -161,6 +163,9 @@ static ctxc_status_t write_message(void *src, size_t index,
     }
     size_t end = index + 1 < r->turns ? r->starts[index + 1] : r->to;
     for (size_t p = r->starts[index]; p < end; p++) {
+        if (r->pin != NULL && r->pin[p]) {
+            continue; /* kept verbatim after the summary: not sent */
+        }
         ctxc_entry_t e;
         ctxc_view_get(&r->ctx->view, p, &e);
         if (p > r->starts[index]) {
@@ -217,9 +222,14 @@ static size_t latest_request(const ctxc_view_t *v) {
     return NONE;
 }
 
-static uint64_t range_tokens(const ctxc_view_t *v, size_t from, size_t to) {
+/* The estimate of the entries of [from, to) that are not pinned. */
+static uint64_t range_tokens(const ctxc_view_t *v, size_t from, size_t to,
+                             const unsigned char *pin) {
     uint64_t t = 0;
     for (size_t p = from; p < to; p++) {
+        if (pin != NULL && pin[p]) {
+            continue;
+        }
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
         t += e.tokens;
@@ -322,12 +332,23 @@ static ctxc_status_t keep_all(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
 
 /* ---- the summary call and the plan --------------------------------------- */
 
-/* Summarises view [from, to) (at least MIN_SUMMARISED entries, valid
- * splits) and plans [0, from) + summary + continuation + [to, N). */
+/* The pinned view positions in [from, to). */
+static size_t pinned_in(const unsigned char *pin, size_t from, size_t to) {
+    size_t n = 0;
+    for (size_t p = from; pin != NULL && p < to; p++) {
+        n += pin[p];
+    }
+    return n;
+}
+
+/* Summarises view [from, to) (at least MIN_SUMMARISED entries not pinned,
+ * valid splits) and plans [0, from) + summary + continuation + the pinned
+ * entries of [from, to) in their order + [to, N). */
 static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
                                ctxc_plan_t *plan, const char *prompt_id,
                                size_t from, size_t to, size_t long_latest,
-                               uint64_t total, ctxc_error_t *err) {
+                               const unsigned char *pin, uint64_t total,
+                               ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     ctxc_work_t *w = ctx->work;
     if (ctx->llm_resolver == NULL) {
@@ -384,6 +405,9 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     size_t turns = 0;
     ctxc_llm_role_t prev = CTXC_LLM_ROLE_USER;
     for (size_t p = from; p < to; p++) {
+        if (pin != NULL && pin[p]) {
+            continue; /* kept verbatim: not summarised */
+        }
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
         ctxc_llm_role_t role = e.speaker == CTXC_SPEAKER_AI
@@ -416,8 +440,10 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     char *answer = cont + CONT_MAX;
     size_t answer_cap = (size_t)((char *)end - answer);
 
-    req_t r = {ctx,   starts, turns, to, long_latest, has_snapshot(v, from, to),
-               prompt};
+    req_t r = {ctx,         starts,
+               pin,         turns,
+               to,          long_latest,
+               has_snapshot(v, from, to), prompt};
     ctxc_llm_request_t req = {write_system, turns + 1u, write_message, roles,
                               &r,           0,          NULL,          NULL};
     ctxc_llm_usage_t usage;
@@ -468,7 +494,7 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     if (st != CTXC_OK) {
         return st;
     }
-    uint64_t replaced = range_tokens(v, from, to);
+    uint64_t replaced = range_tokens(v, from, to, pin);
     uint64_t added = (uint64_t)plan->ops[first_insert].tokens +
                      plan->ops[first_insert + 1u].tokens;
     if (added >= replaced) {
@@ -477,16 +503,27 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
                           "not smaller than the %z tokens it replaces",
                           (size_t)added, (size_t)replaced);
     }
-    st = ctxc_plan_keep(plan,
-                        to < v->count ? ctxc_view_index(v, to) : v->store_count,
-                        v->store_count, err);
+    /* the pinned entries of the range, verbatim, in their order */
+    size_t npinned = 0;
+    for (size_t p = from; pin != NULL && p < to && st == CTXC_OK; p++) {
+        if (pin[p]) {
+            size_t at = ctxc_view_index(v, p);
+            st = ctxc_plan_keep(plan, at, at + 1u, err);
+            npinned++;
+        }
+    }
+    if (st == CTXC_OK) {
+        st = ctxc_plan_keep(
+            plan, to < v->count ? ctxc_view_index(v, to) : v->store_count,
+            v->store_count, err);
+    }
     if (st != CTXC_OK) {
         return st;
     }
     plan->meta.top_preserved = from;
     plan->meta.bottom_preserved = v->count - to;
-    plan->meta.middle_compressed = to - from;
-    plan->meta.compressed_count = from + 2u + (v->count - to);
+    plan->meta.middle_compressed = to - from - npinned;
+    plan->meta.compressed_count = from + 2u + npinned + (v->count - to);
     plan->meta.tokens_after = total - replaced + added;
     return CTXC_OK;
 }
@@ -552,12 +589,14 @@ ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
         }
     }
     plan->meta.bottom_preserved = n - bottom;
-    if (bottom - top < MIN_SUMMARISED) {
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    if (bottom - top - pinned_in(pin, top, bottom) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         "middle-out: fewer than 4 messages in the middle", err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_MIDDLE_OUT, top, bottom,
-                     long_latest, total, err);
+                     long_latest, pin, total, err);
 }
 
 #endif
@@ -582,15 +621,17 @@ ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
     }
     size_t split = ctxc_boundary_adjust(&bd, frac_floor(n, 1000u - bp));
     plan->meta.bottom_preserved = n - split;
-    if (split < MIN_SUMMARISED) {
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    if (split - pinned_in(pin, 0, split) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         split == 0 ? "one-shot: nothing before the kept tail"
                                    : "one-shot: fewer than 4 messages to "
                                      "summarise",
                         err);
     }
-    return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, total,
-                     err);
+    return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, pin,
+                     total, err);
 }
 
 #endif
