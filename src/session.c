@@ -109,6 +109,17 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
     out->preserve_threshold = ctxc_settings_preserve_threshold(s);
     out->top_preserve_threshold = ctxc_settings_top_preserve_threshold(s);
     ctxc_settings_density(s, &out->density);
+    ctxc_settings_fact_check(s, &out->fact_check);
+}
+
+void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
+                              ctxc_fact_check_t *out) {
+    uint32_t mode = CTXC_FACT_CHECK_APPEND;
+    (void)ctxc_settings_enum(s, CTXC_SETTING_COMPRESSION_FACT_CHECK, &mode);
+    out->mode = mode <= CTXC_FACT_CHECK_RETRY ? (ctxc_fact_check_mode_t)mode
+                                              : CTXC_FACT_CHECK_APPEND;
+    out->max_items = CTXC_CFG_FACT_CHECK_MAX_ITEMS;
+    out->max_bytes = CTXC_CFG_FACT_CHECK_MAX_BYTES;
 }
 
 /* ---- the session --------------------------------------------------------- */

@@ -9,6 +9,9 @@
 #include "error.h"
 #include "strategies.h"
 
+const char *const ctxc_fact_check_modes[4] = {"off", "append", "retry",
+                                              NULL};
+
 const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
 #define CTXC_STRATEGY_NAME_(id, cfg, name) name,
     CTXC_STRATEGY_LIST(CTXC_STRATEGY_NAME_)

@@ -23,6 +23,7 @@
 #include "ctxc/ctxc.h"
 #include "ctxc/plan.h"
 #include "ctxc/prompt.h"
+#include "anchors.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
@@ -61,6 +62,7 @@ typedef struct {
                                NONE */
     bool earlier_snapshot;
     ctxc_str_t prompt;
+    ctxc_str_t missed; /* a retry of the fact check: the missing facts */
 } req_t;
 
 typedef struct {
@@ -142,6 +144,13 @@ static void write_final(out_t *o, const req_t *r) {
                  "in the snapshot):\n<latest_request>\n");
         render_entry(o, &e);
         puts_(o, "\n</latest_request>\n\n");
+    }
+    if (r->missed.ptr != NULL) {
+        puts_(o, "Your previous snapshot of this conversation left out these "
+                 "facts. Write the whole <state_snapshot> again and include "
+                 "each of them:\n");
+        put_str(o, r->missed);
+        puts_(o, "\n");
     }
     puts_(o, "Condense the conversation above now. Work it out in a "
              "<scratchpad> first, then write the <state_snapshot> as "
@@ -344,11 +353,83 @@ static size_t pinned_in(const unsigned char *pin, size_t from, size_t to) {
 /* Summarises view [from, to) (at least MIN_SUMMARISED entries not pinned,
  * valid splits) and plans [0, from) + summary + continuation + the pinned
  * entries of [from, to) in their order + [to, N). */
+/* The fact check's memory at the top of the answer buffer: its size (0:
+ * off, or no room beside an answer buffer of at least half). */
+#define FACTS_SEEN 2048u /* bytes of the list of anchors seen */
+static size_t facts_room(const ctxc_compress_ctx_t *ctx, size_t answer_cap) {
+    const ctxc_fact_check_t *fc = &ctx->values.fact_check;
+    if (fc->mode == CTXC_FACT_CHECK_OFF) {
+        return 0;
+    }
+    size_t want = CTXC__FACTS_MIN(fc->max_bytes) + FACTS_SEEN;
+    if (want > answer_cap / 2u) {
+        want = answer_cap / 2u;
+    }
+    return want >= CTXC__FACTS_MIN(fc->max_bytes) ? want : 0;
+}
+
+/* The answer's checks: not cut, not blank. */
+static ctxc_status_t answer_ok(ctxc_status_t st, size_t len, size_t cap,
+                               const char *answer, ctxc_error_t *err) {
+    if (st != CTXC_OK) {
+        if (st == CTXC_E_TOO_LARGE && err != NULL) {
+            ctxc__err_prefix(err, "summary answer (buffer %z bytes)", cap);
+        }
+        return st;
+    }
+    if (len >= cap) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "summary answer of %z bytes does not fit the "
+                          "%z-byte buffer",
+                          len, cap);
+    }
+    if (blank(answer, len)) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "the summary is blank: nothing applied");
+    }
+    return CTXC_OK;
+}
+
+/* The fact check of the answer (anchors.h): with `retry`, one more call
+ * naming the missing facts; then the section of those still missing is
+ * appended to the answer (*len grows). */
+static ctxc_status_t check_facts(const ctxc_compress_ctx_t *ctx,
+                                 ctxc_plan_t *plan, ctxc__facts_t *facts,
+                                 const ctxc_llm_t *llm,
+                                 ctxc_llm_request_t *req, req_t *r,
+                                 char *answer, size_t answer_cap, size_t *len,
+                                 ctxc_error_t *err) {
+    ctxc__facts_check(facts, (ctxc_str_t){answer, *len});
+    if (ctx->values.fact_check.mode == CTXC_FACT_CHECK_RETRY &&
+        facts->missing > 0 && facts->items_len > 0) {
+        r->missed = (ctxc_str_t){facts->items, facts->items_len};
+        ctxc_llm_usage_t usage;
+        memset(&usage, 0, sizeof usage);
+        plan->meta.fact_retry_made = true;
+        ctxc_status_t st =
+            llm->complete(llm, req, answer, answer_cap, len, &usage, err);
+        r->missed = CTXC_STR_ABSENT;
+        st = answer_ok(st, *len, answer_cap, answer, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+        ctxc__facts_check(facts, (ctxc_str_t){answer, *len});
+    }
+    plan->meta.anchors_found = facts->found;
+    plan->meta.anchors_missing = facts->missing;
+    plan->meta.anchors_added = facts->added;
+    if (facts->section_len > 0) { /* the section follows the answer */
+        memmove(answer + *len, facts->section, facts->section_len);
+        *len += facts->section_len;
+    }
+    return CTXC_OK;
+}
+
 static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
                                ctxc_plan_t *plan, const char *prompt_id,
                                size_t from, size_t to, size_t long_latest,
-                               const unsigned char *pin, uint64_t total,
-                               ctxc_error_t *err) {
+                               const unsigned char *pin, ctxc__pairs_t *pairs,
+                               uint64_t total, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     ctxc_work_t *w = ctx->work;
     if (ctx->llm_resolver == NULL) {
@@ -439,11 +520,30 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     char *cont = (char *)(hi + roles_bytes);
     char *answer = cont + CONT_MAX;
     size_t answer_cap = (size_t)((char *)end - answer);
+    size_t facts_cap = facts_room(ctx, answer_cap);
+    answer_cap -= facts_cap;
+    ctxc__facts_t facts = {ctx,
+                           pairs,
+                           pin,
+                           from,
+                           to,
+                           ctx->values.fact_check.max_items,
+                           ctx->values.fact_check.max_bytes,
+                           answer + answer_cap,
+                           facts_cap,
+                           0,
+                           0,
+                           0,
+                           NULL,
+                           0,
+                           NULL,
+                           0};
 
     req_t r = {ctx,         starts,
                pin,         turns,
                to,          long_latest,
-               has_snapshot(v, from, to), prompt};
+               has_snapshot(v, from, to), prompt,
+               CTXC_STR_ABSENT};
     ctxc_llm_request_t req = {write_system, turns + 1u, write_message, roles,
                               &r,           0,          NULL,          NULL};
     ctxc_llm_usage_t usage;
@@ -451,22 +551,16 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     size_t len = 0;
     plan->meta.llm_call_made = true;
     st = llm->complete(llm, &req, answer, answer_cap, &len, &usage, err);
+    st = answer_ok(st, len, answer_cap, answer, err);
     if (st != CTXC_OK) {
-        if (st == CTXC_E_TOO_LARGE && err != NULL) {
-            ctxc__err_prefix(err, "summary answer (buffer %z bytes)",
-                             answer_cap);
-        }
         return st;
     }
-    if (len >= answer_cap) {
-        return ctxc__fail(err, CTXC_E_TOO_LARGE,
-                          "summary answer of %z bytes does not fit the "
-                          "%z-byte buffer",
-                          len, answer_cap);
-    }
-    if (blank(answer, len)) {
-        return ctxc__fail(err, CTXC_E_PARSE,
-                          "the summary is blank: nothing applied");
+    if (facts_cap > 0) {
+        st = check_facts(ctx, plan, &facts, llm, &req, &r, answer, answer_cap,
+                         &len, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
     }
 
     size_t cont_len = continuation(ctx, cont);
@@ -596,7 +690,7 @@ ctxc_status_t ctxc__mo_compress(const ctxc_compress_ctx_t *ctx,
                         "middle-out: fewer than 4 messages in the middle", err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_MIDDLE_OUT, top, bottom,
-                     long_latest, pin, total, err);
+                     long_latest, pin, &pairs, total, err);
 }
 
 #endif
@@ -631,7 +725,7 @@ ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
                         err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, pin,
-                     total, err);
+                     &pairs, total, err);
 }
 
 #endif

@@ -64,6 +64,10 @@ uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
  * cfg->workspace_root is not a setting and is left as it is. */
 void ctxc_settings_density(const ctxc_settings_store_t *s,
                            ctxc_density_config_t *cfg);
+/* The fact check of LLM summaries: the mode from compression.factCheck,
+ * the bounds from CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES. */
+void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
+                              ctxc_fact_check_t *out);
 
 /* Every value a strategy reads: context limit, threshold (of `strategy`),
  * preserve fractions and density settings (out->density.workspace_root is

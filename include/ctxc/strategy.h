@@ -90,6 +90,27 @@ typedef struct {
     const char *write_tools;
 } ctxc_density_config_t;
 
+/* The fact check of LLM summaries (the setting compression.factCheck; the
+ * bounds CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES): the anchors of the summarised range (paths its tool
+ * calls touched, failed commands, URLs, backticked identifiers, active
+ * todos) missing from the summary are appended in a bounded section
+ * written by ctxc; `retry` asks the model once more first, naming them. */
+typedef enum {
+    CTXC_FACT_CHECK_OFF = 0,
+    CTXC_FACT_CHECK_APPEND = 1,
+    CTXC_FACT_CHECK_RETRY = 2,
+} ctxc_fact_check_mode_t;
+
+/* "off", "append", "retry", NULL (the setting's values). */
+extern const char *const ctxc_fact_check_modes[4];
+
+typedef struct {
+    ctxc_fact_check_mode_t mode;
+    uint32_t max_items; /* items listed at most (>= 1) */
+    uint32_t max_bytes; /* bytes of the section at most (>= 256: less
+                           means no section) */
+} ctxc_fact_check_t;
+
 /* Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
 typedef struct {
@@ -98,6 +119,7 @@ typedef struct {
     uint16_t preserve_threshold;     /* tail fraction kept */
     uint16_t top_preserve_threshold; /* head fraction kept (middle-out) */
     ctxc_density_config_t density;
+    ctxc_fact_check_t fact_check; /* middle-out, one-shot */
 } ctxc_strategy_values_t;
 
 /* Resolvers of the LLM strategies, called only when a summary call will be
@@ -256,6 +278,14 @@ typedef struct {
     size_t middle_compressed;     /* entries removed or summarised */
     uint64_t tokens_before;
     uint64_t tokens_after; /* estimate of the planned history */
+    /* the fact check of an LLM summary (ctxc_fact_check_t): anchors of the
+     * summarised range found in the summary, missing from it, and listed
+     * in the section ctxc appended; whether a second call asked for the
+     * missing ones (retry) */
+    size_t anchors_found;
+    size_t anchors_missing;
+    size_t anchors_added;
+    bool fact_retry_made;
 } ctxc_compress_meta_t;
 
 /* The new history as ops over the store. Ops are in order; KEEP ranges are

@@ -1717,9 +1717,15 @@ static bool has_summary_pair(const ctxc_history_t *h) {
         }
         ctxc_entry_block(&e, 0, &b);
         get_entry(h, i + 1, &c);
-        if (b.type == CTXC_BLOCK_TEXT &&
-            b.u.text.text.len == sizeof LLM_ANSWER - 1 &&
-            memcmp(b.u.text.text.ptr, LLM_ANSWER, b.u.text.text.len) == 0 &&
+        /* the answer, alone or with the section of missing facts that
+         * the fact check appends */
+        static const char facts[] = "\n\n<ctxc_facts>\n";
+        size_t n = sizeof LLM_ANSWER - 1;
+        if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.len >= n &&
+            memcmp(b.u.text.text.ptr, LLM_ANSWER, n) == 0 &&
+            (b.u.text.text.len == n ||
+             (b.u.text.text.len > n + sizeof facts - 1 &&
+              memcmp(b.u.text.text.ptr + n, facts, sizeof facts - 1) == 0)) &&
             c.speaker == CTXC_SPEAKER_AI) {
             return true;
         }

@@ -101,6 +101,7 @@ static void test_registry_lists_every_key(void **state) {
         {"compression.strategy", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression.profile", CTXC_SETTING_TYPE_STRING, "Chat Compression"},
         {"compression.retries", CTXC_SETTING_TYPE_INT, "Chat Compression"},
+        {"compression.factCheck", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression-threshold", CTXC_SETTING_TYPE_RATIO, "Chat Compression"},
         {"compression-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
@@ -893,7 +894,8 @@ static void test_unreadable_settings_file(void **state) {
 /* A file with every setting, each at a valid value. */
 #define EVERY_KEY                                                              \
     "{\"compression.strategy\": \"high-density\", \"compression.profile\": "   \
-    "\"cheap\", \"compression.retries\": 3, \"compression-threshold\": 0.5, "  \
+    "\"cheap\", \"compression.retries\": 3, \"compression.factCheck\": "      \
+    "\"retry\", \"compression-threshold\": 0.5, "                              \
     "\"compression-preserve-threshold\": 0.25, "                               \
     "\"compression-top-preserve-threshold\": 0.1, \"context-limit\": 32000, "  \
     "\"compression.density.readWritePruning\": false, "                        \
