@@ -194,6 +194,10 @@ typedef struct {
  *    decided as it is written: the same result), then up to four 320-byte
  *    summaries cached between deciding and writing (all four from 105 /
  *    117 entries on; fewer only mean summaries made again).
+ * Pinned entries (ctxc_history_pin): compress marks them, one byte per
+ * view position, in `removals` (free while compress runs), and the density
+ * step in `boundary` (which it does not use otherwise); with no pinned
+ * entry neither is touched.
  * The results are the same with any work area size. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 typedef struct {
