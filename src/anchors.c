@@ -11,11 +11,11 @@
 
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
 
-#define ITEM_MAX 200u    /* bytes of an anchor shown in an item */
-#define CMD_MATCH 40u    /* bytes of a command looked for */
-#define TODO_MATCH 120u  /* bytes of a todo looked for */
-#define IDENT_MAX 64u    /* bytes of a backticked identifier */
-#define URL_MAX 240u     /* longer URLs are not anchors */
+#define ITEM_MAX 200u   /* bytes of an anchor shown in an item */
+#define CMD_MATCH 40u   /* bytes of a command looked for */
+#define TODO_MATCH 120u /* bytes of a todo looked for */
+#define IDENT_MAX 64u   /* bytes of a backticked identifier */
+#define URL_MAX 240u    /* longer URLs are not anchors */
 #define HALF (CTXC__FACTS_SCRATCH / 2u)
 
 static const char HEADER[] =
@@ -270,8 +270,8 @@ static bool exit_status(ctxc_str_t result, const char **num, size_t *nlen) {
     for (size_t k = 0; result.ptr != NULL && result.ptr[0] == '{' && k < 5;
          k++) {
         if (ctxc__json_find_key(result.ptr, result.len, keys[k], &v) &&
-            v.len > 0 && (v.ptr[0] == '-' || (v.ptr[0] >= '1' &&
-                                               v.ptr[0] <= '9'))) {
+            v.len > 0 &&
+            (v.ptr[0] == '-' || (v.ptr[0] >= '1' && v.ptr[0] <= '9'))) {
             *num = v.ptr;
             *nlen = v.len;
             return true;
@@ -416,8 +416,9 @@ static void identifiers(fc_t *fc, ctxc_str_t s) {
         }
         if (run > 1) { /* a fence or ``code``: to the same run again */
             size_t j = i + run;
-            while (j + run <= s.len &&
-                   !(s.ptr[j] == '`' && memcmp(s.ptr + j, s.ptr + i, run) == 0)) {
+            while (
+                j + run <= s.len &&
+                !(s.ptr[j] == '`' && memcmp(s.ptr + j, s.ptr + i, run) == 0)) {
                 j++;
             }
             i = j + run - 1u;
@@ -444,7 +445,8 @@ static void identifiers(fc_t *fc, ctxc_str_t s) {
     }
 }
 
-/* ---- the check ------------------------------------------------------------ */
+/* ---- the check ------------------------------------------------------------
+ */
 
 static void todos(fc_t *fc) {
     const ctxc_compress_ctx_t *ctx = fc->f->ctx;
@@ -464,8 +466,9 @@ static void todos(fc_t *fc) {
                     true)) {
                 fc->f->found++;
             } else {
-                missing(fc, k == 0 ? "todo (in progress): " : "todo: ",
-                        t->content, n, "", NULL, 0);
+                missing(fc,
+                        k == 0 ? "todo (in progress): " : "todo: ", t->content,
+                        n, "", NULL, 0);
             }
         }
     }
@@ -476,8 +479,8 @@ static void calls(fc_t *fc, size_t p, const ctxc_block_t *b) {
     ctxc_str_t params = b->u.tool_call.parameters;
     urls(fc, params);
     ctxc__tool_t t;
-    (void)ctxc__tool_resolve(&ctx->values.density, b->u.tool_call.name,
-                             params, &t);
+    (void)ctxc__tool_resolve(&ctx->values.density, b->u.tool_call.name, params,
+                             &t);
     switch (t.role) {
     case CTXC__ROLE_READ:
     case CTXC__ROLE_WRITE: {

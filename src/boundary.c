@@ -245,8 +245,8 @@ size_t ctxc__pins_mark(ctxc__pairs_t *pr, unsigned char *pin) {
     const ctxc_view_t *v = pr->v;
     size_t marked = 0;
     for (size_t p = 0; p < v->count; p++) {
-        bool on = (v->slots_[ctxc_view_index(v, p)].flags &
-                   CTXC_ENTRY_PINNED) != 0;
+        bool on =
+            (v->slots_[ctxc_view_index(v, p)].flags & CTXC_ENTRY_PINNED) != 0;
         if (pin != NULL) {
             pin[p] = on ? 1u : 0u;
         }

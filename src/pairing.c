@@ -584,8 +584,8 @@ static ctxc_status_t pinned_changed(size_t i, size_t pinned,
  * has pinned entries); each of its tool blocks the plan drops must have
  * its partner dropped too. */
 static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
-                                  const ctxc_plan_t *plan, size_t i,
-                                  bool pins, ctxc_error_t *err) {
+                                  const ctxc_plan_t *plan, size_t i, bool pins,
+                                  ctxc_error_t *err) {
     if (pins && (h->slots[i].flags & CTXC_ENTRY_PINNED) != 0) {
         ctxc_entry_t pe;
         entry_at(h, i, &pe);

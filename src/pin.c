@@ -130,7 +130,7 @@ static void pin_write(ctxc_history_t *h, size_t i, bool on) {
     size_t rec = h->slots[i].offset;
     ctxc_str_t m = meta_of(h, i);
     size_t mstart = rec + 8; /* the metadata text in the arena */
-    if (m.ptr == NULL) { /* absent: {"pinned":true} */
+    if (m.ptr == NULL) {     /* absent: {"pinned":true} */
         size_t body = 2u + sizeof PIN_MEMBER - 1u;
         splice(h, i, mstart, (long)(body + 1u));
         uint8_t *p = h->arena + rec;
@@ -172,8 +172,8 @@ static void pin_write(ctxc_history_t *h, size_t i, bool on) {
             char *t = (char *)h->arena + mstart;
             size_t pos = 1, value, end, w = 1, kept = 0;
             ctxc_str_t key;
-            while (next_member((ctxc_str_t){t, m.len}, &pos, &key, &value,
-                               &end)) {
+            while (
+                next_member((ctxc_str_t){t, m.len}, &pos, &key, &value, &end)) {
                 if (is_pinned_key(key)) {
                     continue;
                 }

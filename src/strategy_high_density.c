@@ -430,7 +430,8 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
                                     &r, NULL)) {
         return false;
     }
-    if (r >= MAX_EDIT_BLOCKS || (hd->pin != NULL && (hd->pin[p] || hd->pin[q]))) {
+    if (r >= MAX_EDIT_BLOCKS ||
+        (hd->pin != NULL && (hd->pin[p] || hd->pin[q]))) {
         return false; /* a pinned read and its result stay */
     }
     bool pruned;
@@ -924,7 +925,8 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
     size_t k = 0;
     /* a pinned entry is never edited (its inclusions still count below) */
     bool pinned = hd->pin != NULL && hd->pin[p];
-    for (; !pinned && k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b);
+    for (;
+         !pinned && k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b);
          k++) {
         unsigned what = 0;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
@@ -1306,9 +1308,9 @@ hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
      * index_prepare sets up anew) */
     if (work->boundary != NULL && ctxc__pins_mark(pairs, NULL) > 0) {
         ctxc__pairs_lazy(pairs, raw, work->index,
-                         work->index != NULL ? work->index_slots *
-                                                   CTXC_WORK_INDEX_SLOT_BYTES
-                                             : 0);
+                         work->index != NULL
+                             ? work->index_slots * CTXC_WORK_INDEX_SLOT_BYTES
+                             : 0);
         (void)ctxc__pins_mark(pairs, (unsigned char *)work->boundary);
         hd->pin = (const unsigned char *)work->boundary;
         ctxc__pairs_lazy(pairs, raw, NULL, 0);
@@ -1756,8 +1758,7 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
-        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL ||
-            (pin != NULL && pin[p])) {
+        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL || (pin != NULL && pin[p])) {
             continue; /* pinned results are never shortened */
         }
         ctxc_entry_t *e = &need->e;

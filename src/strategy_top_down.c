@@ -87,8 +87,7 @@ ctxc_status_t ctxc__td_compress(const ctxc_compress_ctx_t *ctx,
     /* keep the store from the first kept entry on (entries outside the
      * curated view that lie in the kept tail stay with it) */
     if (st == CTXC_OK) {
-        st = ctxc_plan_keep(plan, ctxc_view_index(v, cut), v->store_count,
-                            err);
+        st = ctxc_plan_keep(plan, ctxc_view_index(v, cut), v->store_count, err);
     }
     plan->meta.compressed_count = pinned_kept + n - cut;
     plan->meta.bottom_preserved = n - cut;

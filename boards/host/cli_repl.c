@@ -447,10 +447,10 @@ static void repl_pin(const char *arg, bool on) {
     for (size_t i = 0; i < count && i / 8 < sizeof was; i++) {
         ctxc_entry_t e;
         (void)ctxc_history_get(h, i, &e);
-        was[i / 8] = (unsigned char)((was[i / 8] & ~(1u << (i % 8))) |
-                                     ((e.flags & CTXC_ENTRY_PINNED) != 0
-                                          ? 1u << (i % 8)
-                                          : 0u));
+        was[i / 8] =
+            (unsigned char)((was[i / 8] & ~(1u << (i % 8))) |
+                            ((e.flags & CTXC_ENTRY_PINNED) != 0 ? 1u << (i % 8)
+                                                                : 0u));
     }
     ctxc_error_t err;
     if (ctxc_history_pin(h, (size_t)n, on, &err) != CTXC_OK) {

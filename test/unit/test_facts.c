@@ -83,7 +83,8 @@ static int setup(void **state) {
     (void)state;
     ctxc_history_clear(&hist);
     memset(&fk, 0, sizeof fk);
-    fk.answers[0] = fk.answers[1] = "<state_snapshot>we worked</state_snapshot>";
+    fk.answers[0] = fk.answers[1] =
+        "<state_snapshot>we worked</state_snapshot>";
     ctxc_settings_init(&set, NULL);
     t_set_uint(&set, "context-limit", 100000);
     return 0;
@@ -97,9 +98,11 @@ static void history(void) {
     t_add_text(&hist, CTXC_SPEAKER_HUMAN,
                "please fix `parse_header` in the parser, see "
                "https://example.org/spec#headers." FILL);
-    ctxc_block_t c1 = t_call("c1", "read_file", "{\"file_path\":\"src/parse.c\"}");
+    ctxc_block_t c1 =
+        t_call("c1", "read_file", "{\"file_path\":\"src/parse.c\"}");
     t_add(&hist, CTXC_SPEAKER_AI, &c1, 1);
-    ctxc_block_t r1 = t_resp("c1", "read_file", "\"int parse_header(void);" FILL "\"", NULL);
+    ctxc_block_t r1 =
+        t_resp("c1", "read_file", "\"int parse_header(void);" FILL "\"", NULL);
     t_add(&hist, CTXC_SPEAKER_TOOL, &r1, 1);
     ctxc_block_t c2 = t_call("c2", "Edit",
                              "{\"file_path\":\"/w/include/parse.h\","
@@ -110,9 +113,9 @@ static void history(void) {
     ctxc_block_t c3 =
         t_call("c3", "run_shell_command", "{\"command\":\"make test\"}");
     t_add(&hist, CTXC_SPEAKER_AI, &c3, 1);
-    ctxc_block_t r3 = t_resp("c3", "run_shell_command",
-                             "{\"exit_code\":2,\"output\":\"test_parse FAILED" FILL "\"}",
-                             NULL);
+    ctxc_block_t r3 = t_resp(
+        "c3", "run_shell_command",
+        "{\"exit_code\":2,\"output\":\"test_parse FAILED" FILL "\"}", NULL);
     t_add(&hist, CTXC_SPEAKER_TOOL, &r3, 1);
     ctxc_block_t c4 = t_call("c4", "Bash", "{\"command\":\"ls\"}");
     t_add(&hist, CTXC_SPEAKER_AI, &c4, 1);
@@ -154,8 +157,9 @@ static void test_missing_facts_are_appended_most_recent_first(void **state) {
     history();
     run(NULL); /* the default: append */
     const char *s = summary();
-    assert_true(strncmp(s, "<state_snapshot>we worked</state_snapshot>\n\n"
-                           "<ctxc_facts>\nAdded by ctxc, not by the model",
+    assert_true(strncmp(s,
+                        "<state_snapshot>we worked</state_snapshot>\n\n"
+                        "<ctxc_facts>\nAdded by ctxc, not by the model",
                         86) == 0);
     const char *todo = strstr(s, "- todo (in progress): add a regression "
                                  "test for headers\n");
@@ -285,8 +289,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(
             test_missing_facts_are_appended_most_recent_first, setup),
-        cmocka_unit_test_setup(test_facts_the_summary_has_are_not_added,
-                               setup),
+        cmocka_unit_test_setup(test_facts_the_summary_has_are_not_added, setup),
         cmocka_unit_test_setup(test_off_keeps_the_summary_as_written, setup),
         cmocka_unit_test_setup(test_retry_asks_once_naming_what_is_missing,
                                setup),
