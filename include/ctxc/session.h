@@ -38,6 +38,7 @@
 #include "ctxc/history.h"
 #include "ctxc/port.h"
 #include "ctxc/settings.h"
+#include "ctxc/spill.h"
 #include "ctxc/strategy.h"
 
 #ifdef __cplusplus
@@ -95,6 +96,11 @@ typedef struct {
     const ctxc_todo_t *todos;
     size_t todo_count;
     const char *transcript_path;
+    /* the spill store of pruned blocks (ctxc_session_set_spill; NULL:
+     * none) and the buffer a spilled entry is written through */
+    ctxc_spill_t *spill;
+    char *spill_buf;
+    size_t spill_buf_cap;
 } ctxc_session_t;
 
 /* settings is kept by pointer (it must outlive the session). The session
@@ -133,6 +139,30 @@ void ctxc_session_deinit(ctxc_session_t *s);
  * and the strategies without an LLM); context-limit is set
  * (CTXC_E_INVALID_ARG). Changes nothing. */
 ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err);
+
+/* A spill store for what the density step prunes or replaces (read->write
+ * pruning, recency pruning, file dedupe): each original block is stored
+ * before the history changes, and its pointer carries the id
+ * (CTXC_SPILLED_RESULT_TEXT, CTXC_SPILLED_NOTE_TEXT; a read pruned for a
+ * later write then keeps its call, its result becomes the pointer). The
+ * entry holding the block is written to the store through buf (cap bytes:
+ * the longest entry line plus 24); a block that cannot be stored (the
+ * store full, an I/O error, buf too small) stops the step, which then
+ * changes nothing and returns the error. Blocks stored by one step are
+ * never evicted by that step. sp NULL: none (pruning as without a store).
+ * Everything is kept by pointer. */
+void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
+                            size_t cap);
+
+/* The original block behind a pointer's id: its interchange JSON
+ * (`{"type":"tool_response",...}`) into out[0..cap), *len bytes.
+ * Errors: CTXC_E_UNAVAILABLE (no spill store set), CTXC_E_NOT_FOUND
+ * (unknown id, evicted, store missing: the message says which),
+ * CTXC_E_NO_SPACE (out too small), CTXC_E_PARSE (a stored block that is
+ * not the store's), the filesystem's errors. */
+ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
+                                   char *out, size_t cap, size_t *len,
+                                   ctxc_error_t *err);
 
 /* The workspace root that relative paths of tool calls are resolved against
  * by the density step (kept by pointer; NULL: relative paths are compared

@@ -88,6 +88,17 @@ typedef struct {
      * checks them; they must stay valid while the step runs. */
     const char *read_tools;
     const char *write_tools;
+    /* The spill hook (NULL: none; then pruning is as without a store):
+     * called before a tool result or a text block is pruned or replaced,
+     * with the store index of its entry and the block's index in it; it
+     * stores the block and writes its id (CTXC_SPILL_ID_LEN hex digits and
+     * a NUL, ctxc/spill.h). The pointer then carries the id
+     * (CTXC_SPILLED_RESULT_TEXT, CTXC_SPILLED_NOTE_TEXT), and a read pruned
+     * for a later write keeps its call and gets the pointer too. An error
+     * stops the step: nothing is applied. */
+    ctxc_status_t (*spill)(void *user, size_t index, size_t block, char *id,
+                           ctxc_error_t *err);
+    void *spill_user;
 } ctxc_density_config_t;
 
 /* The fact check of LLM summaries (the setting compression.factCheck; the
@@ -339,6 +350,14 @@ typedef struct {
 /* The pointer text that replaces a pruned result (recency pruning). */
 #define CTXC_PRUNED_RESULT_TEXT                                                \
     "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
+/* With a spill hook (ctxc_density_config_t.spill): the pointer text of a
+ * spilled result and the note of a spilled inclusion; 00000000 stands for
+ * the block's id. */
+#define CTXC_SPILLED_RESULT_TEXT                                               \
+    "[Result pruned \xe2\x80\x94 [ctxc:restore 00000000]]"
+#define CTXC_SPILLED_NOTE_TEXT                                                 \
+    "[superseded by a later inclusion of this file \xe2\x80\x94 "              \
+    "[ctxc:restore 00000000]]"
 
 /* ---- strategies ---------------------------------------------------------- */
 
