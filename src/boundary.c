@@ -238,3 +238,67 @@ ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
     plan->meta.tokens_before = *total;
     return CTXC_OK;
 }
+
+/* ---- pinned entries ------------------------------------------------------ */
+
+size_t ctxc__pins_mark(ctxc__pairs_t *pr, unsigned char *pin) {
+    const ctxc_view_t *v = pr->v;
+    size_t marked = 0;
+    for (size_t p = 0; p < v->count; p++) {
+        bool on =
+            (v->slots_[ctxc_view_index(v, p)].flags & CTXC_ENTRY_PINNED) != 0;
+        if (pin != NULL) {
+            pin[p] = on ? 1u : 0u;
+        }
+        marked += on ? 1u : 0u;
+    }
+    if (marked == 0 || pin == NULL) {
+        return marked; /* the common case: no pin, no pair walked */
+    }
+    /* a call and its response are pinned together, transitively: until
+     * nothing changes (each round pins at least one more entry) */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t a = 0; a < v->count; a++) {
+            if (v->slots_[ctxc_view_index(v, a)].speaker != CTXC_SPEAKER_AI) {
+                continue;
+            }
+            ctxc_entry_t e;
+            ctxc_view_get(v, a, &e);
+            const uint8_t *cur = NULL;
+            ctxc_block_t b;
+            while (ctxc_entry_next_block(&e, &cur, &b)) {
+                size_t q, k;
+                if (b.type != CTXC_BLOCK_TOOL_CALL ||
+                    !ctxc__pairs_seek(pr, a, b.u.tool_call.id, false,
+                                      CTXC__PAIR_WINDOW, &q, &k, NULL) ||
+                    pin[a] == pin[q]) {
+                    continue;
+                }
+                pin[a] = pin[q] = 1u;
+                marked++;
+                changed = true;
+            }
+        }
+    }
+    return marked;
+}
+
+const unsigned char *ctxc__compress_pins(const ctxc_compress_ctx_t *ctx,
+                                         ctxc__pairs_t *pairs,
+                                         uint64_t *pinned_tokens) {
+    unsigned char *pin = (unsigned char *)ctx->work->removals;
+    *pinned_tokens = 0;
+    if (pin == NULL || ctxc__pins_mark(pairs, NULL) == 0) {
+        return NULL;
+    }
+    (void)ctxc__pins_mark(pairs, pin);
+    for (size_t p = 0; p < ctx->view.count; p++) {
+        if (pin[p]) {
+            ctxc_entry_t e;
+            ctxc_view_get(&ctx->view, p, &e);
+            *pinned_tokens += e.tokens;
+        }
+    }
+    return pin;
+}

@@ -566,9 +566,33 @@ static size_t partner_of(lazy_index_t *lz, size_t pos, const ctxc_block_t *b) {
 
 /* Old entry i is not kept (dropped or replaced): each of its tool blocks
  * the plan drops must have its partner dropped too. */
+static ctxc_status_t pinned_changed(size_t i, size_t pinned,
+                                    ctxc_error_t *err) {
+    if (i == pinned) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "the plan drops or changes pinned entry %z", i);
+    }
+    return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                      "the plan drops or changes entry %z, whose tool pair "
+                      "ties it to pinned entry %z",
+                      i, pinned);
+}
+
+/* Old entry i is not kept (dropped or replaced): it must not be pinned
+ * (an entry without content, outside the curated view, carries nothing to
+ * keep), nor share a tool pair with a pinned entry (`pins`: the history
+ * has pinned entries); each of its tool blocks the plan drops must have
+ * its partner dropped too. */
 static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
-                                  const ctxc_plan_t *plan, size_t i,
+                                  const ctxc_plan_t *plan, size_t i, bool pins,
                                   ctxc_error_t *err) {
+    if (pins && (h->slots[i].flags & CTXC_ENTRY_PINNED) != 0) {
+        ctxc_entry_t pe;
+        entry_at(h, i, &pe);
+        if (ctxc_entry_has_content(&pe)) {
+            return pinned_changed(i, i, err);
+        }
+    }
     if (h->slots[i].speaker == CTXC_SPEAKER_HUMAN) {
         return CTXC_OK; /* no tool blocks there (the rule) */
     }
@@ -582,6 +606,12 @@ static ctxc_status_t check_unkept(const ctxc_history_t *h, lazy_index_t *lz,
     ctxc_block_t b;
     while (next_tool_block(&e, &cur, &b)) {
         ctxc_str_t id = ctxc__ids_tool_id(&b);
+        if (pins) {
+            size_t q = partner_of(lz, i, &b);
+            if (q != SIZE_MAX && (h->slots[q].flags & CTXC_ENTRY_PINNED)) {
+                return pinned_changed(i, q, err);
+            }
+        }
         if (ins != NULL && entry_has(&repl, b.type, id)) {
             continue; /* the block stays */
         }
@@ -622,6 +652,10 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
     store_view(h, &lz.all);
     lz.at.v = &lz.all;
     lz.at.sid = NULL;
+    bool pins = false; /* pinned entries: none in most histories */
+    for (size_t i = 0; i < h->count && !pins; i++) {
+        pins = (h->slots[i].flags & CTXC_ENTRY_PINNED) != 0;
+    }
     size_t next = 0;
     for (size_t k = 0; k <= plan->count && st == CTXC_OK; k++) {
         size_t end = h->count;
@@ -632,7 +666,7 @@ ctxc_status_t ctxc__pairing_check_plan(ctxc_history_t *h,
             end = plan->ops[k].from;
         }
         for (size_t i = next; i < end && st == CTXC_OK; i++) {
-            st = check_unkept(h, &lz, plan, i, err);
+            st = check_unkept(h, &lz, plan, i, pins, err);
         }
         if (k < plan->count) {
             next = plan->ops[k].to;

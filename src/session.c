@@ -10,6 +10,7 @@
 #include "ctxc/session.h"
 #include "ctxc/strategy.h"
 #include "error.h"
+#include "json.h"
 #include "sink.h"
 #include "strategies.h"
 #include "tool_roles.h"
@@ -111,6 +112,17 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
     out->preserve_threshold = ctxc_settings_preserve_threshold(s);
     out->top_preserve_threshold = ctxc_settings_top_preserve_threshold(s);
     ctxc_settings_density(s, &out->density);
+    ctxc_settings_fact_check(s, &out->fact_check);
+}
+
+void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
+                              ctxc_fact_check_t *out) {
+    uint32_t mode = CTXC_FACT_CHECK_APPEND;
+    (void)ctxc_settings_enum(s, CTXC_SETTING_COMPRESSION_FACT_CHECK, &mode);
+    out->mode = mode <= CTXC_FACT_CHECK_RETRY ? (ctxc_fact_check_mode_t)mode
+                                              : CTXC_FACT_CHECK_APPEND;
+    out->max_items = CTXC_CFG_FACT_CHECK_MAX_ITEMS;
+    out->max_bytes = CTXC_CFG_FACT_CHECK_MAX_BYTES;
 }
 
 /* ---- the session --------------------------------------------------------- */
@@ -295,6 +307,94 @@ ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
     return r;
 }
 
+/* The density step's spill hook (ctxc_session_set_spill): the block's
+ * index, a line feed, then its entry's line, stored. */
+static ctxc_status_t ctxc__session_spill(void *user, size_t index,
+                                         size_t block, char *id,
+                                         ctxc_error_t *err) {
+    ctxc_session_t *s = user;
+    size_t which = block;
+    char num[24];
+    size_t n = 0;
+    do {
+        num[sizeof num - 1u - n++] = (char)('0' + block % 10u);
+        block /= 10u;
+    } while (block > 0 && n < sizeof num - 1u);
+    if (s->spill_buf == NULL || s->spill_buf_cap < n + 2u) {
+        return ctxc__fail(err, CTXC_E_NO_SPACE,
+                          "spill: no buffer for the entry (session)");
+    }
+    memcpy(s->spill_buf, num + sizeof num - n, n);
+    s->spill_buf[n++] = '\n';
+    size_t len = 0;
+    ctxc_status_t st = ctxc_export_entry_buf(
+        s->history, index, s->spill_buf + n, s->spill_buf_cap - n, &len, err);
+    if (st == CTXC_OK) {
+        st = ctxc_spill_put(s->spill, s->spill_buf, n + len, id, err);
+    }
+    if (st != CTXC_OK && err != NULL) {
+        ctxc__err_prefix(err, "spilling block %z of entry %z before pruning "
+                              "it (history unchanged)",
+                         which, index);
+    }
+    return st;
+}
+
+void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
+                            size_t cap) {
+    s->spill = sp;
+    s->spill_buf = buf;
+    s->spill_buf_cap = buf != NULL ? cap : 0;
+}
+
+ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
+                                   char *out, size_t cap, size_t *len,
+                                   ctxc_error_t *err) {
+    if (s == NULL || out == NULL || len == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "restore: NULL");
+    }
+    if (s->spill == NULL) {
+        return ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                          "restore %s: no spill store is set "
+                          "(ctxc_session_set_spill)",
+                          id != NULL ? id : "");
+    }
+    size_t n = 0;
+    ctxc_status_t st = ctxc_spill_get(s->spill, id, out, cap, &n, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    /* "<block>\n<entry line>": the block's JSON out of the line */
+    size_t block = 0, i = 0;
+    while (i < n && out[i] >= '0' && out[i] <= '9') {
+        block = block * 10u + (size_t)(out[i++] - '0');
+    }
+    ctxc_str_t blocks;
+    if (i == 0 || i >= n || out[i] != '\n' ||
+        !ctxc__json_find_key(out + i + 1, n - i - 1, "blocks", &blocks) ||
+        blocks.len < 2 || blocks.ptr[0] != '[') {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "restore %s: not a block of the spill store", id);
+    }
+    size_t at = 1;
+    for (size_t k = 0; at < blocks.len && blocks.ptr[at] != ']'; k++) {
+        size_t end = ctxc__json_skip_value(blocks.ptr, blocks.len, at);
+        if (end <= at || end > blocks.len) {
+            break;
+        }
+        if (k == block) {
+            size_t bl = end - at;
+            memmove(out, blocks.ptr + at, bl);
+            out[bl < cap ? bl : cap - 1u] = '\0';
+            *len = bl;
+            return CTXC_OK;
+        }
+        at = end < blocks.len && blocks.ptr[end] == ',' ? end + 1u : end;
+    }
+    return ctxc__fail(err, CTXC_E_PARSE,
+                      "restore %s: not a block of the spill store", id);
+}
+
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
     s->density_dirty = false; /* cleared whether it runs or not */
@@ -314,9 +414,17 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
     s->locked = true;
+    if (s->spill != NULL) {
+        density.spill = ctxc__session_spill;
+        density.spill_user = s;
+        ctxc_spill_begin(s->spill);
+    }
     r = st->optimize(&raw, &density, s->work, &result, err);
     if (r == CTXC_OK) {
         r = ctxc_density_apply(s->history, &result, s->work, err);
+    }
+    if (s->spill != NULL) {
+        ctxc_spill_end(s->spill);
     }
     s->locked = false;
     if (r == CTXC_OK) {
@@ -893,6 +1001,30 @@ static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
         s->locked = true;
         r = ctxc__llm_end(&j->ctx, &j->plan, &j->llm, r, err);
         s->locked = false;
+        if (r == CTXC_OK && j->llm.call) {
+            /* the fact check (compression.factCheck retry): a second
+             * summary call naming what the first answer left out, made by
+             * the job as the first was */
+            ctxc_port_log(s->port, CTXC_LOG_INFO,
+                          "compression job with %s: the summary lacks facts "
+                          "of its range; asking the model once more",
+                          j->strategy->name);
+            if (llm->step != NULL && llm->start != NULL) {
+                r = llm->start(llm, &j->llm.request, j->llm.answer,
+                               j->llm.answer_cap, err);
+                if (r == CTXC_OK || r == CTXC_E_IN_PROGRESS) {
+                    return CTXC_E_IN_PROGRESS; /* still JOB_CALL */
+                }
+                j->llm.call = false; /* the call has ended already */
+            } else {
+                r = llm->complete(llm, &j->llm.request, j->llm.answer,
+                                  j->llm.answer_cap, &j->llm.len,
+                                  &j->llm.usage, err);
+                s->locked = true;
+                r = ctxc__llm_end(&j->ctx, &j->plan, &j->llm, r, err);
+                s->locked = false;
+            }
+        }
         j->state = JOB_READY;
     }
 #endif

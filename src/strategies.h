@@ -26,8 +26,12 @@ ctxc_status_t ctxc__os_compress(const ctxc_compress_ctx_t *ctx,
 /* The LLM strategies (id middle-out or one-shot) in two halves around the
  * summary call: begin plans up to the call and sets job->call (false: the
  * plan is already complete, no call); end takes the call's status (and
- * job->len, job->usage) and completes the plan. compress() is begin, the
- * blocking call, end. CTXC_E_UNAVAILABLE for an id not compiled in. */
+ * job->len, job->usage) and completes the plan, unless the fact check
+ * (compression.factCheck retry) asks the model once more: then end answers
+ * CTXC_OK with job->call set again (job->request now names the missing
+ * facts, job->len 0): make that call and call end again (at most once).
+ * compress() is begin, the blocking call(s), end. CTXC_E_UNAVAILABLE for
+ * an id not compiled in. */
 ctxc_status_t ctxc__llm_begin(const ctxc_compress_ctx_t *ctx,
                               ctxc_strategy_id_t id, ctxc_plan_t *plan,
                               ctxc_llm_job_t *job, ctxc_error_t *err);
@@ -96,5 +100,23 @@ ctxc_status_t ctxc__compress_prepare(const ctxc_compress_ctx_t *ctx,
                                      ctxc_boundary_t *bd, ctxc__pairs_t *pairs,
                                      uint64_t *total, uint64_t *target,
                                      ctxc_error_t *err);
+
+/* ---- pinned entries (boundary.c) ----------------------------------------
+ * An entry is pinned when its metadata says "pinned": true, or when it
+ * shares a tool call / response pair with a pinned entry (transitively: a
+ * call's ai entry, the tool entries answering it, and so on). Strategies
+ * keep pinned entries verbatim and in order. */
+
+/* Marks the pinned entries of pr->v in pin[0..count) (1 pinned, 0 not;
+ * pin may be NULL: then only the flagged entries are counted). Returns the
+ * entries marked (0 when none is flagged: no pair is looked at). */
+size_t ctxc__pins_mark(ctxc__pairs_t *pr, unsigned char *pin);
+
+/* The pinned entries of a compress()'s view, marked in the work area's
+ * `removals` (free while compress runs: a density result is applied before
+ * it), or NULL when there are none; *pinned_tokens = their estimates. */
+const unsigned char *ctxc__compress_pins(const ctxc_compress_ctx_t *ctx,
+                                         ctxc__pairs_t *pairs,
+                                         uint64_t *pinned_tokens);
 
 #endif /* CTXC_STRATEGIES_H */

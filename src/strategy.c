@@ -11,6 +11,8 @@
 
 const char *const ctxc_on_limit_names[] = {"wait", "top-down-truncation",
                                            "high-density", NULL};
+const char *const ctxc_fact_check_modes[4] = {"off", "append", "retry",
+                                              NULL};
 
 const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1] = {
 #define CTXC_STRATEGY_NAME_(id, cfg, name) name,

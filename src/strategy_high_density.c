@@ -61,10 +61,25 @@ static const char END_MARKER[] = "--- End of content ---";
 static const char DEDUPE_NOTE[] =
     "[superseded by a later inclusion of this file]";
 static const char POINTER_JSON[] = "\"" CTXC_PRUNED_RESULT_TEXT "\"";
+/* with a spill hook: the same with the block's id (patched over the
+ * zeros; SPILL_ID_AT: where they are) */
+static const char SPILL_POINTER_JSON[] = "\"" CTXC_SPILLED_RESULT_TEXT "\"";
+static const char SPILL_NOTE[] = CTXC_SPILLED_NOTE_TEXT;
+#define SPILL_ID_LEN 8u
+#define SPILL_POINTER_ID_AT (sizeof SPILL_POINTER_JSON - 1u - 3u - SPILL_ID_LEN)
+#define SPILL_NOTE_ID_AT (sizeof SPILL_NOTE - 1u - 2u - SPILL_ID_LEN)
+#define SPILL_NOTES 8u /* spilled inclusions replaced per text block */
 
 static bool str_is(ctxc_str_t s, const char *lit) {
     size_t n = strlen(lit);
     return s.ptr != NULL && s.len == n && memcmp(s.ptr, lit, n) == 0;
+}
+
+/* A result that is a pointer already (with or without an id). */
+static bool is_pointer(ctxc_str_t r) {
+    return str_is(r, POINTER_JSON) ||
+           (r.ptr != NULL && r.len == sizeof SPILL_POINTER_JSON - 1u &&
+            memcmp(r.ptr, SPILL_POINTER_JSON, SPILL_POINTER_ID_AT) == 0);
 }
 
 /* The speaker of view position p, from its slot (the record is not
@@ -287,6 +302,9 @@ typedef struct {
      * paths it is compared with. No path buffer is on the stack. */
     char *path[2];
     size_t path_cap;
+    /* pinned raw view positions (in work->boundary, which the step does not
+     * use otherwise), or NULL when none is: never edited, never pruned */
+    const unsigned char *pin;
 } hd_t;
 
 /* The indexed path's tables as the passes test them: a constant NULL when
@@ -427,8 +445,9 @@ static bool rw_prunes(const hd_t *hd, size_t p, size_t k, const ctxc_block_t *b,
                                     &r, NULL)) {
         return false;
     }
-    if (r >= MAX_EDIT_BLOCKS) {
-        return false;
+    if (r >= MAX_EDIT_BLOCKS ||
+        (hd->pin != NULL && (hd->pin[p] || hd->pin[q]))) {
+        return false; /* a pinned read and its result stay */
     }
     bool pruned;
     if (t.at == CTXC__AT_PATHS) {
@@ -711,6 +730,7 @@ static bool included_later(const hd_t *hd, size_t p, size_t k, const char *t,
 #define ED_DROP 1u    /* block removed (read->write) */
 #define ED_POINTER 2u /* result replaced by the pointer text (recency) */
 #define ED_RETEXT 4u  /* text block rewritten (dedupe) */
+#define ED_SPILL 8u   /* result replaced by a pointer with an id (spilled) */
 
 /* (per-block bytes, not 64-bit masks: variable 64-bit shifts are long on
  * 32-bit targets) */
@@ -734,9 +754,14 @@ static bool apply_edit(void *user, size_t index, ctxc_block_t *b) {
     if (what & ED_POINTER) {
         b->u.tool_response.result = CTXC_STR_LIT(POINTER_JSON);
     }
-    if (what & ED_RETEXT) {
+    if (what & (ED_RETEXT | ED_SPILL)) {
         for (size_t i = 0; i < ed->ntext; i++) {
-            if (ed->text_block[i] == index) {
+            if (ed->text_block[i] != index) {
+                continue;
+            }
+            if (what & ED_SPILL) {
+                b->u.tool_response.result = ed->text[i];
+            } else {
                 b->u.text.text = ed->text[i];
             }
         }
@@ -783,13 +808,20 @@ dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
     size_t at = 0;
     incl_t in;
     *replaced = 0;
+    bool spill = hd->cfg->spill != NULL;
+    const char *note = spill ? SPILL_NOTE : DEDUPE_NOTE;
+    size_t note_len = spill ? sizeof SPILL_NOTE - 1u : sizeof DEDUPE_NOTE - 1u;
+    size_t notes[SPILL_NOTES]; /* where the spilled notes' ids go */
     while (next_inclusion(t, n, at, &in)) {
         /* the indexed path takes every inclusion off its count, in order */
         bool later = HD_KEYS(hd) != NULL && incl_consume(hd, t, &in);
-        if (in.blen > sizeof DEDUPE_NOTE - 1 &&
+        if (in.blen > note_len && (!spill || *replaced < SPILL_NOTES) &&
             (HD_KEYS(hd) != NULL ? later : included_later(hd, p, k, t, &in))) {
             ctxc__put(&s, t + copied, in.body - copied);
-            ctxc__put(&s, DEDUPE_NOTE, sizeof DEDUPE_NOTE - 1);
+            if (spill) {
+                notes[*replaced] = s.len + SPILL_NOTE_ID_AT;
+            }
+            ctxc__put(&s, note, note_len);
             copied = in.body + in.blen;
             (*replaced)++;
         }
@@ -808,6 +840,17 @@ dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
     if (ctxc_estimate_text(s.buf, s.len) >= ctxc_estimate_text(t, n)) {
         *replaced = 0; /* shorter in bytes, not in tokens: leave it */
         return CTXC_OK;
+    }
+    if (spill) { /* the original block first, then its id in each note */
+        char id[SPILL_ID_LEN + 1u];
+        ctxc_status_t st = hd->cfg->spill(
+            hd->cfg->spill_user, ctxc_view_index(hd->v, p), k, id, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+        for (size_t i = 0; i < *replaced; i++) {
+            memcpy(s.buf + notes[i], id, SPILL_ID_LEN);
+        }
     }
     out->ptr = s.buf;
     out->len = s.len;
@@ -901,6 +944,40 @@ write_edit(const hd_t *hd, hd_edit_t *ed, const ctxc_entry_t *ep, size_t p,
     return CTXC_OK;
 }
 
+/* With a spill hook: result block k of position p (b) becomes the pointer
+ * with its id when that is smaller (ed->what[k] = ED_SPILL; else 0): the
+ * block is spilled first, the pointer text goes to the scratch tail. */
+CTXC__NOINLINE static ctxc_status_t
+spill_pointer(const hd_t *hd, hd_edit_t *ed, size_t p, size_t k,
+              const ctxc_block_t *b, ctxc_density_result_t *r,
+              ctxc_error_t *err) {
+    ed->what[k] = 0;
+    if (is_pointer(b->u.tool_response.result) || ed->ntext >= MAX_TEXT_EDITS ||
+        !ctxc__estimate_result_smaller(b, CTXC_STR_LIT(SPILL_POINTER_JSON))) {
+        return CTXC_OK; /* a pointer already, no room to note it, or larger */
+    }
+    size_t n = sizeof SPILL_POINTER_JSON - 1u;
+    if (r->scratch_cap - r->scratch_used < n) {
+        return ctxc__fail_space(err, n - (r->scratch_cap - r->scratch_used),
+                                "work scratch area full while pruning "
+                                "(CTXC_CFG_WORK_SCRATCH_BYTES)");
+    }
+    char id[SPILL_ID_LEN + 1u];
+    ctxc_status_t st = hd->cfg->spill(hd->cfg->spill_user,
+                                      ctxc_view_index(hd->v, p), k, id, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    char *t = (char *)r->scratch + r->scratch_used;
+    memcpy(t, SPILL_POINTER_JSON, n);
+    memcpy(t + SPILL_POINTER_ID_AT, id, SPILL_ID_LEN);
+    r->scratch_used += n; /* reclaimed after the record is written */
+    ed->text_block[ed->ntext] = k;
+    ed->text[ed->ntext++] = (ctxc_str_t){t, n};
+    ed->what[k] = ED_SPILL;
+    return CTXC_OK;
+}
+
 /* Decides and records the edits of position p. */
 CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
                                                size_t p,
@@ -919,16 +996,43 @@ CTXC__NOINLINE static ctxc_status_t edit_entry(const hd_t *hd, hd_edit_t *edp,
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     size_t k = 0;
-    for (; k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b); k++) {
+    /* a pinned entry is never edited (its inclusions still count below) */
+    bool pinned = hd->pin != NULL && hd->pin[p];
+    for (;
+         !pinned && k < MAX_EDIT_BLOCKS && ctxc_entry_next_block(&e, &cur, &b);
+         k++) {
         unsigned what = 0;
         if (b.type == CTXC_BLOCK_TOOL_CALL && (hd->mark[p] & MARK_RWCALL) &&
             call_pruned(hd, p, k, &b)) {
-            what = ED_DROP;
+            what = cfg->spill != NULL ? 0u : ED_DROP; /* spilled: it stays */
         } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE) {
             if (rw_drops_response(hd, p, k, &b)) {
-                what = ED_DROP;
+                if (cfg->spill == NULL) {
+                    what = ED_DROP;
+                } else {
+                    ctxc_status_t st = spill_pointer(hd, ed, p, k, &b, r, err);
+                    if (st != CTXC_OK) {
+                        r->scratch_used = temp_start;
+                        return st;
+                    }
+                    what = ed->what[k];
+                    if (what == 0) { /* left as it is: not pruned */
+                        r->counts.read_write_pruned--;
+                    }
+                }
             } else if (cfg->recency_pruning &&
-                       !str_is(b.u.tool_response.result, POINTER_JSON) &&
+                       !is_pointer(b.u.tool_response.result) &&
+                       cfg->spill != NULL &&
+                       recency_prunes(hd, p, k, &b, retention)) {
+                ctxc_status_t st = spill_pointer(hd, ed, p, k, &b, r, err);
+                if (st != CTXC_OK) {
+                    r->scratch_used = temp_start;
+                    return st;
+                }
+                what = ed->what[k];
+                recency += what != 0 ? 1u : 0u;
+            } else if (cfg->recency_pruning &&
+                       !is_pointer(b.u.tool_response.result) &&
                        recency_prunes(hd, p, k, &b, retention)) {
                 /* a result whose length alone puts it above the pointer
                  * is not counted */
@@ -1294,8 +1398,19 @@ hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
         work->marks, NULL,   NULL,
         pairs,       NULL,   0,
         0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
-        path_cap};
+        path_cap,    NULL};
     hd->pointer_tokens = pointer_tokens();
+    /* the pinned entries (with the pairs over the index memory, which
+     * index_prepare sets up anew) */
+    if (work->boundary != NULL && ctxc__pins_mark(pairs, NULL) > 0) {
+        ctxc__pairs_lazy(pairs, raw, work->index,
+                         work->index != NULL
+                             ? work->index_slots * CTXC_WORK_INDEX_SLOT_BYTES
+                             : 0);
+        (void)ctxc__pins_mark(pairs, (unsigned char *)work->boundary);
+        hd->pin = (const unsigned char *)work->boundary;
+        ctxc__pairs_lazy(pairs, raw, NULL, 0);
+    }
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
     clear_marks(hd);
@@ -1733,12 +1848,14 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
             ? ctxc_estimate_formula(SUMMARY_TEXT_MAX / 2u + 2u,
                                     SUMMARY_TEXT_MAX)
             : UINT32_MAX;
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, pairs, &pinned_tokens);
     uint64_t estimate = total;
     size_t next_keep = 0; /* store index from which entries are still kept */
     size_t summarized_count = 0;
     for (size_t p = 0; p < split && estimate >= target; p++) {
-        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL) {
-            continue;
+        if (speaker_at(v, p) != CTXC_SPEAKER_TOOL || (pin != NULL && pin[p])) {
+            continue; /* pinned results are never shortened */
         }
         ctxc_entry_t *e = &need->e;
         ctxc_view_get(v, p, e);

@@ -23,6 +23,7 @@
 #include "ctxc/ctxc.h"
 #include "ctxc/plan.h"
 #include "ctxc/prompt.h"
+#include "anchors.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
@@ -133,6 +134,13 @@ static void write_final(out_t *o, const ctxc_llm_job_t *r) {
         render_entry(o, &e);
         puts_(o, "\n</latest_request>\n\n");
     }
+    if (r->missed_.ptr != NULL) {
+        puts_(o, "Your previous snapshot of this conversation left out these "
+                 "facts. Write the whole <state_snapshot> again and include "
+                 "each of them:\n");
+        put_str(o, r->missed_);
+        puts_(o, "\n");
+    }
     puts_(o, "Condense the conversation above now. Work it out in a "
              "<scratchpad> first, then write the <state_snapshot> as "
              "described in your instructions.");
@@ -153,6 +161,9 @@ static ctxc_status_t write_message(void *src, size_t index,
     }
     size_t end = index + 1 < r->turns_ ? r->starts_[index + 1] : r->to_;
     for (size_t p = r->starts_[index]; p < end; p++) {
+        if (r->pin_ != NULL && r->pin_[p]) {
+            continue; /* kept verbatim after the summary: not sent */
+        }
         ctxc_entry_t e;
         ctxc_view_get(&JOB_CTX(r)->view, p, &e);
         if (p > r->starts_[index]) {
@@ -209,9 +220,14 @@ static size_t latest_request(const ctxc_view_t *v) {
     return NONE;
 }
 
-static uint64_t range_tokens(const ctxc_view_t *v, size_t from, size_t to) {
+/* The estimate of the entries of [from, to) that are not pinned. */
+static uint64_t range_tokens(const ctxc_view_t *v, size_t from, size_t to,
+                             const unsigned char *pin) {
     uint64_t t = 0;
     for (size_t p = from; p < to; p++) {
+        if (pin != NULL && pin[p]) {
+            continue;
+        }
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
         t += e.tokens;
@@ -314,15 +330,64 @@ static ctxc_status_t keep_all(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
 
 /* ---- the summary call and the plan --------------------------------------- */
 
+/* The pinned view positions in [from, to). */
+static size_t pinned_in(const unsigned char *pin, size_t from, size_t to) {
+    size_t n = 0;
+    for (size_t p = from; pin != NULL && p < to; p++) {
+        n += pin[p];
+    }
+    return n;
+}
+
+/* The fact check's memory at the top of the answer buffer: its size (0:
+ * off, or no room beside an answer buffer of at least half). */
+#define FACTS_SEEN 2048u /* bytes of the list of anchors seen */
+static size_t facts_room(const ctxc_compress_ctx_t *ctx, size_t answer_cap) {
+    const ctxc_fact_check_t *fc = &ctx->values.fact_check;
+    if (fc->mode == CTXC_FACT_CHECK_OFF) {
+        return 0;
+    }
+    size_t want = CTXC__FACTS_MIN(fc->max_bytes) + FACTS_SEEN;
+    if (want > answer_cap / 2u) {
+        want = answer_cap / 2u;
+    }
+    return want >= CTXC__FACTS_MIN(fc->max_bytes) ? want : 0;
+}
+
+/* The answer's checks: not cut, not blank. */
+static ctxc_status_t answer_ok(ctxc_status_t st, size_t len, size_t cap,
+                               const char *answer, ctxc_error_t *err) {
+    if (st != CTXC_OK) {
+        if (st == CTXC_E_TOO_LARGE && err != NULL) {
+            ctxc__err_prefix(err, "summary answer (buffer %z bytes)", cap);
+        }
+        return st;
+    }
+    if (len >= cap) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "summary answer of %z bytes does not fit the "
+                          "%z-byte buffer",
+                          len, cap);
+    }
+    if (blank(answer, len)) {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "the summary is blank: nothing applied");
+    }
+    return CTXC_OK;
+}
+
 /* Prepares the summary of view [from, to) (at least MIN_SUMMARISED
- * entries, valid splits): the model, the prompt and the request in job
- * (job->call set); summarise_end plans [0, from) + summary + continuation
- * + [to, N) from the answer. */
+ * entries not pinned, valid splits): the model, the prompt and the request
+ * in job (job->call set); summarise_end plans [0, from) + summary +
+ * continuation + the pinned entries of [from, to) in their order + [to, N)
+ * from the answer, after the fact check. The pinned entries are neither
+ * rendered nor checked; pin (work->removals) stays as it is until the
+ * second half (the session's job owns the work area meanwhile). */
 static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
                                ctxc_plan_t *plan, const char *prompt_id,
                                size_t from, size_t to, size_t long_latest,
-                               uint64_t total, ctxc_llm_job_t *job,
-                               ctxc_error_t *err) {
+                               const unsigned char *pin, uint64_t total,
+                               ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     ctxc_work_t *w = ctx->work;
     if (ctx->llm_resolver == NULL) {
@@ -379,6 +444,9 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     size_t turns = 0;
     ctxc_llm_role_t prev = CTXC_LLM_ROLE_USER;
     for (size_t p = from; p < to; p++) {
+        if (pin != NULL && pin[p]) {
+            continue; /* kept verbatim: not summarised */
+        }
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
         ctxc_llm_role_t role = e.speaker == CTXC_SPEAKER_AI
@@ -410,17 +478,26 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     char *cont = (char *)(hi + roles_bytes);
     char *answer = cont + CONT_MAX;
     size_t answer_cap = (size_t)((char *)end - answer);
+    /* the fact check's memory (section, scratch, anchors seen) above the
+     * answer: the call never writes it, so a retry's list of the missing
+     * facts stays there while the second call renders it */
+    size_t facts_cap = facts_room(ctx, answer_cap);
+    answer_cap -= facts_cap;
 
     job->ctx_ = ctx;
     job->starts_ = starts;
+    job->pin_ = pin;
     job->turns_ = turns;
     job->from_ = from;
     job->to_ = to;
     job->long_latest_ = long_latest;
     job->earlier_snapshot_ = has_snapshot(v, from, to);
     job->prompt_ = prompt;
+    job->missed_ = CTXC_STR_ABSENT;
+    job->retried_ = false;
     job->total_ = total;
     job->cont_ = cont;
+    job->facts_cap_ = facts_cap;
     job->answer = answer;
     job->answer_cap = answer_cap;
     job->len = 0;
@@ -435,34 +512,85 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     return CTXC_OK;
 }
 
-/* The second half: the answer (or the call's error st) into the plan. */
+/* The fact check of the answer (anchors.h). With `retry` and facts
+ * missing after the first call: *again is set, the job's request names
+ * them (job->missed_, the item lines in the check's memory, which the
+ * call does not write) and the caller makes the call once more. Else the
+ * section of the facts still missing is appended to the answer (job->len
+ * grows) and the counts go to the plan's metadata. */
+static void check_facts(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                        ctxc_llm_job_t *job, bool *again) {
+    ctxc__pairs_t pairs;
+    const ctxc_work_t *w = ctx->work;
+    /* the call id index of the view, as compress_prepare set it up (the
+     * view is the job's: frozen while the call ran) */
+    ctxc__pairs_lazy(&pairs, &ctx->view, w->index,
+                     w->index != NULL
+                         ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES
+                         : 0);
+    ctxc__facts_t facts = {ctx,
+                           &pairs,
+                           job->pin_,
+                           job->from_,
+                           job->to_,
+                           ctx->values.fact_check.max_items,
+                           ctx->values.fact_check.max_bytes,
+                           job->answer + job->answer_cap,
+                           job->facts_cap_,
+                           0,
+                           0,
+                           0,
+                           NULL,
+                           0,
+                           NULL,
+                           0};
+    *again = false;
+    job->missed_ = CTXC_STR_ABSENT;
+    ctxc__facts_check(&facts, (ctxc_str_t){job->answer, job->len});
+    if (ctx->values.fact_check.mode == CTXC_FACT_CHECK_RETRY &&
+        !job->retried_ && facts.missing > 0 && facts.items_len > 0) {
+        job->missed_ = (ctxc_str_t){facts.items, facts.items_len};
+        job->retried_ = true;
+        plan->meta.fact_retry_made = true;
+        *again = true;
+        return;
+    }
+    plan->meta.anchors_found = facts.found;
+    plan->meta.anchors_missing = facts.missing;
+    plan->meta.anchors_added = facts.added;
+    if (facts.section_len > 0) { /* the section follows the answer */
+        memmove(job->answer + job->len, facts.section, facts.section_len);
+        job->len += facts.section_len;
+    }
+}
+
+/* The second half: the answer (or the call's error st) into the plan, or,
+ * when the fact check asks for a retry, CTXC_OK with job->call set again:
+ * the caller makes the second call and comes back here. */
 static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
                                    ctxc_plan_t *plan, ctxc_llm_job_t *job,
                                    ctxc_status_t st, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t from = job->from_, to = job->to_;
+    const unsigned char *pin = job->pin_;
     uint64_t total = job->total_;
-    char *answer = job->answer;
-    size_t answer_cap = job->answer_cap;
-    size_t len = job->len;
     char *cont = job->cont_;
+    st = answer_ok(st, job->len, job->answer_cap, job->answer, err);
     if (st != CTXC_OK) {
-        if (st == CTXC_E_TOO_LARGE && err != NULL) {
-            ctxc__err_prefix(err, "summary answer (buffer %z bytes)",
-                             answer_cap);
-        }
         return st;
     }
-    if (len >= answer_cap) {
-        return ctxc__fail(err, CTXC_E_TOO_LARGE,
-                          "summary answer of %z bytes does not fit the "
-                          "%z-byte buffer",
-                          len, answer_cap);
+    if (job->facts_cap_ > 0) {
+        bool again;
+        check_facts(ctx, plan, job, &again);
+        if (again) {
+            job->len = 0;
+            memset(&job->usage, 0, sizeof job->usage);
+            job->call = true;
+            return CTXC_OK;
+        }
     }
-    if (blank(answer, len)) {
-        return ctxc__fail(err, CTXC_E_PARSE,
-                          "the summary is blank: nothing applied");
-    }
+    char *answer = job->answer;
+    size_t len = job->len;
 
     size_t cont_len = continuation(ctx, cont);
     static const char summary_meta[] = "{\"isSummary\":true}";
@@ -489,7 +617,7 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
     if (st != CTXC_OK) {
         return st;
     }
-    uint64_t replaced = range_tokens(v, from, to);
+    uint64_t replaced = range_tokens(v, from, to, pin);
     uint64_t added = (uint64_t)plan->ops[first_insert].tokens +
                      plan->ops[first_insert + 1u].tokens;
     if (added >= replaced) {
@@ -498,16 +626,27 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
                           "not smaller than the %z tokens it replaces",
                           (size_t)added, (size_t)replaced);
     }
-    st = ctxc_plan_keep(plan,
-                        to < v->count ? ctxc_view_index(v, to) : v->store_count,
-                        v->store_count, err);
+    /* the pinned entries of the range, verbatim, in their order */
+    size_t npinned = 0;
+    for (size_t p = from; pin != NULL && p < to && st == CTXC_OK; p++) {
+        if (pin[p]) {
+            size_t at = ctxc_view_index(v, p);
+            st = ctxc_plan_keep(plan, at, at + 1u, err);
+            npinned++;
+        }
+    }
+    if (st == CTXC_OK) {
+        st = ctxc_plan_keep(
+            plan, to < v->count ? ctxc_view_index(v, to) : v->store_count,
+            v->store_count, err);
+    }
     if (st != CTXC_OK) {
         return st;
     }
     plan->meta.top_preserved = from;
     plan->meta.bottom_preserved = v->count - to;
-    plan->meta.middle_compressed = to - from;
-    plan->meta.compressed_count = from + 2u + (v->count - to);
+    plan->meta.middle_compressed = to - from - npinned;
+    plan->meta.compressed_count = from + 2u + npinned + (v->count - to);
     plan->meta.tokens_after = total - replaced + added;
     return CTXC_OK;
 }
@@ -574,12 +713,14 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
         }
     }
     plan->meta.bottom_preserved = n - bottom;
-    if (bottom - top < MIN_SUMMARISED) {
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    if (bottom - top - pinned_in(pin, top, bottom) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         "middle-out: fewer than 4 messages in the middle", err);
     }
     return summarise(ctx, plan, CTXC_PROMPT_MIDDLE_OUT, top, bottom,
-                     long_latest, total, job, err);
+                     long_latest, pin, total, job, err);
 }
 
 #endif
@@ -605,15 +746,17 @@ static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx,
     }
     size_t split = ctxc_boundary_adjust(&bd, frac_floor(n, 1000u - bp));
     plan->meta.bottom_preserved = n - split;
-    if (split < MIN_SUMMARISED) {
+    uint64_t pinned_tokens;
+    const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    if (split - pinned_in(pin, 0, split) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         split == 0 ? "one-shot: nothing before the kept tail"
                                    : "one-shot: fewer than 4 messages to "
                                      "summarise",
                         err);
     }
-    return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, total,
-                     job, err);
+    return summarise(ctx, plan, CTXC_PROMPT_ONE_SHOT, 0, split, NONE, pin,
+                     total, job, err);
 }
 
 #endif
@@ -658,9 +801,14 @@ static ctxc_status_t blocking(const ctxc_compress_ctx_t *ctx,
     if (st != CTXC_OK || !job.call) {
         return st;
     }
-    st = job.llm->complete(job.llm, &job.request, job.answer, job.answer_cap,
-                           &job.len, &job.usage, err);
-    return ctxc__llm_end(ctx, plan, &job, st, err);
+    /* the summary call, and a second one when the fact check (retry) asks
+     * for it (ctxc__llm_end sets job.call again) */
+    do {
+        st = job.llm->complete(job.llm, &job.request, job.answer,
+                               job.answer_cap, &job.len, &job.usage, err);
+        st = ctxc__llm_end(ctx, plan, &job, st, err);
+    } while (st == CTXC_OK && job.call);
+    return st;
 }
 
 #endif

@@ -321,6 +321,16 @@ int cli_cmd_compress(int argc, char **argv) {
                     m->unchanged_reason != NULL ? m->unchanged_reason : "");
         }
         fputc('\n', stderr);
+        if (m->llm_call_made && !m->unchanged) {
+            ctxc_fact_check_t fc;
+            ctxc_settings_fact_check(&cli_settings, &fc);
+            fprintf(stderr,
+                    "facts: %zu found, %zu missing, %zu added by ctxc "
+                    "(compression.factCheck %s%s)\n",
+                    m->anchors_found, m->anchors_missing, m->anchors_added,
+                    ctxc_fact_check_modes[fc.mode],
+                    m->fact_retry_made ? ", asked again" : "");
+        }
     }
     fprintf(stderr, "time: density step %.3f ms, compress %.3f ms\n", t1 - t0,
             t2 - t1);

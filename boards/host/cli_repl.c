@@ -53,7 +53,7 @@ static bool repl_chat;
 static const char *chat_system;
 
 static const char *const repl_commands[] = {
-    "/compress", "/help", "/quit", "/save", "/stats", NULL,
+    "/compress", "/help", "/pin", "/quit", "/save", "/stats", "/unpin", NULL,
 };
 
 static const char repl_help[] =
@@ -64,6 +64,8 @@ static const char repl_help[] =
     "  /profile save|load|delete NAME | list\n"
     "  /stats                              entries, tokens, settings in force\n"
     "  /compress                           run the configured strategy\n"
+    "  /pin N | /unpin N                   keep entry N (and its tool pair)\n"
+    "                                      verbatim through every compression\n"
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is added to the history as a human message.\n"
@@ -80,6 +82,8 @@ static const char chat_help[] =
     "  /profile save|load|delete NAME | list\n"
     "  /stats                              entries, tokens, settings in force\n"
     "  /compress                           run the configured strategy now\n"
+    "  /pin N | /unpin N                   keep entry N (and its tool pair)\n"
+    "                                      verbatim through every compression\n"
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is sent to the model with the whole history (compressed\n"
@@ -540,6 +544,53 @@ static void chat_send(const char *line) {
     chat_add_reply(chat_reply, len);
 }
 
+/* /pin N and /unpin N: the entry and its tool pair; prints the entries
+ * whose pin changed. */
+static void repl_pin(const char *arg, bool on) {
+    ctxc_history_t *h = cli_history_get();
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(arg, &end, 10);
+    if (arg[0] < '0' || arg[0] > '9' || errno != 0 || end == NULL ||
+        (*end != '\0' && *end != ' ' && *end != '\t')) {
+        printf("error: %s needs an entry index (0 .. %zu)\n",
+               on ? "/pin" : "/unpin",
+               ctxc_history_count(h) > 0 ? ctxc_history_count(h) - 1 : 0);
+        return;
+    }
+    /* the pins before, to report what changed (one bit an entry) */
+    static unsigned char was[(CTXC_CFG_HISTORY_MAX_ENTRIES + 7) / 8];
+    size_t count = ctxc_history_count(h);
+    for (size_t i = 0; i < count && i / 8 < sizeof was; i++) {
+        ctxc_entry_t e;
+        (void)ctxc_history_get(h, i, &e);
+        was[i / 8] =
+            (unsigned char)((was[i / 8] & ~(1u << (i % 8))) |
+                            ((e.flags & CTXC_ENTRY_PINNED) != 0 ? 1u << (i % 8)
+                                                                : 0u));
+    }
+    ctxc_error_t err;
+    if (ctxc_history_pin(h, (size_t)n, on, &err) != CTXC_OK) {
+        repl_error(on ? "/pin" : "/unpin", &err);
+        return;
+    }
+    size_t pinned = 0, changed = 0;
+    printf("%s:", on ? "pinned" : "unpinned");
+    for (size_t i = 0; i < count; i++) {
+        ctxc_entry_t e;
+        (void)ctxc_history_get(h, i, &e);
+        bool now = (e.flags & CTXC_ENTRY_PINNED) != 0;
+        bool before = i / 8 < sizeof was && (was[i / 8] >> (i % 8)) & 1u;
+        pinned += now ? 1u : 0u;
+        if (now != before) {
+            printf(" %zu", i);
+            changed++;
+        }
+    }
+    printf("%s (%zu of %zu entries pinned)\n",
+           changed == 0 ? " nothing changed" : "", pinned, count);
+}
+
 /* One line; false to quit. */
 static bool repl_line(char *line) {
     size_t n = strlen(line);
@@ -580,6 +631,8 @@ static bool repl_line(char *line) {
         repl_compress();
     } else if (strcmp(word, "/save") == 0) {
         repl_save(*arg != '\0' ? arg : NULL);
+    } else if (strcmp(word, "/pin") == 0 || strcmp(word, "/unpin") == 0) {
+        repl_pin(arg, word[1] == 'p');
     } else {
         ctxc_error_t err;
         ctxc_status_t st =
@@ -616,6 +669,27 @@ static void repl_candidates(const char *text, cands_t *cs, size_t *word_start) {
     *word_start = 0;
     (void)ctxc_settings_complete(&repl_settings, text, word_start, add_cand, cs,
                                  NULL);
+    /* /pin N, /unpin N: the entries that would change, newest first */
+    bool pin = strncmp(text, "/pin ", 5) == 0;
+    if (pin || strncmp(text, "/unpin ", 7) == 0) {
+        const char *num = text + (pin ? 5 : 7);
+        if (strchr(num, ' ') == NULL) {
+            ctxc_history_t *h = cli_history_get();
+            *word_start = (size_t)(num - text);
+            cs->n = 0;
+            char c[24];
+            for (size_t i = ctxc_history_count(h); i-- > 0;) {
+                ctxc_entry_t e;
+                (void)ctxc_history_get(h, i, &e);
+                bool is = (e.flags & CTXC_ENTRY_PINNED) != 0;
+                snprintf(c, sizeof c, "%zu", i);
+                if (is != pin && strncmp(c, num, strlen(num)) == 0) {
+                    add_cand(cs, c);
+                }
+            }
+        }
+        return;
+    }
     /* the REPL's own commands, as the first word */
     if (strchr(text, ' ') == NULL && text[0] == '/') {
         *word_start = 0;

@@ -39,7 +39,7 @@ static const char cli_usage_text1[] =
     "                          blocks per type, tool calls and responses\n"
     "                          (with the unpaired ones), the token estimate\n"
     "                          and the memory used; --entries adds one line\n"
-    "                          per entry: INDEX SPEAKER TOKENS\n"
+    "                          per entry: INDEX SPEAKER TOKENS [pinned]\n"
     "  fmt FILE                import FILE and write it to stdout as\n"
     "                          canonical IContent JSON Lines\n"
     "  compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]\n"
@@ -326,8 +326,9 @@ static int cli_cmd_stats(const char *path, bool per_entry) {
             if (ctxc_history_get(&cli_history, i, &e) != CTXC_OK) {
                 continue;
             }
-            printf("%zu %s %" PRIu32 "\n", i, ctxc_speaker_name(e.speaker),
-                   e.tokens);
+            printf("%zu %s %" PRIu32 "%s\n", i, ctxc_speaker_name(e.speaker),
+                   e.tokens,
+                   (e.flags & CTXC_ENTRY_PINNED) != 0 ? " pinned" : "");
         }
     }
 

@@ -46,6 +46,7 @@
 #include "ctxc/provider.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
+#include "ctxc/spill.h"
 #include "ctxc/status.h"
 #include "ctxc/strategy.h"
 

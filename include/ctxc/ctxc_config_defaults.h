@@ -264,14 +264,30 @@
 #define CTXC_CFG_SETTINGS_VALUE_BYTES 128
 #endif
 
+/** CTXC_CFG_FACT_CHECK_MAX_ITEMS, CTXC_CFG_FACT_CHECK_MAX_BYTES: the bounds
+ * of the section of missing facts that the fact check of an LLM summary
+ * (setting compression.factCheck) appends: items listed at most, and bytes
+ * at most, header and footer included (< 256: no section is written; the
+ * check still counts). The section and the check's scratch (512 bytes) are
+ * taken from the top of the summary's answer buffer (work scratch). */
+#ifndef CTXC_CFG_FACT_CHECK_MAX_ITEMS
+#define CTXC_CFG_FACT_CHECK_MAX_ITEMS 12
+#endif
+/** CTXC_CFG_FACT_CHECK_MAX_BYTES: bytes of that section at most (see
+ * CTXC_CFG_FACT_CHECK_MAX_ITEMS). Default: 1024. */
+#ifndef CTXC_CFG_FACT_CHECK_MAX_BYTES
+#define CTXC_CFG_FACT_CHECK_MAX_BYTES 1024
+#endif
+
 /** CTXC_CFG_SETTINGS_FILE_BYTES: bytes of the buffer in ctxc_settings_store_t
  * that settings.json and `profiles/<name>.json` are read into and written
  * from. A file larger than this is reported as unusable (never
  * overwritten). The build checks that a file holding every setting at its
- * longest value fits. Default: 2112 (2048 before the settings
- * compression.prefetch-threshold and compression.on-limit). */
+ * longest value fits. Default: 2176 (2048 before the settings
+ * compression.prefetch-threshold and compression.on-limit, 2112 before
+ * compression.factCheck; such a file needs 2151). */
 #ifndef CTXC_CFG_SETTINGS_FILE_BYTES
-#define CTXC_CFG_SETTINGS_FILE_BYTES 2112
+#define CTXC_CFG_SETTINGS_FILE_BYTES 2176
 #endif
 
 /** CTXC_CFG_SETTINGS_PROFILE_NAME_MAX: longest profile name, in characters

@@ -320,6 +320,24 @@ ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
 ctxc_status_t ctxc_history_remove_range(ctxc_history_t *h, size_t from,
                                         size_t to, ctxc_error_t *err);
 
+/* --- Pinned entries ------------------------------------------------------ */
+
+/** Pins (pinned = true) or unpins entry `index`: sets its metadata key
+ * "pinned" to true, or removes every top-level "pinned" key (metadata left
+ * empty becomes absent), for the entry and every entry tied to it by a
+ * tool call / response pair, transitively (pinning a call pins its
+ * response and the other way round). Pins read from a file on one side of
+ * a pair only are spread to the other side by the same call. Every
+ * strategy keeps pinned entries verbatim and in order; plans that drop or
+ * change one are refused (ctxc_history_apply_plan). Token estimates and
+ * the anchor are unchanged (metadata is not counted). Errors: CTXC_E_RANGE,
+ * CTXC_E_INVALID_ARG (NULL), CTXC_E_NO_SPACE (the rewritten metadata does
+ * not fit the arena; err->needed = bytes missing), CTXC_E_BUSY (an entry
+ * it would rewrite is in the range of a compression job in progress,
+ * ctxc_session_compress_start()). Nothing changes on error. */
+ctxc_status_t ctxc_history_pin(ctxc_history_t *h, size_t index, bool pinned,
+                               ctxc_error_t *err);
+
 /* --- Usage figures ---------------------------------------------------- */
 
 /** How full a history is now and at most so far (ctxc_history_usage()). */

@@ -43,6 +43,7 @@
 #include "ctxc/history.h"
 #include "ctxc/port.h"
 #include "ctxc/settings.h"
+#include "ctxc/spill.h"
 #include "ctxc/strategy.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,10 @@ uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
  * cfg->workspace_root is not a setting and is left as it is. */
 void ctxc_settings_density(const ctxc_settings_store_t *s,
                            ctxc_density_config_t *cfg);
+/** The fact check of LLM summaries: the mode from compression.factCheck,
+ * the bounds from CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES. */
+void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
+                              ctxc_fact_check_t *out);
 
 /** Every value a strategy reads: context limit, threshold (of `strategy`),
  * preserve fractions and density settings (out->density.workspace_root is
@@ -110,6 +115,11 @@ typedef struct {
     const ctxc_todo_t *todos; /**< the agent's todos (ctxc_session_set_todos()) */
     size_t todo_count; /**< entries in todos */
     const char *transcript_path; /**< the transcript path (ctxc_session_set_transcript()) */
+    /** the spill store of pruned blocks (ctxc_session_set_spill(); NULL:
+     * none) */
+    ctxc_spill_t *spill;
+    char *spill_buf; /**< the buffer a spilled entry is written through */
+    size_t spill_buf_cap; /**< bytes of spill_buf */
     ctxc_session_job_t job_; /* private: the compression job */
 } ctxc_session_t;
 
@@ -150,6 +160,30 @@ void ctxc_session_deinit(ctxc_session_t *s);
  * and the strategies without an LLM); context-limit is set
  * (CTXC_E_INVALID_ARG). Changes nothing. */
 ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err);
+
+/** A spill store for what the density step prunes or replaces (read->write
+ * pruning, recency pruning, file dedupe): each original block is stored
+ * before the history changes, and its pointer carries the id
+ * (CTXC_SPILLED_RESULT_TEXT, CTXC_SPILLED_NOTE_TEXT; a read pruned for a
+ * later write then keeps its call, its result becomes the pointer). The
+ * entry holding the block is written to the store through buf (cap bytes:
+ * the longest entry line plus 24); a block that cannot be stored (the
+ * store full, an I/O error, buf too small) stops the step, which then
+ * changes nothing and returns the error. Blocks stored by one step are
+ * never evicted by that step. sp NULL: none (pruning as without a store).
+ * Everything is kept by pointer. */
+void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
+                            size_t cap);
+
+/** The original block behind a pointer's id: its interchange JSON
+ * (`{"type":"tool_response",...}`) into out[0..cap), *len bytes.
+ * Errors: CTXC_E_UNAVAILABLE (no spill store set), CTXC_E_NOT_FOUND
+ * (unknown id, evicted, store missing: the message says which),
+ * CTXC_E_NO_SPACE (out too small), CTXC_E_PARSE (a stored block that is
+ * not the store's), the filesystem's errors. */
+ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
+                                   char *out, size_t cap, size_t *len,
+                                   ctxc_error_t *err);
 
 /** The workspace root that relative paths of tool calls are resolved against
  * by the density step (kept by pointer; NULL: relative paths are compared

@@ -118,6 +118,12 @@ extern const char *const ctxc_on_limit_names[];
       1, "Chat Compression", "count",                                          \
       "retries of a failed summary call (429, 5xx, timeouts, resets) on the "  \
       "same provider, after Retry-After")                                      \
+    X(COMPRESSION_FACT_CHECK, "compression.factCheck", ENUM,                   \
+      ctxc_fact_check_modes, "append", 0, 0, NONE, 1, "Chat Compression",      \
+      "off|append|retry",                                                      \
+      "check an LLM summary for the paths, failed commands, URLs, "            \
+      "identifiers and todos of what it replaces: append the missing ones, "   \
+      "or ask the model once more first (retry)")                              \
     X(COMPRESSION_THRESHOLD, "compression-threshold", RATIO, NULL, NULL, 0,    \
       1000, NONE, 1, "Chat Compression", "0-1",                                \
       "fraction of the context limit at which compression runs (unset: the "   \

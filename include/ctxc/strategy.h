@@ -91,7 +91,41 @@ typedef struct {
      * checks them; they must stay valid while the step runs. */
     const char *read_tools;
     const char *write_tools; /**< the same for writes (compression.density.writeTools) */
+    /** The spill hook (NULL: none; then pruning is as without a store):
+     * called before a tool result or a text block is pruned or replaced,
+     * with the store index of its entry and the block's index in it; it
+     * stores the block and writes its id (CTXC_SPILL_ID_LEN hex digits and
+     * a NUL, ctxc/spill.h). The pointer then carries the id
+     * (CTXC_SPILLED_RESULT_TEXT, CTXC_SPILLED_NOTE_TEXT), and a read pruned
+     * for a later write keeps its call and gets the pointer too. An error
+     * stops the step: nothing is applied. */
+    ctxc_status_t (*spill)(void *user, size_t index, size_t block, char *id,
+                           ctxc_error_t *err);
+    void *spill_user; /**< pointer handed to `spill` */
 } ctxc_density_config_t;
+
+/** The fact check of LLM summaries (the setting compression.factCheck; the
+ * bounds CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES): the anchors of the
+ * summarised range (paths its tool calls touched, failed commands, URLs,
+ * backticked identifiers, active todos) missing from the summary are
+ * appended in a bounded section written by ctxc; `retry` asks the model
+ * once more first, naming them. */
+typedef enum {
+    CTXC_FACT_CHECK_OFF = 0,    /**< no check */
+    CTXC_FACT_CHECK_APPEND = 1, /**< missing anchors appended (default) */
+    CTXC_FACT_CHECK_RETRY = 2,  /**< one more call naming them, then append */
+} ctxc_fact_check_mode_t;
+
+/** "off", "append", "retry", NULL (the setting's values). */
+extern const char *const ctxc_fact_check_modes[4];
+
+/** The fact check's mode and bounds (ctxc_settings_fact_check()). */
+typedef struct {
+    ctxc_fact_check_mode_t mode; /**< off, append or retry */
+    uint32_t max_items; /**< items listed at most (>= 1) */
+    uint32_t max_bytes; /**< bytes of the section at most (>= 256: less
+                           means no section) */
+} ctxc_fact_check_t;
 
 /** Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
@@ -101,6 +135,7 @@ typedef struct {
     uint16_t preserve_threshold;     /**< tail fraction kept */
     uint16_t top_preserve_threshold; /**< head fraction kept (middle-out) */
     ctxc_density_config_t density; /**< the density step's settings */
+    ctxc_fact_check_t fact_check; /**< the fact check (middle-out, one-shot) */
 } ctxc_strategy_values_t;
 
 /** Resolvers of the LLM strategies, called only when a summary call will be
@@ -129,7 +164,9 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
  * resumable job, ctxc_session_compress_start): the request the strategy
  * prepared and what the call answered. Members marked public may be read;
  * the rest is the strategy's. It must stay where it is from the first half
- * to the second (request.src points into it). */
+ * to the second (request.src points into it). With the fact check's
+ * `retry` the second half may set `call` again: one more summary call, with
+ * the request naming the facts the first answer left out. */
 typedef struct {
     bool call;                  /**< public: a summary call is to be made */
     const struct ctxc_llm *llm; /**< public: the model it goes to */
@@ -141,11 +178,15 @@ typedef struct {
     ctxc_llm_usage_t usage;     /**< public: the call's usage */
     const void *ctx_;           /* private: the compression context */
     const uint16_t *starts_;
+    const unsigned char *pin_;  /* pinned view positions (not sent), or NULL */
     size_t turns_, from_, to_, long_latest_;
     uint64_t total_;
     char *cont_;
+    size_t facts_cap_;          /* the fact check's memory above the answer */
     ctxc_str_t prompt_;
+    ctxc_str_t missed_;         /* a retry: the facts the first answer lacked */
     bool earlier_snapshot_;
+    bool retried_;              /* the fact check's second call was made */
 } ctxc_llm_job_t;
 
 /** An active todo of the agent, listed in the summariser
@@ -199,6 +240,10 @@ typedef struct {
  *    decided as it is written: the same result), then up to four 320-byte
  *    summaries cached between deciding and writing (all four from 105 /
  *    117 entries on; fewer only mean summaries made again).
+ * Pinned entries (ctxc_history_pin): compress marks them, one byte per
+ * view position, in `removals` (free while compress runs), and the density
+ * step in `boundary` (which it does not use otherwise); with no pinned
+ * entry neither is touched.
  * The results are the same with any work area size. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
 /** The work area (see above); set up by CTXC_WORK_DEFINE() or ctxc_work_init(), then handed to the session. */
@@ -291,6 +336,13 @@ typedef struct {
      * waiting for a compression job's summary (compression.on-limit): why
      * (static text); NULL otherwise. */
     const char *fallback;
+    /** the fact check of an LLM summary (ctxc_fact_check_t): anchors of the
+     * summarised range found in the summary */
+    size_t anchors_found;
+    size_t anchors_missing; /**< anchors missing from the model's summary */
+    size_t anchors_added; /**< anchors listed in the section ctxc appended */
+    /** whether a second call asked for the missing ones (retry) */
+    bool fact_retry_made;
 } ctxc_compress_meta_t;
 
 /** The new history as ops over the store. Ops are in order; KEEP ranges are
@@ -351,6 +403,15 @@ typedef struct {
 /** The pointer text that replaces a pruned result (recency pruning). */
 #define CTXC_PRUNED_RESULT_TEXT                                                \
     "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
+/** With a spill hook (ctxc_density_config_t.spill): the pointer text of a
+ * spilled result; 00000000 stands for the block's id. */
+#define CTXC_SPILLED_RESULT_TEXT                                               \
+    "[Result pruned \xe2\x80\x94 [ctxc:restore 00000000]]"
+/** The note of a spilled inclusion (file dedupe with a spill hook);
+ * 00000000 stands for the block's id. */
+#define CTXC_SPILLED_NOTE_TEXT                                                 \
+    "[superseded by a later inclusion of this file \xe2\x80\x94 "              \
+    "[ctxc:restore 00000000]]"
 
 /* ---- strategies ---------------------------------------------------------- */
 

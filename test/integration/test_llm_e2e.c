@@ -205,6 +205,9 @@ static int setup(void **state) {
     resolves = 0;
     ctxc_settings_init(&set, &pp.port.fs);
     t_set_uint(&set, "context-limit", 100000);
+    /* the summaries as the fixture wrote them (the fact check that appends
+     * to them: test_facts, corpus_facts_table) */
+    t_set(&set, "compression.factCheck", "off");
     ctxc_history_clear(&hist);
     return 0;
 }
@@ -1359,6 +1362,7 @@ static void test_property_run(void **state) {
                      h, ctxc_history_count(&hist), strategy, api, model,
                      stream ? " (stream)" : "", pres, top, mode);
             ctxc_settings_init(&set, &pp.port.fs);
+            t_set(&set, "compression.factCheck", "off");
             t_set(&set, "compression.retries", "0");
             t_set_ratio(&set, "compression-preserve-threshold", pres);
             t_set_ratio(&set, "compression-top-preserve-threshold", top);
@@ -1535,7 +1539,13 @@ static void run_cli_compress(const char *strategy, const char *api,
         }
     }
     assert_int_equal(summaries, 1);
-    assert_string_equal(t_block_text(&chk, at, 0), SUMMARY);
+    /* the fixture's summary, then (compression.factCheck append, the
+     * default) the section of the facts it lacks, as the table reports */
+    const char *sum = t_block_text(&chk, at, 0);
+    assert_true(strncmp(sum, SUMMARY, strlen(SUMMARY)) == 0);
+    assert_contains(errtext, "\nfacts: 0 found, ");
+    assert_non_null(strstr(sum + strlen(SUMMARY), "\n\n<ctxc_facts>\n"));
+    assert_non_null(strstr(sum, "- file: src/sensor.c\n"));
     if (strcmp(strategy, "one-shot") == 0) {
         assert_int_equal(at, 0);
     } else {

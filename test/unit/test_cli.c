@@ -1826,6 +1826,73 @@ static void test_http_get_shows_controls(void **state) {
     assert_null(strstr(r.out, "\xc2\x9b"));
 }
 
+/* /pin N and /unpin N (issue 28): the entry and its tool pair are pinned,
+ * kept through a compression, saved, and shown by stats --entries. */
+static void test_repl_pin_scripted(void **state) {
+    (void)state;
+    char script[256], hist[300], example[512];
+    static const char text[] =
+        "/pin 1\n"
+        "/pin 1\n"
+        "/pin nope\n"
+        "/pin 9999\n"
+        "/set compression.strategy top-down-truncation\n"
+        "/set context-limit 3000\n"
+        "/compress\n"
+        "/save\n";
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    fresh_home();
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    snprintf(hist, sizeof hist, "%s/history.jsonl", g_home);
+    run_t r;
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s'", g_home, example,
+             hist);
+    assert_int_equal(system(cmd), 0);
+    RUN_STDIN(&r, script, "repl", "--history", hist);
+    assert_int_equal(r.status, 0);
+    /* entry 1 is a call: its response (2) is pinned with it */
+    assert_non_null(strstr(r.out, "pinned: 1 2 (2 of 87 entries pinned)"));
+    assert_non_null(strstr(r.out, "pinned: nothing changed"));
+    assert_non_null(strstr(r.out, "error: /pin needs an entry index"));
+    assert_non_null(strstr(r.out, "entry 9999 does not exist"));
+    assert_non_null(
+        strstr(r.out, "compressed with top-down-truncation: 87 -> "));
+    RUN(&r, "stats", hist, "--entries");
+    assert_int_equal(r.status, 0);
+    /* the pair leads the truncated history, still pinned */
+    const char *lines = strstr(r.out, "\n0 ");
+    assert_non_null(lines);
+    assert_true(strncmp(lines, "\n0 ai 99 pinned\n1 tool 315 pinned\n", 34) ==
+                0);
+    unlink(script);
+    drop_home();
+}
+
+/* Tab completes /pin and /unpin and the entries they would change. */
+static void test_repl_pin_completion(void **state) {
+    (void)state;
+    char example[512];
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    fresh_home();
+    const char *args[] = {"ctxc", "repl", "--history", example, NULL};
+    pid_t pid;
+    int m = pty_start(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/pin 0\r");
+    pty_expect(m, "pinned: 0");
+    pty_type(m, "/unp\t");
+    pty_expect(m, "in ");
+    pty_type(m, "\t"); /* the only pinned entry */
+    pty_expect(m, "0 ");
+    pty_type(m, "\r");
+    pty_expect(m, "unpinned: 0 (0 of 87 entries pinned)");
+    pty_finish(m, pid);
+    drop_home();
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
     if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
@@ -1834,6 +1901,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repl_on_a_terminal),
         cmocka_unit_test(test_repl_scripted),
+        cmocka_unit_test(test_repl_pin_scripted),
+        cmocka_unit_test(test_repl_pin_completion),
         cmocka_unit_test(test_compress_with_a_profile),
         cmocka_unit_test(test_prompts_as_a_new_user),
         cmocka_unit_test(test_prompts_first_run_installs),

@@ -229,6 +229,8 @@ static void test_settings_display(void **state) {
         "  compression.retries = 2 (default)\n"
         "      count: retries of a failed summary call (429, 5xx, timeouts, "
         "resets) on the same provider, after Retry-After\n"
+        "  compression.factCheck = append (default)\n"
+        "      one of: off, append, retry\n"
         "  compression-threshold = (not set: the default of high-density, "
         "0.85, applies)\n");
     assert_contains(out.buf, "  compression-preserve-threshold = 0.2 "
@@ -468,8 +470,9 @@ static void test_complete_keys(void **state) {
     (void)state;
     const char *const *all = W(
         "compression.strategy", "compression.profile", "compression.retries",
-        "compression-threshold", "compression.prefetch-threshold",
-        "compression.on-limit", "compression-preserve-threshold",
+        "compression.factCheck", "compression-threshold",
+        "compression.prefetch-threshold", "compression.on-limit",
+        "compression-preserve-threshold",
         "compression-top-preserve-threshold", "context-limit",
         "compression.density.readWritePruning",
         "compression.density.fileDedupe", "compression.density.recencyPruning",
@@ -492,8 +495,9 @@ static void test_complete_keys(void **state) {
     expect("/set compression.str", 5, W("compression.strategy"));
     expect("/set compression.", 5,
            W("compression.strategy", "compression.profile",
-             "compression.retries", "compression.prefetch-threshold",
-             "compression.on-limit", "compression.density.readWritePruning",
+             "compression.retries", "compression.factCheck",
+             "compression.prefetch-threshold", "compression.on-limit",
+             "compression.density.readWritePruning",
              "compression.density.fileDedupe",
              "compression.density.recencyPruning",
              "compression.density.recencyRetention",
@@ -505,8 +509,9 @@ static void test_complete_keys(void **state) {
     expect(
         "/settings set comp", 14,
         W("compression.strategy", "compression.profile", "compression.retries",
-          "compression-threshold", "compression.prefetch-threshold",
-          "compression.on-limit", "compression-preserve-threshold",
+          "compression.factCheck", "compression-threshold",
+          "compression.prefetch-threshold", "compression.on-limit",
+          "compression-preserve-threshold",
           "compression-top-preserve-threshold",
           "compression.density.readWritePruning",
           "compression.density.fileDedupe",

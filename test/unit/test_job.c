@@ -420,6 +420,121 @@ static void test_blocking_model_and_llm_free_strategy(void **state) {
     assert_string_equal(text_at(n - 2), text("turn", 0));
 }
 
+/* ---- pinned entries and the fact check in the job (issue 28) ------------- */
+
+/* 20 entries; entry 6 pinned, entry 8 names `frob_widget` (an anchor the
+ * fake's summary lacks). */
+static void pinned_and_anchored(void) {
+    for (size_t i = 0; i < 20; i++) {
+        char t[256];
+        snprintf(t, sizeof t, "%s%s", text("msg", i),
+                 i == 8 ? " and then `frob_widget` broke" : "");
+        add_both(i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, t);
+    }
+    ctxc_error_t err;
+    assert_int_equal(ctxc_history_pin(&hist, 6, true, &err), CTXC_OK);
+    assert_int_equal(ctxc_history_pin(&ref, 6, true, &err), CTXC_OK);
+}
+
+static void poll_to_end(void) {
+    ctxc_error_t err;
+    ctxc_status_t st;
+    size_t polls = 0;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+        assert_true(++polls < 100);
+    }
+    if (st != CTXC_OK) {
+        fail_msg("poll: %s: %s", ctxc_status_name(st), err.message);
+    }
+}
+
+/* compression.factCheck retry in the job: the second summary call is
+ * started by the job (start/step, never a blocking call inside a poll),
+ * its request names the missing fact; the fact still missing from the
+ * second answer is appended. The pinned entry of the range is not sent,
+ * is kept verbatim after the summary pair, and cannot be unpinned (nor
+ * another entry of the range pinned) while the job runs; an entry appended
+ * meanwhile can be pinned. */
+static void test_job_pins_and_fact_check_retry(void **state) {
+    (void)state;
+    pinned_and_anchored();
+    t_set(&set, "compression.factCheck", "retry");
+    fk.steps = 2;
+    start_ok();
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IN_PROGRESS);
+    assert_int_equal(ctxc_history_pin(&hist, 6, false, &err), CTXC_E_BUSY);
+    assert_int_equal(ctxc_history_pin(&hist, 5, true, &err), CTXC_E_BUSY);
+    turn(0, false);
+    size_t appended = ctxc_history_count(&hist) - 1;
+    assert_int_equal(ctxc_history_pin(&hist, appended, true, &err), CTXC_OK);
+    poll_to_end();
+    assert_int_equal(fk.started, 2); /* the retry: a second started call */
+    assert_int_equal(fk.completes, 0);
+    /* the second request named what the first answer lacked */
+    assert_non_null(strstr(fk.rendered, "left out these facts"));
+    assert_non_null(strstr(fk.rendered, "frob_widget"));
+    assert_null(strstr(fk.rendered, "msg 6 one")); /* pinned: not sent */
+    assert_true(sess.last_compress.fact_retry_made);
+    assert_true(sess.last_compress.anchors_missing >= 1);
+    assert_true(sess.last_compress.anchors_added >= 1);
+    /* 4 kept, summary (+ section), continuation, the pinned 6, 4 kept,
+     * the turn */
+    assert_int_equal(ctxc_history_count(&hist), 4 + 2 + 1 + 4 + 1);
+    assert_non_null(strstr(text_at(4), "frob_widget"));
+    assert_string_equal(text_at(6), text("msg", 6));
+    assert_string_equal(text_at(7), text("msg", 16));
+    assert_string_equal(text_at(11), text("turn", 0));
+    assert_non_null(strstr(g_log, "asking the model once more"));
+
+    /* a model without the resumable form: both calls in one poll */
+    ctxc_history_clear(&hist);
+    ctxc_history_clear(&ref);
+    pinned_and_anchored();
+    g_model = &blocking;
+    memset(&sess.last_compress, 0, sizeof sess.last_compress);
+    start_ok();
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_OK);
+    assert_int_equal(fk.completes, 2);
+    assert_true(sess.last_compress.fact_retry_made);
+    assert_string_equal(text_at(6), text("msg", 6));
+
+    /* append (the default): one call, the section appended */
+    ctxc_history_clear(&hist);
+    ctxc_history_clear(&ref);
+    pinned_and_anchored();
+    t_set(&set, "compression.factCheck", "append");
+    g_model = &stepping;
+    fk.started = 0;
+    start_ok();
+    poll_to_end();
+    assert_int_equal(fk.started, 1);
+    assert_false(sess.last_compress.fact_retry_made);
+    assert_true(sess.last_compress.anchors_added >= 1);
+    assert_non_null(strstr(text_at(4), "frob_widget"));
+    assert_string_equal(text_at(6), text("msg", 6));
+}
+
+/* A failed retry call ends the job like a failed first call: the history
+ * as it is, nothing applied. */
+static void test_job_failed_retry_changes_nothing(void **state) {
+    (void)state;
+    pinned_and_anchored();
+    t_set(&set, "compression.factCheck", "retry");
+    start_ok();
+    ctxc_error_t err;
+    /* the first call answers at the first step */
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IN_PROGRESS);
+    assert_int_equal(fk.started, 2);
+    fk.fail = CTXC_E_NETWORK;
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    assert_int_equal(st, CTXC_E_NETWORK);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_same(&hist, &ref);
+}
+
 /* ---- before_send ---------------------------------------------------------- */
 
 /* compression.prefetch-threshold: before_send starts the job and returns
@@ -520,6 +635,10 @@ int main(void) {
             test_open_tool_call_stays_out_of_the_range, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_blocking_model_and_llm_free_strategy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_pins_and_fact_check_retry,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_failed_retry_changes_nothing,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_before_send_on_limit, setup,

@@ -101,6 +101,7 @@ static void test_registry_lists_every_key(void **state) {
         {"compression.strategy", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression.profile", CTXC_SETTING_TYPE_STRING, "Chat Compression"},
         {"compression.retries", CTXC_SETTING_TYPE_INT, "Chat Compression"},
+        {"compression.factCheck", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
         {"compression-threshold", CTXC_SETTING_TYPE_RATIO, "Chat Compression"},
         {"compression.prefetch-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
@@ -887,7 +888,7 @@ static void test_unreadable_settings_file(void **state) {
     big[sizeof big - 1] = '\0';
     mem_put(&mfs, "settings.json", big);
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_TOO_LARGE);
-    assert_contains(err.message, "settings.json: larger than the 2112 bytes");
+    assert_contains(err.message, "settings.json: larger than the 2176 bytes");
     assert_int_equal(ctxc_settings_persist_set(&st, "model", "x", &err),
                      CTXC_E_TOO_LARGE);
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
@@ -896,7 +897,8 @@ static void test_unreadable_settings_file(void **state) {
 /* A file with every setting, each at a valid value. */
 #define EVERY_KEY                                                              \
     "{\"compression.strategy\": \"high-density\", \"compression.profile\": "   \
-    "\"cheap\", \"compression.retries\": 3, \"compression-threshold\": 0.5, "  \
+    "\"cheap\", \"compression.retries\": 3, \"compression.factCheck\": "      \
+    "\"retry\", \"compression-threshold\": 0.5, "                              \
     "\"compression.prefetch-threshold\": 0.6, "                               \
     "\"compression.on-limit\": \"high-density\", "                           \
     "\"compression-preserve-threshold\": 0.25, "                               \

@@ -1,0 +1,90 @@
+/** @file
+ * ctxc — the spill store (issue 28, part 3; the density step stores what
+ * it prunes in it through ctxc_session_set_spill()): a bounded store of pruned blocks
+ * under one directory of the port's filesystem, each under a short id that
+ * a pointer text can carry ("[ctxc:restore 0000002a]").
+ *
+ * Layout under `dir`: one file per block, "<id>.json" (the bytes given to
+ * ctxc_spill_put, written atomically), and "index": a first line
+ * "next <N>" (the next id), then one line "<id> <bytes>" per stored block,
+ * oldest first (written atomically after the block). Ids are 8 lowercase
+ * hex digits of an increasing number, never reused: when the index is
+ * lost, the next id is taken past the largest block file in the
+ * directory.
+ *
+ * Bounds: the blocks listed take at most `budget` bytes and the index fits
+ * the caller's buffer; a put evicts the oldest blocks first to stay within
+ * both, but never one stored since ctxc_spill_begin() (the operation in
+ * flight): then it fails with CTXC_E_NO_SPACE ("store full").
+ *
+ * Failures: a put that fails (full store, I/O error) leaves every block
+ * listed before it readable, except those it evicted, which read as
+ * evicted (never as another block); its own block is not listed.
+ *
+ * Memory: the caller's `buf` holds the index while a call runs (about 18
+ * bytes a stored block, plus 24); nothing else is kept. Not thread-safe:
+ * one store, one caller at a time.
+ */
+#ifndef CTXC_SPILL_H
+#define CTXC_SPILL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxc/port.h"
+#include "ctxc/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Characters of a block's id (lowercase hex digits; a NUL follows). */
+#define CTXC_SPILL_ID_LEN 8u
+
+/** A spill store (see the file comment); set up by ctxc_spill_init(). */
+typedef struct {
+    const ctxc_fs_t *fs; /**< the port's filesystem (kept by pointer) */
+    const char *dir;     /**< root-relative directory (kept by pointer) */
+    uint64_t budget;     /**< bytes of stored blocks at most */
+    char *buf;           /**< caller memory for the index */
+    size_t cap;          /**< bytes of buf */
+    uint32_t keep_from_; /* internal: ids >= this are in flight (0: none) */
+} ctxc_spill_t;
+
+/** Sets up a store (nothing is written until the first put). `dir` must be
+ * a valid root-relative path of at most CTXC_CFG_PATH_MAX - 16 bytes; cap
+ * at least 64. Errors: CTXC_E_INVALID_ARG. */
+ctxc_status_t ctxc_spill_init(ctxc_spill_t *sp, const ctxc_fs_t *fs,
+                              const char *dir, uint64_t budget, void *buf,
+                              size_t cap, ctxc_error_t *err);
+
+/** An operation starts: blocks put from now until ctxc_spill_end() are
+ * never evicted by a put in between. */
+void ctxc_spill_begin(ctxc_spill_t *sp);
+/** The operation started by ctxc_spill_begin() ends. */
+void ctxc_spill_end(ctxc_spill_t *sp);
+
+/** Stores data[0..len) and writes its id (CTXC_SPILL_ID_LEN hex digits and
+ * a NUL) into id. Errors: CTXC_E_NO_SPACE (the block alone is over the
+ * budget, or the room could only be made by evicting blocks of the
+ * operation in flight: "store full"), CTXC_E_PARSE (an index that is not
+ * the store's), the filesystem's errors (CTXC_E_IO, CTXC_E_READ_ONLY, ...)
+ * with the step named. */
+ctxc_status_t ctxc_spill_put(ctxc_spill_t *sp, const char *data, size_t len,
+                             char id[CTXC_SPILL_ID_LEN + 1], ctxc_error_t *err);
+
+/** Reads the block stored under id into out[0..cap); *len = its size.
+ * Errors: CTXC_E_NOT_FOUND, the message saying which: "unknown id" (never
+ * given out by this store, or not an id), "evicted" (given out, then
+ * evicted for room), "store missing" (no index in dir);
+ * CTXC_E_NO_SPACE (out too small, err->needed), CTXC_E_INVALID_ARG (NULL),
+ * the filesystem's errors. */
+ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
+                             size_t cap, size_t *len, ctxc_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXC_SPILL_H */
