@@ -7,7 +7,8 @@
 #                   print the cortex-m4 size table, run every test (ctest,
 #                   last; libfuzzer_<target>: each fuzz target briefly)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
-#                   all rows in build/host/bench.md; corpus: $CTXC_CORPUS),
+#                   all rows in build/host/bench.md; input: $CTXC_CORPUS, or
+#                   without it sessions generated under build/host/bench/),
 #                   then the instruction-count linearity check (valgrind)
 #   make fuzz       build the libFuzzer targets with clang (build/fuzz) and run
 #                   each for FUZZ_SECONDS (default 60); crashes are kept in
@@ -15,9 +16,13 @@
 #   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
 #   make size       the cortex-m4 size table
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
-#                   and its tarball (README "Using ctxc in your build")
-#   make readme-tables  run the cortex-m4 scenario image under QEMU and write
-#                   its output, stack and footprint tables into README.md
+#                   and its tarball (docs/building.md "Using ctxc in your build")
+#   make docs       the API reference of include/ctxc/*.h (Doxygen, warnings
+#                   as errors) into build/docs/api/html
+#   make readme-tables  run the cortex-m4 images under QEMU and write the
+#                   generated tables of docs/footprint.md (output, stack,
+#                   footprint, library flash and RAM, the lwIP image) and
+#                   README.md's footprint headline
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -53,6 +58,10 @@ RUN_CMD  = $(CLI) compress $(EXAMPLE) --strategy high-density --context-limit 16
 # The benchmark of `make bench` (test/bench).
 BENCH_TARGET := bench_strategies
 BENCH        := $(HOST_DIR)/test/bench/$(BENCH_TARGET)
+# Without a corpus: generated sessions of these sizes (entries; the bench
+# also runs each 10 times over, so 1000 becomes 10000) and the example.
+BENCH_GEN       := $(HOST_DIR)/bench/generated
+BENCH_GEN_SIZES ?= 50,200,1000
 
 # The clang fuzz tree (build/fuzz), built by `make fuzz` and `make test`:
 # the library and the CLI with clang and the project's warnings (-Werror),
@@ -77,12 +86,15 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # image (port/lwip/fetch_sources.sh, into build/third_party).
 CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
 # clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
-TEST_DEPS  := $(BUILD_DEPS) python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
+TEST_DEPS  := $(BUILD_DEPS) doxygen python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
+# doxygen: the API reference (`make docs`, ctest api_docs; docs/Doxyfile).
+DOCS_DEPS  := doxygen python3
 # jsmn: the bench's tokenise-only baseline (test/bench/bench_tokenise.c);
-# valgrind: its instruction counts (test/bench/instr_linearity.sh).
-BENCH_DEPS := libjsmn-dev valgrind
+# valgrind: its instruction counts (test/bench/instr_linearity.sh);
+# python3: the generated sessions (test/bench/gen_sessions.py).
+BENCH_DEPS := libjsmn-dev valgrind python3
 
 # $(call install_deps,<what>,<packages>): install the missing packages (one
 # apt-get run, only when something is missing), then print one line.
@@ -122,7 +134,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -142,10 +154,19 @@ test: deps-test net-sources fuzz-build
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 # Not a test: prints times, asserts nothing about them.
+# Its input: the corpus in $$CTXC_CORPUS when set, else the sessions
+# test/bench/gen_sessions.py generates (fixed seed) into BENCH_GEN with a
+# copy of the shipped example; never committed.
 bench: deps-bench all
 	$(CMAKE) --build $(HOST_DIR) --target $(BENCH_TARGET) -j $(JOBS)
-	$(BENCH)
-	@test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$${CTXC_CORPUS:-../shared/corpus}" | tee -a $(HOST_DIR)/bench.md
+	@set -e; corpus="$${CTXC_CORPUS:-}"; \
+	if [ -z "$$corpus" ]; then \
+	    echo "bench: CTXC_CORPUS not set: generated sessions in $(BENCH_GEN) (test/bench/gen_sessions.py)"; \
+	    python3 test/bench/gen_sessions.py $(BENCH_GEN) --sizes $(BENCH_GEN_SIZES); \
+	    corpus=$(abspath $(BENCH_GEN)); \
+	fi; \
+	CTXC_CORPUS="$$corpus" $(BENCH); \
+	test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$$corpus" | tee -a $(HOST_DIR)/bench.md
 
 # The fuzz tree; no deps of its own (those of `make test` or `make fuzz`).
 fuzz-build:
@@ -186,10 +207,21 @@ dist: deps-build
 	@$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(HOST_DIR) --target dist | $(NO_PROGRESS)
 
-# The scenario image's tables in README.md (boards/mps2-an386).
-readme-tables: deps-cross
+# The API reference: Doxygen over the public headers (docs/Doxyfile), any
+# warning (an undocumented name, a markup error) fails it, as ctest api_docs.
+DOCS_OUT := $(BUILD)/docs/api
+docs: deps-docs
+	@python3 test/docs/check_api_docs.py --doxyfile docs/Doxyfile --headers include/ctxc \
+	    --out $(DOCS_OUT) --version "$$(sed -n 's/^  version: *//p' project.yml)"
+	@echo "make docs: $(DOCS_OUT)/html/index.html"
+
+# The generated tables of docs/footprint.md (boards/mps2-an386): the
+# scenario image's output, stack and footprint, the library's flash and RAM,
+# the summary (also README.md's footprint headline) and the lwIP image.
+readme-tables: deps-cross net-sources
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
+	@$(CMAKE) --build $(CROSS_DIR) --target lwip-readme-table | $(NO_PROGRESS)
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).
@@ -221,3 +253,6 @@ deps-fuzz:
 
 deps-bench:
 	$(call install_deps,bench,$(BENCH_DEPS))
+
+deps-docs:
+	$(call install_deps,docs,$(DOCS_DEPS))

@@ -1,5 +1,5 @@
 /*
- * ctxc — the LLM strategies: middle-out (DESIGN 4.2) and one-shot (4.4),
+ * ctxc — the LLM strategies: middle-out and one-shot (docs/strategies-providers.md),
  * and the summariser request and result they share (4.4a).
  *
  * Both pick a range of the curated view to summarise, check it is worth a

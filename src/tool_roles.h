@@ -12,7 +12,7 @@
  * Vocabularies (each CTXC_CFG_TOOLS_<VOCAB>, 0/1, default 1; setting
  * compression.density.vocabularies picks among the compiled-in ones), with
  * the public tool schema each row follows:
- *   spec         the spec's names (DESIGN.md §4): read_file,
+ *   spec         the spec's names (docs/strategies-providers.md): read_file,
  *                read_line_range, ast_read_file {file_path | absolute_path
  *                | path}; read_many_files {paths: [...], include};
  *                write_file, ast_edit, replace, insert_at_line,

@@ -31,7 +31,7 @@
  * entries of the corpus file pi-large-session: 1.91 M against 0.91 M
  * instructions, 2.85 M against 1.42 M with recency pruning), a few ms on a
  * Cortex-M4. Without it the work area is 16384 bytes of RAM smaller and
- * the library about 2.4 KB of flash smaller (README, "Memory and flash on
+ * the library about 2.4 KB of flash smaller (docs/footprint.md, "Flash and RAM of the library on
  * Cortex-M4"). A board whose histories reach thousands of entries keeps
  * the default: there the scans grow with the square of the entries. */
 #define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 0
@@ -39,7 +39,7 @@
 /* CTXC_CFG_STACK_BUDGET: bytes of stack one call of a public entry point
  * may use on this board (below the caller's frame), not a library option:
  * the scenario image (scenario/) measures every entry point it calls by
- * stack painting and fails when one exceeds it; the README stack table
+ * stack painting and fails when one exceeds it; the stack table of docs/footprint.md
  * lists the measurements. The deepest today is the high-density strategy
  * (compress, density step, before_send): about 1.5 KB measured, 2.4 KB
  * static worst case; 6 KiB leaves room for a port's hooks and estimators

@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — link-time configuration guard.
  *
  * The library and an application that see different values of an option
@@ -7,7 +7,7 @@
  * would link and then corrupt memory. So every option of the list below
  * becomes a symbol whose name holds its value:
  *
- *   ctxc_cfg_<OPTION>_<decimal value>     e.g. ctxc_cfg_ERROR_MESSAGE_LEN_160
+ *   `ctxc_cfg_<OPTION>_<decimal value>`     e.g. ctxc_cfg_ERROR_MESSAGE_LEN_160
  *
  * The library defines each one once (src/config_guard.c). Every translation
  * unit that includes a ctxc header references each one, with the values
@@ -37,6 +37,9 @@
 #ifndef CTXC_CONFIG_GUARD_H
 #define CTXC_CONFIG_GUARD_H
 
+/** CTXC_CONFIG_GUARD: 1 (default with GCC or Clang on ELF) references the
+ * link-time guard symbols of the sizing options; 0 (define it everywhere)
+ * turns the guard off. */
 #ifndef CTXC_CONFIG_GUARD
 #if defined(__GNUC__) && defined(__ELF__)
 #define CTXC_CONFIG_GUARD 1

@@ -1,7 +1,7 @@
-/*
+/** @file
  * ctxc — one reference (or, in src/config_guard.c, one definition) of the
  * link-time configuration guard: the symbol
- * ctxc_cfg_<CTXC_GUARD_NAME_>_<decimal CTXC_GUARD_VALUE_>.
+ * `ctxc_cfg_<CTXC_GUARD_NAME_>_<decimal CTXC_GUARD_VALUE_>`.
  * Included by ctxc/config_guard.h once per option; no include guard.
  */
 #if (CTXC_GUARD_VALUE_) < 0 || (CTXC_GUARD_VALUE_) > 99999999
@@ -207,7 +207,7 @@
         CTXC_GUARD_D3_ CTXC_GUARD_D2_ CTXC_GUARD_D1_ CTXC_GUARD_D0_
 
 #if defined(CTXC_CONFIG_GUARD_DEFINE)
-/* The library's definition (src/config_guard.c): a label of no size. */
+/** The library's definition (src/config_guard.c): a label of no size. */
 __asm__(".pushsection .rodata.ctxc_config_guard_def,\"a\",%progbits\n\t"
         ".globl " CTXC_GUARD_SYM_ "\n" CTXC_GUARD_SYM_ ":\n\t.popsection");
 #endif

@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — history store: an ordered list of entries kept in caller-owned memory.
  *
  * Memory: one slot array (index, 16 bytes per entry) and one byte arena (the
@@ -32,22 +32,27 @@
 extern "C" {
 #endif
 
+/** A string as pointer + length; see "Strings" in the file comment. */
 typedef struct {
-    const char *ptr; /* NULL = absent */
-    size_t len;
+    const char *ptr; /**< NULL = absent */
+    size_t len; /**< bytes, not counting a terminating NUL */
 } ctxc_str_t;
 
-/* A present string from a NUL-terminated C string (NULL stays absent). */
+/** A present string from a NUL-terminated C string (NULL stays absent). */
 ctxc_str_t ctxc_str(const char *cstr);
+/** The absent string (ptr NULL). */
 #define CTXC_STR_ABSENT ((ctxc_str_t){NULL, 0})
+/** A present string from a string literal (its length without the NUL). */
 #define CTXC_STR_LIT(s) ((ctxc_str_t){(s), sizeof(s) - 1})
 
+/** Who an entry is from: its interchange name is "human", "ai" or "tool". */
 typedef enum {
     CTXC_SPEAKER_HUMAN = 0,
     CTXC_SPEAKER_AI = 1,
     CTXC_SPEAKER_TOOL = 2,
 } ctxc_speaker_t;
 
+/** The kind of a block; interchange names "text", "tool_call", "tool_response", "thinking", "code", "media". */
 typedef enum {
     CTXC_BLOCK_TEXT = 0,
     CTXC_BLOCK_TOOL_CALL = 1,
@@ -56,16 +61,18 @@ typedef enum {
     CTXC_BLOCK_CODE = 4,
     CTXC_BLOCK_MEDIA = 5,
 } ctxc_block_type_t;
+/** Number of block types (the size of per-type tables). */
 #define CTXC_BLOCK_TYPE_COUNT 6
 
-/* Interchange names: "human"/"ai"/"tool" and "text"/"tool_call"/... */
+/** Interchange names: "human"/"ai"/"tool" and "text"/"tool_call"/... */
 const char *ctxc_speaker_name(ctxc_speaker_t speaker);
+/** Interchange name of a block type ("text", "tool_call", ...). */
 const char *ctxc_block_type_name(ctxc_block_type_t type);
 
-/* One block. Which member of `u` is valid depends on `type`. Optional fields
+/** One block. Which member of `u` is valid depends on `type`. Optional fields
  * are absent when their ptr is NULL. */
 typedef struct {
-    ctxc_block_type_t type;
+    ctxc_block_type_t type; /**< which member of `u` holds the fields */
     union {
         struct {
             ctxc_str_t text;
@@ -73,92 +80,93 @@ typedef struct {
         struct {
             ctxc_str_t id;
             ctxc_str_t name;
-            ctxc_str_t parameters; /* JSON value */
+            ctxc_str_t parameters; /**< JSON value */
         } tool_call;
         struct {
             ctxc_str_t call_id;
             ctxc_str_t tool_name;
-            ctxc_str_t result; /* JSON value */
-            ctxc_str_t error;  /* optional */
+            ctxc_str_t result; /**< JSON value */
+            ctxc_str_t error;  /**< optional */
         } tool_response;
         struct {
             ctxc_str_t thought;
-            ctxc_str_t signature; /* optional */
+            ctxc_str_t signature; /**< optional */
         } thinking;
         struct {
             ctxc_str_t code;
-            ctxc_str_t language; /* optional */
+            ctxc_str_t language; /**< optional */
         } code;
         struct {
             ctxc_str_t mime_type;
             ctxc_str_t data;
             ctxc_str_t encoding;
-            ctxc_str_t caption;  /* optional */
-            ctxc_str_t filename; /* optional */
+            ctxc_str_t caption;  /**< optional */
+            ctxc_str_t filename; /**< optional */
         } media;
-    } u;
+    } u; /**< the fields of the block, by `type` */
 } ctxc_block_t;
 
-/* Entry flags, cached from the metadata keys of the same name being `true`. */
-#define CTXC_ENTRY_IS_SUMMARY 0x01u /* metadata.isSummary */
-#define CTXC_ENTRY_SYNTHETIC 0x02u  /* metadata.synthetic */
-#define CTXC_ENTRY_PINNED 0x04u     /* metadata.pinned */
+/** Entry flags, cached from the metadata keys of the same name being `true`. */
+#define CTXC_ENTRY_IS_SUMMARY 0x01u /**< metadata.isSummary */
+#define CTXC_ENTRY_SYNTHETIC 0x02u  /**< metadata.synthetic */
+#define CTXC_ENTRY_PINNED 0x04u     /**< metadata.pinned */
 
-/* An entry to append or to replace another with. Block strings may point
+/** An entry to append or to replace another with. Block strings may point
  * anywhere, including into the same store's arena. */
 typedef struct {
-    ctxc_speaker_t speaker;
-    const ctxc_block_t *blocks;
-    size_t block_count;  /* 1 .. 65535 */
-    ctxc_str_t metadata; /* JSON object text, or absent for no metadata */
+    ctxc_speaker_t speaker; /**< who the entry is from */
+    const ctxc_block_t *blocks; /**< the blocks, in order */
+    size_t block_count;  /**< 1 .. 65535 */
+    ctxc_str_t metadata; /**< JSON object text, or absent for no metadata */
 } ctxc_entry_in_t;
 
-/* Index slot of one stored entry (part of the caller's memory; treat as
+/** Index slot of one stored entry (part of the caller's memory; treat as
  * opaque). */
 typedef struct {
-    uint32_t offset; /* record offset in the arena */
-    uint32_t size;   /* record size in bytes */
-    uint32_t tokens; /* cached token estimate */
-    uint16_t block_count;
-    uint8_t speaker;
-    uint8_t flags;
+    uint32_t offset; /**< record offset in the arena */
+    uint32_t size;   /**< record size in bytes */
+    uint32_t tokens; /**< cached token estimate */
+    uint16_t block_count; /**< blocks in the entry */
+    uint8_t speaker; /**< ctxc_speaker_t of the entry */
+    uint8_t flags; /**< CTXC_ENTRY_* flags */
 } ctxc_slot_t;
 
-/* A read-only view of a stored entry. */
+/** A read-only view of a stored entry. */
 typedef struct {
-    ctxc_speaker_t speaker;
-    uint32_t flags; /* CTXC_ENTRY_* */
-    size_t block_count;
-    uint32_t tokens;        /* cached estimate */
-    ctxc_str_t metadata;    /* JSON object text or absent */
-    const uint8_t *blocks_; /* internal: first block record */
-    const uint8_t *end_;    /* internal: end of the entry's record */
+    ctxc_speaker_t speaker; /**< who the entry is from */
+    uint32_t flags; /**< CTXC_ENTRY_* */
+    size_t block_count; /**< blocks in the entry (read them with ctxc_entry_block() or ctxc_entry_next_block()) */
+    uint32_t tokens;        /**< cached estimate */
+    ctxc_str_t metadata;    /**< JSON object text or absent */
+    const uint8_t *blocks_; /**< internal: first block record */
+    const uint8_t *end_;    /**< internal: end of the entry's record */
 } ctxc_entry_t;
 
-/* Token estimator hook: returns the token count of one block. `user` is the
+/** Token estimator hook: returns the token count of one block. `user` is the
  * pointer given to ctxc_history_set_estimator(). */
 typedef uint32_t (*ctxc_estimate_fn)(void *user, const ctxc_block_t *block);
 
-/* The default estimator (see estimate.h). */
+/** The default estimator (see estimate.h). */
 uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *block);
 
+/** A history store: the caller's slot array and arena, and the counters over them. Declare it with CTXC_HISTORY_DEFINE() or set it up with ctxc_history_init(); read its fields only through the functions. */
 typedef struct {
-    ctxc_slot_t *slots;
-    size_t max_entries;
-    uint8_t *arena;
-    size_t arena_bytes;
+    ctxc_slot_t *slots; /**< the slot array (max_entries slots) */
+    size_t max_entries; /**< capacity in entries */
+    uint8_t *arena; /**< the byte arena */
+    size_t arena_bytes; /**< capacity of the arena in bytes */
 
-    size_t count;     /* entries stored */
-    size_t used;      /* arena bytes used */
-    size_t hwm_count; /* high-water mark of count */
-    size_t hwm_used;  /* high-water mark of used */
+    size_t count;     /**< entries stored */
+    size_t used;      /**< arena bytes used */
+    size_t hwm_count; /**< high-water mark of count */
+    size_t hwm_used;  /**< high-water mark of used */
 
-    ctxc_estimate_fn estimate;
-    void *estimate_user;
-    uint64_t token_sum;   /* sum of the cached entry estimates */
-    int64_t anchor_delta; /* provider-reported minus estimated, see anchor */
+    ctxc_estimate_fn estimate; /**< block estimator in use (the default when none was installed) */
+    void *estimate_user; /**< pointer handed to `estimate` */
+    uint64_t token_sum;   /**< sum of the cached entry estimates */
+    int64_t anchor_delta; /**< provider-reported minus estimated, see anchor */
 
-    /* Internal: the optional tool-call id index (ctxc_history_set_id_index),
+    /** Internal: the optional tool-call id index (ctxc_history_set_id_index),
      * a cache rebuilt on demand. */
     void *ids_mem_;
     size_t ids_bytes_;
@@ -174,7 +182,7 @@ typedef struct {
     uint32_t gen_;
 } ctxc_history_t;
 
-/* Declares static storage for a history called `name` (a ctxc_history_t)
+/** Declares static storage for a history called `name` (a ctxc_history_t)
  * holding up to `max_entries` entries and `arena_bytes` bytes of content,
  * ready to use: no init call is needed (ctxc_history_init() is for memory
  * you provide yourself). Use at file scope (or as a block-scope static).
@@ -213,19 +221,20 @@ typedef struct {
                                   0,                                           \
                                   0}
 
-/* CTXC_HISTORY_DEFINE_ATTR without an attribute of its own. */
+/** CTXC_HISTORY_DEFINE_ATTR without an attribute of its own. */
 #define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
     CTXC_HISTORY_DEFINE_ATTR(name, max_entries, arena_bytes, )
 
-/* Same, with the CTXC_CFG_HISTORY_* sizes. */
+/** Same, with the CTXC_CFG_HISTORY_* sizes. */
 #define CTXC_HISTORY_DEFINE_DEFAULT(name)                                      \
     CTXC_HISTORY_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                    \
                         CTXC_CFG_HISTORY_ARENA_BYTES)
+/** CTXC_HISTORY_DEFINE_DEFAULT() with an attribute list for this object (a section, an alignment). */
 #define CTXC_HISTORY_DEFINE_DEFAULT_ATTR(name, attr)                           \
     CTXC_HISTORY_DEFINE_ATTR(name, CTXC_CFG_HISTORY_MAX_ENTRIES,               \
                              CTXC_CFG_HISTORY_ARENA_BYTES, attr)
 
-/* Initialise over caller memory, for storage you place yourself (any
+/** Initialise over caller memory, for storage you place yourself (any
  * section; slots: max_entries x sizeof(ctxc_slot_t) bytes aligned for
  * ctxc_slot_t, arena: 8-byte aligned). max_entries 1..65535, arena_bytes >=
  * 64 and < 2 GiB. Errors: CTXC_E_INVALID_ARG. */
@@ -233,7 +242,7 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
                                 size_t max_entries, void *arena,
                                 size_t arena_bytes, ctxc_error_t *err);
 
-/* Gives the store optional memory for an index of tool-call ids (16 bytes
+/** Gives the store optional memory for an index of tool-call ids (16 bytes
  * per slot; CTXC_HISTORY_ID_INDEX_BYTES(n) holds n distinct call ids). The
  * pairing rule (see ctxc_history_append) then costs O(1) per appended tool
  * block instead of a scan of the store, and plan checks and statistics are
@@ -242,17 +251,17 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
  * next use; when it is too small, the scans are used. mem == NULL or bytes == 0
  * removes it. The memory must stay valid while the store uses it. */
 void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes);
-/* Bytes of id index that hold `ids` distinct call ids (a call and its
+/** Bytes of id index that hold `ids` distinct call ids (a call and its
  * response share one) whatever the power-of-two rounding. */
 #define CTXC_HISTORY_ID_INDEX_BYTES(ids) ((size_t)(ids)*48u)
 
-/* Empties the store (keeps memory, estimator and high-water marks). */
+/** Empties the store (keeps memory, estimator and high-water marks). */
 void ctxc_history_clear(ctxc_history_t *h);
 
-/* Number of entries. */
+/** Number of entries. */
 size_t ctxc_history_count(const ctxc_history_t *h);
 
-/* Appends an entry. Validates speaker, block types, required fields, UTF-8
+/** Appends an entry. Validates speaker, block types, required fields, UTF-8
  * of every string and JSON of parameters/result/metadata (which must be an
  * object); stores JSON in canonical form; computes the token estimate.
  * Keeps the pairing rule of tool calls and responses: a tool_call lives in
@@ -268,16 +277,16 @@ size_t ctxc_history_count(const ctxc_history_t *h);
 ctxc_status_t ctxc_history_append(ctxc_history_t *h, const ctxc_entry_in_t *in,
                                   ctxc_error_t *err);
 
-/* Reads entry `index`. Errors: CTXC_E_RANGE. */
+/** Reads entry `index`. Errors: CTXC_E_RANGE. */
 ctxc_status_t ctxc_history_get(const ctxc_history_t *h, size_t index,
                                ctxc_entry_t *out);
 
-/* Reads block `block_index` of an entry obtained from ctxc_history_get().
+/** Reads block `block_index` of an entry obtained from ctxc_history_get().
  * Errors: CTXC_E_RANGE. */
 ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
                                ctxc_block_t *out);
 
-/* Block iteration: `*cursor` starts as NULL; returns false after the last
+/** Block iteration: `*cursor` starts as NULL; returns false after the last
  * block. */
 bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
                            ctxc_block_t *out);
@@ -291,7 +300,7 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
  * empties the store and the job ends with CTXC_E_CANCELLED at its next
  * poll, leaving the history as it is. */
 
-/* Replaces entry `index` with `in` (same validation as append). The new
+/** Replaces entry `index` with `in` (same validation as append). The new
  * content may point into the store itself (e.g. a modified copy of the entry
  * being replaced). Needs free arena room for the new record when its strings
  * point into the arena, otherwise only for the size difference.
@@ -300,41 +309,47 @@ ctxc_status_t ctxc_history_replace(ctxc_history_t *h, size_t index,
                                    const ctxc_entry_in_t *in,
                                    ctxc_error_t *err);
 
-/* Removes the entries whose indexes are listed (any order, no duplicates)
+/** Removes the entries whose indexes are listed (any order, no duplicates)
  * and compacts the arena in place; later entries move down.
  * Errors: CTXC_E_RANGE (an index >= count), CTXC_E_INVALID_ARG (duplicate).
  * Nothing is removed on error. */
 ctxc_status_t ctxc_history_remove(ctxc_history_t *h, const size_t *indexes,
                                   size_t n, ctxc_error_t *err);
 
-/* Removes entries [from, to). Errors: CTXC_E_RANGE. */
+/** Removes entries [from, to). Errors: CTXC_E_RANGE. */
 ctxc_status_t ctxc_history_remove_range(ctxc_history_t *h, size_t from,
                                         size_t to, ctxc_error_t *err);
 
 /* --- Usage figures ---------------------------------------------------- */
 
+/** How full a history is now and at most so far (ctxc_history_usage()). */
 typedef struct {
+    /** @{ entries: stored now, capacity, high-water mark */
     size_t entries_used, entries_max, entries_hwm;
+    /** @} */
+    /** @{ arena bytes: in use now, capacity, high-water mark */
     size_t bytes_used, bytes_max, bytes_hwm;
+    /** @} */
 } ctxc_history_usage_t;
 
+/** Fills `out` with the store's usage and high-water marks. */
 void ctxc_history_usage(const ctxc_history_t *h, ctxc_history_usage_t *out);
 
 /* --- Token estimates -------------------------------------------------- */
 
-/* Installs a block estimator (NULL restores the default) and recomputes every
+/** Installs a block estimator (NULL restores the default) and recomputes every
  * cached entry estimate. Clears the anchor. */
 void ctxc_history_set_estimator(ctxc_history_t *h, ctxc_estimate_fn fn,
                                 void *user);
 
-/* Estimate of the whole history: the sum of the cached entry estimates,
+/** Estimate of the whole history: the sum of the cached entry estimates,
  * corrected by the anchor (never below 0). */
 uint64_t ctxc_history_tokens(const ctxc_history_t *h);
 
-/* Sum of the cached entry estimates, without the anchor. */
+/** Sum of the cached entry estimates, without the anchor. */
 uint64_t ctxc_history_tokens_estimated(const ctxc_history_t *h);
 
-/* Re-anchors the total to a provider-reported prompt token count for the
+/** Re-anchors the total to a provider-reported prompt token count for the
  * history as it is now: from now on ctxc_history_tokens() returns
  * reported + (estimates of what was appended since). replace, remove and
  * clear drop the anchor (the report no longer describes the history). */
@@ -346,46 +361,49 @@ void ctxc_history_anchor_tokens(ctxc_history_t *h, uint64_t reported);
  * one block that is not an empty text or empty thinking block). A view maps
  * view positions to store indexes through caller memory. */
 
+/** Which entries a view shows: every entry (RAW) or the curated ones (CURATED). */
 typedef enum { CTXC_VIEW_RAW = 0, CTXC_VIEW_CURATED = 1 } ctxc_view_kind_t;
 
+/** A view of a history: view positions mapped to store indexes through caller memory. Valid until the store changes. */
 typedef struct {
-    const ctxc_slot_t *slots_; /* internal: read-only access to the entries */
+    const ctxc_slot_t *slots_; /**< internal: read-only access to the entries */
     const uint8_t *arena_;
-    const uint16_t *map; /* view position -> store index */
-    size_t count;        /* entries in the view */
-    size_t store_count;  /* entries in the store it was made from */
+    const uint16_t *map; /**< view position -> store index */
+    size_t count;        /**< entries in the view */
+    size_t store_count;  /**< entries in the store it was made from */
 } ctxc_view_t;
 
-/* Builds a view. `map` must hold ctxc_history_count(h) elements.
+/** Builds a view. `map` must hold ctxc_history_count(h) elements.
  * Errors: CTXC_E_NO_SPACE (map too small; err->needed = elements). */
 ctxc_status_t ctxc_view_init(ctxc_view_t *view, const ctxc_history_t *h,
                              ctxc_view_kind_t kind, uint16_t *map,
                              size_t map_cap, ctxc_error_t *err);
 
-/* Reads the entry at view position `pos`. Errors: CTXC_E_RANGE. */
+/** Reads the entry at view position `pos`. Errors: CTXC_E_RANGE. */
 ctxc_status_t ctxc_view_get(const ctxc_view_t *view, size_t pos,
                             ctxc_entry_t *out);
 
-/* Store index of view position `pos` (pos < view->count). */
+/** Store index of view position `pos` (pos < view->count). */
 size_t ctxc_view_index(const ctxc_view_t *view, size_t pos);
 
-/* True when the entry has content in the sense of the curated view. */
+/** True when the entry has content in the sense of the curated view. */
 bool ctxc_entry_has_content(const ctxc_entry_t *entry);
 
 /* --- Statistics ----------------------------------------------------------- */
 
+/** Counts of a history, from ctxc_history_stats(). */
 typedef struct {
-    size_t entries;
-    size_t per_speaker[3];                        /* by ctxc_speaker_t */
-    size_t per_block_type[CTXC_BLOCK_TYPE_COUNT]; /* by ctxc_block_type_t */
-    size_t tool_calls;
-    size_t tool_responses;
-    size_t unpaired_calls;     /* no tool_response with its id later on */
-    size_t unpaired_responses; /* no tool_call with its callId before it */
-    uint64_t tokens;           /* ctxc_history_tokens() */
+    size_t entries; /**< entries stored */
+    size_t per_speaker[3];                        /**< by ctxc_speaker_t */
+    size_t per_block_type[CTXC_BLOCK_TYPE_COUNT]; /**< by ctxc_block_type_t */
+    size_t tool_calls; /**< tool_call blocks */
+    size_t tool_responses; /**< tool_response blocks */
+    size_t unpaired_calls;     /**< no tool_response with its id later on */
+    size_t unpaired_responses; /**< no tool_call with its callId before it */
+    uint64_t tokens;           /**< ctxc_history_tokens() */
 } ctxc_history_stats_t;
 
-/* Counts entries, blocks and tool-call pairing. Linear with the history's
+/** Counts entries, blocks and tool-call pairing. Linear with the history's
  * id index (ctxc_history_set_id_index; a stale index is rebuilt here, which
  * writes the index memory and its cache fields, though `h` is const),
  * otherwise O(calls x blocks) with no memory beyond `out`; the same counts
@@ -394,7 +412,7 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
 
 /* --- Metadata ------------------------------------------------------------ */
 
-/* Finds a top-level key in an entry's metadata object and returns its value
+/** Finds a top-level key in an entry's metadata object and returns its value
  * as canonical JSON text. Errors: CTXC_E_NOT_FOUND. */
 ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
                                    ctxc_str_t *value);

@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — JSON Lines codec for histories.
  *
  * Interchange format (one entry per line):
@@ -26,7 +26,7 @@
  * before ctxc_import_begin().
  *
  * Export writes the canonical form: keys in the order above, JSON compact and
- * canonical (see history.h), one entry per line ending in "\n". Export of an
+ * canonical (see history.h), one entry per line ending in `"\n"`. Export of an
  * import is byte-stable: fmt(fmt(x)) == fmt(x).
  */
 #ifndef CTXC_JSONL_H
@@ -42,13 +42,14 @@
 extern "C" {
 #endif
 
+/** The line format of an import. */
 typedef enum {
-    CTXC_FORMAT_AUTO = 0,     /* decided by the first line */
-    CTXC_FORMAT_ICONTENT = 1, /* the interchange format above */
-    CTXC_FORMAT_OPENAI = 2,   /* OpenAI chat messages */
+    CTXC_FORMAT_AUTO = 0,     /**< decided by the first line */
+    CTXC_FORMAT_ICONTENT = 1, /**< the interchange format above */
+    CTXC_FORMAT_OPENAI = 2,   /**< OpenAI chat messages */
 } ctxc_format_t;
 
-/* 32-bit words per JSON token (start, end, next, size, type and flags;
+/** 32-bit words per JSON token (start, end, next, size, type and flags;
  * on 64-bit little-endian hosts also the text units the importer counts
  * while it scans). */
 #if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
@@ -58,25 +59,25 @@ typedef enum {
 #define CTXC_JSON_TOKEN_WORDS 5
 #endif
 
-/* Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 4 *
+/** Import state and scratch. Large (CTXC_CFG_JSON_MAX_TOKENS * 4 *
  * CTXC_JSON_TOKEN_WORDS bytes: 20 per token on 32-bit targets):
  * declare it static. Treat the members as private. */
 typedef struct {
-    ctxc_history_t *history;
-    uint32_t line;
-    ctxc_format_t format;
-    bool active;
-    ctxc_history_t snapshot; /* the history's state at begin, restored on
+    ctxc_history_t *history; /**< the history being imported into */
+    uint32_t line; /**< lines read so far */
+    ctxc_format_t format; /**< the format decided at the first line (or given) */
+    bool active; /**< between begin and end */
+    ctxc_history_t snapshot; /**< the history's state at begin, restored on
                                 failure (the arena bytes in use are never
                                 touched by an import, only appended to) */
     uint32_t tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_WORDS];
 } ctxc_import_t;
 
-/* Starts an import that appends to `h`. Errors: CTXC_E_INVALID_ARG. */
+/** Starts an import that appends to `h`. Errors: CTXC_E_INVALID_ARG. */
 ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
                                 ctxc_format_t format, ctxc_error_t *err);
 
-/* Imports one line (a trailing "\n" or "\r\n" is ignored; a line holding
+/** Imports one line (a trailing `"\n"` or `"\r\n"` is ignored; a line holding
  * only whitespace is skipped). On error the whole import is rolled back and
  * ended: err->line is the line number, err->message the reason.
  * Errors: CTXC_E_PARSE (not JSON, wrong shape, unknown speaker/block type,
@@ -87,33 +88,33 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
 ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
                                ctxc_error_t *err);
 
-/* Ends the import, keeping what was imported. */
+/** Ends the import, keeping what was imported. */
 ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err);
 
-/* Ends the import, restoring the history to its state at begin. */
+/** Ends the import, restoring the history to its state at begin. */
 void ctxc_import_abort(ctxc_import_t *imp);
 
-/* Whole-buffer convenience: begin, every line of `text`, end. */
+/** Whole-buffer convenience: begin, every line of `text`, end. */
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
                                const char *text, size_t len,
                                ctxc_format_t format, ctxc_error_t *err);
 
-/* Output sink for export: returns CTXC_OK or an error that stops the
+/** Output sink for export: returns CTXC_OK or an error that stops the
  * export and is returned as is. */
 typedef ctxc_status_t (*ctxc_write_fn)(void *user, const char *data,
                                        size_t len);
 
-/* Writes entry `index` as one canonical line ("\n" included).
+/** Writes entry `index` as one canonical line (`"\n"` included).
  * Errors: CTXC_E_RANGE, or whatever `write` returns. */
 ctxc_status_t ctxc_export_entry(const ctxc_history_t *h, size_t index,
                                 ctxc_write_fn write, void *user,
                                 ctxc_error_t *err);
 
-/* Writes every entry. */
+/** Writes every entry. */
 ctxc_status_t ctxc_export(const ctxc_history_t *h, ctxc_write_fn write,
                           void *user, ctxc_error_t *err);
 
-/* Writes entry `index` into `buf` (NUL-terminated). *written = line length
+/** Writes entry `index` into `buf` (NUL-terminated). *written = line length
  * without the NUL. Errors: CTXC_E_RANGE, CTXC_E_NO_SPACE (err->needed =
  * the bytes missing). */
 ctxc_status_t ctxc_export_entry_buf(const ctxc_history_t *h, size_t index,

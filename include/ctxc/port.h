@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — the port contract: what ctxc needs from the platform.
  *
  * The core does no I/O of its own. Everything it needs from the platform
@@ -46,23 +46,25 @@ extern "C" {
  * rename() replaces the target in one step (POSIX rename(), littlefs
  * lfs_rename()). A read-only port leaves every write hook NULL. */
 
+/** What is at a path (stat(), list()). */
 typedef enum {
-    CTXC_FS_NONE = 0, /* nothing at that path */
+    CTXC_FS_NONE = 0, /**< nothing at that path */
     CTXC_FS_FILE,
     CTXC_FS_DIR
 } ctxc_fs_kind_t;
 
-/* Called once per directory entry by list(); `name` is one component (not
+/** Called once per directory entry by list(); `name` is one component (not
  * "." or ".."), NUL-terminated, valid only during the call. Return false to
  * stop the listing early (list() then still returns CTXC_OK). */
 typedef bool (*ctxc_fs_entry_fn)(void *user, const char *name,
                                  ctxc_fs_kind_t kind);
 
-/* An open file of a port (what create() hands back). */
+/** An open file of a port (what create() hands back). */
 typedef void *ctxc_fs_file_t;
 
+/** The filesystem hooks of a port: nine primitives over root-relative paths that the core has already checked (see above). */
 typedef struct {
-    /* Reads the whole file into buf[0..cap). *len = its size.
+    /** Reads the whole file into buf[0..cap). *len = its size.
      * CTXC_E_NOT_FOUND: no such file (the core then tries elsewhere, so this
      *                   code must mean exactly that);
      * CTXC_E_NO_SPACE:  larger than cap, err->needed = size - cap;
@@ -70,11 +72,11 @@ typedef struct {
      *                   error), message naming the path and the reason. */
     ctxc_status_t (*read)(void *ctx, const char *path, char *buf, size_t cap,
                           size_t *len, ctxc_error_t *err);
-    /* What is at path. Errors: CTXC_E_IO only (a missing path is OK with
+    /** What is at path. Errors: CTXC_E_IO only (a missing path is OK with
      * CTXC_FS_NONE). */
     ctxc_status_t (*stat)(void *ctx, const char *path, ctxc_fs_kind_t *kind,
                           ctxc_error_t *err);
-    /* Calls fn for each entry of directory `dir`, in no particular order.
+    /** Calls fn for each entry of directory `dir`, in no particular order.
      * CTXC_E_NOT_FOUND when there is no such directory, CTXC_E_IO. */
     ctxc_status_t (*list)(void *ctx, const char *dir, ctxc_fs_entry_fn fn,
                           void *user, ctxc_error_t *err);
@@ -82,54 +84,56 @@ typedef struct {
     /* Write side; NULL in a read-only port (the core then answers
      * CTXC_E_READ_ONLY). */
 
-    /* Creates directory `dir` (one level; its parent exists). A directory
+    /** Creates directory `dir` (one level; its parent exists). A directory
      * already there is CTXC_OK; a file there is CTXC_E_EXISTS. */
     ctxc_status_t (*mkdir)(void *ctx, const char *dir, ctxc_error_t *err);
-    /* Creates a new, empty file for writing. It must not exist yet:
+    /** Creates a new, empty file for writing. It must not exist yet:
      * CTXC_E_EXISTS if anything is at path (the core then picks another
      * temporary name, which is what keeps concurrent writers apart). */
     ctxc_status_t (*create)(void *ctx, const char *path, ctxc_fs_file_t *file,
                             ctxc_error_t *err);
-    /* Writes all len bytes (a short write is CTXC_E_IO). */
+    /** Writes all len bytes (a short write is CTXC_E_IO). */
     ctxc_status_t (*write)(void *ctx, ctxc_fs_file_t file, const void *data,
                            size_t len, ctxc_error_t *err);
-    /* Returns once everything written is on storage (fsync). */
+    /** Returns once everything written is on storage (fsync). */
     ctxc_status_t (*sync)(void *ctx, ctxc_fs_file_t file, ctxc_error_t *err);
-    /* Releases the file; called exactly once per successful create(), also
+    /** Releases the file; called exactly once per successful create(), also
      * after a failed write or sync. */
     ctxc_status_t (*close)(void *ctx, ctxc_fs_file_t file, ctxc_error_t *err);
-    /* Renames file `from` to `to`, replacing `to` in one step: an observer
+    /** Renames file `from` to `to`, replacing `to` in one step: an observer
      * (or a power cut) sees the old `to` or the new one, never neither. */
     ctxc_status_t (*rename)(void *ctx, const char *from, const char *to,
                             ctxc_error_t *err);
-    /* Removes a file. CTXC_E_NOT_FOUND when there is none. */
+    /** Removes a file. CTXC_E_NOT_FOUND when there is none. */
     ctxc_status_t (*remove)(void *ctx, const char *path, ctxc_error_t *err);
 } ctxc_fs_ops_t;
 
-/* A filesystem: its hooks and the port's context for them. */
+/** A filesystem: its hooks and the port's context for them. */
 typedef struct {
-    const ctxc_fs_ops_t *ops;
-    void *ctx;
+    const ctxc_fs_ops_t *ops; /**< the hooks (NULL: no filesystem) */
+    void *ctx; /**< the port's context, handed to every hook */
 } ctxc_fs_t;
 
-/* Checks a root-relative path (see above). Errors: CTXC_E_INVALID_ARG
+/** Checks a root-relative path (see above). Errors: CTXC_E_INVALID_ARG
  * naming the problem. */
 ctxc_status_t ctxc_fs_path_check(const char *path, ctxc_error_t *err);
 
-/* ctxc_fs_read / ctxc_fs_stat / ctxc_fs_list: the hooks, after
+/** ctxc_fs_read / ctxc_fs_stat / ctxc_fs_list: the hooks, after
  * ctxc_fs_path_check(). A NULL fs reads as empty: CTXC_E_NOT_FOUND /
  * CTXC_FS_NONE. */
 ctxc_status_t ctxc_fs_read(const ctxc_fs_t *fs, const char *path, char *buf,
                            size_t cap, size_t *len, ctxc_error_t *err);
+/** The stat hook after ctxc_fs_path_check() (see ctxc_fs_read()). */
 ctxc_status_t ctxc_fs_stat(const ctxc_fs_t *fs, const char *path,
                            ctxc_fs_kind_t *kind, ctxc_error_t *err);
+/** The list hook after ctxc_fs_path_check() (see ctxc_fs_read()). */
 ctxc_status_t ctxc_fs_list(const ctxc_fs_t *fs, const char *dir,
                            ctxc_fs_entry_fn fn, void *user, ctxc_error_t *err);
 
-/* Replaces (or creates) file `path` with data[0..len), atomically: after a
+/** Replaces (or creates) file `path` with data[0..len), atomically: after a
  * failure or a crash at any step the file holds its old content or the new
  * one, never a mix. Missing parent directories are created first. The
- * temporary file is "<path>.tmp<N>" (N = 0..CTXC_FS_TMP_TRIES-1, the first
+ * temporary file is `"<path>.tmp<N>"` (N = 0..CTXC_FS_TMP_TRIES-1, the first
  * free one); it is removed again when a step fails. Names containing ".tmp"
  * followed by digits at the end are therefore the core's; listings made by
  * the core skip them (ctxc_fs_is_temp_name()).
@@ -140,26 +144,28 @@ ctxc_status_t ctxc_fs_write_atomic(const ctxc_fs_t *fs, const char *path,
                                    const void *data, size_t len,
                                    ctxc_error_t *err);
 
+/** Unique temporary names ctxc_fs_write_atomic() tries before it gives up. */
 #define CTXC_FS_TMP_TRIES 16u
 
-/* Removes a file. Errors: CTXC_E_INVALID_ARG, CTXC_E_READ_ONLY,
+/** Removes a file. Errors: CTXC_E_INVALID_ARG, CTXC_E_READ_ONLY,
  * CTXC_E_NOT_FOUND, the hook's own error. */
 ctxc_status_t ctxc_fs_remove(const ctxc_fs_t *fs, const char *path,
                              ctxc_error_t *err);
 
-/* Creates dir and any missing parents. Errors: as ctxc_fs_write_atomic. */
+/** Creates dir and any missing parents. Errors: as ctxc_fs_write_atomic. */
 ctxc_status_t ctxc_fs_mkdirs(const ctxc_fs_t *fs, const char *dir,
                              ctxc_error_t *err);
 
-/* True for the temporary names of ctxc_fs_write_atomic ("x.json.tmp3"). */
+/** True for the temporary names of ctxc_fs_write_atomic ("x.json.tmp3"). */
 bool ctxc_fs_is_temp_name(const char *name);
 
 /* ---- clock, log, mutex -----------------------------------------------------
  */
 
-/* Milliseconds from any fixed point (monotonic; wraps after 2^64). */
+/** Milliseconds from any fixed point (monotonic; wraps after 2^64). */
 typedef uint64_t (*ctxc_clock_fn)(void *ctx);
 
+/** Severity of a log line. */
 typedef enum {
     CTXC_LOG_ERROR = 0,
     CTXC_LOG_WARN,
@@ -167,17 +173,17 @@ typedef enum {
     CTXC_LOG_DEBUG
 } ctxc_log_level_t;
 
-/* One line of text (no trailing newline), valid during the call. The core
+/** One line of text (no trailing newline), valid during the call. The core
  * never passes secret material (keys, auth headers, payloads) to it. */
 typedef void (*ctxc_log_fn)(void *ctx, ctxc_log_level_t level, const char *msg);
 
-/* Optional mutex around a shared session (RTOS tasks, threads). lock()
+/** Optional mutex around a shared session (RTOS tasks, threads). lock()
  * blocks until the mutex is held; it is not taken recursively: do not call
  * session functions from inside callbacks the session runs. */
 typedef struct {
-    void (*lock)(void *ctx);
-    void (*unlock)(void *ctx);
-    void *ctx;
+    void (*lock)(void *ctx); /**< takes the mutex (blocks) */
+    void (*unlock)(void *ctx); /**< releases it */
+    void *ctx; /**< the port's context for both */
 } ctxc_mutex_t;
 
 /* ---- transport
@@ -200,11 +206,14 @@ typedef struct {
  * port clock), < 0 = error (the connection is unusable; close it). recv()
  * answering < 0 after the peer closed cleanly is CTXC_TRANSPORT_EOF; a
  * reset or any other failure is CTXC_TRANSPORT_ERROR. */
+/** recv(): the peer closed the connection cleanly. */
 #define CTXC_TRANSPORT_EOF (-1)
+/** send()/recv(): the connection failed (reset, TLS error). */
 #define CTXC_TRANSPORT_ERROR (-2)
 
+/** The transport hooks of a port (see above). */
 typedef struct {
-    /* Starts connecting ctx to host:port (TCP, then with tls the TLS
+    /** Starts connecting ctx to host:port (TCP, then with tls the TLS
      * handshake with SNI = host, the chain verified against the port's CA
      * certificates and the certificate matched to host). Answers CTXC_OK
      * when connected, CTXC_E_IN_PROGRESS when the connection is under way
@@ -219,20 +228,20 @@ typedef struct {
      *                   port's connect timeout */
     ctxc_status_t (*connect)(void *ctx, const char *host, uint16_t port,
                              bool tls, ctxc_error_t *err);
-    int32_t (*send)(void *ctx, const uint8_t *data, size_t len);
-    int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
-    /* Ends the connection (TLS close_notify where possible) and releases
+    int32_t (*send)(void *ctx, const uint8_t *data, size_t len); /**< sends up to len bytes: > 0 sent, 0 try again, < 0 CTXC_TRANSPORT_ERROR */
+    int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap); /**< receives up to cap bytes: > 0 received, 0 try again, < 0 CTXC_TRANSPORT_EOF or CTXC_TRANSPORT_ERROR */
+    /** Ends the connection (TLS close_notify where possible) and releases
      * the socket; safe after errors, on a closed context and in the middle
      * of a connect that answered CTXC_E_IN_PROGRESS. */
     void (*close)(void *ctx);
-    /* Advances a connect that answered CTXC_E_IN_PROGRESS by one bounded
+    /** Advances a connect that answered CTXC_E_IN_PROGRESS by one bounded
      * step (the TCP connect's completion, one handshake round, a DNS answer)
      * without waiting for the network: CTXC_OK connected,
      * CTXC_E_IN_PROGRESS not yet, or an error as connect() lists (the
      * connect timeout is the port's, counted from connect()). NULL: the
      * port's connect() completes or fails in one call. */
     ctxc_status_t (*connect_poll)(void *ctx, ctxc_error_t *err);
-    /* Waits at most ms for the connection to be able to progress (readable,
+    /** Waits at most ms for the connection to be able to progress (readable,
      * writable, a connect or handshake step due), driving the network
      * meanwhile where the port must (lwIP without an OS). Blocking callers
      * call it after a 0 answer or CTXC_E_IN_PROGRESS; a resumable job never
@@ -241,9 +250,10 @@ typedef struct {
     void (*wait)(void *ctx, uint32_t ms);
 } ctxc_transport_ops_t;
 
+/** A transport: its hooks and the port's context for them. */
 typedef struct {
-    const ctxc_transport_ops_t *ops;
-    void *ctx;
+    const ctxc_transport_ops_t *ops; /**< the hooks (NULL: no network) */
+    void *ctx; /**< the port's context (one connection) */
 } ctxc_transport_t;
 
 /* ---- entropy --------------------------------------------------------------
@@ -254,6 +264,7 @@ typedef struct {
  * predictable source makes every TLS session readable. A source that cannot
  * deliver answers an error (CTXC_E_IO or CTXC_E_UNAVAILABLE with a message);
  * TLS setup then fails with CTXC_E_TLS and that message, nothing is sent. */
+/** Entropy hook (see above). */
 typedef ctxc_status_t (*ctxc_entropy_fn)(void *ctx, uint8_t *buf, size_t len,
                                          ctxc_error_t *err);
 
@@ -267,6 +278,7 @@ typedef ctxc_status_t (*ctxc_entropy_fn)(void *ctx, uint8_t *buf, size_t len,
  * fit cap - 1 bytes, CTXC_E_IO. The key goes only into the caller's buffer
  * (the provider layer wipes it after each request): a hook never logs it or
  * puts it in err. */
+/** API key hook (see above). */
 typedef ctxc_status_t (*ctxc_key_fn)(void *ctx, const char *name, char *buf,
                                      size_t cap, size_t *len,
                                      ctxc_error_t *err);
@@ -275,33 +287,35 @@ typedef ctxc_status_t (*ctxc_key_fn)(void *ctx, const char *name, char *buf,
  *
  * Waits ms milliseconds (the provider layer between retries, honouring a
  * server's Retry-After). Without the hook retries are sent at once. */
+/** Delay hook (see above). */
 typedef void (*ctxc_delay_fn)(void *ctx, uint32_t ms);
 
 /* ---- the port: everything in one place -------------------------------------
  */
 
+/** Everything the core needs from the platform: filesystem, clock, log, mutex, transport, entropy, API keys and delays. Any hook may be NULL (see each field). */
 typedef struct {
-    ctxc_fs_t fs;        /* ops NULL: no filesystem */
-    ctxc_clock_fn clock; /* NULL: time reads as 0 */
-    void *clock_ctx;
-    ctxc_log_fn log; /* NULL: no logging */
-    void *log_ctx;
-    ctxc_log_level_t log_level; /* lines above this level are not built */
-    ctxc_mutex_t mutex;         /* lock NULL: no locking */
-    ctxc_transport_t transport; /* ops NULL: no network */
-    ctxc_entropy_fn entropy;    /* NULL: no TLS (nothing to seed it) */
-    void *entropy_ctx;
-    ctxc_key_fn key; /* NULL: no API keys (a provider that needs one fails
+    ctxc_fs_t fs;        /**< ops NULL: no filesystem */
+    ctxc_clock_fn clock; /**< NULL: time reads as 0 */
+    void *clock_ctx; /**< pointer handed to `clock` */
+    ctxc_log_fn log; /**< NULL: no logging */
+    void *log_ctx; /**< pointer handed to `log` */
+    ctxc_log_level_t log_level; /**< lines above this level are not built */
+    ctxc_mutex_t mutex;         /**< lock NULL: no locking */
+    ctxc_transport_t transport; /**< ops NULL: no network */
+    ctxc_entropy_fn entropy;    /**< NULL: no TLS (nothing to seed it) */
+    void *entropy_ctx; /**< pointer handed to `entropy` */
+    ctxc_key_fn key; /**< NULL: no API keys (a provider that needs one fails
                         with CTXC_E_NOT_FOUND) */
-    void *key_ctx;
-    ctxc_delay_fn delay_ms; /* NULL: retries are not spaced out */
-    void *delay_ctx;
+    void *key_ctx; /**< pointer handed to `key` */
+    ctxc_delay_fn delay_ms; /**< NULL: retries are not spaced out */
+    void *delay_ctx; /**< pointer handed to `delay_ms` */
 } ctxc_port_t;
 
-/* Milliseconds from port->clock, 0 without one (port may be NULL). */
+/** Milliseconds from port->clock, 0 without one (port may be NULL). */
 uint64_t ctxc_port_now_ms(const ctxc_port_t *port);
 
-/* Logs through port->log when level <= port->log_level. The text is built
+/** Logs through port->log when level <= port->log_level. The text is built
  * with the formatter of ctxc_error_set() into a CTXC_CFG_LOG_LINE_LEN
  * buffer on the stack (longer lines are cut). port may be NULL. */
 void ctxc_port_log(const ctxc_port_t *port, ctxc_log_level_t level,

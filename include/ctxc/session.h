@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — the compression session (dispatcher) over a history store.
  *
  *   add()          appends an entry and marks the density step due
@@ -23,7 +23,7 @@
  * next call. The threshold resolves compression-threshold (ephemeral ->
  * settings file) -> the strategy's trigger.default_threshold.
  *
- * Stack (Cortex-M4, -Os, the board's configuration; README "Stack"):
+ * Stack (Cortex-M4, -Os, the board's configuration; docs/footprint.md "Stack"):
  * measured on the target, before_send with high-density 4616 bytes (its
  * density step), with top-down-truncation 892 (minimal profile image);
  * compress 1468 (top-down-truncation) / 4420 (high-density); optimize 4624.
@@ -51,26 +51,26 @@ extern "C" {
 
 /* ---- the settings as the strategies read them ---------------------------
  * The accessors of the settings store (ctxc/settings.h) that need the
- * strategy table (REQ-CS-009, REQ-HD-001.10, REQ-HD-009.5). */
+ * strategy table. */
 
-/* compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
+/** compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
  * the value, where it came from and the strategies of this build, when it
- * is not set or not compiled in (REQ-CS-009.4). */
+ * is not set or not compiled in. */
 ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
                                      const ctxc_strategy_t **out,
                                      ctxc_error_t *err);
 
-/* compression-threshold in force: the setting, else the default threshold
- * of `strategy` (REQ-HD-001.10). */
+/** compression-threshold in force: the setting, else the default threshold
+ * of `strategy`. */
 uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
                                  const ctxc_strategy_t *strategy);
 
-/* The four compression.density.* settings into cfg (REQ-HD-009.5);
+/** The four compression.density.* settings into cfg;
  * cfg->workspace_root is not a setting and is left as it is. */
 void ctxc_settings_density(const ctxc_settings_store_t *s,
                            ctxc_density_config_t *cfg);
 
-/* Every value a strategy reads: context limit, threshold (of `strategy`),
+/** Every value a strategy reads: context limit, threshold (of `strategy`),
  * preserve fractions and density settings (out->density.workspace_root is
  * left as it is). */
 void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
@@ -79,40 +79,42 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
 
 /* ---- the session --------------------------------------------------------- */
 
-/* A compression job in progress (private; ctxc_session_compress_start). */
+/** A compression job in progress (private: the session's member job_;
+ * ctxc_session_compress_start()). */
 typedef struct {
-    uint8_t state;       /* none, a summary call, a plan to apply */
-    bool wait;           /* before_send waits for the job (on-limit wait) */
-    size_t snapshot;     /* the job's range: entries [0, snapshot) */
-    uint32_t gen;        /* the history's clear count at the start */
-    uint64_t t0;         /* the start, by the port clock */
-    const ctxc_strategy_t *strategy;
-    ctxc_compress_ctx_t ctx;
-    ctxc_plan_t plan;
-    ctxc_llm_job_t llm;
+    uint8_t state;   /**< none, a summary call, a plan to apply */
+    bool wait;       /**< before_send waits for the job (on-limit wait) */
+    size_t snapshot; /**< the job's range: entries [0, snapshot) */
+    uint32_t gen;    /**< the history's clear count at the start */
+    uint64_t t0;     /**< the start, by the port clock */
+    const ctxc_strategy_t *strategy; /**< the strategy it runs */
+    ctxc_compress_ctx_t ctx;         /**< the strategy's context */
+    ctxc_plan_t plan;                /**< the plan being made */
+    ctxc_llm_job_t llm;              /**< the summary call */
 } ctxc_session_job_t;
 
+/** A session: the dispatcher over one history, work area and settings store. Set it up with ctxc_session_init(); the fields are the session's own (read-only for the caller). */
 typedef struct {
-    ctxc_history_t *history;
-    ctxc_work_t *work;
-    ctxc_settings_store_t *settings; /* read through its accessors */
-    const char *workspace_root;      /* high-density paths; NULL: none */
-    bool density_dirty;
-    bool locked;
-    ctxc_density_counts_t last_density; /* counts of the last density step */
-    ctxc_compress_meta_t last_compress; /* metadata of the last compression */
-    uint64_t last_compress_ms; /* its duration by the port clock (0 without) */
-    const ctxc_port_t *port;   /* NULL: no mutex, clock or log */
-    /* the LLM strategies' inputs (ctxc_session_set_llm_resolver, ...) */
-    ctxc_llm_resolver_fn llm_resolver; /* NULL: LLM strategies unavailable */
-    void *llm_user;
-    const ctxc_todo_t *todos;
-    size_t todo_count;
-    const char *transcript_path;
+    ctxc_history_t *history; /**< the store it compresses */
+    ctxc_work_t *work; /**< its working memory */
+    ctxc_settings_store_t *settings; /**< read through its accessors */
+    const char *workspace_root;      /**< high-density paths; NULL: none */
+    bool density_dirty; /**< new content arrived since the last density step */
+    bool locked; /**< a step is running (ctxc_session_add() answers CTXC_E_BUSY) */
+    ctxc_density_counts_t last_density; /**< counts of the last density step */
+    ctxc_compress_meta_t last_compress; /**< metadata of the last compression */
+    uint64_t last_compress_ms; /**< its duration by the port clock (0 without) */
+    const ctxc_port_t *port;   /**< NULL: no mutex, clock or log */
+    /** the LLM strategies' inputs (ctxc_session_set_llm_resolver, ...) */
+    ctxc_llm_resolver_fn llm_resolver; /**< NULL: LLM strategies unavailable */
+    void *llm_user; /**< pointer handed to llm_resolver */
+    const ctxc_todo_t *todos; /**< the agent's todos (ctxc_session_set_todos()) */
+    size_t todo_count; /**< entries in todos */
+    const char *transcript_path; /**< the transcript path (ctxc_session_set_transcript()) */
     ctxc_session_job_t job_; /* private: the compression job */
 } ctxc_session_t;
 
-/* settings is kept by pointer (it must outlive the session). The session
+/** settings is kept by pointer (it must outlive the session). The session
  * installs its strategy guard on the store (ctxc_settings_set_strategy_guard;
  * a store serves one session, and a session that ends before its store
  * calls ctxc_session_deinit(), which removes it; ctxc_settings_init also
@@ -132,7 +134,7 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
                                 ctxc_settings_store_t *settings,
                                 ctxc_error_t *err);
 
-/* Ends the session's hold on its settings store (and cancels a compression
+/** Ends the session's hold on its settings store (and cancels a compression
  * job in progress, unfreezing its range): removes the session's
  * strategy guard from the store when it is still this session's (the store
  * keeps a pointer to the session while the guard is on it, so a session in
@@ -141,21 +143,21 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
  * session is not used again until ctxc_session_init(). NULL: nothing. */
 void ctxc_session_deinit(ctxc_session_t *s);
 
-/* Everything a compression will need, checked now (call it once the
+/** Everything a compression will need, checked now (call it once the
  * session is wired, e.g. at boot): the strategy in force is in this build
  * (CTXC_E_UNKNOWN_STRATEGY); for an LLM strategy, compression.profile
- * names a profile that exists (REQ-CS-006A.1: CTXC_E_PROFILE_NOT_FOUND) and
+ * names a profile that exists (else CTXC_E_PROFILE_NOT_FOUND) and
  * the session has an LLM resolver (CTXC_E_UNAVAILABLE naming the strategy
  * and the strategies without an LLM); context-limit is set
  * (CTXC_E_INVALID_ARG). Changes nothing. */
 ctxc_status_t ctxc_session_check(ctxc_session_t *s, ctxc_error_t *err);
 
-/* The workspace root that relative paths of tool calls are resolved against
+/** The workspace root that relative paths of tool calls are resolved against
  * by the density step (kept by pointer; NULL: relative paths are compared
  * as written). Not a setting: it belongs to the conversation. */
 void ctxc_session_set_workspace(ctxc_session_t *s, const char *root);
 
-/* Gives the session a port (kept by pointer; NULL removes it): with
+/** Gives the session a port (kept by pointer; NULL removes it): with
  * port->mutex set, add / optimize / compress / before_send each run inside
  * the mutex, so tasks may share the session; the clock times compressions
  * (last_compress_ms) and the log gets one line per compression. Call it
@@ -170,7 +172,7 @@ void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port);
  * provider, base, then built-in level), reading the file into the upper
  * half of the work area's scratch; without one, the built-in prompt. */
 
-/* The hook that gives the LLM strategies their model (kept; NULL removes
+/** The hook that gives the LLM strategies their model (kept; NULL removes
  * it). The strategy calls fn(user, profile, &llm, err) only when a summary
  * call will be made, with `profile` = compression.profile or NULL (then
  * the active provider/model). The resolver returns a ctxc_llm_t that stays
@@ -183,64 +185,65 @@ void ctxc_session_set_port(ctxc_session_t *s, const ctxc_port_t *port);
 void ctxc_session_set_llm_resolver(ctxc_session_t *s, ctxc_llm_resolver_fn fn,
                                    void *user);
 
-/* The agent's todos listed in the summary request (kept by pointer; the
+/** The agent's todos listed in the summary request (kept by pointer; the
  * array must stay valid while compressions may run). */
 void ctxc_session_set_todos(ctxc_session_t *s, const ctxc_todo_t *todos,
                             size_t n);
+/** Forgets the todos. */
 void ctxc_session_clear_todos(ctxc_session_t *s);
 
-/* The path of the full pre-compression transcript, named in the summary
+/** The path of the full pre-compression transcript, named in the summary
  * request (kept by pointer; NULL: none). */
 void ctxc_session_set_transcript(ctxc_session_t *s, const char *path);
 
-/* Appends an entry and marks the density step due.
+/** Appends an entry and marks the density step due.
  * Errors: as ctxc_history_append(), CTXC_E_BUSY while locked. */
 ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                ctxc_error_t *err);
 
-/* The threshold in force (thousandths): ephemeral, else profile, else the
+/** The threshold in force (thousandths): ephemeral, else profile, else the
  * strategy's default. Errors: those of ctxc_strategy_find(). */
 ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
                                      uint16_t *threshold, ctxc_error_t *err);
 
-/* Runs the density step now (if the strategy has one) and clears the due
+/** Runs the density step now (if the strategy has one) and clears the due
  * mark. Errors: strategy lookup, CTXC_E_UNAVAILABLE (an LLM strategy and no
  * LLM resolver), CTXC_E_NO_SPACE (work area), CTXC_E_BUSY. */
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
-/* Runs the configured strategy and applies its plan.
+/** Runs the configured strategy and applies its plan.
  * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
- * and compression.profile names a profile that does not exist:
- * REQ-CS-006A.1), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
+ * and compression.profile names a profile that does not exist), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
  * CTXC_E_INVALID_ARG (no context limit), CTXC_E_NO_SPACE, CTXC_E_BUSY, or the
  * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
 
-/* What before_send did about a compression job (see before_send). */
+/** What before_send did about a compression job (see before_send). */
 typedef enum {
-    CTXC_SEND_JOB_NONE = 0,  /* no job was involved */
-    CTXC_SEND_JOB_STARTED,   /* it started one (prefetch) and returned */
-    CTXC_SEND_JOB_RUNNING,   /* one is in progress (polled once) */
-    CTXC_SEND_JOB_APPLIED,   /* the job's result was applied by its poll */
-    CTXC_SEND_JOB_WAITED,    /* it waited for the job (on-limit wait) */
-    CTXC_SEND_JOB_FALLBACK,  /* it cancelled the job (or started none) and
-                                compressed without the network instead */
-    CTXC_SEND_JOB_FAILED     /* the job ended with the error returned */
+    CTXC_SEND_JOB_NONE = 0, /**< no job was involved */
+    CTXC_SEND_JOB_STARTED,  /**< it started one (prefetch) and returned */
+    CTXC_SEND_JOB_RUNNING,  /**< one is in progress (polled once) */
+    CTXC_SEND_JOB_APPLIED,  /**< the job's result was applied by its poll */
+    CTXC_SEND_JOB_WAITED,   /**< it waited for the job (on-limit wait) */
+    CTXC_SEND_JOB_FALLBACK, /**< it cancelled the job (or started none) and
+                                 compressed without the network instead */
+    CTXC_SEND_JOB_FAILED    /**< the job ended with the error returned */
 } ctxc_send_job_t;
 
+/** What ctxc_session_before_send() did. */
 typedef struct {
-    uint64_t tokens;           /* settled history tokens before anything ran */
-    uint64_t threshold_tokens; /* limit x threshold */
-    bool emergency;            /* tokens + pending above the context limit */
-    bool optimized;            /* the density step ran */
-    bool compressed;           /* compress ran */
-    uint64_t tokens_after;
-    ctxc_send_job_t job;       /* what became of a compression job */
-    const char *fallback;      /* the network-free strategy that ran instead
-                                  of a job's summary (FALLBACK), else NULL */
+    uint64_t tokens;           /**< settled history tokens before anything ran */
+    uint64_t threshold_tokens; /**< limit x threshold */
+    bool emergency;            /**< tokens + pending above the context limit */
+    bool optimized;            /**< the density step ran */
+    bool compressed;           /**< compress ran */
+    uint64_t tokens_after; /**< settled history tokens after it */
+    ctxc_send_job_t job; /**< what became of a compression job */
+    const char *fallback; /**< the network-free strategy that ran instead of
+                               a job's summary (FALLBACK), else NULL */
 } ctxc_send_report_t;
 
-/* Call before sending the history with `pending_tokens` more (the new
+/** Call before sending the history with `pending_tokens` more (the new
  * message, tool definitions...). Density step when due (always on the
  * emergency path), then compress when tokens + pending exceed the threshold
  * or the context limit. `report` may be NULL.
@@ -284,7 +287,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
  * docs/compression-job.md has the design, a bare-metal loop, an RTOS task
  * and the bound of one poll. */
 
-/* Starts a compression job with the configured strategy over the entries
+/** Starts a compression job with the configured strategy over the entries
  * [0, n) of now (the job's range): n is the history's count, moved back to
  * before the first tool_call whose tool_response is not in the history yet
  * and then to a valid split (no tool_call in the range has its response
@@ -302,7 +305,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
 ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
                                           ctxc_error_t *err);
 
-/* Advances the job by one bounded step and returns without waiting:
+/** Advances the job by one bounded step and returns without waiting:
  *   CTXC_E_IN_PROGRESS  call again later (the summary call goes on: one
  *                       transport step per poll, or a retry's "not before"
  *                       time has not come);
@@ -319,12 +322,12 @@ ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
  * call inside one poll. With a port mutex the poll runs inside it. */
 ctxc_status_t ctxc_session_poll(ctxc_session_t *s, ctxc_error_t *err);
 
-/* Ends a job in progress: the summary call is cancelled (its connection
+/** Ends a job in progress: the summary call is cancelled (its connection
  * closed), the range unfrozen, the history left exactly as it is. Nothing
  * in progress: nothing happens. */
 void ctxc_session_compress_cancel(ctxc_session_t *s);
 
-/* True while a job is in progress (started, not yet ended by a poll or a
+/** True while a job is in progress (started, not yet ended by a poll or a
  * cancel). */
 bool ctxc_session_job_active(const ctxc_session_t *s);
 

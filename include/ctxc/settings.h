@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — settings: the registry of setting specs, the layers a value
  * resolves through, the settings file, named profiles, the /set /settings
  * /profile commands and their completion.
@@ -7,14 +7,14 @@
  * type, allowed values, default, range, check, persist-to-profile, category,
  * hint, description). A default is written there and nowhere else.
  *
- * Resolution of a value (REQ-CS-009, REQ-CS-010):
+ * Resolution of a value:
  *   ephemeral layer   /set KEY VALUE, or the values of a loaded profile
  *   persistent layer  the settings file (settings.json at the fs root)
  *   registry default  the table (some keys have none: see each key)
  *
  * Storage, through the port filesystem (include/ctxc/port.h):
  *   settings.json            the persistent layer
- *   profiles/<name>.json     one file per profile
+ *   `profiles/<name>.json`     one file per profile
  * Both are flat JSON objects {"key": value}: strings quoted, booleans,
  * numbers as plain decimals (0.75, 32000). Files are written with
  * ctxc_fs_write_atomic(), so a reader or a crash never sees a torn file and
@@ -35,7 +35,7 @@
  * store is not locked: use it from one task at a time.
  *
  * Stack (Cortex-M4, -Os, the board's configuration; static worst case of
- * the call graph, test/embedded/stack_static.py, README "Stack"): the
+ * the call graph, test/embedded/stack_static.py, docs/footprint.md "Stack"): the
  * getters (ctxc_settings_get, _int, _ratio, _bool, _enum, _string) 536 to
  * 600 bytes (resolving a default runs the value checker, whose error path
  * with its suggestions is the deepest); ctxc_settings_set and the typed
@@ -78,10 +78,10 @@ extern "C" {
  *            key itself), URL (http:// or https://), TEXT (printable, no
  *            spaces), PATH (an absolute path: TEXT starting with '/');
  *            NONE for the other types
- *   persist  1: stored by /profile save (REQ-CS-007.6)
+ *   persist  1: stored by /profile save
  *
  * compression-threshold has no default: unset, the strategy's
- * trigger.default_threshold applies (REQ-HD-001.10). context-limit has none
+ * trigger.default_threshold applies. context-limit has none
  * either (the model's window is not something a library can guess).
  *
  * The values of compression.strategy are the strategy names of
@@ -94,16 +94,17 @@ extern "C" {
  * or in a build without it the first compiled-in strategy that needs no
  * LLM). The accessors that look a strategy up or fill the strategies'
  * values are in ctxc/session.h. */
-extern const char *const ctxc_strategy_names[];
+extern const char *const ctxc_strategy_names[]; /**< the values of compression.strategy (see the comment above) */
 
-/* The values of compression.on-limit, NULL-terminated: "wait",
+/** The values of compression.on-limit, NULL-terminated: "wait",
  * "top-down-truncation", "high-density" (ctxc/session.h, before_send). */
 extern const char *const ctxc_on_limit_names[];
 
-/* The longest value of an ENUM setting in bytes (the size bound of the
+/** The longest value of an ENUM setting in bytes (the size bound of the
  * settings file counts with it; src/session.c checks the strategy names). */
 #define CTXC_SETTINGS_ENUM_VALUE_MAX 29u
 
+/** The settings registry as an X-macro: one X(ID, key, type, values, default, min, max, check, persist, category, hint, description) per setting (columns explained in the file comment). It makes ctxc_setting_id_t and ctxc_settings_registry[]. */
 #define CTXC_SETTINGS_LIST(X)                                                  \
     X(COMPRESSION_STRATEGY, "compression.strategy", ENUM, ctxc_strategy_names, \
       CTXC_CFG_DEFAULT_STRATEGY, 0, 0, NONE, 1, "Chat Compression",            \
@@ -192,6 +193,7 @@ extern const char *const ctxc_on_limit_names[];
       "300000", 1000, 3600000, NONE, 1, "Network", "milliseconds",             \
       "longest time one model call may take, every retry and wait included")
 
+/** Setting ids, CTXC_SETTING_<ID> in registry order, then CTXC_SETTING_COUNT. */
 typedef enum {
 #define CTXC_SETTING_ENUM_(id, ...) CTXC_SETTING_##id,
     CTXC_SETTINGS_LIST(CTXC_SETTING_ENUM_)
@@ -199,6 +201,7 @@ typedef enum {
         CTXC_SETTING_COUNT
 } ctxc_setting_id_t;
 
+/** The value type of a setting. */
 typedef enum {
     CTXC_SETTING_TYPE_ENUM = 0,
     CTXC_SETTING_TYPE_STRING,
@@ -207,18 +210,19 @@ typedef enum {
     CTXC_SETTING_TYPE_INT
 } ctxc_setting_type_t;
 
+/** The extra check a STRING setting's value goes through. */
 typedef enum {
     CTXC_SETTING_CHECK_NONE = 0,
-    CTXC_SETTING_CHECK_NAME,     /* a profile name */
-    CTXC_SETTING_CHECK_KEY_NAME, /* [A-Za-z0-9_.-]+ and not a secret */
-    CTXC_SETTING_CHECK_URL,      /* http:// or https:// + TEXT */
-    CTXC_SETTING_CHECK_TEXT,     /* printable ASCII, no space, " or \ */
-    CTXC_SETTING_CHECK_PATH,     /* TEXT starting with '/' */
-    CTXC_SETTING_CHECK_VOCABS,   /* tool vocabulary names (src/tool_roles.h) */
-    CTXC_SETTING_CHECK_TOOLS     /* user tools: name[:pathKey],... */
+    CTXC_SETTING_CHECK_NAME,     /**< a profile name */
+    CTXC_SETTING_CHECK_KEY_NAME, /**< [A-Za-z0-9_.-]+ and not a secret */
+    CTXC_SETTING_CHECK_URL,      /**< http:// or https:// + TEXT */
+    CTXC_SETTING_CHECK_TEXT,     /**< printable ASCII, no space, " or \ */
+    CTXC_SETTING_CHECK_PATH,     /**< TEXT starting with '/' */
+    CTXC_SETTING_CHECK_VOCABS,   /**< tool vocabulary names (src/tool_roles.h) */
+    CTXC_SETTING_CHECK_TOOLS     /**< user tools: name[:pathKey],... */
 } ctxc_setting_check_t;
 
-/* Slots of the string settings in a layer (internal numbering). */
+/** Slots of the string settings in a layer (internal numbering). */
 #define CTXC__SLOT_ENUM(id)
 #define CTXC__SLOT_BOOL(id)
 #define CTXC__SLOT_RATIO(id)
@@ -231,48 +235,51 @@ enum {
         CTXC_SETTINGS_STRING_COUNT
 };
 
+/** One row of the registry: a setting's key, type, limits, default and help texts. */
 typedef struct {
-    const char *key;
-    ctxc_setting_type_t type;
-    const char *const *values; /* ENUM: NULL-terminated; else NULL */
-    const char *default_text;  /* NULL: no default */
-    uint32_t min, max;         /* RATIO: thousandths; INT: inclusive */
-    ctxc_setting_check_t check;
-    bool persist_to_profile;
-    uint8_t str_slot; /* STRING: its slot in a layer; else 0xFF */
-    const char *category;
-    const char *hint;
-    const char *description;
+    const char *key; /**< its key ("compression.strategy", ...) */
+    ctxc_setting_type_t type; /**< its value type */
+    const char *const *values; /**< ENUM: NULL-terminated; else NULL */
+    const char *default_text;  /**< NULL: no default */
+    /** @{ lowest and highest value (RATIO: thousandths; INT: inclusive) */
+    uint32_t min, max;         /**< RATIO: thousandths; INT: inclusive */
+    /** @} */
+    ctxc_setting_check_t check; /**< STRING: the extra value check */
+    bool persist_to_profile; /**< whether /profile save stores it */
+    uint8_t str_slot; /**< STRING: its slot in a layer; else 0xFF */
+    const char *category; /**< /settings groups keys by it */
+    const char *hint; /**< short form of the value for help ("milliseconds") */
+    const char *description; /**< one line of help (NULL with CTXC_CFG_COMMANDS=0) */
 } ctxc_setting_spec_t;
 
-/* The registry, in CTXC_SETTINGS_LIST order (ctxc_settings_registry[id]). */
+/** The registry, in CTXC_SETTINGS_LIST order (ctxc_settings_registry[id]). */
 extern const ctxc_setting_spec_t ctxc_settings_registry[CTXC_SETTING_COUNT];
 
-/* The spec of `id`, or NULL when out of range. */
+/** The spec of `id`, or NULL when out of range. */
 const ctxc_setting_spec_t *ctxc_setting_spec(ctxc_setting_id_t id);
 
-/* Looks a key up. Errors: CTXC_E_INVALID_ARG "unknown setting 'x'", with
+/** Looks a key up. Errors: CTXC_E_INVALID_ARG "unknown setting 'x'", with
  * "; did you mean 'y'?" when a registered key is close (edit distance, case
  * folded, or a unique prefix). */
 ctxc_status_t ctxc_setting_find(const char *key, ctxc_setting_id_t *id,
                                 ctxc_error_t *err);
 
-/* The registered key closest to `typed` (see ctxc_setting_find), or NULL
+/** The registered key closest to `typed` (see ctxc_setting_find), or NULL
  * when none is close. */
 const char *ctxc_setting_suggest(const char *typed);
 
-/* Checks `text` as a value of `id` (what /set accepts). Errors:
+/** Checks `text` as a value of `id` (what /set accepts). Errors:
  * CTXC_E_INVALID_ARG naming the key and the allowed values or range. A value
  * of auth-key-name that looks like a secret is refused without being echoed.
  */
 ctxc_status_t ctxc_setting_check(ctxc_setting_id_t id, const char *text,
                                  ctxc_error_t *err);
 
-/* Profile names: 1..CTXC_CFG_SETTINGS_PROFILE_NAME_MAX characters of
+/** Profile names: 1..CTXC_CFG_SETTINGS_PROFILE_NAME_MAX characters of
  * [A-Za-z0-9._-], not "." or "..". Errors: CTXC_E_INVALID_ARG. */
 ctxc_status_t ctxc_profile_name_check(const char *name, ctxc_error_t *err);
 
-/* Parses a ratio: "0", "1", "0.75", ".5", "1.000" (at most three decimals
+/** Parses a ratio: "0", "1", "0.75", ".5", "1.000" (at most three decimals
  * that are not zero; no sign, exponent or spaces) into thousandths.
  * Errors: CTXC_E_INVALID_ARG (the message says why; it does not name a key).
  */
@@ -281,68 +288,72 @@ ctxc_status_t ctxc_parse_ratio(const char *text, size_t len, uint16_t *out,
 
 /* ---- the store ----------------------------------------------------------- */
 
+/** Name of the settings file under the port filesystem's root. */
 #define CTXC_SETTINGS_FILE "settings.json"
+/** Directory of the saved profiles (profiles/NAME.json) under the root. */
 #define CTXC_PROFILES_DIR "profiles"
 
-/* One layer: which keys are set and their values. */
+/** One layer: which keys are set and their values. */
 typedef struct {
-    uint32_t set;                     /* bit id: key id is set */
-    uint32_t num[CTXC_SETTING_COUNT]; /* ENUM index, BOOL 0/1, RATIO
+    uint32_t set;                     /**< bit id: key id is set */
+    uint32_t num[CTXC_SETTING_COUNT]; /**< ENUM index, BOOL 0/1, RATIO
                                          thousandths, INT */
+    /** STRING values, one NUL-terminated slot each. */
     char str[CTXC_SETTINGS_STRING_COUNT > 0 ? CTXC_SETTINGS_STRING_COUNT : 1]
             [CTXC_CFG_SETTINGS_VALUE_BYTES];
 } ctxc_settings_layer_t;
 
-/* A check of a strategy about to be selected: `index` is its index in
+/** A check of a strategy about to be selected: `index` is its index in
  * compression.strategy's values (a ctxc_strategy_id_t). Return CTXC_OK to
  * allow it, or an error (with its message in *err) to refuse the change. */
 typedef ctxc_status_t (*ctxc_settings_strategy_guard_fn)(void *user,
                                                          uint32_t index,
                                                          ctxc_error_t *err);
 
-/* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
+/** Caller-owned store: two layers (each 4 + 4 x keys + 6 x
  * CTXC_CFG_SETTINGS_VALUE_BYTES), the file buffer
  * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3900 bytes on the
  * Cortex-M4 board. Treat the fields as read-only; for storage you place by
  * hand (any section), ctxc_settings_init() is its init function. */
 typedef struct {
-    ctxc_fs_t fs; /* ops NULL: no filesystem */
-    ctxc_settings_layer_t ephemeral;
-    ctxc_settings_layer_t persistent;
-    uint32_t from_profile; /* ephemeral keys the loaded profile set */
-    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /* loaded, or "" */
-    bool file_bad;           /* settings.json exists but is unusable */
-    ctxc_error_t file_error; /* why (path and reason), when file_bad */
-    char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /* file text (read and write) */
-    /* the check a session attached (ctxc_session_init): asked before a
+    ctxc_fs_t fs; /**< ops NULL: no filesystem */
+    ctxc_settings_layer_t ephemeral; /**< /set, a loaded profile, command-line options */
+    ctxc_settings_layer_t persistent; /**< the settings file */
+    uint32_t from_profile; /**< ephemeral keys the loaded profile set */
+    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /**< loaded, or "" */
+    bool file_bad;           /**< settings.json exists but is unusable */
+    ctxc_error_t file_error; /**< why (path and reason), when file_bad */
+    char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /**< file text (read and write) */
+    /** the check a session attached (ctxc_session_init): asked before a
      * change selects a strategy (ctxc_settings_set_strategy_guard) */
     ctxc_settings_strategy_guard_fn guard_;
     void *guard_user_;
 } ctxc_settings_store_t;
 
-/* Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
+/** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
  * persistent layer stays empty, profiles are not found and writes answer
  * CTXC_E_READ_ONLY). Does not read anything. */
 void ctxc_settings_init(ctxc_settings_store_t *s, const ctxc_fs_t *fs);
 
-/* (Re)reads settings.json into the persistent layer. No file: an empty
+/** (Re)reads settings.json into the persistent layer. No file: an empty
  * layer, CTXC_OK. An unusable file (bad JSON, unknown or repeated key, wrong
  * type, invalid value, unreadable, larger than CTXC_CFG_SETTINGS_FILE_BYTES)
  * leaves the persistent layer empty, sets s->file_bad and s->file_error and
- * returns the error (message "settings.json: <reason>"): CTXC_E_PARSE or
+ * returns the error (message "settings.json: `<reason>"`): CTXC_E_PARSE or
  * CTXC_E_UTF8 (content), CTXC_E_TOO_LARGE, CTXC_E_IO or the port's own code.
  * The store stays usable either way. */
 ctxc_status_t ctxc_settings_load(ctxc_settings_store_t *s, ctxc_error_t *err);
 
-/* Ephemeral layer. set: validates, then sets (an invalid key or value
+/** Ephemeral layer. set: validates, then sets (an invalid key or value
  * changes nothing; errors as ctxc_setting_find / ctxc_setting_check).
  * unset: CTXC_OK also when it was not set. */
 ctxc_status_t ctxc_settings_set(ctxc_settings_store_t *s, const char *key,
                                 const char *value, ctxc_error_t *err);
+/** Unsets `key` in the ephemeral layer (CTXC_OK also when it was not set). */
 ctxc_status_t ctxc_settings_unset(ctxc_settings_store_t *s, const char *key,
                                   ctxc_error_t *err);
 
-/* Persistent layer: re-reads settings.json (so changes made meanwhile by
+/** Persistent layer: re-reads settings.json (so changes made meanwhile by
  * another writer are kept), applies the change, writes the file atomically,
  * and only then changes the layer. Errors: those of set/unset; when the file
  * is unusable the change is refused with its error ("refusing to overwrite
@@ -351,10 +362,11 @@ ctxc_status_t ctxc_settings_unset(ctxc_settings_store_t *s, const char *key,
 ctxc_status_t ctxc_settings_persist_set(ctxc_settings_store_t *s,
                                         const char *key, const char *value,
                                         ctxc_error_t *err);
+/** Unsets `key` in the persistent layer, as ctxc_settings_persist_set() does a change. */
 ctxc_status_t ctxc_settings_persist_unset(ctxc_settings_store_t *s,
                                           const char *key, ctxc_error_t *err);
 
-/* Installs (fn NULL: removes) the check every change that sets
+/** Installs (fn NULL: removes) the check every change that sets
  * compression.strategy runs before it changes anything: ctxc_settings_set,
  * ctxc_settings_set_enum / _enum_index, ctxc_settings_persist_set and
  * ctxc_settings_profile_load of a profile that sets it. The session
@@ -389,101 +401,110 @@ void ctxc_settings_set_strategy_guard(ctxc_settings_store_t *s,
  * the error of the strategy guard (ctxc_settings_set_strategy_guard). The
  * getters are the typed accessors below (ctxc_settings_int, _ratio,
  * _bool, _enum, _string). */
+/** Sets an INT setting (see the table above). */
 ctxc_status_t ctxc_settings_set_u32(ctxc_settings_store_t *s,
                                     ctxc_setting_id_t id, uint32_t value,
                                     ctxc_error_t *err);
+/** Sets a RATIO setting, in thousandths (750 = 0.75). */
 ctxc_status_t ctxc_settings_set_ratio(ctxc_settings_store_t *s,
                                       ctxc_setting_id_t id, uint16_t permille,
                                       ctxc_error_t *err);
+/** Sets a BOOL setting. */
 ctxc_status_t ctxc_settings_set_bool(ctxc_settings_store_t *s,
                                      ctxc_setting_id_t id, bool value,
                                      ctxc_error_t *err);
+/** Sets an ENUM setting by a value's name. */
 ctxc_status_t ctxc_settings_set_enum(ctxc_settings_store_t *s,
                                      ctxc_setting_id_t id, const char *name,
                                      ctxc_error_t *err);
+/** Sets an ENUM setting by a value's index. */
 ctxc_status_t ctxc_settings_set_enum_index(ctxc_settings_store_t *s,
                                            ctxc_setting_id_t id, uint32_t index,
                                            ctxc_error_t *err);
+/** Sets a STRING setting. */
 ctxc_status_t ctxc_settings_set_str(ctxc_settings_store_t *s,
                                     ctxc_setting_id_t id, const char *text,
                                     ctxc_error_t *err);
-/* Unsets `id` in the ephemeral layer (CTXC_OK also when it was not set).
+/** Unsets `id` in the ephemeral layer (CTXC_OK also when it was not set).
  * Errors: CTXC_E_INVALID_ARG (id out of range). */
 ctxc_status_t ctxc_settings_unset_id(ctxc_settings_store_t *s,
                                      ctxc_setting_id_t id, ctxc_error_t *err);
 
 /* ---- reading values ------------------------------------------------------ */
 
+/** Where a resolved value came from. */
 typedef enum {
-    CTXC_SOURCE_UNSET = 0,  /* no layer holds it and there is no default */
-    CTXC_SOURCE_DEFAULT,    /* the registry default */
-    CTXC_SOURCE_PERSISTENT, /* the settings file */
-    CTXC_SOURCE_EPHEMERAL   /* /set or a loaded profile */
+    CTXC_SOURCE_UNSET = 0,  /**< no layer holds it and there is no default */
+    CTXC_SOURCE_DEFAULT,    /**< the registry default */
+    CTXC_SOURCE_PERSISTENT, /**< the settings file */
+    CTXC_SOURCE_EPHEMERAL   /**< /set or a loaded profile */
 } ctxc_setting_source_t;
 
-/* "not set", "default", "settings file", "session". */
+/** "not set", "default", "settings file", "session". */
 const char *ctxc_setting_source_name(ctxc_setting_source_t source);
 
+/** A resolved value. */
 typedef struct {
-    ctxc_setting_source_t source;
-    uint32_t num;    /* ENUM index, BOOL 0/1, RATIO thousandths, INT */
-    const char *str; /* ENUM: the value's name; STRING: the text; else NULL */
+    ctxc_setting_source_t source; /**< the layer it came from */
+    uint32_t num;    /**< ENUM index, BOOL 0/1, RATIO thousandths, INT */
+    const char *str; /**< ENUM: the value's name; STRING: the text; else NULL */
 } ctxc_setting_value_t;
 
-/* The resolved value of `id` and the layer it came from (also returned).
+/** The resolved value of `id` and the layer it came from (also returned).
  * CTXC_SOURCE_UNSET: out->num 0, out->str NULL. */
 ctxc_setting_source_t ctxc_settings_get(const ctxc_settings_store_t *s,
                                         ctxc_setting_id_t id,
                                         ctxc_setting_value_t *out);
 
-/* The value of `id` in one layer only (CTXC_SOURCE_PERSISTENT,
+/** The value of `id` in one layer only (CTXC_SOURCE_PERSISTENT,
  * CTXC_SOURCE_EPHEMERAL or CTXC_SOURCE_DEFAULT); false when it has none. */
 bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
                              ctxc_setting_id_t id, ctxc_setting_source_t layer,
                              ctxc_setting_value_t *out);
 
-/* Writes a value as text, as /set takes it ("0.75", "true", "32000",
+/** Writes a value as text, as /set takes it ("0.75", "true", "32000",
  * "high-density"); NUL-terminated, cut to fit. Returns the full length. */
 size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
                            char *buf, size_t cap);
 
-/* Typed accessors (REQ-CS-009); those that need a strategy are in
+/* Typed accessors; those that need a strategy are in
  * ctxc/session.h. */
 
-/* A RATIO setting in thousandths; false (and *out untouched) when unset. */
+/** A RATIO setting in thousandths; false (and *out untouched) when unset. */
 bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                          uint16_t *out);
 
-/* compression-preserve-threshold / compression-top-preserve-threshold
+/** compression-preserve-threshold / compression-top-preserve-threshold
  * (thousandths; they have registry defaults). */
 uint16_t ctxc_settings_preserve_threshold(const ctxc_settings_store_t *s);
+/** compression-top-preserve-threshold in thousandths. */
 uint16_t ctxc_settings_top_preserve_threshold(const ctxc_settings_store_t *s);
 
-/* context-limit in tokens; 0 when unset. */
+/** context-limit in tokens; 0 when unset. */
 uint64_t ctxc_settings_context_limit(const ctxc_settings_store_t *s);
 
-/* A BOOL setting (false when unset without a default). */
+/** A BOOL setting (false when unset without a default). */
 bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id);
 
-/* An INT setting; false (and *out untouched) when unset. */
+/** An INT setting; false (and *out untouched) when unset. */
 bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                        uint32_t *out);
 
-/* An ENUM setting's index in its values (for compression.strategy a
+/** An ENUM setting's index in its values (for compression.strategy a
  * ctxc_strategy_id_t); false (and *out untouched) when unset or not an
  * ENUM. */
 bool ctxc_settings_enum(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                         uint32_t *out);
 
-/* A STRING or ENUM setting's text, or NULL when unset. */
+/** A STRING or ENUM setting's text, or NULL when unset. */
 const char *ctxc_settings_string(const ctxc_settings_store_t *s,
                                  ctxc_setting_id_t id);
 
 /* ---- profiles ------------------------------------------------------------ */
 
-/* Saves every persist-to-profile key that is set (ephemeral, else
- * persistent; defaults are not stored) as profiles/<name>.json
- * (REQ-CS-007.6). *count (may be NULL) = the number of keys saved. An
+/** Saves every persist-to-profile key that is set (ephemeral, else
+ * persistent; defaults are not stored) as `profiles/<name>.json`.
+ * *count (may be NULL) = the number of keys saved. An
  * existing valid profile of that name is replaced; an existing unusable one
  * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
  * (name), CTXC_E_EXISTS, write errors. */
@@ -491,7 +512,7 @@ ctxc_status_t ctxc_settings_profile_save(ctxc_settings_store_t *s,
                                          const char *name, size_t *count,
                                          ctxc_error_t *err);
 
-/* Loads profiles/<name>.json into the ephemeral layer: the keys it holds
+/** Loads `profiles/<name>.json` into the ephemeral layer: the keys it holds
  * are set, the other persist-to-profile keys are unset there (so the
  * profile's settings are what is in force, over the settings file and the
  * defaults). The whole file is checked first; on any error the layer is
@@ -500,21 +521,22 @@ ctxc_status_t ctxc_settings_profile_save(ctxc_settings_store_t *s,
 ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
                                          const char *name, ctxc_error_t *err);
 
-/* Removes profiles/<name>.json (also an unusable one: this is explicit).
+/** Removes `profiles/<name>.json` (also an unusable one: this is explicit).
  * Errors: CTXC_E_INVALID_ARG (name), CTXC_E_PROFILE_NOT_FOUND, the port's. */
 ctxc_status_t ctxc_settings_profile_delete(ctxc_settings_store_t *s,
                                            const char *name, ctxc_error_t *err);
 
-/* Calls fn for each saved profile name, in byte order (names of files
- * profiles/<name>.json with a valid name; temporary files skipped). Return
+/** Calls fn for each saved profile name, in byte order (names of files
+ * `profiles/<name>.json` with a valid name; temporary files skipped). Return
  * false from fn to stop. No profiles directory: no calls, CTXC_OK. Takes
  * O(n^2) name comparisons and n + 1 directory listings (no storage). */
 typedef bool (*ctxc_name_fn)(void *user, const char *name);
+/** Lists the saved profiles (see ctxc_name_fn above). */
 ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
                                          ctxc_name_fn fn, void *user,
                                          ctxc_error_t *err);
 
-/* The provider the LLM strategies use for the summary call (REQ-CS-006A.1):
+/** The provider the LLM strategies use for the summary call:
  * when compression.profile is set, the provider, model, base-url,
  * auth-key-name and stream saved in that profile ("" for the strings it does
  * not set, stream's default true when it lacks that key); otherwise the
@@ -522,18 +544,19 @@ ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
  * CTXC_E_PROFILE_NOT_FOUND naming the profile when it does not exist, the
  * profile file's error with its path when it is unusable. */
 typedef struct {
-    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /* "" : active */
-    char provider[CTXC_CFG_SETTINGS_VALUE_BYTES];
-    char model[CTXC_CFG_SETTINGS_VALUE_BYTES];
-    char base_url[CTXC_CFG_SETTINGS_VALUE_BYTES];
-    char auth_key_name[CTXC_CFG_SETTINGS_VALUE_BYTES];
-    bool stream; /* setting stream: ask for a streamed answer */
+    char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /**< "" : active */
+    char provider[CTXC_CFG_SETTINGS_VALUE_BYTES]; /**< "" when not set */
+    char model[CTXC_CFG_SETTINGS_VALUE_BYTES]; /**< "" when not set */
+    char base_url[CTXC_CFG_SETTINGS_VALUE_BYTES]; /**< "" when not set (the provider's default URL applies) */
+    char auth_key_name[CTXC_CFG_SETTINGS_VALUE_BYTES]; /**< name of the key (an environment variable, a key slot), never the key */
+    bool stream; /**< setting stream: ask for a streamed answer */
 } ctxc_provider_ref_t;
+/** Fills `out` with the summary call's provider (see ctxc_provider_ref_t above). */
 ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err);
 
-/* The check of REQ-CS-006A.1 alone, without filling a ctxc_provider_ref_t
+/** The check of compression.profile alone (see ctxc_settings_compression_provider()), without filling a ctxc_provider_ref_t
  * (what the session runs before an LLM strategy; its stack is the file
  * read's, not the 545-byte reference's): CTXC_OK when compression.profile
  * is unset or names a profile that exists and is usable; else the errors
@@ -543,14 +566,14 @@ ctxc_status_t ctxc_settings_compression_profile_check(ctxc_settings_store_t *s,
 
 /* ---- commands and completion --------------------------------------------- */
 
-/* Runs one command line (REQ-CS-007, REQ-CS-008):
+/** Runs one command line:
  *   /set KEY VALUE | /set unset KEY        ephemeral layer
  *   /settings                              every setting by category: value
  *                                          in force, where it comes from,
  *                                          allowed values or hint
  *   /settings set KEY VALUE | unset KEY    persistent layer (file saved)
  *   /profile save|load|delete NAME | list
- * Human-readable output (lines ending in "\n") goes to `write`. A usage,
+ * Human-readable output (lines ending in `"\n"`) goes to `write`. A usage,
  * key, value or file error writes nothing (a directory listing that fails
  * half-way through /profile list may leave the names listed so far). Errors:
  * CTXC_E_NOT_FOUND when the command word is not one of these (so a caller can
@@ -561,7 +584,7 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
                                     ctxc_write_fn write, void *user,
                                     ctxc_error_t *err);
 
-/* Completion of the last word of `line` (the cursor at its end; the line
+/** Completion of the last word of `line` (the cursor at its end; the line
  * ends at its first CR or LF, as for ctxc_settings_command): calls fn
  * with each full candidate word that starts with the partial word, and sets
  * *word_start (may be NULL) to the offset where that word begins:
@@ -576,6 +599,7 @@ ctxc_status_t ctxc_settings_command(ctxc_settings_store_t *s, const char *line,
  *   /profile load|delete          saved profile names
  * Return false from fn to stop. Errors: those of listing the profiles. */
 typedef bool (*ctxc_complete_fn)(void *user, const char *candidate);
+/** Completes the word of `line` under the cursor at its end: calls fn for each candidate and sets *word_start to where that word starts (see the table above). */
 ctxc_status_t ctxc_settings_complete(const ctxc_settings_store_t *s,
                                      const char *line, size_t *word_start,
                                      ctxc_complete_fn fn, void *user,

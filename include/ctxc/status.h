@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — status codes.
  *
  * Every status code is written once, in CTXC_STATUS_LIST. The enum and the
@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-/* X(name, text) */
+/** X(name, text) */
 #define CTXC_STATUS_LIST(X)                                                    \
     X(CTXC_OK, "ok")                                                           \
     X(CTXC_E_INVALID_ARG, "invalid argument")                                  \
@@ -46,6 +46,7 @@ extern "C" {
     X(CTXC_E_CANCELLED, "cancelled: the call or job was stopped before its "   \
                         "end")
 
+/** Status codes: CTXC_OK (0) and the CTXC_E_* errors of CTXC_STATUS_LIST, each with its description (ctxc_strerror()). */
 typedef enum {
 #define CTXC_STATUS_ENUM_(name, text) name,
     CTXC_STATUS_LIST(CTXC_STATUS_ENUM_)
@@ -53,11 +54,11 @@ typedef enum {
         CTXC_STATUS_COUNT_
 } ctxc_status_t;
 
-/* Short, constant description of a status code; never NULL. Unknown values
+/** Short, constant description of a status code; never NULL. Unknown values
  * give "unknown status". */
 const char *ctxc_strerror(ctxc_status_t status);
 
-/* Details of a failed call. Every fallible public function takes an optional
+/** Details of a failed call. Every fallible public function takes an optional
  * `ctxc_error_t *err` (NULL is allowed) and fills it on failure:
  *   status   the same value the function returned
  *   line     1-based input line for codec errors, 0 otherwise
@@ -67,18 +68,18 @@ const char *ctxc_strerror(ctxc_status_t status);
  *            file or value (empty when CTXC_CFG_ERROR_MESSAGE_LEN is 0). It
  *            never contains secret material. */
 typedef struct {
-    ctxc_status_t status;
-    uint32_t line;
-    size_t needed;
+    ctxc_status_t status; /**< the same value the function returned */
+    uint32_t line; /**< 1-based input line for codec errors, 0 otherwise */
+    size_t needed; /**< for CTXC_E_NO_SPACE: how many more bytes or entries the call needed; 0 otherwise */
 #if CTXC_CFG_ERROR_MESSAGE_LEN > 0
     char message[CTXC_CFG_ERROR_MESSAGE_LEN];
 #endif
 } ctxc_error_t;
 
-/* The message of `err` ("" when messages are compiled out or err is NULL). */
+/** The message of `err` ("" when messages are compiled out or err is NULL). */
 const char *ctxc_error_message(const ctxc_error_t *err);
 
-/* Fills err (when not NULL) with status st and a message built from fmt,
+/** Fills err (when not NULL) with status st and a message built from fmt,
  * and returns st: `return ctxc_error_set(err, CTXC_E_IO, "%s: %s", path,
  * why);`. For ports and callers; there is no stdio behind it. fmt knows
  * %s (const char *), %u (unsigned), %z (size_t), %q (const char *, size_t:
@@ -86,7 +87,7 @@ const char *ctxc_error_message(const ctxc_error_t *err);
 ctxc_status_t ctxc_error_set(ctxc_error_t *err, ctxc_status_t st,
                              const char *fmt, ...);
 
-/* Name of the status code as written in the source ("CTXC_E_NO_SPACE"). */
+/** Name of the status code as written in the source ("CTXC_E_NO_SPACE"). */
 const char *ctxc_status_name(ctxc_status_t status);
 
 #ifdef __cplusplus

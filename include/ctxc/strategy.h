@@ -1,4 +1,4 @@
-/*
+/** @file
  * ctxc — compression strategies: the static table, the compression context,
  * plans, the density (optimize) step and the tool-call boundary utilities.
  * Building and applying plans and density results: ctxc/plan.h.
@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-/* The one list of strategies: X(ID, config-name, "name").
+/** The one list of strategies: X(ID, config-name, "name").
  * The id enum, the name table (also the enum values of the
  * compression.strategy setting) and the strategy table expand from it. */
 #define CTXC_STRATEGY_LIST(X)                                                  \
@@ -40,6 +40,7 @@ extern "C" {
     X(ONE_SHOT, CTXC_CFG_STRATEGY_ONE_SHOT, "one-shot")                        \
     X(HIGH_DENSITY, CTXC_CFG_STRATEGY_HIGH_DENSITY, "high-density")
 
+/** Strategy ids: CTXC_STRATEGY_MIDDLE_OUT, _TOP_DOWN_TRUNCATION, _ONE_SHOT, _HIGH_DENSITY in list order (also for strategies left out of the build), then CTXC_STRATEGY_COUNT. */
 typedef enum {
 #define CTXC_STRATEGY_ENUM_(id, cfg, name) CTXC_STRATEGY_##id,
     CTXC_STRATEGY_LIST(CTXC_STRATEGY_ENUM_)
@@ -47,11 +48,11 @@ typedef enum {
         CTXC_STRATEGY_COUNT
 } ctxc_strategy_id_t;
 
-/* Every strategy name, in list order, NULL-terminated (the allowed values of
+/** Every strategy name, in list order, NULL-terminated (the allowed values of
  * the compression.strategy setting), whether compiled in or not. */
 extern const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1];
 
-/* Thousandths: CTXC_PERMILLE(0.85) == 850 (compile-time constants only). */
+/** Thousandths: CTXC_PERMILLE(0.85) == 850 (compile-time constants only). */
 #define CTXC_PERMILLE(x) ((uint16_t)((x)*1000.0 + 0.5))
 
 /* ---- views -----------------------------------------------------------------
@@ -60,47 +61,49 @@ extern const char *const ctxc_strategy_names[CTXC_STRATEGY_COUNT + 1];
 
 /* ---- the compression context --------------------------------------------- */
 
+/** When a strategy acts (its trigger). */
 typedef enum {
-    CTXC_TRIGGER_THRESHOLD = 0,  /* compress when over the threshold */
-    CTXC_TRIGGER_CONTINUOUS = 1, /* optimize whenever new content arrived,
+    CTXC_TRIGGER_THRESHOLD = 0,  /**< compress when over the threshold */
+    CTXC_TRIGGER_CONTINUOUS = 1, /**< optimize whenever new content arrived,
                                     compress when over the threshold */
 } ctxc_trigger_mode_t;
 
+/** A strategy's trigger: when it runs and its default threshold. */
 typedef struct {
-    ctxc_trigger_mode_t mode;
-    uint16_t default_threshold; /* thousandths of the context limit */
+    ctxc_trigger_mode_t mode; /**< threshold-only or continuous */
+    uint16_t default_threshold; /**< thousandths of the context limit */
 } ctxc_trigger_t;
 
-/* Density (optimize) configuration. */
+/** Density (optimize) configuration. */
 typedef struct {
-    bool read_write_pruning; /* drop reads of files written later */
-    bool file_dedupe;        /* keep only the latest --- path --- inclusion */
-    bool recency_pruning;    /* keep only the newest results per tool */
-    uint32_t recency_retention; /* results kept per tool; < 1 counts as 1 */
-    const char *workspace_root; /* relative paths resolve against it; may be
+    bool read_write_pruning; /**< drop reads of files written later */
+    bool file_dedupe;        /**< keep only the latest --- path --- inclusion */
+    bool recency_pruning;    /**< keep only the newest results per tool */
+    uint32_t recency_retention; /**< results kept per tool; < 1 counts as 1 */
+    const char *workspace_root; /**< relative paths resolve against it; may be
                                    NULL or "" */
-    /* Tool vocabularies left out (one bit per vocabulary, in the order of
+    /** Tool vocabularies left out (one bit per vocabulary, in the order of
      * src/tool_roles.c; 0: every compiled-in one), from the setting
      * compression.density.vocabularies. */
     uint32_t vocabularies_off;
-    /* User tools (compression.density.readTools / writeTools): NULL or
+    /** User tools (compression.density.readTools / writeTools): NULL or
      * comma-separated `name` / `name:pathKey` entries, as the setting
      * checks them; they must stay valid while the step runs. */
     const char *read_tools;
-    const char *write_tools;
+    const char *write_tools; /**< the same for writes (compression.density.writeTools) */
 } ctxc_density_config_t;
 
-/* Values the strategies read (the settings registry of a later issue feeds
+/** Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
 typedef struct {
-    uint64_t context_limit;          /* tokens */
-    uint16_t threshold;              /* resolved compression threshold */
-    uint16_t preserve_threshold;     /* tail fraction kept */
-    uint16_t top_preserve_threshold; /* head fraction kept (middle-out) */
-    ctxc_density_config_t density;
+    uint64_t context_limit;          /**< tokens */
+    uint16_t threshold;              /**< resolved compression threshold */
+    uint16_t preserve_threshold;     /**< tail fraction kept */
+    uint16_t top_preserve_threshold; /**< head fraction kept (middle-out) */
+    ctxc_density_config_t density; /**< the density step's settings */
 } ctxc_strategy_values_t;
 
-/* Resolvers of the LLM strategies, called only when a summary call will be
+/** Resolvers of the LLM strategies, called only when a summary call will be
  * made (after the split checks).
  * llm: the model that writes the summary (ctxc/llm.h): the profile named by
  * compression.profile when `profile` is not NULL, else the active provider.
@@ -112,7 +115,7 @@ typedef struct {
 typedef ctxc_status_t (*ctxc_llm_resolver_fn)(void *user, const char *profile,
                                               const ctxc_llm_t **llm,
                                               ctxc_error_t *err);
-/* The LLM strategies (middle-out, one-shot) keep their plan in the lower
+/** The LLM strategies (middle-out, one-shot) keep their plan in the lower
  * half of work->scratch and use the upper half for the message roles, the
  * continuation text and the answer buffer; a prompt resolver that needs
  * memory for the text may read it into the start of the upper half (as the
@@ -122,20 +125,19 @@ typedef ctxc_status_t (*ctxc_prompt_resolver_fn)(
     void *user, const char *provider, const char *model, const char *prompt_id,
     ctxc_str_t *text, ctxc_error_t *err);
 
-/* The summary call of an LLM strategy between its two halves (the session's
+/** The summary call of an LLM strategy between its two halves (the session's
  * resumable job, ctxc_session_compress_start): the request the strategy
  * prepared and what the call answered. Members marked public may be read;
  * the rest is the strategy's. It must stay where it is from the first half
  * to the second (request.src points into it). */
 typedef struct {
-    bool call;                  /* public: a summary call is to be made */
-    const struct ctxc_llm *llm; /* public: the model it goes to */
-    ctxc_llm_request_t request; /* public: what to send */
-    char *answer;               /* public: the answer buffer */
-    size_t answer_cap;          /* public: its bytes */
-    size_t len;                 /* public: the answer's bytes (set by the
-                                   caller of the call) */
-    ctxc_llm_usage_t usage;     /* public: the call's usage */
+    bool call;                  /**< public: a summary call is to be made */
+    const struct ctxc_llm *llm; /**< public: the model it goes to */
+    ctxc_llm_request_t request; /**< public: what to send */
+    char *answer;               /**< public: the answer buffer */
+    size_t answer_cap;          /**< public: its bytes */
+    size_t len; /**< public: the answer's bytes (set by the caller of the call) */
+    ctxc_llm_usage_t usage;     /**< public: the call's usage */
     const void *ctx_;           /* the compression context */
     const uint16_t *starts_;
     size_t turns_, from_, to_, long_latest_;
@@ -145,7 +147,7 @@ typedef struct {
     bool earlier_snapshot_;
 } ctxc_llm_job_t;
 
-/* An active todo of the agent (REQ-HD-011), listed in the summariser
+/** An active todo of the agent, listed in the summariser
  * request: in-progress ones first, then pending; completed ones are left
  * out. */
 typedef enum {
@@ -154,12 +156,13 @@ typedef enum {
     CTXC_TODO_COMPLETED = 2
 } ctxc_todo_status_t;
 
+/** One todo of the agent, as the summariser request lists it. */
 typedef struct {
-    const char *content; /* one line of UTF-8 */
-    ctxc_todo_status_t status;
+    const char *content; /**< one line of UTF-8 */
+    ctxc_todo_status_t status; /**< pending, in progress or completed */
 } ctxc_todo_t;
 
-/* Caller memory the strategies and the session work in. Declare with
+/** Caller memory the strategies and the session work in. Declare with
  * CTXC_WORK_DEFINE() / CTXC_WORK_DEFINE_ATTR(), or set it up over memory
  * you place yourself with ctxc_work_init(); `cap` must be at least the
  * history's max_entries.
@@ -197,103 +200,111 @@ typedef struct {
  *    117 entries on; fewer only mean summaries made again).
  * The results are the same with any work area size. */
 typedef struct ctxc_plan_op ctxc_plan_op_t;
+/** The work area (see above); set up by CTXC_WORK_DEFINE() or ctxc_work_init(), then handed to the session. */
 typedef struct {
-    uint16_t *map;      /* view map, cap elements */
-    uint16_t *boundary; /* boundary data (ctxc_boundary_t), cap + 1 elements */
-    uint16_t *marks;    /* per-entry marks of the density step and of
+    uint16_t *map;      /**< view map, cap elements */
+    uint16_t *boundary; /**< boundary data (ctxc_boundary_t), cap + 1 elements */
+    uint16_t *marks;    /**< per-entry marks of the density step and of
                            ctxc_density_apply(), cap elements */
-    uint32_t *removals; /* density removals, cap elements */
-    size_t cap;
-    ctxc_plan_op_t *ops;          /* plan operations, 2 * cap + 2 elements */
-    ctxc_plan_op_t *replacements; /* density replacements, cap elements */
-    uint8_t *scratch;             /* bytes of inserted entries */
-    size_t scratch_cap;
-    void *index;        /* 2 * index_slots * CTXC_WORK_INDEX_SLOT_BYTES bytes,
+    uint32_t *removals; /**< density removals, cap elements */
+    size_t cap; /**< entries the arrays are sized for */
+    ctxc_plan_op_t *ops;          /**< plan operations, 2 * cap + 2 elements */
+    ctxc_plan_op_t *replacements; /**< density replacements, cap elements */
+    uint8_t *scratch;             /**< bytes of inserted entries */
+    size_t scratch_cap; /**< bytes of `scratch` */
+    void *index;        /**< 2 * index_slots * CTXC_WORK_INDEX_SLOT_BYTES bytes,
                            4-byte aligned, or NULL */
-    size_t index_slots; /* slots per table (0: no index) */
+    size_t index_slots; /**< slots per table (0: no index) */
 } ctxc_work_t;
 
-/* Bytes of one slot of the work area's index. */
+/** Bytes of one slot of the work area's index. */
 #define CTXC_WORK_INDEX_SLOT_BYTES 16u
 
-/* Immutable input of compress(). Holds no pointer to the history store.
+/** Immutable input of compress(). Holds no pointer to the history store.
  * The cached estimates of the view's entries (ctxc_entry_t.tokens) are the
  * sums of their blocks' estimates by `estimate` (the history's estimator),
  * as the store keeps them; strategies rely on that. */
 typedef struct {
-    ctxc_view_t view;          /* curated view of the history */
-    ctxc_estimate_fn estimate; /* the history's estimator */
-    void *estimate_user;
-    uint64_t current_tokens; /* ctxc_history_tokens() now */
-    ctxc_strategy_values_t values;
-    ctxc_llm_resolver_fn llm_resolver; /* NULL: no provider layer */
-    void *llm_user;
-    const char *profile;                     /* compression.profile, or NULL */
-    ctxc_prompt_resolver_fn prompt_resolver; /* NULL: the built-in prompt */
-    void *prompt_user;
-    const ctxc_todo_t *todos; /* the agent's todos (may be NULL) */
-    size_t todo_count;
-    const char *transcript_path; /* the full transcript's path, or NULL */
-    ctxc_work_t *work;           /* working memory (not the store) */
+    ctxc_view_t view;          /**< curated view of the history */
+    ctxc_estimate_fn estimate; /**< the history's estimator */
+    void *estimate_user; /**< pointer handed to `estimate` */
+    uint64_t current_tokens; /**< ctxc_history_tokens() now */
+    ctxc_strategy_values_t values; /**< the settings the strategy reads (limit, thresholds, density) */
+    ctxc_llm_resolver_fn llm_resolver; /**< NULL: no provider layer */
+    void *llm_user; /**< pointer handed to `llm_resolver` */
+    const char *profile;                     /**< compression.profile, or NULL */
+    ctxc_prompt_resolver_fn prompt_resolver; /**< NULL: the built-in prompt */
+    void *prompt_user; /**< pointer handed to `prompt_resolver` */
+    const ctxc_todo_t *todos; /**< the agent's todos (may be NULL) */
+    size_t todo_count; /**< todos in `todos` */
+    const char *transcript_path; /**< the full transcript's path, or NULL */
+    ctxc_work_t *work;           /**< working memory (not the store) */
 } ctxc_compress_ctx_t;
 
 /* ---- plans --------------------------------------------------------------- */
 
+/** What a plan operation does. */
 typedef enum {
-    CTXC_PLAN_KEEP = 0,   /* keep store entries [from, to) */
-    CTXC_PLAN_INSERT = 1, /* insert the entry record at
+    CTXC_PLAN_KEEP = 0,   /**< keep store entries [from, to) */
+    CTXC_PLAN_INSERT = 1, /**< insert the entry record at
                              scratch[offset, offset + size) */
 } ctxc_plan_kind_t;
 
+/** One operation of a plan (ctxc_plan_op_t): keep a range of store entries or insert a new entry record. */
 struct ctxc_plan_op {
-    uint8_t kind;
-    uint8_t speaker; /* INSERT */
-    uint8_t flags;   /* INSERT */
+    uint8_t kind; /**< ctxc_plan_kind_t */
+    uint8_t speaker; /**< INSERT */
+    uint8_t flags;   /**< INSERT */
     uint8_t pad_;
-    uint16_t block_count; /* INSERT */
+    uint16_t block_count; /**< INSERT */
     uint16_t pad2_;
     union {
         struct {
-            uint32_t from; /* KEEP: first store index kept */
-            uint32_t to;   /* KEEP: one past the last store index kept */
+            uint32_t from; /**< KEEP: first store index kept */
+            uint32_t to;   /**< KEEP: one past the last store index kept */
         };
         struct {
-            uint32_t offset; /* INSERT: the record's first scratch byte */
-            uint32_t size;   /* INSERT: the record's bytes */
+            uint32_t offset; /**< INSERT: the record's first scratch byte */
+            uint32_t size;   /**< INSERT: the record's bytes */
         };
     };
-    uint32_t tokens;   /* INSERT: estimate */
-    uint32_t replaces; /* INSERT: store index replaced, or UINT32_MAX */
+    uint32_t tokens;   /**< INSERT: estimate */
+    uint32_t replaces; /**< INSERT: store index replaced, or UINT32_MAX */
 };
 
+/** What a plan did, for the caller's report. */
 typedef struct {
-    size_t original_count;   /* entries in the compressed view */
-    size_t compressed_count; /* entries of that view after the plan */
-    ctxc_strategy_id_t strategy;
-    bool llm_call_made;
-    bool unchanged;               /* the plan keeps the history as it is */
-    const char *unchanged_reason; /* why (static text), or NULL */
-    size_t top_preserved;         /* middle-out */
-    size_t bottom_preserved;      /* middle-out, one-shot, top-down (kept tail),
+    size_t original_count;   /**< entries in the compressed view */
+    size_t compressed_count; /**< entries of that view after the plan */
+    ctxc_strategy_id_t strategy; /**< the strategy that made the plan */
+    bool llm_call_made; /**< whether a model was asked for a summary */
+    bool unchanged;               /**< the plan keeps the history as it is */
+    const char *unchanged_reason; /**< why (static text), or NULL */
+    size_t top_preserved;         /**< middle-out */
+    size_t bottom_preserved;      /**< middle-out, one-shot, top-down (kept tail),
                                      high-density (tail kept verbatim) */
-    size_t middle_compressed;     /* entries removed or summarised */
-    uint64_t tokens_before;
-    uint64_t tokens_after; /* estimate of the planned history */
-    /* Set by the session when this network-free strategy ran instead of
+    size_t middle_compressed;     /**< entries removed or summarised */
+    uint64_t tokens_before; /**< estimate of the view before the plan */
+    uint64_t tokens_after; /**< estimate of the planned history */
+    /** Set by the session when this network-free strategy ran instead of
      * waiting for a compression job's summary (compression.on-limit): why
      * (static text); NULL otherwise. */
     const char *fallback;
 } ctxc_compress_meta_t;
 
-/* The new history as ops over the store. Ops are in order; KEEP ranges are
+/** The new history as ops over the store. Ops are in order; KEEP ranges are
  * increasing and do not overlap. */
 typedef struct {
-    ctxc_plan_op_t *ops;
+    ctxc_plan_op_t *ops; /**< the operations, `count` of `cap` used */
+    /** @{ operations used and their capacity */
     size_t count, cap;
-    uint8_t *scratch;
+    /** @} */
+    uint8_t *scratch; /**< bytes of the inserted entries' records */
+    /** @{ scratch bytes used and their capacity */
     size_t scratch_used, scratch_cap;
-    ctxc_compress_meta_t meta;
-    /* internal: the estimator (and its user) that the first `counted_`
+    /** @} */
+    ctxc_compress_meta_t meta; /**< what the plan did */
+    /** internal: the estimator (and its user) that the first `counted_`
      * INSERT ops were counted with; when that is every INSERT and the
      * history counts with the same, applying the plan takes their tokens */
     ctxc_estimate_fn counted_estimate_;
@@ -303,65 +314,73 @@ typedef struct {
 
 /* ---- density step -------------------------------------------------------- */
 
+/** What each pass of the density step changed. */
 typedef struct {
-    size_t read_write_pruned; /* read calls dropped with their responses */
-    size_t read_write_entries_removed;
-    size_t read_write_entries_replaced;
-    size_t file_dedupe_replaced; /* inclusions whose content was replaced */
-    size_t file_dedupe_entries;  /* entries replaced by the dedupe pass */
-    size_t recency_pruned;       /* results replaced by the pointer text */
-    size_t recency_entries;      /* entries replaced by the recency pass */
+    size_t read_write_pruned; /**< read calls dropped with their responses */
+    size_t read_write_entries_removed; /**< entries removed by read/write pruning */
+    size_t read_write_entries_replaced; /**< entries replaced by read/write pruning (blocks left out) */
+    size_t file_dedupe_replaced; /**< inclusions whose content was replaced */
+    size_t file_dedupe_entries;  /**< entries replaced by the dedupe pass */
+    size_t recency_pruned;       /**< results replaced by the pointer text */
+    size_t recency_entries;      /**< entries replaced by the recency pass */
 } ctxc_density_counts_t;
 
-/* Result of optimize(): entries to remove and entries to replace (the
+/** Result of optimize(): entries to remove and entries to replace (the
  * replacement records live in `scratch`). */
 typedef struct {
-    uint32_t *removals;
+    uint32_t *removals; /**< store indexes of the entries to remove */
+    /** @{ removals: used and capacity */
     size_t n_removals, cap_removals;
-    ctxc_plan_op_t *replacements; /* INSERT ops with `replaces` set */
+    /** @} */
+    ctxc_plan_op_t *replacements; /**< INSERT ops with `replaces` set */
+    /** @{ replacements: used and capacity */
     size_t n_replacements, cap_replacements;
-    uint8_t *scratch;
+    /** @} */
+    uint8_t *scratch; /**< bytes of the replacement records */
+    /** @{ scratch bytes used and their capacity */
     size_t scratch_used, scratch_cap;
-    ctxc_density_counts_t counts;
-    /* internal: as in ctxc_plan_t, for the replacements */
+    /** @} */
+    ctxc_density_counts_t counts; /**< what each pass changed */
+    /** internal: as in ctxc_plan_t, for the replacements */
     ctxc_estimate_fn counted_estimate_;
     void *counted_user_;
     size_t counted_;
 } ctxc_density_result_t;
 
-/* The pointer text that replaces a pruned result (recency pruning). */
+/** The pointer text that replaces a pruned result (recency pruning). */
 #define CTXC_PRUNED_RESULT_TEXT                                                \
     "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
 
 /* ---- strategies ---------------------------------------------------------- */
 
+/** A strategy: its name, whether it needs a model, its trigger and its functions. The table of compiled-in ones is read with ctxc_strategy_find() and ctxc_strategy_get(). */
 typedef struct ctxc_strategy {
-    ctxc_strategy_id_t id;
-    const char *name;
-    bool requires_llm;
-    ctxc_trigger_t trigger;
-    /* Plans the compressed history. Errors: as documented per strategy;
+    ctxc_strategy_id_t id; /**< its id */
+    const char *name; /**< its name ("middle-out", ...) */
+    bool requires_llm; /**< true for middle-out and one-shot (they call a model) */
+    ctxc_trigger_t trigger; /**< when it runs, its default threshold */
+    /** Plans the compressed history. Errors: as documented per strategy;
      * CTXC_E_UNAVAILABLE for LLM strategies in a build without them. */
     ctxc_status_t (*compress)(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
                               ctxc_error_t *err);
-    /* Optional density step over the raw view (NULL: none). */
+    /** Optional density step over the raw view (NULL: none). */
     ctxc_status_t (*optimize)(const ctxc_view_t *raw,
                               const ctxc_density_config_t *config,
                               ctxc_work_t *work, ctxc_density_result_t *result,
                               ctxc_error_t *err);
 } ctxc_strategy_t;
 
-/* The compression target: context_limit x threshold x 0.6 tokens
+/** The compression target: context_limit x threshold x 0.6 tokens
  * (threshold in thousandths), rounded down. */
 uint64_t ctxc_target_tokens(uint64_t context_limit, uint16_t threshold);
 
-/* Looks a strategy up by name. Errors: CTXC_E_UNKNOWN_STRATEGY (the message
+/** Looks a strategy up by name. Errors: CTXC_E_UNKNOWN_STRATEGY (the message
  * names it; also for a known name left out of this build, with a message
  * saying so), CTXC_E_INVALID_ARG (NULL). */
 ctxc_status_t ctxc_strategy_find(const char *name, const ctxc_strategy_t **out,
                                  ctxc_error_t *err);
 
-/* The compiled-in strategy with this id, or NULL. */
+/** The compiled-in strategy with this id, or NULL. */
 const ctxc_strategy_t *ctxc_strategy_get(ctxc_strategy_id_t id);
 
 /* ---- tool-call boundaries ------------------------------------------------
@@ -370,13 +389,14 @@ const ctxc_strategy_t *ctxc_strategy_get(ctxc_strategy_id_t id);
  * after it) in [i, N). Pairs already unpaired in the input do not count.
  * All functions share the prefix ctxc_boundary_. */
 
+/** Tool-call boundaries of a view: which split indexes keep every call with its response. */
 typedef struct {
-    const uint16_t *limit; /* limit[i]: 1 + the last response position of
+    const uint16_t *limit; /**< limit[i]: 1 + the last response position of
                               calls before i (0: none); N + 1 elements */
-    size_t count;
+    size_t count; /**< entries of the view (N) */
 } ctxc_boundary_t;
 
-/* Computes the boundary data of a view into `mem` (count + 1 elements).
+/** Computes the boundary data of a view into `mem` (count + 1 elements).
  * `index` (index_bytes bytes, CTXC_WORK_INDEX_SLOT_BYTES per slot; may be
  * NULL) is scratch for a call id index: with room for the view's tool ids
  * (4/3 slots per id) this takes time linear in the view, otherwise
@@ -384,15 +404,16 @@ typedef struct {
 ctxc_status_t ctxc_boundary_init(ctxc_boundary_t *b, const ctxc_view_t *view,
                                  uint16_t *mem, size_t mem_cap, void *index,
                                  size_t index_bytes, ctxc_error_t *err);
+/** True when split index i (0 <= i <= count) separates no tool call from its response. */
 bool ctxc_boundary_is_valid(const ctxc_boundary_t *b, size_t i);
-/* Smallest valid index >= i (N when none below it). */
+/** Smallest valid index >= i (N when none below it). */
 size_t ctxc_boundary_forward(const ctxc_boundary_t *b, size_t i);
-/* Largest valid index <= i (0 is always valid). */
+/** Largest valid index <= i (0 is always valid). */
 size_t ctxc_boundary_backward(const ctxc_boundary_t *b, size_t i);
-/* Forward if that is < N, else backward. */
+/** Forward if that is < N, else backward. */
 size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
 
-/* Slots per index table of a work area for `max_entries` entries:
+/** Slots per index table of a work area for `max_entries` entries:
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY per entry rounded up to a power of
  * two (a constant expression). */
 #define CTXC_WORK_POW2_SMEAR_(x)                                               \
@@ -401,6 +422,7 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
      ((x) >> 11) | ((x) >> 12) | ((x) >> 13) | ((x) >> 14) | ((x) >> 15) |     \
      ((x) >> 16) | ((x) >> 17) | ((x) >> 18) | ((x) >> 19) | ((x) >> 20) |     \
      ((x) >> 21) | ((x) >> 22) | ((x) >> 23))
+/** Slots per index table of a work area for `max_entries` entries: CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY x max_entries rounded up to a power of two, 0 when the option is 0 (a constant expression). */
 #define CTXC_WORK_INDEX_SLOTS(max_entries)                                     \
     (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY == 0                                  \
          ? 0u                                                                  \
@@ -409,7 +431,7 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
                1u) +                                                           \
                1u)
 
-/* Declares the work area for histories of up to `max_entries` entries and
+/** Declares the work area for histories of up to `max_entries` entries and
  * `scratch_bytes` bytes of inserted entries, as static storage `name`,
  * ready to use (no init call). Its arrays carry CTXC_STORAGE_ATTR
  * (ctxc_config_defaults.h, empty by default) and, with
@@ -443,22 +465,25 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
                                .index_slots =                                  \
                                    CTXC_WORK_INDEX_SLOTS(max_entries)}
 
-/* CTXC_WORK_DEFINE_ATTR without an attribute of its own. */
+/** CTXC_WORK_DEFINE_ATTR without an attribute of its own. */
 #define CTXC_WORK_DEFINE(name, max_entries, scratch_bytes)                     \
     CTXC_WORK_DEFINE_ATTR(name, max_entries, scratch_bytes, )
 
+/** CTXC_WORK_DEFINE() with the CTXC_CFG_HISTORY_MAX_ENTRIES and CTXC_CFG_WORK_SCRATCH_BYTES sizes. */
 #define CTXC_WORK_DEFINE_DEFAULT(name)                                         \
     CTXC_WORK_DEFINE(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                       \
                      CTXC_CFG_WORK_SCRATCH_BYTES)
+/** CTXC_WORK_DEFINE_DEFAULT() with an attribute list for this object. */
 #define CTXC_WORK_DEFINE_DEFAULT_ATTR(name, attr)                              \
     CTXC_WORK_DEFINE_ATTR(name, CTXC_CFG_HISTORY_MAX_ENTRIES,                  \
                           CTXC_CFG_WORK_SCRATCH_BYTES, attr)
 
-/* Bytes of memory ctxc_work_init() needs for `max_entries` entries and
+/** Bytes of memory ctxc_work_init() needs for `max_entries` entries and
  * `scratch_bytes` bytes of scratch (index included, with
  * CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY; a constant expression). Each part is
  * rounded up to 8 bytes, plus 8 for aligning the start. */
 #define CTXC_WORK_ROUND8_(n) (((size_t)(n) + 7u) & ~(size_t)7u)
+/** Bytes of memory ctxc_work_init() needs for `max_entries` entries and `scratch_bytes` bytes of scratch (see the comment above). */
 #define CTXC_WORK_BYTES(max_entries, scratch_bytes)                            \
     (8u +                                                                      \
      CTXC_WORK_ROUND8_((3u * (size_t)(max_entries)) * sizeof(ctxc_plan_op_t) + \
@@ -469,7 +494,7 @@ size_t ctxc_boundary_adjust(const ctxc_boundary_t *b, size_t i);
      CTXC_WORK_ROUND8_(4u * (size_t)(max_entries)) +                           \
      CTXC_WORK_ROUND8_(2u * (3u * (size_t)(max_entries) + 1u)))
 
-/* Sets up *w over `bytes` bytes of caller memory at `mem` (any alignment,
+/** Sets up *w over `bytes` bytes of caller memory at `mem` (any alignment,
  * any section: for storage you place by hand, e.g. a linker-script region
  * or a RAM bank without a C declaration), for histories of up to
  * `max_entries` entries (1..65535) and `scratch_bytes` bytes of scratch

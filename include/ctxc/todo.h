@@ -1,5 +1,5 @@
-/*
- * ctxc — reading an agent's todo list (REQ-HD-011) from JSON, for the
+/** @file
+ * ctxc — reading an agent's todo list from JSON, for the
  * summariser request of the LLM strategies (ctxc_todo_t in strategy.h;
  * ctxc_session_set_todos()).
  *
@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-/* Parses json[0..len) into todos[0..cap): *count = the number of todos.
+/** Parses json[0..len) into todos[0..cap): *count = the number of todos.
  * Each content string is decoded (escapes resolved), NUL-terminated and
  * stored in text[0..text_cap); todos[i].content points into it.
  * Errors: CTXC_E_PARSE / CTXC_E_UTF8 / CTXC_E_TOO_DEEP (not JSON, or not
@@ -37,7 +37,7 @@ ctxc_status_t ctxc_todos_parse(const char *json, size_t len, ctxc_todo_t *todos,
                                size_t cap, size_t *count, char *text,
                                size_t text_cap, ctxc_error_t *err);
 
-/* Tokens of one parse: 5 per todo with two members (7 with activeForm),
+/** Tokens of one parse: 5 per todo with two members (7 with activeForm),
  * plus 1-3 for the list; a list with more is CTXC_E_NO_SPACE. */
 #ifndef CTXC_TODO_MAX_TOKENS
 #define CTXC_TODO_MAX_TOKENS 96u

@@ -4,7 +4,7 @@
  * ctxc_port_template.c. Each hook says what the core expects of it; the
  * contract itself is include/ctxc/port.h. Until a hook is written it
  * answers CTXC_E_UNAVAILABLE, so a half-done port fails loudly, never
- * silently. The README's porting section walks through it.
+ * silently. docs/porting.md walks through it.
  */
 #ifndef CTXC_PORT_TEMPLATE_H
 #define CTXC_PORT_TEMPLATE_H

@@ -164,7 +164,8 @@ void bench_summary(FILE *out, const bench_results_t *r) {
             CTXC_VERSION_STRING, CTXC_TARGET_NAME);
     if (r->corpus_fallback) {
         fprintf(out,
-                "NO CORPUS at %s (%s; set CTXC_CORPUS): benchmarked "
+                "NO CORPUS at %s (%s; set CTXC_CORPUS, or run `make "
+                "bench`, which generates sessions): benchmarked "
                 "the shipped example %s/%s instead.\n",
                 r->corpus_missing, r->corpus_problem, r->corpus, r->names[0]);
     } else {

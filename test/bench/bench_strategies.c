@@ -4,8 +4,10 @@
  * asserted, the targets are reported as PASS/MISS). Built as
  * build/host/test/bench/bench_strategies and run by `make bench`.
  *
- * For every *.jsonl file of $CTXC_CORPUS (default <repo>/../shared/corpus;
- * without a corpus: the shipped example session) and for two inputs made
+ * For every *.jsonl file of $CTXC_CORPUS (no default; `make bench` without
+ * a corpus points it at the sessions test/bench/gen_sessions.py generates
+ * under build/; unset or empty here: the shipped example session alone) and
+ * for two inputs made
  * from it,
  *   1x   the file as is,
  *   10x  the file's entries appended 10 times, tool_call ids and
@@ -693,12 +695,12 @@ int main(void) {
     setenv("CTXC_HOME", home, 1);
 
     const char *env = getenv("CTXC_CORPUS");
-    R.corpus = env != NULL && env[0] != '\0' ? env
-                                             : CTXC_SOURCE_DIR
-                   "/../shared/corpus";
-    int n = list_corpus(R.corpus);
+    R.corpus = env != NULL && env[0] != '\0' ? env : "(CTXC_CORPUS not set)";
+    int n = env != NULL && env[0] != '\0' ? list_corpus(R.corpus) : -2;
     if (n <= 0) {
-        R.corpus_problem = n < 0 ? "cannot be read" : "holds no *.jsonl file";
+        R.corpus_problem = n == -2  ? "no directory given"
+                           : n < 0 ? "cannot be read"
+                                   : "holds no *.jsonl file";
         R.corpus_fallback = true;
         R.corpus_missing = R.corpus;
         fprintf(stderr,

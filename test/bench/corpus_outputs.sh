@@ -7,9 +7,9 @@
 # and after, then diff). Usage: corpus_outputs.sh [CTXC] [CORPUS_DIR]
 set -euo pipefail
 cli=${1:-build/host/ctxc}
-corpus=${2:-${CTXC_CORPUS:-../shared/corpus}}
+corpus=${2:-${CTXC_CORPUS:-}}
 if ! ls "$corpus"/*.jsonl >/dev/null 2>&1; then
-    echo "corpus_outputs: no corpus at $corpus (set CTXC_CORPUS)" >&2
+    echo "corpus_outputs: no corpus at '$corpus' (give CORPUS_DIR or set CTXC_CORPUS; docs/testing.md, \"The corpus\")" >&2
     exit 1
 fi
 tmp=$(mktemp -d)

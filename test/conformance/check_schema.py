@@ -6,7 +6,7 @@ Usage:
   check_schema.py --cli CTXC --work DIR [--schemas DIR] [--recordings DIR]
   check_schema.py --schemas DIR FILE.json ...   (check saved requests only)
 
-Schemas (../shared/conformance/schemas):
+Schemas ($CTXC_CONFORMANCE_SCHEMAS or --schemas; no default):
   openai     openai-CreateChatCompletionRequest.schema.json (OpenAPI 3.1 /
              JSON Schema): $ref, allOf, anyOf, oneOf (taken as anyOf: the
              OpenAPI document's branches overlap), type, nullable, enum,
@@ -60,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import replay  # noqa: E402
 
-DEFAULT_SCHEMAS = os.path.join(os.path.dirname(replay.SOURCE), "shared", "conformance", "schemas")
+DEFAULT_SCHEMAS = ""  # no default: $CTXC_CONFORMANCE_SCHEMAS or --schemas
 
 
 def jtype(v):
@@ -905,7 +905,9 @@ def main():
     ap.add_argument("files", nargs="*", help="saved requests to check (no CLI runs)")
     a = ap.parse_args()
     if not os.path.isdir(a.schemas) or (not a.files and not os.path.isdir(a.recordings)):
-        print("conformance_request_schema: no schemas at %s or recordings at %s: skipped" % (a.schemas, a.recordings))
+        print("conformance_request_schema: no schemas at '%s' or recordings at '%s' (set CTXC_CONFORMANCE_SCHEMAS and "
+              "CTXC_CONFORMANCE_RECORDINGS; test/conformance/README.md says what they hold): skipped"
+              % (a.schemas, a.recordings))
         return 77
     ck = Checkers(a.schemas)
     lines = []

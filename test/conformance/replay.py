@@ -56,7 +56,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_RECORDINGS = os.path.join(os.path.dirname(SOURCE), "shared", "conformance", "recordings")
+DEFAULT_RECORDINGS = ""  # no default: $CTXC_CONFORMANCE_RECORDINGS or --recordings
 PIECE = 7
 KEY_VAR = "CTXC_CONFORMANCE_KEY"
 KEY = "conformance-dummy-key"
@@ -412,7 +412,8 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print the CLI's stderr of failing rows")
     a = ap.parse_args()
     if not os.path.isdir(a.recordings):
-        print("conformance_replay: no recordings at %s (set CTXC_CONFORMANCE_RECORDINGS): skipped" % a.recordings)
+        print("conformance_replay: no recordings at '%s' (set CTXC_CONFORMANCE_RECORDINGS; "
+              "test/conformance/README.md says what they hold): skipped" % a.recordings)
         return 77
     if not os.access(a.cli, os.X_OK):
         print("conformance_replay: CLI %s not built" % a.cli)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""consume.py -- ctxc consumed from outside its tree (README "Using ctxc in
+"""consume.py -- ctxc consumed from outside its tree (docs/building.md "Using ctxc in
 your build"), four ways, for the host and for Cortex-M4.
 
   consume.py setup WORK SOURCE_DIR CLI CMAKE HOST_BUILD GEN_DIR VERSION [CROSS_BUILD]

@@ -2,7 +2,7 @@
 """Native-vocabulary copies of the corpus files, and the check that the
 density step prunes the same entries on a copy as on the mapped file.
 
-The corpus converter (corpus README, "Tool-name mapping") renamed each
+The converter that made the corpus (docs/testing.md, "The corpus") renamed each
 source agent's tools to the spec's names. This helper undoes that for the
 agents whose tools high-density's tool table knows (src/tool_roles.h),
 following each agent's public tool schema:
@@ -183,7 +183,7 @@ def density(cli, path, out):
 def check(cli, corpus, work):
     files = sorted(f for f in os.listdir(corpus) if f.endswith(".jsonl"))
     if not files:
-        print("native_vocab: no corpus at %s: skipped" % corpus)
+        print("native_vocab: no corpus at '%s' (set CTXC_CORPUS to a directory of *.jsonl agent sessions; docs/testing.md, \"The corpus\", says how to get one): skipped" % corpus)
         return 77
     print("| file | agent | mapped: pruned / removed / replaced "
           "| native: pruned / removed / replaced | same pruned calls |")
@@ -230,7 +230,7 @@ def main(argv):
         if cli is None or corpus is None:
             raise SystemExit(__doc__)
         if not os.path.isdir(corpus):
-            print("native_vocab: no corpus at %s: skipped" % corpus)
+            print("native_vocab: no corpus at '%s' (set CTXC_CORPUS to a directory of *.jsonl agent sessions; docs/testing.md, \"The corpus\", says how to get one): skipped" % corpus)
             return 77
         if "--work" in opts:
             os.makedirs(opts["--work"], exist_ok=True)

@@ -312,13 +312,16 @@ int main(void) {
     }
 #endif
     if (dir == NULL || dir[0] == '\0') {
-        printf("corpus absent: (unset) (set CTXC_CORPUS to the corpus "
-               "directory)\n");
+        printf("corpus absent: CTXC_CORPUS is not set (set it to a "
+               "directory of *.jsonl agent sessions; docs/testing.md, \"The "
+               "corpus\", says how to get one)\n");
         return SKIP_STATUS;
     }
     n = find_files(dir);
     if (n == 0) {
-        printf("corpus absent: %s (set CTXC_CORPUS to the corpus directory)\n",
+        printf("corpus absent: no *.jsonl file in %s (set CTXC_CORPUS to a "
+               "directory of *.jsonl agent sessions; docs/testing.md, \"The "
+               "corpus\", says how to get one)\n",
                dir);
         return SKIP_STATUS;
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_config_file.py -- the integrator's configuration header reaches the
-library build and every target linked to it (README "Configuration").
+library build and every target linked to it (docs/configuration.md).
 
   check_config_file.py CMAKE SOURCE_DIR BUILD_DIR LIB WORK_DIR
 

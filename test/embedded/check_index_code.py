@@ -4,7 +4,7 @@
     check_index_code.py NM LIBRARY
 
 CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY=0 promises that the indexed paths of
-the density step are compiled out (README, "Memory and flash on
+the density step are compiled out (docs/footprint.md, "Flash and RAM of the library on
 Cortex-M4"). The configuration is read from the library itself: every
 object references the guard symbol ctxc_cfg_WORK_INDEX_SLOTS_PER_ENTRY_<n>
 (include/ctxc/config_guard.h). In strategy_high_density's object:

@@ -76,7 +76,7 @@ bad=$(awk -v forbidden="$FORBIDDEN" '
     }' "$tmp")
 
 if [ -n "$bad" ]; then
-    echo "FAIL: heap allocation symbols in $lib (the library must not allocate; see DESIGN.md section 2):"
+    echo "FAIL: heap allocation symbols in $lib (the library must not allocate; see docs/design.md, \"Memory model\"):"
     printf '%s\n' "$bad"
     exit 1
 fi

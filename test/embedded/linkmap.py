@@ -61,7 +61,7 @@ def parts(map_path, count, classify, stack_part, flash_sections=()):
 
 
 def table(size_tool, image, names, part_sizes):
-    """The README table: one row per part, then the whole image."""
+    """The footprint table (docs/footprint.md): one row per part, then the whole image."""
     lines = subprocess.run([size_tool, "-B", image], check=True,
                            capture_output=True, text=True).stdout.splitlines()
     text, data, bss = (int(x) for x in lines[1].split()[:3])

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Footprint of the lwIP image (boards/mps2-an386, issue 17).
 
-    lwip_size.py SIZE_TOOL IMAGE.elf IMAGE.map [README.md]
+    lwip_size.py SIZE_TOOL IMAGE.elf IMAGE.map [DOC.md]
 
 Prints a markdown table: the whole image from SIZE_TOOL (arm-none-eabi-size
 -B), its parts from the link map: the lwIP port (libctxc_port_lwip.a), lwIP
 (liblwip213.a: its heap MEM_SIZE and pools are its .bss), mbedTLS
 (libmbedtls228.a plus the TLS pool, the image's tls_pool array), the ctxc
 library and romfs port, the example session in flash, the CA slot, the
-board and image code, newlib + libgcc, the stack. With README.md, the table
+board and image code, newlib + libgcc, the stack. With DOC.md (docs/footprint.md), the table
 is also written there between <!-- lwip-footprint:begin --> and
 <!-- lwip-footprint:end -->.
 """

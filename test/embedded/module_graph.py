@@ -2,7 +2,7 @@
 """Module dependency graph of the core library, read from the built objects:
 an edge a -> b when a.c.o uses a symbol b.c.o defines. Prints the graph and
 exits 1 when modules depend on each other in a cycle (the layering of
-DESIGN.md: records, store, plans, strategies, session, each on the ones
+docs/design.md (Architecture): records, store, plans, strategies, session, each on the ones
 before). Also checks that no header under src/ includes a header that
 includes it back. Usage: module_graph.py OBJ_DIR SRC_DIR"""
 import os

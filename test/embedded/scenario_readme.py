@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the README's target tables from the built scenario image (the
+"""Writes the target tables of docs/footprint.md from the built scenario image (the
 cross tree's `readme-tables` target; boards/mps2-an386/CMakeLists.txt):
 
-    scenario_readme.py README IMAGE MAP CI_DIR SIZE_TOOL EMULATOR...
+    scenario_readme.py DOC.md IMAGE MAP CI_DIR SIZE_TOOL [--OPTION=VALUE...]
+                       EMULATOR...
 
   scenario-output     the image's output under QEMU (EMULATOR... IMAGE)
   scenario-stack      per entry point: the stack measured on target by
@@ -13,8 +14,21 @@ cross tree's `readme-tables` target; boards/mps2-an386/CMakeLists.txt):
                       port, the histories, the scenario + board code, newlib
                       and libgcc)
 
+With the options (the cross tree's readme-tables target passes them all):
+
+  library-flash       --lib=libctxc.a: flash per object of the library
+                      (test/embedded/size_table.sh)
+  library-ram         --ram-object=ram_probe.c.obj --nm=NM: RAM of the
+                      caller-owned storage in the board's configuration
+                      (test/embedded/ram_table.sh)
+  footprint-summary   with --minimal=ELF --minimal-map=MAP
+                      --minimal-object=OBJ as well: flash, RAM and stack of
+                      the minimal profile and of the full library, one line
+                      each; also written into --readme=README.md between its
+                      footprint-headline markers
+
 Each table replaces the text between <!-- NAME:begin --> and
-<!-- NAME:end --> in README. Fails when the image fails or a marker is
+<!-- NAME:end --> in DOC.md (docs/footprint.md). Fails when the image fails or a marker is
 missing.
 """
 import os
@@ -22,7 +36,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import linkmap  # noqa: E402
 import stack_static  # noqa: E402
 
@@ -48,7 +63,7 @@ def replace_between(text, name, body):
     begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
     i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
-        raise SystemExit("scenario_readme: README has no %s ... %s" % (begin, end))
+        raise SystemExit("scenario_readme: the document has no %s ... %s" % (begin, end))
     return text[:i + len(begin)] + "\n" + body.rstrip("\n") + "\n" + text[j:]
 
 
@@ -91,13 +106,78 @@ def footprint(image, map_path, size_tool):
     return linkmap.table(size_tool, image, SCENARIO_PARTS, sizes) + "\n"
 
 
+def tool(argv):
+    r = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return r.stdout
+
+
+def symbol_ram(nm, obj):
+    """Bytes of the data and bss objects an object file defines."""
+    total = 0
+    for line in tool([nm, "-S", "--defined-only", obj]).splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "bBdD":
+            total += int(f[1], 16)
+    return total
+
+
+def summary(opts, emulator, scenario_output, size_tool):
+    """(markdown table, README lines): the minimal profile and the full
+    library, each with its flash, RAM and stack."""
+    import minimal_size  # noqa: E402
+    run = subprocess.run(emulator + [opts["minimal"]], capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = run.stdout + run.stderr
+    m = re.search(r"^minimal: (\S+) \(([^)]*)\) stack (\d+) bytes", out, re.M)
+    if run.returncode != 0 or not m:
+        sys.stdout.write(out)
+        raise SystemExit("scenario_readme: the minimal image failed or printed no stack line")
+    min_stack, min_entry = int(m.group(3)), "%s (%s)" % (m.group(1), m.group(2))
+    _, min_flash, _ = minimal_size.read(opts["minimal-map"])
+    min_ram = symbol_ram(opts["nm"], opts["minimal-object"])
+    flash_lines = tool(["sh", os.path.join(HERE, "size_table.sh"), size_tool,
+                        opts["lib"]]).splitlines()
+    total = [l for l in flash_lines if "total" in l]
+    full_flash = int(total[-1].strip("|").split("|")[4].strip().strip("*"))
+    ram_lines = tool(["sh", os.path.join(HERE, "ram_table.sh"), opts["nm"],
+                      opts["ram-object"]]).splitlines()
+    full_ram = int(ram_lines[-1].strip("|").split("|")[-1].strip().strip("*"))
+    stacks = [(int(x.group(2)), x.group(1)) for x in
+              re.finditer(r"^stack: (.+) (\d+) bytes \(budget", scenario_output, re.M)]
+    full_stack, full_entry = max(stacks)
+    rows = ["| build | flash | RAM | stack |", "|---|---:|---:|---:|",
+            "| minimal profile (`ctxc_minimal_app.elf`: top-down-truncation only, "
+            "settings by typed calls, 64 entries, 16 KiB arena) | %d (the library "
+            "in the linked image) | %d (its history, work area, settings store and "
+            "session) | %d (`%s`) |" % (min_flash, min_ram, min_stack, min_entry),
+            "| full library (every strategy, settings commands, JSONL codec, HTTP "
+            "client, three providers; board configuration: 256 entries, 96 KiB "
+            "arena) | %d (every object of `libctxc.a`) | %d (all caller-owned "
+            "storage, provider client included) | %d (`%s`, the deepest entry "
+            "point measured) |" % (full_flash, full_ram, full_stack, full_entry)]
+    headline = [
+        "- Minimal profile (top-down-truncation only, headless, 64 entries): "
+        "**%d bytes of flash, %d bytes of RAM, %d bytes of stack**." % (min_flash, min_ram, min_stack),
+        "- Full library (every strategy, settings commands, JSONL codec, three "
+        "providers; 256 entries, 96 KiB arena): **%d bytes of flash, %d bytes "
+        "of RAM, %d bytes of stack**." % (full_flash, full_ram, full_stack)]
+    return ("\n".join(rows) + "\n", "\n".join(headline) + "\n",
+            "\n".join(flash_lines) + "\n", "\n".join(ram_lines) + "\n")
+
+
 def main():
     global CI
     if len(sys.argv) < 7:
         sys.stderr.write(__doc__)
         return 2
     readme, image, map_path, ci_dir, size_tool = sys.argv[1:6]
-    emulator = sys.argv[6:]
+    opts, emulator = {}, []
+    for a in sys.argv[6:]:
+        m = re.match(r"^--([a-z-]+)=(.*)$", a)
+        if m and not emulator:
+            opts[m.group(1)] = m.group(2)
+        else:
+            emulator.append(a)
     run = subprocess.run(emulator + [image], capture_output=True, text=True,
                          timeout=120, stdin=subprocess.DEVNULL)
     output = run.stdout + run.stderr
@@ -132,9 +212,25 @@ def main():
     text = replace_between(text, "scenario-stack", "\n".join(rows) + "\n")
     text = replace_between(text, "scenario-footprint",
                            footprint(image, map_path, size_tool))
+    written = "the output, stack and footprint tables"
+    if all(k in opts for k in ("lib", "ram-object", "nm", "minimal", "minimal-map",
+                               "minimal-object")):
+        table, headline, flash, ram = summary(opts, emulator, output, size_tool)
+        text = replace_between(text, "footprint-summary", table)
+        text = replace_between(text, "library-flash", flash)
+        text = replace_between(text, "library-ram", ram)
+        written += ", the library's flash and RAM tables and the summary"
+        if "readme" in opts:
+            with open(opts["readme"], encoding="utf-8") as f:
+                top = f.read()
+            top = replace_between(top, "footprint-headline", headline)
+            with open(opts["readme"], "w", encoding="utf-8") as f:
+                f.write(top)
+            print("scenario_readme: wrote the footprint headline into " + opts["readme"])
+        print(table)
     with open(readme, "w", encoding="utf-8") as f:
         f.write(text)
-    print("scenario_readme: wrote the output, stack and footprint tables into " + readme)
+    print("scenario_readme: wrote %s into %s" % (written, readme))
     print("\n".join(rows))
     print(footprint(image, map_path, size_tool))
     return 0

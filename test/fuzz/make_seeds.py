@@ -3,7 +3,8 @@
 
     make_seeds.py OUT_DIR SOURCE_DIR DEFAULT_CORPUS_DIR
 
-The corpus is $CTXC_CORPUS when set, else DEFAULT_CORPUS_DIR. Touches
+The corpus is $CTXC_CORPUS when set, else DEFAULT_CORPUS_DIR (the build's
+CTXC_CORPUS cache variable; empty: no corpus). Touches
 OUT_DIR/.stamp when done (the build's output).
 
 Writes OUT_DIR/<target>/<name> for every target, from
@@ -31,7 +32,7 @@ def jsonl_files(source, corpus):
               os.path.join(source, "boards", "host", "examples")):
         files += [os.path.join(d, f) for f in sorted(os.listdir(d))
                   if f.endswith(".jsonl")]
-    have_corpus = os.path.isdir(corpus)
+    have_corpus = bool(corpus) and os.path.isdir(corpus)
     if have_corpus:
         files += [os.path.join(corpus, f) for f in sorted(os.listdir(corpus))
                   if f.endswith(".jsonl")]

@@ -1,5 +1,5 @@
 /*
- * The LLM strategies (DESIGN 4.2, 4.4, 4.4a): middle-out and one-shot,
+ * The LLM strategies (docs/strategies-providers.md): middle-out and one-shot,
  * through the session, with a fake ctxc_llm_t that records the rendered
  * request (system text and each message with its role, written through the
  * part callbacks twice: the count pass and the send pass must give the

@@ -508,7 +508,7 @@ static void analyse_ref(void) {
     }
 }
 
-/* The boundary-adjusted split of DESIGN 4.1: the smallest valid index >= i
+/* The boundary-adjusted split of docs/design.md (The pairing rule): the smallest valid index >= i
  * if that is < n, else the largest valid index <= i. */
 static size_t ref_adjust(size_t i) {
     for (size_t c = i; c < rv_n; c++) {
@@ -657,8 +657,8 @@ static bool js_first_line(ctxc_str_t v, char *out, size_t cap, size_t *olen) {
 }
 
 /* Upper bound of the tokens of the one-line summary high-density writes for
- * a response ("[summarized] <tool> <path or command>: ok|error", DESIGN
- * 4.5): the largest over every argument key it may pick (first line only,
+ * a response ("[summarized] <tool> <path or command>: ok|error",
+ * docs/strategies-providers.md): the largest over every argument key it may pick (first line only,
  * unclipped), plus slack for the ellipsis of a clipped name or argument. */
 /* The argument high-density's tool table may name instead of a key's value:
  * an argv array joined by spaces up to its first line end, or the first
@@ -2762,7 +2762,7 @@ static void test_corpus(void **state) {
     DIR *d = dir != NULL && dir[0] != '\0' ? opendir(dir) : NULL;
     if (d == NULL) {
         printf("corpus absent: %s \xe2\x80\x94 corpus cases skipped\n",
-               dir != NULL && dir[0] != '\0' ? dir : "(CTXC_CORPUS not set)");
+               dir != NULL && dir[0] != '\0' ? dir : "(CTXC_CORPUS not set; docs/testing.md, \"The corpus\")");
         return;
     }
     static char names[64][256];
@@ -2895,7 +2895,7 @@ static void test_before_send_failure_is_atomic(void **state) {
     }
 }
 
-/* The density step must not make tokens grow (DESIGN 4.5: applied, "then
+/* The density step must not make tokens grow (docs/strategies-providers.md: applied, "then
  * tokens are recounted"; strategy_high_density.c: "Nothing here makes tokens
  * grow"). Reproducer: a human text of many short words with an inclusion of
  * src/main.c whose body is one 100-character word, and a later inclusion of

@@ -187,7 +187,7 @@ static void test_defaults_come_from_the_table(void **state) {
         ctxc_setting_format((ctxc_setting_id_t)i, &v, text, sizeof text);
         assert_string_equal(text, sp->default_text);
     }
-    /* the documented values (DESIGN.md 6) */
+    /* the documented values (docs/configuration.md, Runtime settings) */
     assert_string_equal(val(&st, "compression.strategy"),
                         CTXC_CFG_STRATEGY_MIDDLE_OUT ? "middle-out"
                         : CTXC_CFG_STRATEGY_HIGH_DENSITY

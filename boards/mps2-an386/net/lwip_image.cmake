@@ -82,7 +82,7 @@ target_link_libraries(ctxc_lwip PRIVATE
     -Wl,--start-group -lc -lrdimon -lgcc -Wl,--end-group)
 
 # The footprint of the image (test/embedded/lwip_size.py): `lwip-size`
-# prints the table, `lwip-readme-table` writes it into README.md.
+# prints the table, `lwip-readme-table` writes it into docs/footprint.md.
 ctxc_target_tool(${CTXC_TARGET} size _lwip_size_tool)
 add_custom_target(lwip-size
     COMMAND "${CTXC_PYTHON3}" "${CMAKE_SOURCE_DIR}/test/embedded/lwip_size.py"
@@ -92,5 +92,5 @@ add_custom_target(lwip-size
 add_custom_target(lwip-readme-table
     COMMAND "${CTXC_PYTHON3}" "${CMAKE_SOURCE_DIR}/test/embedded/lwip_size.py"
             "${_lwip_size_tool}" "$<TARGET_FILE:ctxc_lwip>"
-            "${CMAKE_CURRENT_BINARY_DIR}/ctxc_lwip.map" "${CMAKE_SOURCE_DIR}/README.md"
+            "${CMAKE_CURRENT_BINARY_DIR}/ctxc_lwip.map" "${CMAKE_SOURCE_DIR}/docs/footprint.md"
     DEPENDS ctxc_lwip VERBATIM)
