@@ -95,21 +95,20 @@ typedef struct ctxc_llm {
      * complete(); the provider layer has both, complete() being a loop over
      * these steps that waits between them). start() checks the arguments
      * and starts the call: CTXC_E_IN_PROGRESS, or an error (the call has
-     * ended). step() advances it by one bounded step without waiting (one
-     * transport step, or the check of a retry's "not before" time) and
-     * answers CTXC_E_IN_PROGRESS, or what complete() answers (then *len and
-     * *usage are filled as complete() fills them, and the call has ended).
-     * req, out and everything they point to must stay valid and unchanged
-     * until then. cancel() ends a call under way (nothing more is sent, the
-     * connection is closed, the key wiped); harmless when none is. One call
-     * at a time per model: start() during a call answers CTXC_E_BUSY. */
+     * ended). req, out and everything they point to must stay valid and
+     * unchanged until the call has ended. One call at a time per model:
+     * start() during a call answers CTXC_E_BUSY. */
     ctxc_status_t (*start)(const struct ctxc_llm *llm,
                            const ctxc_llm_request_t *req, char *out,
                            size_t cap, ctxc_error_t *err);
-    /** One bounded step of the call started by start() (see above). */
+    /** Advances the call by one bounded step without waiting (one transport
+     * step, or the check of a retry's "not before" time): CTXC_E_IN_PROGRESS,
+     * or what complete() answers (then *len and *usage are filled as
+     * complete() fills them, and the call has ended). */
     ctxc_status_t (*step)(const struct ctxc_llm *llm, size_t *len,
                           ctxc_llm_usage_t *usage, ctxc_error_t *err);
-    /** Ends the call under way (see above). */
+    /** Ends a call under way (nothing more is sent, the connection is
+     * closed, the key wiped); harmless when none is. */
     void (*cancel)(const struct ctxc_llm *llm);
 } ctxc_llm_t;
 

@@ -110,24 +110,24 @@ typedef struct {
 } ctxc_provider_reader_t;
 
 /** The call under way in a client (private: the resumable call's state,
- * kept between the steps of ctxc_llm_t.step; read none of it). */
+ * kept between the steps of ctxc_llm_t.step; the client's member call_). */
 typedef struct {
-    const ctxc_llm_request_t *req; /**< private */
-    char *out; /**< private */
-    size_t cap; /**< private */
-    ctxc_error_t *err; /**< the current step's */
-    ctxc_llm_usage_t usage; /**< private */
-    ctxc_http_header_t headers[2u + CTXC_PROVIDER_EXTRA_HEADERS_MAX]; /**< private */
-    ctxc_http_request_t hr; /**< private */
-    ctxc_http_response_t resp; /**< private */
-    size_t klen; /**< bytes of the key read (0: none) */
-    uint64_t t0; /**< the call's start, by the port clock */
-    uint64_t not_before; /**< a retry pause's end, by the port clock */
-    uint32_t pause_ms; /**< the pause's length */
-    uint32_t total; /**< the call's deadline (0: none) */
-    uint32_t attempt; /**< attempts ended so far */
-    uint8_t phase; /**< idle, an HTTP request, a retry pause */
-    bool err_body_bad; /**< an error body that is not JSON */
+    const ctxc_llm_request_t *req; /**< the request being sent */
+    char *out;                     /**< the caller's answer buffer */
+    size_t cap;                    /**< its bytes */
+    ctxc_error_t *err;             /**< the current step's error */
+    ctxc_llm_usage_t usage;        /**< the call's usage so far */
+    ctxc_http_header_t headers[2u + CTXC_PROVIDER_EXTRA_HEADERS_MAX]; /**< the request's headers */
+    ctxc_http_request_t hr;        /**< the HTTP request */
+    ctxc_http_response_t resp;     /**< what the server answered */
+    size_t klen;                   /**< bytes of the key read (0: none) */
+    uint64_t t0;                   /**< the call's start, by the port clock */
+    uint64_t not_before;           /**< a retry pause's end, by the port clock */
+    uint32_t pause_ms;             /**< the pause's length */
+    uint32_t total;                /**< the call's deadline (0: none) */
+    uint32_t attempt;              /**< attempts ended so far */
+    uint8_t phase;                 /**< idle, an HTTP request, a retry pause */
+    bool err_body_bad;             /**< an error body that is not JSON */
 } ctxc_provider_call_t;
 
 /** A provider client: everything one call needs, owned by the caller

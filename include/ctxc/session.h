@@ -84,17 +84,18 @@ void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
 
 /* ---- the session --------------------------------------------------------- */
 
-/** A compression job in progress (private; ctxc_session_compress_start()). */
+/** A compression job in progress (private: the session's member job_;
+ * ctxc_session_compress_start()). */
 typedef struct {
-    uint8_t state;       /**< none, a summary call, a plan to apply */
-    bool wait;           /**< before_send waits for the job (on-limit wait) */
-    size_t snapshot;     /**< the job's range: entries [0, snapshot) */
-    uint32_t gen;        /**< the history's clear count at the start */
-    uint64_t t0;         /**< the start, by the port clock */
-    const ctxc_strategy_t *strategy; /**< private */
-    ctxc_compress_ctx_t ctx; /**< private */
-    ctxc_plan_t plan; /**< private */
-    ctxc_llm_job_t llm; /**< private */
+    uint8_t state;   /**< none, a summary call, a plan to apply */
+    bool wait;       /**< before_send waits for the job (on-limit wait) */
+    size_t snapshot; /**< the job's range: entries [0, snapshot) */
+    uint32_t gen;    /**< the history's clear count at the start */
+    uint64_t t0;     /**< the start, by the port clock */
+    const ctxc_strategy_t *strategy; /**< the strategy it runs */
+    ctxc_compress_ctx_t ctx;         /**< the strategy's context */
+    ctxc_plan_t plan;                /**< the plan being made */
+    ctxc_llm_job_t llm;              /**< the summary call */
 } ctxc_session_job_t;
 
 /** A session: the dispatcher over one history, work area and settings store. Set it up with ctxc_session_init(); the fields are the session's own (read-only for the caller). */
@@ -251,16 +252,16 @@ ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
  * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);
 
-/** What ctxc_session_before_send() did about a compression job. */
+/** What before_send did about a compression job (see before_send). */
 typedef enum {
-    CTXC_SEND_JOB_NONE = 0,  /**< no job was involved */
-    CTXC_SEND_JOB_STARTED,   /**< it started one (prefetch) and returned */
-    CTXC_SEND_JOB_RUNNING,   /**< one is in progress (polled once) */
-    CTXC_SEND_JOB_APPLIED,   /**< the job's result was applied by its poll */
-    CTXC_SEND_JOB_WAITED,    /**< it waited for the job (on-limit wait) */
-    CTXC_SEND_JOB_FALLBACK,  /**< it cancelled the job (or started none) and
-                                compressed without the network instead */
-    CTXC_SEND_JOB_FAILED     /**< the job ended with the error returned */
+    CTXC_SEND_JOB_NONE = 0, /**< no job was involved */
+    CTXC_SEND_JOB_STARTED,  /**< it started one (prefetch) and returned */
+    CTXC_SEND_JOB_RUNNING,  /**< one is in progress (polled once) */
+    CTXC_SEND_JOB_APPLIED,  /**< the job's result was applied by its poll */
+    CTXC_SEND_JOB_WAITED,   /**< it waited for the job (on-limit wait) */
+    CTXC_SEND_JOB_FALLBACK, /**< it cancelled the job (or started none) and
+                                 compressed without the network instead */
+    CTXC_SEND_JOB_FAILED    /**< the job ended with the error returned */
 } ctxc_send_job_t;
 
 /** What ctxc_session_before_send() did. */
@@ -271,9 +272,9 @@ typedef struct {
     bool optimized;            /**< the density step ran */
     bool compressed;           /**< compress ran */
     uint64_t tokens_after; /**< settled history tokens after it */
-    ctxc_send_job_t job;       /**< what became of a compression job */
-    const char *fallback;      /**< the network-free strategy that ran instead
-                                  of a job's summary (FALLBACK), else NULL */
+    ctxc_send_job_t job; /**< what became of a compression job */
+    const char *fallback; /**< the network-free strategy that ran instead of
+                               a job's summary (FALLBACK), else NULL */
 } ctxc_send_report_t;
 
 /** Call before sending the history with `pending_tokens` more (the new
