@@ -39,6 +39,8 @@ SHAPES = {
     "fe-rsa": "RSA-2048 leaf (PSS) <- RSA-2048 <- RSA-4096 root",
     "fe-p256": "P-256 leaf under P-256 root",
     "fe-p256-resumed": "the same, second call: session resumed",
+    "fe-chacha-p384": "P-256 chain; ChaCha20-Poly1305, group P-384 forced",
+    "fe-aes256-p256": "the RSA chain; AES-256-GCM, group P-256 forced",
 }
 
 

@@ -216,6 +216,14 @@ def check_frontend(out, fe, feports):
             fail("no handshake line /%s/" % want)
         if not re.search(r"case fe-%s: CTXC_OK" % name, out):
             fail("case fe-%s did not compress" % name)
+    for name, suite, group in (("chacha", "ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256", "secp384r1"),
+                               ("aes256", "ECDHE-RSA-WITH-AES-256-GCM-SHA384", "secp256r1")):
+        want = (r"tls: fixture\.ctxc\.test:%d handshake done \(TLSv1\.2, TLS-%s, group %s\)"
+                % (feports[name], suite, group))
+        if not re.search(want, out):
+            fail("no handshake line /%s/" % want)
+        if not re.search(r"case fe-%s-\w+: CTXC_OK" % name, out):
+            fail("case fe-%s did not compress" % name)
     for case, code in (("badmac", "-0x7180"), ("bigrecord", "-0x7100")):
         m = re.search(r"case fe-%s: before_send.*?\ntls: [^\n]*handshake done[^\n]*\n"
                       r"tls: recv error (\d+) ms after the request: ([^\n]*)" % case, out, re.S)
@@ -246,9 +254,10 @@ def check_frontend(out, fe, feports):
     if not re.search(r"^handshake p256 done resumed=true", log, re.M):
         fail("the front end saw no resumed handshake")
     big = [max(int(x) for x in m.split(",")) for m in re.findall(r"^records \S+ app=([\d,]+)", log, re.M)]
-    if len(big) < 3 or min(big) < 16384:
+    if len(big) < 5 or min(big) < 16384:
         fail("the front end's answers were not written as 16 KiB records: %s" % big)
     print("lwip_image: front end: 3 chains (P-384 root, RSA-4096 root, P-256) with group x25519, "
+          "ChaCha20-Poly1305 over P-384 and AES-256-GCM over P-256, "
           "records of %s bytes received, no max_fragment_length; bad MAC, record too large and "
           "close without close_notify reported, expired and not-yet-valid refused, the second "
           "call resumed" % big)
@@ -505,7 +514,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
             "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
             "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id] + \
-        (["arg=--fe=" + ":".join(str(feports[k]) for k in ("p384", "rsa", "p256", "expired", "notyet"))]
+        (["arg=--fe=" + ":".join(str(feports[k]) for k in
+                                  ("p384", "rsa", "p256", "expired", "notyet", "chacha", "aes256"))]
          if feports else [])
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)

@@ -4,7 +4,7 @@
  * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
  *
  *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--ntp=PORT]
- *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET] [--test-id=ID]
+ *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]] [--test-id=ID]
  *                          (arguments: -semihosting-config arg=...)
  *
  * The example session (scenario_data.c, from flash) is imported, the
@@ -711,7 +711,7 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
  * trust store with the fixture's CA). */
 
 typedef struct {
-    uint16_t p384, rsa, p256, expired, notyet;
+    uint16_t p384, rsa, p256, expired, notyet, chacha, aes256;
 } fe_ports_t;
 
 static bool last_error_has(const char *what) {
@@ -733,12 +733,18 @@ static void frontend_cases(const fe_ports_t *fe) {
     static const struct {
         const char *name;
         int which; /* 0 p384, 1 rsa, 2 p256 */
-    } ok_cases[] = {{"fe-p384", 0}, {"fe-rsa", 1}, {"fe-p256", 2},
-                    {"fe-p256-resumed", 2}};
+    } ok_cases[] = {{"fe-p384", 0},         {"fe-rsa", 1},
+                    {"fe-p256", 2},         {"fe-p256-resumed", 2},
+                    {"fe-chacha-p384", 3}, {"fe-aes256-p256", 4}};
     for (size_t i = 0; i < sizeof ok_cases / sizeof ok_cases[0]; i++) {
         uint16_t p = ok_cases[i].which == 0   ? fe->p384
                      : ok_cases[i].which == 1 ? fe->rsa
-                                              : fe->p256;
+                     : ok_cases[i].which == 2 ? fe->p256
+                     : ok_cases[i].which == 3 ? fe->chacha
+                                              : fe->aes256;
+        if (p == 0) {
+            continue;
+        }
         ctxc_lwip_tls_pool_reset_max();
         (void)run_case(ok_cases[i].name, p, "fe-ok", "15000", CTXC_OK);
         pool_line(ok_cases[i].name);
@@ -922,19 +928,20 @@ int main(int argc, char **argv) {
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
-    fe_ports_t fe = {0, 0, 0, 0, 0};
+    fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
         } else if (strncmp(argv[i], "--fe=", 5) == 0) {
-            /* P384:RSA:P256:EXPIRED:NOTYET: one argument (the semihosting
+            /* P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]: one argument (the semihosting
              * command line is short) */
-            uint16_t *slot[5] = {&fe.p384, &fe.rsa, &fe.p256, &fe.expired,
-                                 &fe.notyet};
+            uint16_t *slot[7] = {&fe.p384,   &fe.rsa,    &fe.p256,
+                                 &fe.expired, &fe.notyet, &fe.chacha,
+                                 &fe.aes256};
             const char *a = argv[i] + 5;
-            for (size_t k = 0; k < 5 && *a != '\0'; k++) {
+            for (size_t k = 0; k < 7 && *a != '\0'; k++) {
                 *slot[k] = arg_port(a);
                 while (*a >= '0' && *a <= '9') {
                     a++;
