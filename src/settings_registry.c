@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "ctxc/provider.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "json.h"
@@ -498,6 +499,27 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
     case CTXC_SETTING_CHECK_VOCABS:
     case CTXC_SETTING_CHECK_TOOLS:
         return CTXC_OK; /* ctxc__setting_parse() checks them */
+    case CTXC_SETTING_CHECK_PROVIDER: {
+        /* " openai anthropic gemini": those compiled in */
+#define CTXC_PV_NAME_(id, cfg, name) CTXC_PV_STR_(cfg, " " name)
+#define CTXC_PV_STR_(cfg, s) CTXC_PV_STR2_(cfg, s)
+#define CTXC_PV_STR2_(cfg, s) CTXC_PV_STR_##cfg(s)
+#define CTXC_PV_STR_0(s)
+#define CTXC_PV_STR_1(s) s
+        static const char names[] = " " CTXC_PROVIDER_LIST(CTXC_PV_NAME_);
+#undef CTXC_PV_NAME_
+        for (const char *q = names; (q = strchr(q, ' ')) != NULL;) {
+            q++;
+            size_t k = strcspn(q, " ");
+            if (k == n && memcmp(q, p, n) == 0) {
+                return CTXC_OK;
+            }
+        }
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%q is not a provider of this build (compiled "
+                          "in:%s)",
+                          p, n, names[1] != '\0' ? names + 1 : " none");
+    }
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:
     case CTXC_SETTING_CHECK_PATH:

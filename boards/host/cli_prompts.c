@@ -30,11 +30,11 @@ static const char prompts_usage[] =
     "P and M are made into safe folder names (lower case, [a-z0-9._-]).\n"
     "NAME: middle-out, compression/middle-out or compression/middle-out.md.\n";
 
-/* Prints "ctxc: prompts: <what><arg>" and the usage. */
+void cli_prompts_help(FILE *out) { fputs(prompts_usage, out); }
+
+/* A usage error: one line and where the usage is. */
 static int prompts_usage_error(const char *what, const char *arg) {
-    fprintf(stderr, "ctxc: prompts: %s%s\n", what, arg);
-    fputs(prompts_usage, stderr);
-    return CLI_EXIT_USAGE;
+    return cli_usage_fail("prompts", "%s%s", what, arg);
 }
 
 typedef struct {
@@ -97,14 +97,8 @@ static void print_source(FILE *f, const ctxc_posix_fs_t *pfs,
 }
 
 int cli_cmd_prompts(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
-        strcmp(argv[0], "-h") == 0) {
-        if (argc < 1) {
-            fputs(prompts_usage, stderr);
-            return CLI_EXIT_USAGE;
-        }
-        fputs(prompts_usage, stdout);
-        return cli_stdout_ok("ctxc: prompts") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (argc < 1) {
+        return prompts_usage_error("missing list, show NAME or install", "");
     }
     const char *sub = argv[0];
     const char *provider = NULL;
@@ -114,7 +108,11 @@ int cli_cmd_prompts(int argc, char **argv) {
     bool is_show = strcmp(sub, "show") == 0;
     bool is_install = strcmp(sub, "install") == 0;
     if (!is_list && !is_show && !is_install) {
-        return prompts_usage_error("unknown subcommand: ", sub);
+        static const char *const subs[] = {"list", "show", "install", NULL};
+        char hint[120];
+        cli_suggest(sub, subs, hint, sizeof hint);
+        return cli_usage_fail("prompts", "unknown subcommand '%s'%s", sub,
+                              hint);
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -125,7 +123,9 @@ int cli_cmd_prompts(int argc, char **argv) {
             }
             *(a[2] == 'p' ? &provider : &model) = argv[++i];
         } else if (a[0] == '-' && a[1] != '\0') {
-            return prompts_usage_error("unknown option: ", a);
+            static const char *const opts[] = {"--provider", "--model",
+                                               "--help", NULL};
+            return cli_unknown_option("prompts", a, opts);
         } else if (is_show && name == NULL) {
             name = a;
         } else {

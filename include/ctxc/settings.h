@@ -76,7 +76,9 @@ extern "C" {
  *   CHECK    what a STRING must look like: NAME (a profile name), KEY_NAME
  *            (the name of an environment variable or key file, never the
  *            key itself), URL (http:// or https://), TEXT (printable, no
- *            spaces), PATH (an absolute path: TEXT starting with '/');
+ *            spaces), PATH (an absolute path: TEXT starting with '/'),
+ *            PROVIDER (a provider API compiled into this build: a name
+ *            of another build is refused with the list of this one's);
  *            NONE for the other types
  *   persist  1: stored by /profile save (REQ-CS-007.6)
  *
@@ -151,8 +153,9 @@ extern const char *const ctxc_strategy_names[];
       NULL, 0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                   \
       "high-density: more write tools (path key default: file_path, "          \
       "absolute_path, path)")                                                  \
-    X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",     \
-      "provider name", "LLM provider")                                         \
+    X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, PROVIDER, 1, "Provider", \
+      "provider name", "LLM provider (one of this build's: openai, "          \
+      "anthropic, gemini)")                                         \
     X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
       "model name", "model of the provider")                                   \
     X(BASE_URL, "base-url", STRING, NULL, NULL, 0, 0, URL, 1, "Provider",      \
@@ -202,7 +205,9 @@ typedef enum {
     CTXC_SETTING_CHECK_TEXT,     /* printable ASCII, no space, " or \ */
     CTXC_SETTING_CHECK_PATH,     /* TEXT starting with '/' */
     CTXC_SETTING_CHECK_VOCABS,   /* tool vocabulary names (src/tool_roles.h) */
-    CTXC_SETTING_CHECK_TOOLS     /* user tools: name[:pathKey],... */
+    CTXC_SETTING_CHECK_TOOLS,    /* user tools: name[:pathKey],... */
+    CTXC_SETTING_CHECK_PROVIDER  /* a provider API of this build
+                                    (CTXC_CFG_PROVIDER_<NAME> = 1) */
 } ctxc_setting_check_t;
 
 /* Slots of the string settings in a layer (internal numbering). */

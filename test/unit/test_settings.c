@@ -597,6 +597,11 @@ static void test_string_checks(void **state) {
         {CTXC_SETTING_PROVIDER, "", false},
         {CTXC_SETTING_PROVIDER, "caf\xc3\xa9", false},
         {CTXC_SETTING_PROVIDER, "a\"b", false},
+        /* a provider of this build only, refused at once (a typo is not
+         * found out at the first call) */
+        {CTXC_SETTING_PROVIDER, "anthropic", true},
+        {CTXC_SETTING_PROVIDER, "openia", false},
+        {CTXC_SETTING_PROVIDER, "OpenAI", false},
         {CTXC_SETTING_MODEL, "meta-llama/Llama-3.1-8B", true},
         {CTXC_SETTING_BASE_URL, "https://api.example.com/v1", true},
         {CTXC_SETTING_BASE_URL, "http://localhost:8080", true},
@@ -935,7 +940,7 @@ static void test_files_with_many_json_values(void **state) {
     } cases[] = {
         {EVERY_KEY ", \"model\": [", "0]}", "key 'model' appears twice"},
         {EVERY_KEY ", \"zzz\": [", "0]}", "unknown setting 'zzz'"},
-        {"{\"provider\": \"p\", \"model\": [", "0]}",
+        {"{\"provider\": \"openai\", \"model\": [", "0]}",
          "model: expected a string, got an array"},
         {"{\"context-limit\": {\"a\": [", "0]}}",
          "context-limit: expected a number, got an object"},
@@ -1026,9 +1031,9 @@ static void test_concurrent_writers(void **state) {
     assert_int_equal(ctxc_settings_load(&st, NULL), CTXC_OK);
     assert_int_equal(ctxc_settings_load(&st2, NULL), CTXC_OK);
     persist_ok(&st, "model", "a-model");
-    persist_ok(&st2, "provider", "b-provider");
+    persist_ok(&st2, "provider", "anthropic");
     assert_string_equal(mem_get(&mfs, "settings.json"),
-                        "{\n  \"provider\": \"b-provider\",\n  \"model\": "
+                        "{\n  \"provider\": \"anthropic\",\n  \"model\": "
                         "\"a-model\"\n}\n");
     assert_string_equal(mem_get(&mfs, "settings.json.tmp0"),
                         "{\"model\": \"half-writ");
@@ -1036,7 +1041,7 @@ static void test_concurrent_writers(void **state) {
     /* st sees st2's change at its next load (or its next change) */
     assert_int_equal(src(&st, "provider"), CTXC_SOURCE_UNSET);
     assert_int_equal(ctxc_settings_load(&st, NULL), CTXC_OK);
-    assert_string_equal(val(&st, "provider"), "b-provider");
+    assert_string_equal(val(&st, "provider"), "anthropic");
 }
 
 /* Without a filesystem: nothing persistent, no profiles, no crash. */
