@@ -402,6 +402,18 @@ static ctxc_status_t enum_error(const ctxc_setting_spec_t *sp, const char *p,
                       p, n, allowed);
 }
 
+/* " openai anthropic gemini": the providers of this build (a space before
+ * each name; "" when there is none). */
+#define CTXC_PV_NAME_(id, cfg, name) CTXC_PV_STR_(cfg, " " name)
+#define CTXC_PV_STR_(cfg, s) CTXC_PV_STR2_(cfg, s)
+#define CTXC_PV_STR2_(cfg, s) CTXC_PV_STR_##cfg(s)
+#define CTXC_PV_STR_0(s)
+#define CTXC_PV_STR_1(s) s
+static const char provider_names[] = "" CTXC_PROVIDER_LIST(CTXC_PV_NAME_);
+#undef CTXC_PV_NAME_
+
+const char *ctxc__setting_providers(void) { return provider_names; }
+
 /* ctxc__setting_parse() but its messages without the "KEY: " prefix the
  * caller adds. */
 CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
@@ -500,14 +512,7 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
     case CTXC_SETTING_CHECK_TOOLS:
         return CTXC_OK; /* ctxc__setting_parse() checks them */
     case CTXC_SETTING_CHECK_PROVIDER: {
-        /* " openai anthropic gemini": those compiled in */
-#define CTXC_PV_NAME_(id, cfg, name) CTXC_PV_STR_(cfg, " " name)
-#define CTXC_PV_STR_(cfg, s) CTXC_PV_STR2_(cfg, s)
-#define CTXC_PV_STR2_(cfg, s) CTXC_PV_STR_##cfg(s)
-#define CTXC_PV_STR_0(s)
-#define CTXC_PV_STR_1(s) s
-        static const char names[] = " " CTXC_PROVIDER_LIST(CTXC_PV_NAME_);
-#undef CTXC_PV_NAME_
+        const char *names = ctxc__setting_providers();
         for (const char *q = names; (q = strchr(q, ' ')) != NULL;) {
             q++;
             size_t k = strcspn(q, " ");
@@ -518,7 +523,7 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "%q is not a provider of this build (compiled "
                           "in:%s)",
-                          p, n, names[1] != '\0' ? names + 1 : " none");
+                          p, n, names[0] != '\0' ? names : " none");
     }
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:

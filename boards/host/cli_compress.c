@@ -306,15 +306,17 @@ int cli_cmd_compress(int argc, char **argv) {
     if (cli_settings.profile[0] != '\0') {
         fprintf(stderr, ", profile %s", cli_settings.profile);
     }
-    fprintf(stderr, "\n%-10s %12s %12s %12s\n", "", "before",
+    fprintf(stderr, "\n%-12s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",
             optimize_only ? "-" : "compressed");
-    fprintf(stderr, "%-10s %12zu %12zu %12zu\n", "entries", before.entries,
+    fprintf(stderr, "%-12s %12zu %12zu %12zu\n", "entries", before.entries,
             mid.entries, after.entries);
-    fprintf(stderr, "%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+    fprintf(stderr, "%-12s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
             "tokens", before.tokens, mid.tokens, after.tokens);
-    fprintf(stderr, "%-10s %12zu %12zu %12zu\n", "bytes", before.bytes,
-            mid.bytes, after.bytes);
+    /* the history arena's bytes (entries as stored), not the JSONL
+     * file's size */
+    fprintf(stderr, "%-12s %12zu %12zu %12zu\n", "arena bytes",
+            before.bytes, mid.bytes, after.bytes);
     if (strategy->optimize != NULL) {
         const ctxc_density_counts_t *c = &session.last_density;
         fprintf(stderr,

@@ -2,9 +2,9 @@
  * ctxc host CLI — `ctxc prompts list|show|install`: the prompt store over
  * the POSIX port (root: $CTXC_HOME, else ~/.config/ctxc).
  *
- * The first command that uses prompts on a root without a prompt manifest
- * installs the built-in prompts there (the installer never overwrites a
- * file the user changed).
+ * list and show only read ($CTXC_HOME is not created or written; a prompt
+ * with no file resolves to the copy built into ctxc); install writes the
+ * built-in prompts there (never overwriting a file the user changed).
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +28,8 @@ static const char prompts_usage[] =
     "  compression/NAME.md                        (level base)\n"
     "  the copy built into ctxc                   (level built-in)\n"
     "P and M are made into safe folder names (lower case, [a-z0-9._-]).\n"
+    "list and show write nothing; install writes the built-in prompts\n"
+    "into $CTXC_HOME to be edited (never overwriting a file you changed).\n"
     "NAME: middle-out, compression/middle-out or compression/middle-out.md.\n";
 
 void cli_prompts_help(FILE *out) { fputs(prompts_usage, out); }
@@ -147,15 +149,8 @@ int cli_cmd_prompts(int argc, char **argv) {
         int rc = prompts_install(&fs, pfs.root, true);
         return cli_stdout_ok("ctxc: prompts install") ? rc : CLI_EXIT_FAIL;
     }
-    /* first run: no manifest yet */
-    ctxc_fs_kind_t kind;
-    if (ctxc_fs_stat(&fs, CTXC_PROMPT_MANIFEST, &kind, &err) == CTXC_OK &&
-        kind == CTXC_FS_NONE) {
-        int rc = prompts_install(&fs, pfs.root, false);
-        if (rc != CLI_EXIT_OK) {
-            return rc;
-        }
-    }
+    /* list and show only read: a prompt not installed resolves to the
+     * copy built into ctxc (`ctxc prompts install` writes the files) */
 
     if (is_show) {
         char id[CTXC_CFG_PATH_MAX];

@@ -592,11 +592,30 @@ static unsigned char repl_complete(EditLine *el, int ch) {
         el_insertstr(el, " ");
         return CC_REFRESH;
     }
-    putchar('\n');
-    for (size_t i = 0; i < cs.n; i++) {
-        printf("%s%s", i > 0 ? "  " : "", cs.cand[i]);
+    /* in columns, across then down (the candidates' order), to the
+     * terminal's width */
+    size_t width = 80, colw = 0;
+    struct winsize ws_;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws_) == 0 && ws_.ws_col >= 20) {
+        width = ws_.ws_col;
     }
+    for (size_t i = 0; i < cs.n; i++) {
+        size_t l = strlen(cs.cand[i]) + 2u;
+        colw = l > colw ? l : colw;
+    }
+    size_t cols = width / colw > 0 ? width / colw : 1;
+    size_t rows = (cs.n + cols - 1) / cols;
     putchar('\n');
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t k = 0; k < cols; k++) {
+            size_t i = r * cols + k;
+            if (i < cs.n) {
+                bool last = k + 1 == cols || i + 1 == cs.n;
+                printf("%-*s", last ? 0 : (int)colw, cs.cand[i]);
+            }
+        }
+        putchar('\n');
+    }
     fflush(stdout);
     return CC_REDISPLAY;
 }

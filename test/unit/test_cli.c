@@ -1231,17 +1231,25 @@ static void test_prompts_as_a_new_user(void **state) {
     drop_home();
 }
 
-static void test_prompts_first_run_installs(void **state) {
+/* A list (or show) writes nothing: a first run lists the built-in
+ * prompts and $CTXC_HOME is still not there; install writes them. */
+static void test_prompts_list_writes_nothing(void **state) {
     (void)state;
     run_t r;
     fresh_home();
     RUN(&r, "prompts", "list");
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.err, "installed 2 built-in prompt(s)"));
-    assert_true(strlen(home_file("compression/middle-out.md")) > 100);
-    assert_true(strlen(home_file(".prompts-manifest")) > 0);
-    RUN(&r, "prompts", "list");
     assert_int_equal(r.err_len, 0);
+    assert_non_null(strstr(list_row(&r, "compression/middle-out"),
+                           "built-in"));
+    RUN(&r, "prompts", "show", "middle-out");
+    assert_int_equal(r.status, 0);
+    assert_true(r.out_len > 100);
+    struct stat sb;
+    assert_int_equal(stat(g_home, &sb), -1); /* never created */
+    RUN(&r, "prompts", "install");
+    assert_int_equal(r.status, 0);
+    assert_true(strlen(home_file("compression/middle-out.md")) > 100);
     drop_home();
 }
 
@@ -1427,6 +1435,94 @@ static void test_repl_terminal_errors_keep_exit_zero(void **state) {
     pty_expect(m, "did you mean '/settings' or '/set'?");
     pty_expect(m, "ctxc> ");
     pty_finish(m, pid); /* exit status 0 */
+    drop_home();
+}
+
+/* Issue 30's smaller things: the table's arena row says what it counts;
+ * /compress that changes nothing says so; -o into a missing folder names
+ * the folder; a URL without a scheme is quoted whole; the chat's reply
+ * limit is in its help. */
+static void test_smaller_things(void **state) {
+    (void)state;
+    char example[512], out[600];
+    example_path(example, sizeof example);
+    run_t r;
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "5000", "-o", "/dev/null");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "\narena bytes  "));
+    assert_null(strstr(r.err, "\nbytes "));
+
+    snprintf(out, sizeof out, "/nonexistent-ctxc-dir/sub/out.jsonl");
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "5000", "-o", out);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "ctxc compress: /nonexistent-ctxc-dir/sub/"
+                               "out.jsonl: the folder /nonexistent-ctxc-dir/"
+                               "sub does not exist\n");
+
+    RUN(&r, "http-get", "localhost:3456/v1");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "(in 'localhost:3456/v1')"));
+    assert_null(strstr(r.err, "CTXC_E_"));
+
+    RUN(&r, "chat", "--help");
+    assert_non_null(strstr(r.out, "65535 bytes"));
+
+    char script[256];
+    static const char text[] = "/set compression.strategy top-down-truncation\n"
+                               "/set context-limit 100000\n"
+                               "/compress\n";
+    fresh_home();
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    RUN_STDIN(&r, script, "repl", "--history", example);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "top-down-truncation changed nothing: 87 "
+                                  "entries, "));
+    assert_null(strstr(r.out, "87 -> 87"));
+    unlink(script);
+    drop_home();
+}
+
+/* Tab after /set provider lists this build's providers; a long list comes
+ * in columns on several lines, not as one wrapped line. */
+static void test_repl_completion(void **state) {
+    (void)state;
+    fresh_home();
+    const char *args[] = {"ctxc", "repl", NULL};
+    pid_t pid;
+    int m = pty_start(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set provider \t");
+    pty_expect(m, "openai");
+    pty_type(m, "\x15"); /* ^U: the line emptied */
+    pty_type(m, "/set provider an\t\r");
+    pty_expect(m, "provider = anthropic (session)");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set \t");
+    pty_expect(m, "\n");
+    /* every key (and unset), in rows of several columns: more than one a
+     * line, fewer lines than keys, none wider than 80 */
+    static char shown[sizeof pty_screen];
+    pty_expect_copy(m, "ctxc> ", shown, sizeof shown);
+    size_t lines = 0, widest = 0, len = 0;
+    for (const char *p = shown; *p != '\0'; p++) {
+        if (*p == '\n') {
+            lines++;
+            widest = len > widest ? len : widest;
+            len = 0;
+        } else if (*p != '\r') {
+            len++;
+        }
+    }
+    if (strstr(shown, "compression.strategy") == NULL ||
+        strstr(shown, "network.call-deadline-ms") == NULL || lines < 3 ||
+        lines > 16 || widest > 80) {
+        fail_msg("want the keys in columns; %zu lines, widest %zu:\n%s", lines,
+                 widest, shown);
+    }
+    pty_type(m, "\x15");
+    pty_finish(m, pid);
     drop_home();
 }
 
@@ -1983,7 +2079,9 @@ int main(void) {
         cmocka_unit_test(test_repl_terminal_errors_keep_exit_zero),
         cmocka_unit_test(test_compress_with_a_profile),
         cmocka_unit_test(test_prompts_as_a_new_user),
-        cmocka_unit_test(test_prompts_first_run_installs),
+        cmocka_unit_test(test_prompts_list_writes_nothing),
+        cmocka_unit_test(test_smaller_things),
+        cmocka_unit_test(test_repl_completion),
         cmocka_unit_test(test_prompts_errors),
         cmocka_unit_test(test_compress_top_down),
         cmocka_unit_test(test_compress_high_density_to_a_file),
