@@ -305,12 +305,35 @@ typedef struct {
     char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /* loaded, or "" */
     bool file_bad;           /* settings.json exists but is unusable */
     ctxc_error_t file_error; /* why (path and reason), when file_bad */
+#if CTXC_CFG_SETTINGS_FILE_BYTES > 0
     char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /* file text (read and write) */
+#endif
     /* the check a session attached (ctxc_session_init): asked before a
      * change selects a strategy (ctxc_settings_set_strategy_guard) */
     ctxc_settings_strategy_guard_fn guard_;
     void *guard_user_;
 } ctxc_settings_store_t;
+
+/* The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
+ * every setting at its longest value, 835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (1987 with the default 128). 0 is allowed: no file buffer, no
+ * settings file, no profiles (a device without a filesystem). */
+#define CTXC__FILE_WMAX_ENUM (CTXC_SETTINGS_ENUM_VALUE_MAX + 3u)
+#define CTXC__FILE_WMAX_STRING ((size_t)CTXC_CFG_SETTINGS_VALUE_BYTES + 1u)
+#define CTXC__FILE_WMAX_BOOL 5u
+#define CTXC__FILE_WMAX_RATIO 5u
+#define CTXC__FILE_WMAX_INT 10u
+#define CTXC__FILE_WORST_(id, key, type, ...)                                  \
+    +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
+#define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
+    (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
+#ifndef __cplusplus
+_Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
+                   CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
+               "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 835 + 9 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (1987 with the default 128)");
+#endif
 
 /* Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
  * persistent layer stays empty, profiles are not found and writes answer
