@@ -426,13 +426,21 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
             return enum_error(sp, p, n, err);
         }
         if (!value_in_build(sp, *num)) {
+            /* the list first: a short message buffer cuts the end */
+#define CTXC_STRATEGY_CFG_(id, cfg, name) #cfg,
+            static const char *const cfg_names[] = {
+                CTXC_STRATEGY_LIST(CTXC_STRATEGY_CFG_)};
+#undef CTXC_STRATEGY_CFG_
             char allowed[96];
             ctxc__setting_allowed(sp, allowed, sizeof allowed);
+            const char *cfg =
+                *num < sizeof cfg_names / sizeof cfg_names[0] ? cfg_names[*num]
+                                                              : "?";
             *num = 0;
             return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
                               "%q is not a strategy of this build "
-                              "(CTXC_CFG_STRATEGY_<NAME> = 0; available: %s)",
-                              p, n, allowed);
+                              "(available: %s; %s = 0)",
+                              p, n, allowed, cfg);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_BOOL:

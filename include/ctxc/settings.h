@@ -7,7 +7,7 @@
  * type, allowed values, default, range, check, persist-to-profile, category,
  * hint, description). A default is written there and nowhere else.
  *
- * Resolution of a value (REQ-CS-009, REQ-CS-010):
+ * Resolution of a value:
  *   ephemeral layer   /set KEY VALUE, or the values of a loaded profile
  *   persistent layer  the settings file (settings.json at the fs root)
  *   registry default  the table (some keys have none: see each key)
@@ -80,10 +80,10 @@ extern "C" {
  *            PROVIDER (a provider API compiled into this build: a name
  *            of another build is refused with the list of this one's);
  *            NONE for the other types
- *   persist  1: stored by /profile save (REQ-CS-007.6)
+ *   persist  1: stored by /profile save
  *
  * compression-threshold has no default: unset, the strategy's
- * trigger.default_threshold applies (REQ-HD-001.10). context-limit has none
+ * trigger.default_threshold applies. context-limit has none
  * either (the model's window is not something a library can guess).
  *
  * The values of compression.strategy are the strategy names of
@@ -95,7 +95,7 @@ extern "C" {
  * default is CTXC_CFG_DEFAULT_STRATEGY (ctxc_config_defaults.h: middle-out,
  * or in a build without it the first compiled-in strategy that needs no
  * LLM). The accessors that look a strategy up or fill the strategies'
- * values are in ctxc/session.h. */
+ * values are below (with the typed accessors). */
 extern const char *const ctxc_strategy_names[];
 
 /* The longest value of an ENUM setting in bytes (the size bound of the
@@ -292,11 +292,12 @@ typedef ctxc_status_t (*ctxc_settings_strategy_guard_fn)(void *user,
                                                          uint32_t index,
                                                          ctxc_error_t *err);
 
-/* Caller-owned store: two layers (each 4 + 4 x keys + 6 x
+/* Caller-owned store: two layers (each 4 + 4 x keys + 9 x
  * CTXC_CFG_SETTINGS_VALUE_BYTES), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3900 bytes on the
- * Cortex-M4 board. Treat the fields as read-only; for storage you place by
- * hand (any section), ctxc_settings_init() is its init function. */
+ * (CTXC_CFG_SETTINGS_FILE_BYTES; none when it is 0) and an error struct:
+ * 4708 bytes on the Cortex-M4 board, 2660 with CTXC_CFG_SETTINGS_FILE_BYTES
+ * 0. Treat the fields as read-only; for storage you place by hand (any
+ * section), ctxc_settings_init() is its init function. */
 typedef struct {
     ctxc_fs_t fs; /* ops NULL: no filesystem */
     ctxc_settings_layer_t ephemeral;
@@ -402,8 +403,10 @@ void ctxc_settings_set_strategy_guard(ctxc_settings_store_t *s,
  * (ctxc_settings_set_u32), not a boolean") or a value out of range / not
  * allowed; CTXC_E_UNKNOWN_STRATEGY for a strategy left out of the build;
  * the error of the strategy guard (ctxc_settings_set_strategy_guard). The
- * getters are the typed accessors below (ctxc_settings_int, _ratio,
- * _bool, _enum, _string). */
+ * getters are the typed accessors below, one per setter: set_u32 ->
+ * ctxc_settings_u32 (or ctxc_settings_int, the same), set_ratio -> _ratio,
+ * set_bool -> _bool, set_enum / set_enum_index -> _enum or _string,
+ * set_str -> _string. */
 ctxc_status_t ctxc_settings_set_u32(ctxc_settings_store_t *s,
                                     ctxc_setting_id_t id, uint32_t value,
                                     ctxc_error_t *err);
@@ -462,8 +465,41 @@ bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
 size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
                            char *buf, size_t cap);
 
-/* Typed accessors (REQ-CS-009); those that need a strategy are in
- * ctxc/session.h. */
+/* Typed accessors. */
+
+/* ---- the settings as the strategies read them ---------------------------
+ * The accessors of the settings store that need the strategy table. Their
+ * types are those of ctxc/strategy.h (ctxc_strategy_t is struct
+ * ctxc_strategy, ...), named here by their tags so that this header does
+ * not bring in the strategies. */
+struct ctxc_strategy;
+struct ctxc_density_config;
+struct ctxc_strategy_values;
+
+/* compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
+ * the value, where it came from and the strategies of this build, when it
+ * is not set or not compiled in. */
+ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
+                                     const struct ctxc_strategy **out,
+                                     ctxc_error_t *err);
+
+/* compression-threshold in force: the setting, else the default threshold
+ * of `strategy`. */
+uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
+                                 const struct ctxc_strategy *strategy);
+
+/* The four compression.density.* settings into cfg;
+ * cfg->workspace_root is not a setting and is left as it is. */
+void ctxc_settings_density(const ctxc_settings_store_t *s,
+                           struct ctxc_density_config *cfg);
+
+/* Every value a strategy reads: context limit, threshold (of `strategy`),
+ * preserve fractions and density settings (out->density.workspace_root is
+ * left as it is). */
+void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
+                                   const struct ctxc_strategy *strategy,
+                                   struct ctxc_strategy_values *out);
+
 
 /* A RATIO setting in thousandths; false (and *out untouched) when unset. */
 bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
@@ -484,6 +520,13 @@ bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id);
 bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                        uint32_t *out);
 
+/* The getter named after its setter (ctxc_settings_set_u32): the same as
+ * ctxc_settings_int. */
+static inline bool ctxc_settings_u32(const ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, uint32_t *out) {
+    return ctxc_settings_int(s, id, out);
+}
+
 /* An ENUM setting's index in its values (for compression.strategy a
  * ctxc_strategy_id_t); false (and *out untouched) when unset or not an
  * ENUM. */
@@ -498,7 +541,7 @@ const char *ctxc_settings_string(const ctxc_settings_store_t *s,
 
 /* Saves every persist-to-profile key that is set (ephemeral, else
  * persistent; defaults are not stored) as profiles/<name>.json
- * (REQ-CS-007.6). *count (may be NULL) = the number of keys saved. An
+ * *count (may be NULL) = the number of keys saved. An
  * existing valid profile of that name is replaced; an existing unusable one
  * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
  * (name), CTXC_E_EXISTS, write errors. */
@@ -529,7 +572,7 @@ ctxc_status_t ctxc_settings_profile_list(const ctxc_settings_store_t *s,
                                          ctxc_name_fn fn, void *user,
                                          ctxc_error_t *err);
 
-/* The provider the LLM strategies use for the summary call (REQ-CS-006A.1):
+/* The provider the LLM strategies use for the summary call:
  * when compression.profile is set, the provider, model, base-url,
  * auth-key-name and stream saved in that profile ("" for the strings it does
  * not set, stream's default true when it lacks that key); otherwise the
@@ -548,8 +591,9 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err);
 
-/* The check of REQ-CS-006A.1 alone, without filling a ctxc_provider_ref_t
- * (what the session runs before an LLM strategy; its stack is the file
+/* The check of compression.profile alone, without filling a
+ * ctxc_provider_ref_t (what the session runs before an LLM strategy; its
+ * stack is the file
  * read's, not the 545-byte reference's): CTXC_OK when compression.profile
  * is unset or names a profile that exists and is usable; else the errors
  * of ctxc_settings_compression_provider. */
@@ -558,7 +602,7 @@ ctxc_status_t ctxc_settings_compression_profile_check(ctxc_settings_store_t *s,
 
 /* ---- commands and completion --------------------------------------------- */
 
-/* Runs one command line (REQ-CS-007, REQ-CS-008):
+/* Runs one command line:
  *   /set KEY VALUE | /set unset KEY        ephemeral layer
  *   /settings                              every setting by category: value
  *                                          in force, where it comes from,

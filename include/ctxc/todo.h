@@ -1,5 +1,5 @@
 /*
- * ctxc — reading an agent's todo list (REQ-HD-011) from JSON, for the
+ * ctxc — reading an agent's todo list from JSON, for the
  * summariser request of the LLM strategies (ctxc_todo_t in strategy.h;
  * ctxc_session_set_todos()).
  *

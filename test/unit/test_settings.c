@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 /* settings.h stands on its own and does not bring in the strategies: the
- * accessors that need a strategy are declared in session.h (issue 10). */
+ * accessors that need a strategy name its types by their struct tags. */
 #include "ctxc/settings.h"
 #ifdef CTXC_STRATEGY_H
 #error "ctxc/settings.h includes ctxc/strategy.h"
@@ -355,6 +355,13 @@ test_strategy_accessor_fails_for_a_strategy_not_built(void **state) {
     assert_true(st.file_bad);
     assert_contains(err.message, "settings.json: ");
     assert_contains(err.message, "'one-shot' is not a strategy of this build");
+    /* the macro's own name, after the list (which a short message buffer
+     * keeps: it comes first) */
+    assert_null(strstr(err.message, "<NAME>"));
+    assert_non_null(strstr(err.message, "available: "));
+    if (strlen(err.message) + 1u < sizeof err.message) {
+        assert_contains(err.message, "; CTXC_CFG_STRATEGY_ONE_SHOT = 0)");
+    }
     const ctxc_strategy_t *s = NULL;
     assert_int_equal(ctxc_settings_strategy(&st, &s, NULL), CTXC_OK);
     assert_string_equal(s->name, CTXC_CFG_DEFAULT_STRATEGY);
@@ -1394,6 +1401,10 @@ static void test_typed_setters_check_like_the_text_path(void **state) {
         ctxc_settings_set_u32(&st, CTXC_SETTING_COMPRESSION_RETRIES, 10, &err),
         CTXC_OK);
     assert_true(ctxc_settings_int(&st, CTXC_SETTING_COMPRESSION_RETRIES, &n));
+    assert_int_equal(n, 10);
+    /* read back with the getter named after the setter */
+    n = 0;
+    assert_true(ctxc_settings_u32(&st, CTXC_SETTING_COMPRESSION_RETRIES, &n));
     assert_int_equal(n, 10);
     /* RATIO, in thousandths */
     uint16_t r = 0;
