@@ -83,12 +83,89 @@ void cli_report(const char *name, const ctxc_error_t *err) {
 
 /* --- Import --------------------------------------------------------------- */
 
+/* A file that does not fit: after the first line that does not, the rest
+ * is measured (each line imported alone into the history as it was, then
+ * rolled back), so that the report says what the whole file needs. */
+typedef struct {
+    bool active;
+    bool entries; /* the entry slots ran out, not the arena */
+    bool complete;
+    uint32_t line; /* the first line that did not fit */
+    size_t needed; /* bytes (or entries) beyond the free ones */
+    size_t lines;  /* lines measured after it */
+} cli_over_t;
+static cli_over_t cli_over;
+
+static void cli_measure(const char *line, size_t len) {
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    size_t count0 = ctxc_history_count(&cli_history);
+    ctxc_error_t e;
+    memset(&e, 0, sizeof e);
+    ctxc_status_t st =
+        ctxc_import_begin(&cli_import, &cli_history, CTXC_FORMAT_AUTO, &e);
+    if (st == CTXC_OK) {
+        st = ctxc_import_line(&cli_import, line, len, &e);
+    }
+    if (st == CTXC_OK) {
+        ctxc_history_usage_t after;
+        ctxc_history_usage(&cli_history, &after);
+        cli_over.needed += cli_over.entries
+                               ? ctxc_history_count(&cli_history) - count0
+                               : after.bytes_used - u.bytes_used;
+        ctxc_import_abort(&cli_import);
+    } else if (st == CTXC_E_NO_SPACE) { /* rolled back already */
+        cli_over.needed +=
+            cli_over.entries ? 1u : e.needed + (u.bytes_max - u.bytes_used);
+    } else {
+        cli_over.complete = false; /* a bad line: counted up to it */
+    }
+    cli_over.lines++;
+}
+
+static void cli_over_report(const char *name) {
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    if (cli_over.entries) {
+        fprintf(stderr,
+                "%s:%" PRIu32 ": the file has %zu%s entries more than the "
+                "history's %zu (CTXC_CFG_HISTORY_MAX_ENTRIES)\n",
+                name, cli_over.line, cli_over.needed,
+                cli_over.complete ? "" : " or more", u.entries_max);
+    } else {
+        fprintf(stderr,
+                "%s:%" PRIu32 ": the file needs %zu%s arena bytes more than "
+                "the %zu free (the history arena is %zu bytes, "
+                "CTXC_CFG_HISTORY_ARENA_BYTES)\n",
+                name, cli_over.line, cli_over.needed,
+                cli_over.complete ? "" : " or more",
+                u.bytes_max - u.bytes_used, u.bytes_max);
+    }
+}
+
 /* Imports one line; on failure reports it (the import is already rolled
- * back by the library). */
+ * back by the library), except a line that does not fit: then the rest of
+ * the file is measured and reported at its end (cli_over). */
 static bool cli_feed(const char *name, const char *line, size_t len) {
+    if (cli_over.active) {
+        cli_measure(line, len);
+        return true;
+    }
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    bool full = u.entries_used >= u.entries_max;
     if (ctxc_import_line(&cli_import, line, len, &err) != CTXC_OK) {
+        if (err.status == CTXC_E_NO_SPACE) {
+            cli_over.active = true;
+            cli_over.entries = full;
+            cli_over.complete = true;
+            cli_over.line = err.line;
+            cli_over.needed = err.needed;
+            cli_over.lines = 0;
+            return true;
+        }
         cli_report(name, &err);
         return false;
     }
@@ -170,6 +247,11 @@ static bool cli_import_stream(FILE *fp, const char *name) {
         if (!cli_feed(name, cli_buf + start, end - start)) {
             return false;
         }
+    }
+    if (cli_over.active) {
+        cli_over.active = false;
+        cli_over_report(name);
+        return false;
     }
 
     if (ctxc_import_end(&cli_import, &err) != CTXC_OK) {

@@ -1484,6 +1484,71 @@ static void test_smaller_things(void **state) {
     drop_home();
 }
 
+/* A file that does not fit: the report says what the whole file needs,
+ * not the first line that did not fit (the lines after it measured). */
+static void test_import_needs_the_whole_file(void **state) {
+    (void)state;
+#if defined(CTXC_CFG_HISTORY_MAX_ENTRIES) && defined(CTXC_CFG_HISTORY_ARENA_BYTES)
+    char path[256];
+    int fd = make_temp(path, sizeof path);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (unsigned i = 0; i < CTXC_CFG_HISTORY_MAX_ENTRIES + 100u; i++) {
+        fprintf(f, "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                   "\"text\":\"line %u\"}]}\n",
+                i);
+    }
+    assert_int_equal(fclose(f), 0);
+    run_t r;
+    RUN(&r, "stats", path);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:%u: the file has 100 entries more than the history's %u "
+             "(CTXC_CFG_HISTORY_MAX_ENTRIES)\n",
+             path, (unsigned)CTXC_CFG_HISTORY_MAX_ENTRIES + 1u,
+             (unsigned)CTXC_CFG_HISTORY_MAX_ENTRIES);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, want);
+
+    /* bytes: lines of 1 MiB of text, 8 more than the arena holds */
+    static char text[(1u << 20) + 1u];
+    memset(text, 'x', sizeof text - 1u);
+    unsigned n = CTXC_CFG_HISTORY_ARENA_BYTES / (1u << 20) + 8u;
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(f,
+                "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                "\"text\":\"%s\"}]}\n",
+                text);
+    }
+    assert_int_equal(fclose(f), 0);
+    RUN(&r, "stats", path);
+    unlink(path);
+    assert_int_equal(r.status, 1);
+    /* one record's size, read from the message: needed = n x record -
+     * arena */
+    unsigned line = 0;
+    unsigned long long needed = 0, freeb = 0;
+    char *p = strstr(r.err, ": the file needs ");
+    assert_non_null(p);
+    assert_int_equal(sscanf(r.err + strlen(path), ":%u: the file needs %llu "
+                                                  "arena bytes more than the "
+                                                  "%llu free",
+                            &line, &needed, &freeb),
+                     3);
+    assert_int_equal(freeb, CTXC_CFG_HISTORY_ARENA_BYTES);
+    assert_true(line < n);
+    /* every record is the same size: (needed + arena) / n, a whole number,
+     * a little over 1 MiB */
+    assert_int_equal((needed + freeb) % n, 0);
+    assert_true((needed + freeb) / n > (1u << 20));
+    assert_true((needed + freeb) / n < (1u << 20) + 64u);
+#else
+    skip();
+#endif
+}
+
 /* Tab after /set provider lists this build's providers; a long list comes
  * in columns on several lines, not as one wrapped line. */
 static void test_repl_completion(void **state) {
@@ -2082,6 +2147,7 @@ int main(void) {
         cmocka_unit_test(test_prompts_list_writes_nothing),
         cmocka_unit_test(test_smaller_things),
         cmocka_unit_test(test_repl_completion),
+        cmocka_unit_test(test_import_needs_the_whole_file),
         cmocka_unit_test(test_prompts_errors),
         cmocka_unit_test(test_compress_top_down),
         cmocka_unit_test(test_compress_high_density_to_a_file),
