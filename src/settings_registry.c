@@ -437,10 +437,11 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
                 *num < sizeof cfg_names / sizeof cfg_names[0] ? cfg_names[*num]
                                                               : "?";
             *num = 0;
+            /* 118 bytes with the key for the longest case of a default
+             * build: whole in a 128-byte message */
             return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
-                              "%q is not a strategy of this build "
-                              "(available: %s; %s = 0)",
-                              p, n, allowed, cfg);
+                              "%q is not built in (built: %s; %s=0)", p, n,
+                              allowed, cfg);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_BOOL:

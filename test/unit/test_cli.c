@@ -1485,7 +1485,8 @@ static void test_smaller_things(void **state) {
 }
 
 /* A file that does not fit: the report says what the whole file needs,
- * not the first line that did not fit (the lines after it measured). */
+ * not the first line that did not fit (the lines after it measured): here
+ * the entry slots. */
 static void test_import_needs_the_whole_file(void **state) {
     (void)state;
 #if defined(CTXC_CFG_HISTORY_MAX_ENTRIES) && defined(CTXC_CFG_HISTORY_ARENA_BYTES)
@@ -1510,40 +1511,10 @@ static void test_import_needs_the_whole_file(void **state) {
     assert_int_equal(r.status, 1);
     assert_string_equal(r.err, want);
 
-    /* bytes: lines of 1 MiB of text, 8 more than the arena holds */
-    static char text[(1u << 20) + 1u];
-    memset(text, 'x', sizeof text - 1u);
-    unsigned n = CTXC_CFG_HISTORY_ARENA_BYTES / (1u << 20) + 8u;
-    f = fopen(path, "w");
-    assert_non_null(f);
-    for (unsigned i = 0; i < n; i++) {
-        fprintf(f,
-                "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
-                "\"text\":\"%s\"}]}\n",
-                text);
-    }
-    assert_int_equal(fclose(f), 0);
-    RUN(&r, "stats", path);
+    /* (the arena-bytes branch, the same measuring with the bytes each line
+     * takes, is not run here: a file over the host's 32 MiB arena is too
+     * slow under valgrind; ctxc_import_text's is tested in test_jsonl) */
     unlink(path);
-    assert_int_equal(r.status, 1);
-    /* one record's size, read from the message: needed = n x record -
-     * arena */
-    unsigned line = 0;
-    unsigned long long needed = 0, freeb = 0;
-    char *p = strstr(r.err, ": the file needs ");
-    assert_non_null(p);
-    assert_int_equal(sscanf(r.err + strlen(path), ":%u: the file needs %llu "
-                                                  "arena bytes more than the "
-                                                  "%llu free",
-                            &line, &needed, &freeb),
-                     3);
-    assert_int_equal(freeb, CTXC_CFG_HISTORY_ARENA_BYTES);
-    assert_true(line < n);
-    /* every record is the same size: (needed + arena) / n, a whole number,
-     * a little over 1 MiB */
-    assert_int_equal((needed + freeb) % n, 0);
-    assert_true((needed + freeb) / n > (1u << 20));
-    assert_true((needed + freeb) / n < (1u << 20) + 64u);
 #else
     skip();
 #endif

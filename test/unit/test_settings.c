@@ -354,22 +354,21 @@ test_strategy_accessor_fails_for_a_strategy_not_built(void **state) {
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_UNKNOWN_STRATEGY);
     assert_true(st.file_bad);
     assert_contains(err.message, "settings.json: ");
-    assert_contains(err.message, "'one-shot' is not a strategy of this build");
+    assert_contains(err.message, "'one-shot' is not built in (built: ");
     /* the macro's own name, after the list (which a short message buffer
      * keeps: it comes first) */
     assert_null(strstr(err.message, "<NAME>"));
-    assert_non_null(strstr(err.message, "available: "));
     if (strlen(err.message) + 1u < sizeof err.message) {
-        assert_contains(err.message, "; CTXC_CFG_STRATEGY_ONE_SHOT = 0)");
+        assert_contains(err.message, "; CTXC_CFG_STRATEGY_ONE_SHOT=0)");
     }
     const ctxc_strategy_t *s = NULL;
     assert_int_equal(ctxc_settings_strategy(&st, &s, NULL), CTXC_OK);
     assert_string_equal(s->name, CTXC_CFG_DEFAULT_STRATEGY);
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
-    assert_contains(err.message, "available: top-down-truncation");
+    assert_contains(err.message, "built: top-down-truncation");
 #endif
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
-    assert_contains(err.message, "available: high-density");
+    assert_contains(err.message, "built: high-density");
 #endif
 }
 #endif
