@@ -181,7 +181,7 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
     s->history = h;
     s->work = work;
     s->settings = settings;
-    s->density_dirty = h->count > 0;
+    s->density_dirty_ = h->count > 0;
     ctxc_settings_set_strategy_guard(settings, session_guard, s);
     return CTXC_OK;
 }
@@ -290,7 +290,7 @@ ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
 
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    s->density_dirty = false; /* cleared whether it runs or not */
+    s->density_dirty_ = false; /* cleared whether it runs or not */
     memset(&s->last_density, 0, sizeof s->last_density);
     if (st->optimize == NULL) {
         return CTXC_OK;
@@ -306,12 +306,12 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctxc_settings_density(s->settings, &density);
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
-    s->locked = true;
+    s->locked_ = true;
     r = st->optimize(&raw, &density, s->work, &result, err);
     if (r == CTXC_OK) {
         r = ctxc_density_apply(s->history, &result, s->work, err);
     }
-    s->locked = false;
+    s->locked_ = false;
     if (r == CTXC_OK) {
         s->last_density = result.counts;
     }
@@ -354,12 +354,12 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, s->work);
     uint64_t t0 = ctxc_port_now_ms(s->port);
-    s->locked = true;
+    s->locked_ = true;
     r = st->compress(&ctx, &plan, err);
     if (r == CTXC_OK) {
         r = ctxc_history_apply_plan(s->history, &plan, err);
     }
-    s->locked = false;
+    s->locked_ = false;
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     if (r == CTXC_OK) {
         s->last_compress = plan.meta;
@@ -414,7 +414,7 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     rep.threshold_tokens = limit * threshold_of(s, st) / 1000u;
     rep.emergency = rep.tokens + pending_tokens > limit;
     /* 2. density step: when new content arrived, and always in an emergency */
-    if (s->density_dirty || rep.emergency) {
+    if (s->density_dirty_ || rep.emergency) {
         rep.optimized = st->optimize != NULL;
         if ((r = optimize_with(s, st, err)) != CTXC_OK) {
             return r;
@@ -447,7 +447,7 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
     if (s->port != NULL && s->port->mutex.lock != NULL) {
         s->port->mutex.lock(s->port->mutex.ctx);
     }
-    if (s->locked) {
+    if (s->locked_) {
         r = ctxc__fail(err, CTXC_E_BUSY,
                        op == OP_ADD ? "the history is locked by a compression "
                                       "in progress"
@@ -455,7 +455,7 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
     } else if (op == OP_ADD) {
         r = ctxc_history_append(s->history, in, err);
         if (r == CTXC_OK) {
-            s->density_dirty = true;
+            s->density_dirty_ = true;
         }
     } else if ((r = find_strategy(s, &st, err)) != CTXC_OK) {
         /* r says why */
