@@ -548,7 +548,7 @@ static inline bool ctxc_settings_u32(const ctxc_settings_store_t *s,
     return ctxc_settings_int(s, id, out);
 }
 
-/* An ENUM setting's index in its values (for compression.strategy a
+/** An ENUM setting's index in its values (for compression.strategy a
  * ctxc_strategy_id_t); false (and *out untouched) when unset or not an
  * ENUM. */
 bool ctxc_settings_enum(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
@@ -561,7 +561,7 @@ const char *ctxc_settings_string(const ctxc_settings_store_t *s,
 /* ---- profiles ------------------------------------------------------------ */
 
 /** Saves every persist-to-profile key that is set (ephemeral, else
- * persistent; defaults are not stored) as profiles/<name>.json
+ * persistent; defaults are not stored) as `profiles/<name>.json`;
  * *count (may be NULL) = the number of keys saved. An
  * existing valid profile of that name is replaced; an existing unusable one
  * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
