@@ -16,7 +16,8 @@
 #   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
 #   make size       the cortex-m4 size table
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
-#                   and its tarball (docs/building.md "Using ctxc in your build")
+#                   and its tarball (docs/building.md "Using ctxc in your build";
+#                   docs/firmware-quickstart.md); needs cmake and make only
 #   make docs       the API reference of include/ctxc/*.h (Doxygen, warnings
 #                   as errors) into build/docs/api/html
 #   make readme-tables  run the cortex-m4 images under QEMU and write the
@@ -144,7 +145,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables device-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables device-tables flash-walk clean help deps-build deps-dist deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -212,10 +213,13 @@ size: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size | $(NO_PROGRESS)
 
-# The dist tree (cmake/ctxc_dist.cmake), from the host tree's generated files.
-dist: deps-build
-	@$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) >/dev/null
-	@$(CMAKE) --build $(HOST_DIR) --target dist | $(NO_PROGRESS)
+# The dist tree (cmake/ctxc_dist.cmake): a tree of its own that only
+# generates the manifest header and the prompt table and packs (CMake with
+# CTXC_DIST_ONLY: no compiler, libedit or mbedTLS needed; cmake and make).
+DIST_GEN_DIR := $(BUILD)/dist-gen
+dist: deps-dist
+	@$(CMAKE) -S . -B $(DIST_GEN_DIR) -DCTXC_DIST_ONLY=ON >/dev/null
+	@$(CMAKE) --build $(DIST_GEN_DIR) --target dist | $(NO_PROGRESS)
 
 # The API reference: Doxygen over the public headers (docs/Doxyfile), any
 # warning (an undocumented name, a markup error) fails it, as ctest api_docs.
@@ -265,6 +269,11 @@ net-sources:
 
 deps-build:
 	$(call install_deps,build,$(BUILD_DEPS))
+
+# cmake (the generator and tar) and make: all that packing needs.
+DIST_DEPS := cmake make
+deps-dist:
+	$(call install_deps,dist,$(DIST_DEPS))
 
 deps-cross:
 	$(call install_deps,cortex-m4,$(CROSS_DEPS))

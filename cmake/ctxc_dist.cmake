@@ -20,6 +20,11 @@
 #   src/                 every src/*.c and private header + ctxc_prompts.c
 #                        (generated)
 #   port/romfs/, port/template/   the portable ports
+#   docs/firmware-quickstart.md   configuration, port, flags, minimum calls,
+#                        footprint (docs/firmware-quickstart.md of the repo)
+#   examples/bare-metal/ a Cortex-M4 program: a config header, a log-only
+#                        port, startup, linker script and a Makefile
+#                        (cmake/dist/examples/bare-metal)
 #   FILES                every file of the tree, one a line
 #
 # The sources are globbed: a file added to src/ is in the next dist.
@@ -55,6 +60,8 @@ file(READ "${CTXC_GEN_DIR}/ctxc_manifest.h" _m)
 string(REGEX REPLACE "#define CTXC_TARGET_NAME \"[^\"]*\"" "#define CTXC_TARGET_NAME \"dist\"" _m "${_m}")
 file(WRITE "${D}/include/ctxc/ctxc_manifest.h" "${_m}")
 file(COPY "${S}/LICENSE" DESTINATION "${D}")
+file(COPY "${S}/docs/firmware-quickstart.md" DESTINATION "${D}/docs")
+file(COPY "${S}/cmake/dist/examples/bare-metal" DESTINATION "${D}/examples")
 file(COPY "${S}/cmake/dist/ctxc_config.h" DESTINATION "${D}/config")
 file(COPY "${S}/zephyr/module.yml" "${S}/zephyr/Kconfig" "${S}/zephyr/CMakeLists.txt"
      DESTINATION "${D}/zephyr")

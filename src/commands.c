@@ -12,6 +12,7 @@
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
 #include "error.h"
+#include "settings_registry.h"
 #include "sink.h"
 
 #if !CTXC_CFG_COMMANDS
@@ -598,6 +599,18 @@ static ctxc_status_t offer_values(const ctxc_settings_store_t *s, comp_t *c,
         offer_list(c, BOOLS);
     } else if (sp->check == CTXC_SETTING_CHECK_NAME) {
         return offer_profiles(s, c, err);
+    } else if (sp->check == CTXC_SETTING_CHECK_PROVIDER) {
+        /* the providers of this build */
+        char name[CTXC_SETTINGS_ENUM_VALUE_MAX + 1u];
+        for (const char *q = ctxc__setting_providers();
+             (q = strchr(q, ' ')) != NULL;) {
+            size_t k = strcspn(++q, " ");
+            if (k < sizeof name) {
+                memcpy(name, q, k);
+                name[k] = '\0';
+                offer(c, name);
+            }
+        }
     }
     return CTXC_OK;
 }

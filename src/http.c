@@ -1091,6 +1091,25 @@ static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
         }
         break;
     }
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    /* "host:port" once: the POSIX transport's messages start with it */
+    if (h->err != NULL) {
+        const char *host = connect_host(h);
+        size_t hn = strlen(host);
+        const char *m = h->err->message;
+        unsigned port = 0;
+        size_t k = hn + 1u;
+        if (strncmp(m, host, hn) == 0 && m[hn] == ':') {
+            while (m[k] >= '0' && m[k] <= '9' && port < 65536u) {
+                port = port * 10u + (unsigned)(m[k++] - '0');
+            }
+        }
+        if (port == h->url.port && k > hn + 1u && m[k] == ':') {
+            ctxc__err_prefix(h->err, "http");
+            return st;
+        }
+    }
+#endif
     ctxc__err_prefix(h->err, "http: connect to %s:%u", connect_host(h),
                      (unsigned)h->url.port);
     return st;

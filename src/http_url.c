@@ -59,7 +59,7 @@ ctxc_status_t ctxc_url_parse(const char *url, ctxc_url_t *out,
         return ctxc__fail(err, CTXC_E_INVALID_ARG,
                           "url: the scheme must be http:// or https:// (in "
                           "%q)",
-                          url, n < 12 ? n : (size_t)12);
+                          url, n < 48 ? n : (size_t)48);
     }
     size_t auth = i; /* authority: up to '/', '?' or '#' */
     size_t end = auth;

@@ -814,6 +814,42 @@ fail: /* the whole import is rolled back; the error names the line */
     return st;
 }
 
+/* The arena bytes (or, when `entries`, the entry slots) each line of
+ * text[start..len) takes, added up: every line imported alone into the
+ * history as it is (rolled back at once), so nothing changes. Stops at a
+ * line that is not an entry (*complete false). */
+static size_t measure_rest(ctxc_import_t *imp, ctxc_history_t *h,
+                           const char *text, size_t start, size_t len,
+                           bool entries, bool *complete) {
+    size_t total = 0;
+    ctxc_format_t fmt = imp->format;
+    *complete = true;
+    while (start < len) {
+        const char *nl = memchr(text + start, '\n', len - start);
+        size_t end = nl != NULL ? (size_t)(nl - text) : len;
+        size_t used0 = h->used, count0 = h->count;
+        size_t free0 = h->arena_bytes - used0;
+        ctxc_error_t e;
+        memset(&e, 0, sizeof e);
+        ctxc_status_t st = ctxc_import_begin(imp, h, fmt, &e);
+        if (st == CTXC_OK) {
+            st = ctxc_import_line(imp, text + start, end - start, &e);
+        }
+        if (st == CTXC_OK) {
+            total += entries ? h->count - count0 : h->used - used0;
+            ctxc_import_abort(imp);
+        } else if (st == CTXC_E_NO_SPACE) { /* rolled back already */
+            total += entries ? 1u : e.needed + free0;
+        } else {
+            *complete = false;
+            break;
+        }
+        start = end + 1;
+    }
+    imp->format = fmt;
+    return total;
+}
+
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
                                const char *text, size_t len,
                                ctxc_format_t format, ctxc_error_t *err) {
@@ -825,8 +861,35 @@ ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
     while (start < len) {
         const char *nl = memchr(text + start, '\n', len - start);
         size_t end = nl != NULL ? (size_t)(nl - text) : len;
+        bool full = h->count >= h->max_entries; /* slots, not bytes */
+        size_t lines = h->count - imp->snapshot.count;
         if ((st = ctxc_import_line(imp, text + start, end - start, err)) !=
             CTXC_OK) {
+            if (st == CTXC_E_NO_SPACE && err != NULL) {
+                /* what the whole text needs, not just this line: the
+                 * lines after it measured one by one */
+                uint32_t line = err->line;
+                bool complete;
+                size_t rest = measure_rest(imp, h, text, end + 1, len, full,
+                                           &complete);
+                size_t needed = err->needed + rest;
+                if (full) {
+                    ctxc__fail_space(err, needed,
+                                     "the text has %z%s entries more than the "
+                                     "history's %z free slots",
+                                     needed, complete ? "" : " or more",
+                                     h->max_entries - h->count);
+                } else {
+                    ctxc__fail_space(err, needed,
+                                     "the text needs %z%s arena bytes more "
+                                     "than the %z free (line %u and %z "
+                                     "entries before it imported)",
+                                     needed, complete ? "" : " or more",
+                                     h->arena_bytes - h->used, (unsigned)line,
+                                     lines);
+                }
+                err->line = line;
+            }
             return st;
         }
         start = end + 1;

@@ -777,8 +777,8 @@ ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
     }
     if (is_reason(reason, p->cut_reason)) {
         return ctxc__fail(err, CTXC_E_PARSE,
-                          "%s: the summary was cut off by the output limit "
-                          "(finish reason %s)",
+                          "%s: the answer was cut off by the model's output "
+                          "limit (finish reason %s)",
                           p->name, reason);
     }
     if (reason[0] != '\0' && !is_reason(reason, p->ok_reasons[0]) &&

@@ -197,7 +197,7 @@ ctxc_status_t ctxc_session_init(ctxc_session_t *s, ctxc_history_t *h,
     s->history = h;
     s->work = work;
     s->settings = settings;
-    s->density_dirty = h->count > 0;
+    s->density_dirty_ = h->count > 0;
     ctxc_settings_set_strategy_guard(settings, session_guard, s);
     return CTXC_OK;
 }
@@ -397,7 +397,7 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
 
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
-    s->density_dirty = false; /* cleared whether it runs or not */
+    s->density_dirty_ = false; /* cleared whether it runs or not */
     memset(&s->last_density, 0, sizeof s->last_density);
     if (st->optimize == NULL) {
         return CTXC_OK;
@@ -413,7 +413,7 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctxc_settings_density(s->settings, &density);
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
-    s->locked = true;
+    s->locked_ = true;
     if (s->spill != NULL) {
         density.spill = ctxc__session_spill;
         density.spill_user = s;
@@ -426,7 +426,7 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     if (s->spill != NULL) {
         ctxc_spill_end(s->spill);
     }
-    s->locked = false;
+    s->locked_ = false;
     if (r == CTXC_OK) {
         s->last_density = result.counts;
     }
@@ -503,12 +503,12 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     ctxc_plan_t plan;
     ctxc_plan_init(&plan, s->work);
     uint64_t t0 = ctxc_port_now_ms(s->port);
-    s->locked = true;
+    s->locked_ = true;
     r = st->compress(&ctx, &plan, err);
     if (r == CTXC_OK) {
         r = ctxc_history_apply_plan(s->history, &plan, err);
     }
-    s->locked = false;
+    s->locked_ = false;
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     log_result(s, st, &plan, r);
     return r;
@@ -655,7 +655,7 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     if (!ctxc_session_job_active(s)) {
         /* 2. density step: when new content arrived, and always in an
          * emergency */
-        if (s->density_dirty || rep.emergency) {
+        if (s->density_dirty_ || rep.emergency) {
             rep.optimized = st->optimize != NULL;
             if ((r = optimize_with(s, st, err)) != CTXC_OK) {
                 return r;
@@ -700,7 +700,7 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
     if (s->port != NULL && s->port->mutex.lock != NULL) {
         s->port->mutex.lock(s->port->mutex.ctx);
     }
-    if (s->locked) {
+    if (s->locked_) {
         r = ctxc__fail(err, CTXC_E_BUSY,
                        op == OP_ADD ? "the history is locked by a compression "
                                       "in progress"
@@ -708,7 +708,7 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
     } else if (op == OP_ADD) {
         r = ctxc_history_append(s->history, in, err);
         if (r == CTXC_OK) {
-            s->density_dirty = true;
+            s->density_dirty_ = true;
         }
     } else if ((r = find_strategy(s, &st, err)) != CTXC_OK) {
         /* r says why */
@@ -886,7 +886,7 @@ static void job_end(ctxc_session_t *s) {
 
 static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
     ctxc_session_job_t *j = &s->job_;
-    if (s->locked || j->state != JOB_NONE) {
+    if (s->locked_ || j->state != JOB_NONE) {
         return ctxc__fail(err, CTXC_E_BUSY, "a compression is in progress");
     }
     const ctxc_strategy_t *st;
@@ -910,7 +910,7 @@ static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
     j->t0 = ctxc_port_now_ms(s->port);
     ctxc_plan_init(&j->plan, s->work);
     memset(&j->llm, 0, sizeof j->llm);
-    s->locked = true;
+    s->locked_ = true;
 #if LLM_STRATEGIES_
     if (st->requires_llm) {
         r = ctxc__llm_begin(&j->ctx, st->id, &j->plan, &j->llm, err);
@@ -929,7 +929,7 @@ static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
     {
         r = st->compress(&j->ctx, &j->plan, err);
     }
-    s->locked = false;
+    s->locked_ = false;
     if (r != CTXC_OK) {
         log_result(s, st, &j->plan, r);
         return r;
@@ -961,9 +961,9 @@ static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
     }
     s->history->frozen_ = 0;
     if (r == CTXC_OK) {
-        s->locked = true;
+        s->locked_ = true;
         r = ctxc_history_apply_plan(s->history, plan, err);
-        s->locked = false;
+        s->locked_ = false;
     }
     if (r != CTXC_OK) {
         s->history->frozen_ = n; /* job_end unfreezes */
@@ -998,9 +998,9 @@ static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
                               j->llm.answer_cap, &j->llm.len, &j->llm.usage,
                               err);
         }
-        s->locked = true;
+        s->locked_ = true;
         r = ctxc__llm_end(&j->ctx, &j->plan, &j->llm, r, err);
-        s->locked = false;
+        s->locked_ = false;
         if (r == CTXC_OK && j->llm.call) {
             /* the fact check (compression.factCheck retry): a second
              * summary call naming what the first answer left out, made by
@@ -1020,9 +1020,9 @@ static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
                 r = llm->complete(llm, &j->llm.request, j->llm.answer,
                                   j->llm.answer_cap, &j->llm.len,
                                   &j->llm.usage, err);
-                s->locked = true;
+                s->locked_ = true;
                 r = ctxc__llm_end(&j->ctx, &j->plan, &j->llm, r, err);
-                s->locked = false;
+                s->locked_ = false;
             }
         }
         j->state = JOB_READY;

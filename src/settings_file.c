@@ -19,18 +19,8 @@
 #include "settings_registry.h"
 #include "sink.h"
 
-/* The longest a value is written in a file: strings are printable ASCII
- * without quotes or backslashes (no escapes), enum values are quoted. */
-#define WMAX_ENUM (CTXC_SETTINGS_ENUM_VALUE_MAX + 3u)
-#define WMAX_STRING ((size_t)CTXC_CFG_SETTINGS_VALUE_BYTES + 1u)
-#define WMAX_BOOL 5u
-#define WMAX_RATIO 5u
-#define WMAX_INT 10u
-#define WORST_(id, key, type, ...) +(sizeof(key) + 7u + WMAX_##type)
-_Static_assert(4u CTXC_SETTINGS_LIST(WORST_) <= CTXC_CFG_SETTINGS_FILE_BYTES,
-               "CTXC_CFG_SETTINGS_FILE_BYTES is too small for a settings file "
-               "with every setting at its longest value");
-#undef WORST_
+/* The file buffer's minimum (CTXC_SETTINGS_FILE_MIN_BYTES) is checked in
+ * ctxc/settings.h, where an application sees it too. */
 
 /* Tokens a settings file is read into, on the stack (31 with the 14
  * settings of the registry: 620 bytes, 744 on 64-bit hosts). A file the
@@ -179,13 +169,13 @@ ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
  * CTXC_E_TOO_LARGE naming the limit. */
 static ctxc_status_t read_text(ctxc_settings_store_t *s, const char *path,
                                size_t *len, ctxc_error_t *err) {
-    ctxc_status_t st =
-        ctxc_fs_read(&s->fs, path, s->buf, sizeof s->buf, len, err);
+    ctxc_status_t st = ctxc_fs_read(&s->fs, path, CTXC__SETTINGS_BUF(s),
+                                    CTXC__SETTINGS_BUF_BYTES, len, err);
     if (st == CTXC_E_NO_SPACE) {
         return ctxc__fail(err, CTXC_E_TOO_LARGE,
                           "%s: larger than the %z bytes of "
                           "CTXC_CFG_SETTINGS_FILE_BYTES",
-                          path, sizeof s->buf);
+                          path, CTXC__SETTINGS_BUF_BYTES);
     }
     return st;
 }
@@ -195,7 +185,8 @@ ctxc_status_t ctxc__settings_read(ctxc_settings_store_t *s, const char *path,
                                   ctxc_error_t *err) {
     ctxc_status_t st = read_text(s, path, len, err);
     if (st == CTXC_OK) {
-        st = ctxc__settings_parse(s->buf, *len, NULL, NULL, present, err);
+        st = ctxc__settings_parse(CTXC__SETTINGS_BUF(s), *len, NULL, NULL,
+                                  present, err);
         if (st != CTXC_OK) {
             ctxc__err_prefix(err, "%s", path);
         }
@@ -207,7 +198,7 @@ ctxc_status_t ctxc__settings_format(ctxc_settings_store_t *s,
                                     ctxc__settings_value_fn value,
                                     const void *user, size_t *len,
                                     size_t *count, ctxc_error_t *err) {
-    ctxc__sink_t o = {s->buf, sizeof s->buf, 0};
+    ctxc__sink_t o = {CTXC__SETTINGS_BUF(s), CTXC__SETTINGS_BUF_BYTES, 0};
     size_t n = 0;
     ctxc__putc(&o, '{');
     for (size_t k = 0; k < CTXC_SETTING_COUNT; k++) {

@@ -48,4 +48,13 @@ ctxc_status_t ctxc__settings_format(ctxc_settings_store_t *s,
                                     const void *user, size_t *len,
                                     size_t *count, ctxc_error_t *err);
 
+/* The store's file buffer: none when CTXC_CFG_SETTINGS_FILE_BYTES is 0 (a
+ * store without files, whose filesystem is never used). */
+#if CTXC_CFG_SETTINGS_FILE_BYTES > 0
+#define CTXC__SETTINGS_BUF(s) ((s)->buf)
+#else
+#define CTXC__SETTINGS_BUF(s) ((void)(s), (char *)NULL)
+#endif
+#define CTXC__SETTINGS_BUF_BYTES ((size_t)CTXC_CFG_SETTINGS_FILE_BYTES)
+
 #endif /* CTXC_SETTINGS_FILE_H */

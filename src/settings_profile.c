@@ -70,7 +70,8 @@ ctxc_status_t ctxc_settings_profile_save(ctxc_settings_store_t *s,
     }
     st = ctxc__settings_format(s, saved_value, s, &len, count, err);
     if (st == CTXC_OK) {
-        st = ctxc_fs_write_atomic(&s->fs, path, s->buf, len, err);
+        st =
+            ctxc_fs_write_atomic(&s->fs, path, CTXC__SETTINGS_BUF(s), len, err);
     }
     return st;
 }
@@ -109,8 +110,8 @@ ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
     if (st == CTXC_OK &&
         (present & ctxc__setting_bit(CTXC_SETTING_COMPRESSION_STRATEGY))) {
         uint32_t strategy = 0;
-        (void)ctxc__settings_parse(s->buf, len, visit_strategy, &strategy, NULL,
-                                   NULL);
+        (void)ctxc__settings_parse(CTXC__SETTINGS_BUF(s), len, visit_strategy,
+                                   &strategy, NULL, NULL);
         st = ctxc__strategy_guard(s, CTXC_SETTING_COMPRESSION_STRATEGY,
                                   strategy, err);
         if (st != CTXC_OK) {
@@ -125,8 +126,8 @@ ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
             ctxc__layer_unset(&s->ephemeral, (ctxc_setting_id_t)i);
         }
     }
-    (void)ctxc__settings_parse(s->buf, len, ctxc__layer_visit, &s->ephemeral,
-                               NULL, NULL);
+    (void)ctxc__settings_parse(CTXC__SETTINGS_BUF(s), len, ctxc__layer_visit,
+                               &s->ephemeral, NULL, NULL);
     s->from_profile = present;
     memcpy(s->profile, name, strlen(name) + 1u);
     return CTXC_OK;
@@ -323,6 +324,7 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
         strcmp(ctxc_settings_registry[CTXC_SETTING_STREAM].default_text,
                "true") == 0;
     ref_visit_t rv = {out};
-    (void)ctxc__settings_parse(s->buf, len, visit_ref, &rv, NULL, NULL);
+    (void)ctxc__settings_parse(CTXC__SETTINGS_BUF(s), len, visit_ref, &rv, NULL,
+                               NULL);
     return CTXC_OK;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "ctxc/provider.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "json.h"
@@ -401,6 +402,18 @@ static ctxc_status_t enum_error(const ctxc_setting_spec_t *sp, const char *p,
                       p, n, allowed);
 }
 
+/* " openai anthropic gemini": the providers of this build (a space before
+ * each name; "" when there is none). */
+#define CTXC_PV_NAME_(id, cfg, name) CTXC_PV_STR_(cfg, " " name)
+#define CTXC_PV_STR_(cfg, s) CTXC_PV_STR2_(cfg, s)
+#define CTXC_PV_STR2_(cfg, s) CTXC_PV_STR_##cfg(s)
+#define CTXC_PV_STR_0(s)
+#define CTXC_PV_STR_1(s) s
+static const char provider_names[] = "" CTXC_PROVIDER_LIST(CTXC_PV_NAME_);
+#undef CTXC_PV_NAME_
+
+const char *ctxc__setting_providers(void) { return provider_names; }
+
 /* ctxc__setting_parse() but its messages without the "KEY: " prefix the
  * caller adds. */
 CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
@@ -413,13 +426,22 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
             return enum_error(sp, p, n, err);
         }
         if (!value_in_build(sp, *num)) {
+            /* the list first: a short message buffer cuts the end */
+#define CTXC_STRATEGY_CFG_(id, cfg, name) #cfg,
+            static const char *const cfg_names[] = {
+                CTXC_STRATEGY_LIST(CTXC_STRATEGY_CFG_)};
+#undef CTXC_STRATEGY_CFG_
             char allowed[96];
             ctxc__setting_allowed(sp, allowed, sizeof allowed);
+            const char *cfg =
+                *num < sizeof cfg_names / sizeof cfg_names[0] ? cfg_names[*num]
+                                                              : "?";
             *num = 0;
+            /* 118 bytes with the key for the longest case of a default
+             * build: whole in a 128-byte message */
             return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
-                              "%q is not a strategy of this build "
-                              "(CTXC_CFG_STRATEGY_<NAME> = 0; available: %s)",
-                              p, n, allowed);
+                              "%q is not built in (built: %s; %s=0)", p, n,
+                              allowed, cfg);
         }
         return CTXC_OK;
     case CTXC_SETTING_TYPE_BOOL:
@@ -498,6 +520,20 @@ CTXC__NOINLINE static ctxc_status_t parse_value(const ctxc_setting_spec_t *sp,
     case CTXC_SETTING_CHECK_VOCABS:
     case CTXC_SETTING_CHECK_TOOLS:
         return CTXC_OK; /* ctxc__setting_parse() checks them */
+    case CTXC_SETTING_CHECK_PROVIDER: {
+        const char *names = ctxc__setting_providers();
+        for (const char *q = names; (q = strchr(q, ' ')) != NULL;) {
+            q++;
+            size_t k = strcspn(q, " ");
+            if (k == n && memcmp(q, p, n) == 0) {
+                return CTXC_OK;
+            }
+        }
+        return ctxc__fail(err, CTXC_E_INVALID_ARG,
+                          "%q is not a provider of this build (compiled "
+                          "in:%s)",
+                          p, n, names[0] != '\0' ? names : " none");
+    }
     case CTXC_SETTING_CHECK_URL:
     case CTXC_SETTING_CHECK_TEXT:
     case CTXC_SETTING_CHECK_PATH:

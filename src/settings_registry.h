@@ -52,4 +52,8 @@ void ctxc__setting_allowed(const ctxc_setting_spec_t *sp, char *buf,
 /* p[0..n) is 1..max characters of [A-Za-z0-9._-], not "." or "..". */
 bool ctxc__setting_name_valid(const char *p, size_t n, size_t max);
 
+/* " openai anthropic gemini": the provider APIs of this build, each name
+ * after a space ("" when the build has none). */
+const char *ctxc__setting_providers(void);
+
 #endif /* CTXC_SETTINGS_REGISTRY_H */

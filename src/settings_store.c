@@ -243,17 +243,21 @@ static ctxc_status_t refresh(ctxc_settings_store_t *s) {
         s->file_error = e;
         return st;
     }
-    (void)ctxc__settings_parse(s->buf, len, ctxc__layer_visit, &s->persistent,
-                               NULL, NULL);
+    (void)ctxc__settings_parse(CTXC__SETTINGS_BUF(s), len, ctxc__layer_visit,
+                               &s->persistent, NULL, NULL);
     s->file_bad = false;
     return CTXC_OK;
 }
 
 void ctxc_settings_init(ctxc_settings_store_t *s, const ctxc_fs_t *fs) {
     memset(s, 0, sizeof *s);
+#if CTXC_CFG_SETTINGS_FILE_BYTES > 0
     if (fs != NULL) {
         s->fs = *fs;
     }
+#else
+    (void)fs; /* no file buffer: no settings file, no profiles */
+#endif
 }
 
 ctxc_status_t ctxc_settings_load(ctxc_settings_store_t *s, ctxc_error_t *err) {
@@ -340,7 +344,8 @@ static ctxc_status_t persist_change(ctxc_settings_store_t *s, const char *key,
     size_t len = 0;
     st = ctxc__settings_format(s, changed_value, &c, &len, NULL, err);
     if (st == CTXC_OK) {
-        st = ctxc_fs_write_atomic(&s->fs, CTXC_SETTINGS_FILE, s->buf, len, err);
+        st = ctxc_fs_write_atomic(&s->fs, CTXC_SETTINGS_FILE,
+                                  CTXC__SETTINGS_BUF(s), len, err);
     }
     if (st != CTXC_OK) {
         return st;

@@ -64,10 +64,14 @@ ctxc_status_t ctxc_strategy_find(const char *name, const ctxc_strategy_t **out,
     for (size_t i = 0; i < CTXC_STRATEGY_COUNT; i++) {
         if (strcmp(name, ctxc_strategy_names[i]) == 0) {
             if (table[i].name == NULL) {
+#define CTXC_STRATEGY_CFG_(id, cfg, name) #cfg,
+                static const char *const cfg_names[] = {
+                    CTXC_STRATEGY_LIST(CTXC_STRATEGY_CFG_)};
+#undef CTXC_STRATEGY_CFG_
                 return ctxc__fail(err, CTXC_E_UNKNOWN_STRATEGY,
                                   "strategy '%s' is left out of this build "
-                                  "(CTXC_CFG_STRATEGY_<NAME> = 0)",
-                                  name);
+                                  "(%s = 0)",
+                                  name, cfg_names[i]);
             }
             *out = &table[i];
             return CTXC_OK;

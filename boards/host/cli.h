@@ -99,4 +99,34 @@ void cli_term_end(cli_term_t *t);
 /* `ctxc http-get URL ...` (argv after the command): cli_http.c. */
 int cli_cmd_http_get(int argc, char **argv);
 
+/* Help and usage errors (cli_help.c). */
+void cli_help_global(FILE *out);
+/* The usage of `cmd`; false when there is no such command. */
+bool cli_help_command(const char *cmd, FILE *out);
+void cli_prompts_help(FILE *out);
+void cli_http_get_help(FILE *out);
+/* The commands, NULL-terminated. */
+const char *const *cli_command_names(void);
+/* "; did you mean 'x'?" (or "'x' or 'y'") into buf when a candidate of the
+ * NULL-terminated `cands` is close to `typed`, else ""; the count. */
+size_t cli_suggest(const char *typed, const char *const *cands, char *buf,
+                   size_t cap);
+/* A usage error: "ctxc CMD: <message>" and "see 'ctxc CMD --help'" on
+ * stderr (cmd NULL: the global help); returns CLI_EXIT_USAGE. */
+int cli_usage_fail(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "unknown option 'X'" with the closest of `options`. */
+int cli_unknown_option(const char *cmd, const char *opt,
+                       const char *const *options);
+/* path made absolute against the working directory (a static copy; path
+ * itself when it is absolute or too long). */
+const char *cli_absolute_path(const char *path);
+/* A hint for a network error a person can fix (an untrusted CA: the flag
+ * --ca-file and the setting network.ca-file), or NULL. */
+const char *cli_net_hint(const ctxc_error_t *err);
+/* The compiled-in providers, `sep`-separated (a static string). */
+const char *cli_provider_list(const char *sep);
+/* --verbose: status names and the library's log shown (cli_llm.c). */
+extern bool cli_verbose;
+
 #endif /* CTXC_CLI_H */

@@ -35,20 +35,20 @@ static char cli_workspace[4096];
 static ctxc_settings_store_t cli_settings;
 static ctxc_posix_fs_t cli_pfs;
 
-/* Prints "ctxc compress: <before><arg><after>" and the usage line. */
+/* A usage error: one line and where the usage is. */
 static int usage3(const char *before, const char *arg, const char *after) {
-    fprintf(stderr, "ctxc compress: %s%s%s", before, arg, after);
-    fprintf(stderr,
-            "\nusage: ctxc compress FILE [--profile NAME] [--strategy NAME] "
-            "[--context-limit N]\n"
-            "         [--threshold X] [--preserve X] [--top-preserve X] "
-            "[--workspace DIR]\n"
-            "         [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
-            "         [--provider P] [--model M] [--base-url URL] "
-            "[--key-env VAR]\n"
-            "         [--no-stream] [--todos FILE.json] [--transcript PATH]\n");
-    return CLI_EXIT_USAGE;
+    return cli_usage_fail("compress", "%s%s%s", before, arg, after);
 }
+
+/* Every option of `ctxc compress`, for the suggestions. */
+static const char *const compress_options[] = {
+    "--profile",   "--strategy",     "--context-limit", "--threshold",
+    "--preserve",  "--top-preserve", "--workspace",     "--density",
+    "--optimize-only", "-o",         "--provider",      "--model",
+    "--base-url",  "--key-env",      "--ca-file",       "--no-stream",
+    "--todos",     "--transcript",   "--verbose",       "--help",
+    NULL,
+};
 
 const char *cli_workspace_from_history(const ctxc_history_t *h) {
     ctxc_entry_t e;
@@ -111,6 +111,7 @@ static const struct {
     {"--model", "model"},
     {"--base-url", "base-url"},
     {"--key-env", "auth-key-name"},
+    {"--ca-file", "network.ca-file"},
 };
 
 /* --density KEY=VALUE: KEY is compression.density.<name> or just <name>. */
@@ -166,6 +167,9 @@ int cli_cmd_compress(int argc, char **argv) {
         if (takes && v == NULL) {
             return usage3("", a, " needs a value");
         }
+        if (key != NULL && strcmp(a, "--ca-file") == 0) {
+            v = cli_absolute_path(v); /* the setting takes absolute paths */
+        }
         if (key != NULL || strcmp(a, "--density") == 0) {
             ctxc_status_t st =
                 key != NULL ? ctxc_settings_set(&cli_settings, key, v, &err)
@@ -198,8 +202,11 @@ int cli_cmd_compress(int argc, char **argv) {
                 return CLI_EXIT_USAGE;
             }
             continue;
+        } else if (strcmp(a, "--verbose") == 0) {
+            cli_verbose = true;
+            continue;
         } else if (a[0] == '-' && a[1] != '\0') {
-            return usage3("unknown option '", a, "'");
+            return cli_unknown_option("compress", a, compress_options);
         } else if (file == NULL) {
             file = a;
             continue;
@@ -221,6 +228,27 @@ int cli_cmd_compress(int argc, char **argv) {
         return usage3("no context limit: give --context-limit N (the model's "
                       "context window in tokens) or set context-limit",
                       "", "");
+    }
+
+    /* the summary model, before anything is read: named by the flags */
+    if (!optimize_only && strategy->requires_llm &&
+        ctxc_settings_string(&cli_settings,
+                             CTXC_SETTING_COMPRESSION_PROFILE) == NULL) {
+        const char *pv =
+            ctxc_settings_string(&cli_settings, CTXC_SETTING_PROVIDER);
+        const char *md = ctxc_settings_string(&cli_settings, CTXC_SETTING_MODEL);
+        if (pv == NULL || md == NULL) {
+            fprintf(stderr,
+                    "ctxc compress: %s asks a model for its summary: give "
+                    "%s%s%s (or --profile NAME with them), or "
+                    "--strategy top-down-truncation or high-density (no "
+                    "model)\n",
+                    strategy->name, pv == NULL ? "--provider P (" : "",
+                    pv == NULL ? cli_provider_list(", ") : "",
+                    pv == NULL ? md == NULL ? ") and --model M" : ")"
+                               : "--model M");
+            return CLI_EXIT_USAGE;
+        }
     }
 
     const char *name;
@@ -278,15 +306,17 @@ int cli_cmd_compress(int argc, char **argv) {
     if (cli_settings.profile[0] != '\0') {
         fprintf(stderr, ", profile %s", cli_settings.profile);
     }
-    fprintf(stderr, "\n%-10s %12s %12s %12s\n", "", "before",
+    fprintf(stderr, "\n%-12s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",
             optimize_only ? "-" : "compressed");
-    fprintf(stderr, "%-10s %12zu %12zu %12zu\n", "entries", before.entries,
+    fprintf(stderr, "%-12s %12zu %12zu %12zu\n", "entries", before.entries,
             mid.entries, after.entries);
-    fprintf(stderr, "%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+    fprintf(stderr, "%-12s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
             "tokens", before.tokens, mid.tokens, after.tokens);
-    fprintf(stderr, "%-10s %12zu %12zu %12zu\n", "bytes", before.bytes,
-            mid.bytes, after.bytes);
+    /* the history arena's bytes (entries as stored), not the JSONL
+     * file's size */
+    fprintf(stderr, "%-12s %12zu %12zu %12zu\n", "arena bytes",
+            before.bytes, mid.bytes, after.bytes);
     if (strategy->optimize != NULL) {
         const ctxc_density_counts_t *c = &session.last_density;
         fprintf(stderr,

@@ -40,6 +40,12 @@ static const char http_get_usage[] =
     "the response headers and the first N bytes of the body (default 512),\n"
     "control characters shown as ^[ (C0, DEL ^?) and <U+0080>..<U+009F>.\n";
 
+void cli_http_get_help(FILE *out) { fputs(http_get_usage, out); }
+
+static int http_usage(const char *what, const char *arg) {
+    return cli_usage_fail("http-get", "%s%s", what, arg);
+}
+
 typedef struct {
     size_t shown, limit;
     unsigned long long total;
@@ -116,9 +122,7 @@ int cli_cmd_http_get(int argc, char **argv) {
                      strcmp(a, "--header") == 0 || strcmp(a, "--bytes") == 0 ||
                      strcmp(a, "--timeout-ms") == 0;
         if (takes && i + 1 >= argc) {
-            fprintf(stderr, "ctxc http-get: %s needs a value\n%s", a,
-                    http_get_usage);
-            return CLI_EXIT_USAGE;
+            return http_usage(a, " needs a value");
         }
         if (strcmp(a, "--ca-file") == 0) {
             ca_file = argv[++i];
@@ -164,19 +168,22 @@ int cli_cmd_http_get(int argc, char **argv) {
             headers[nh].secret = is_secret_name(t, name_len);
             nh++;
         } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ctxc http-get: unknown option '%s'\n%s", a,
-                    http_get_usage);
-            return CLI_EXIT_USAGE;
+            static const char *const opts[] = {
+                "--ca-file", "--header", "--bytes", "--timeout-ms",
+                "--verbose", "--help",   NULL};
+            if (strcmp(a, "--verbose") == 0) {
+                cli_verbose = true;
+                continue;
+            }
+            return cli_unknown_option("http-get", a, opts);
         } else if (url == NULL) {
             url = a;
         } else {
-            fprintf(stderr, "ctxc http-get: one URL only\n%s", http_get_usage);
-            return CLI_EXIT_USAGE;
+            return http_usage("one URL only, not also ", a);
         }
     }
     if (url == NULL) {
-        fprintf(stderr, "ctxc http-get: missing URL\n%s", http_get_usage);
-        return CLI_EXIT_USAGE;
+        return http_usage("missing URL", "");
     }
     if (!cli_settings_open(&http_settings, &http_pfs, NULL, "ctxc http-get")) {
         return CLI_EXIT_FAIL;
@@ -241,11 +248,16 @@ int cli_cmd_http_get(int argc, char **argv) {
         if (strstr(ctxc_error_message(&err), why) != NULL) {
             why = ""; /* already in the message */
         }
-        fprintf(stderr, "ctxc http-get: %s: %s%s%s (%s)\n",
-                ctxc_status_name(st), ctxc_error_message(&err),
+        fprintf(stderr, "ctxc http-get: %s%s%s%s%s (%s)\n",
+                cli_verbose ? ctxc_status_name(st) : "",
+                cli_verbose ? ": " : "", ctxc_error_message(&err),
                 why[0] != '\0' ? "; transport: " : "", why,
                 ctxc_http_retryable(st, &resp) ? "a retry could help"
                                                : "a retry would not help");
+        const char *hint = cli_net_hint(&err);
+        if (hint != NULL) {
+            fprintf(stderr, "ctxc http-get: %s\n", hint);
+        }
         if (resp.has_retry_after) {
             fprintf(stderr, "ctxc http-get: Retry-After: %u s\n",
                     (unsigned)resp.retry_after_s);

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "ctxc/ctxc.h"
+#include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 #include "ctxc_transport_posix.h"
 
@@ -35,6 +36,33 @@ static ctxc_status_t cli_resolve(void *user, const char *profile,
 
 const ctxc_llm_t *cli_llm_used(void) { return llm_used; }
 
+bool cli_verbose;
+
+const char *cli_net_hint(const ctxc_error_t *err) {
+    const char *m = ctxc_error_message(err);
+    if (err->status == CTXC_E_TLS && strstr(m, "CA file") == NULL &&
+        (strstr(m, "certificate") != NULL || strstr(m, "verif") != NULL)) {
+        return "the server's certificate is not signed by a CA this host "
+               "trusts: give its CA with --ca-file FILE (PEM), or set "
+               "network.ca-file";
+    }
+    return NULL;
+}
+
+const char *cli_provider_list(const char *sep) {
+    static char list[128];
+    size_t o = 0;
+    list[0] = '\0';
+#define CLI_PV_(id, cfg, name)                                                  \
+    if (ctxc_provider_find(name) != NULL && o < sizeof list) {                 \
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s",               \
+                              o > 0 ? sep : "", name);                         \
+    }
+    CTXC_PROVIDER_LIST(CLI_PV_)
+#undef CLI_PV_
+    return list[0] != '\0' ? list : "(none in this build)";
+}
+
 /* todos of --todos FILE */
 static ctxc_todo_t llm_todos[64];
 static char llm_todo_text[16384];
@@ -43,8 +71,11 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
                    const char *who) {
     ctxc_error_t err;
     if (!llm_up) {
-        if (ctxc_posix_port_init(&llm_port, NULL, CTXC_LOG_WARN, &err) !=
-            CTXC_OK) {
+        /* the errors come back to the command, which reports each once:
+         * the library's log only with --verbose */
+        if (ctxc_posix_port_init(&llm_port, NULL,
+                                 cli_verbose ? CTXC_LOG_INFO : CTXC_LOG_ERROR,
+                                 &err) != CTXC_OK) {
             fprintf(stderr, "%s: %s\n", who, ctxc_error_message(&err));
             return false;
         }

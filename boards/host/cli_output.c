@@ -136,8 +136,16 @@ static bool save_replace(const ctxc_history_t *h, const char *target,
     }
     int fd = mkstemp(tmp); /* O_CREAT | O_EXCL, mode 0600 */
     if (fd < 0) {
-        fprintf(stderr, "%s: %s: cannot create a temporary file: %s\n", who,
-                target, strerror(errno));
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR) { /* the folder is what is wrong */
+            fprintf(stderr, "%s: %s: the folder %.*s %s\n", who, target,
+                    dlen > 1 ? dlen - 1 : dlen > 0 ? 1 : 1,
+                    dlen > 0 ? target : ".",
+                    e == ENOENT ? "does not exist" : "is not a folder");
+        } else {
+            fprintf(stderr, "%s: %s: cannot write into its folder: %s\n",
+                    who, target, strerror(e));
+        }
         return false;
     }
     int e = 0;

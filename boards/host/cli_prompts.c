@@ -2,9 +2,9 @@
  * ctxc host CLI — `ctxc prompts list|show|install`: the prompt store over
  * the POSIX port (root: $CTXC_HOME, else ~/.config/ctxc).
  *
- * The first command that uses prompts on a root without a prompt manifest
- * installs the built-in prompts there (the installer never overwrites a
- * file the user changed).
+ * list and show only read ($CTXC_HOME is not created or written; a prompt
+ * with no file resolves to the copy built into ctxc); install writes the
+ * built-in prompts there (never overwriting a file the user changed).
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,13 +28,15 @@ static const char prompts_usage[] =
     "  compression/NAME.md                        (level base)\n"
     "  the copy built into ctxc                   (level built-in)\n"
     "P and M are made into safe folder names (lower case, [a-z0-9._-]).\n"
+    "list and show write nothing; install writes the built-in prompts\n"
+    "into $CTXC_HOME to be edited (never overwriting a file you changed).\n"
     "NAME: middle-out, compression/middle-out or compression/middle-out.md.\n";
 
-/* Prints "ctxc: prompts: <what><arg>" and the usage. */
+void cli_prompts_help(FILE *out) { fputs(prompts_usage, out); }
+
+/* A usage error: one line and where the usage is. */
 static int prompts_usage_error(const char *what, const char *arg) {
-    fprintf(stderr, "ctxc: prompts: %s%s\n", what, arg);
-    fputs(prompts_usage, stderr);
-    return CLI_EXIT_USAGE;
+    return cli_usage_fail("prompts", "%s%s", what, arg);
 }
 
 typedef struct {
@@ -97,14 +99,8 @@ static void print_source(FILE *f, const ctxc_posix_fs_t *pfs,
 }
 
 int cli_cmd_prompts(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
-        strcmp(argv[0], "-h") == 0) {
-        if (argc < 1) {
-            fputs(prompts_usage, stderr);
-            return CLI_EXIT_USAGE;
-        }
-        fputs(prompts_usage, stdout);
-        return cli_stdout_ok("ctxc: prompts") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (argc < 1) {
+        return prompts_usage_error("missing list, show NAME or install", "");
     }
     const char *sub = argv[0];
     const char *provider = NULL;
@@ -114,7 +110,11 @@ int cli_cmd_prompts(int argc, char **argv) {
     bool is_show = strcmp(sub, "show") == 0;
     bool is_install = strcmp(sub, "install") == 0;
     if (!is_list && !is_show && !is_install) {
-        return prompts_usage_error("unknown subcommand: ", sub);
+        static const char *const subs[] = {"list", "show", "install", NULL};
+        char hint[120];
+        cli_suggest(sub, subs, hint, sizeof hint);
+        return cli_usage_fail("prompts", "unknown subcommand '%s'%s", sub,
+                              hint);
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -125,7 +125,9 @@ int cli_cmd_prompts(int argc, char **argv) {
             }
             *(a[2] == 'p' ? &provider : &model) = argv[++i];
         } else if (a[0] == '-' && a[1] != '\0') {
-            return prompts_usage_error("unknown option: ", a);
+            static const char *const opts[] = {"--provider", "--model",
+                                               "--help", NULL};
+            return cli_unknown_option("prompts", a, opts);
         } else if (is_show && name == NULL) {
             name = a;
         } else {
@@ -147,15 +149,8 @@ int cli_cmd_prompts(int argc, char **argv) {
         int rc = prompts_install(&fs, pfs.root, true);
         return cli_stdout_ok("ctxc: prompts install") ? rc : CLI_EXIT_FAIL;
     }
-    /* first run: no manifest yet */
-    ctxc_fs_kind_t kind;
-    if (ctxc_fs_stat(&fs, CTXC_PROMPT_MANIFEST, &kind, &err) == CTXC_OK &&
-        kind == CTXC_FS_NONE) {
-        int rc = prompts_install(&fs, pfs.root, false);
-        if (rc != CLI_EXIT_OK) {
-            return rc;
-        }
-    }
+    /* list and show only read: a prompt not installed resolves to the
+     * copy built into ctxc (`ctxc prompts install` writes the files) */
 
     if (is_show) {
         char id[CTXC_CFG_PATH_MAX];

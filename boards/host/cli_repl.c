@@ -32,6 +32,8 @@
 #include <poll.h>
 #include <wchar.h>
 #include <histedit.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +53,28 @@ static const char *repl_history_file;
 /* chat mode (`ctxc chat`): the system text (--system, NULL: none) */
 static bool repl_chat;
 static const char *chat_system;
+/* a line failed (scripted: the exit status is 1) */
+static bool repl_failed;
+
+/* A diagnostic: to stderr, and the line counts as failed. */
+static void repl_diag(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void repl_diag(const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout); /* what came before stays before */
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    repl_failed = true;
+}
 
 static const char *const repl_commands[] = {
     "/compress", "/help", "/pin", "/quit", "/save", "/stats", "/unpin", NULL,
+};
+/* every command word, for the suggestions */
+static const char *const repl_all_commands[] = {
+    "/compress", "/help",    "/quit",    "/exit", "/save",
+    "/stats",    "/set",     "/settings", "/profile", NULL,
 };
 
 static const char repl_help[] =
@@ -96,8 +117,8 @@ static ctxc_status_t repl_write(void *user, const char *data, size_t len) {
 }
 
 static void repl_error(const char *what, const ctxc_error_t *err) {
-    printf("error: %s%s%s\n", what, what[0] != '\0' ? ": " : "",
-           ctxc_error_message(err));
+    repl_diag("error: %s%s%s\n", what, what[0] != '\0' ? ": " : "",
+              ctxc_error_message(err));
 }
 
 static void repl_stats(void) {
@@ -142,6 +163,16 @@ static void repl_compress(void) {
     }
     const ctxc_strategy_t *st = NULL;
     (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
+    const ctxc_compress_meta_t *m = &repl_session.last_compress;
+    if (ctxc_history_count(h) == n0 && ctxc_history_tokens(h) == t0) {
+        printf("%s changed nothing: %zu entries, %" PRIu64 " tokens%s%s\n",
+               st != NULL ? st->name : "compression", n0, t0,
+               m->unchanged && m->unchanged_reason != NULL ? " - " : "",
+               m->unchanged && m->unchanged_reason != NULL
+                   ? m->unchanged_reason
+                   : "");
+        return;
+    }
     printf("compressed with %s: %zu -> %zu entries, %" PRIu64 " -> %" PRIu64
            " tokens\n",
            st != NULL ? st->name : "?", n0, ctxc_history_count(h), t0,
@@ -154,10 +185,11 @@ static void repl_save(const char *path) {
         path = repl_history_file;
     }
     if (path == NULL) {
-        printf("error: /save needs a FILE (no --history given)\n");
+        repl_diag("error: /save needs a FILE (no --history given)\n");
         return;
     }
     if (!cli_save_history(cli_history_get(), path, "error: /save")) {
+        repl_failed = true;
         return;
     }
     printf("saved %zu entries to %s\n", ctxc_history_count(cli_history_get()),
@@ -197,6 +229,7 @@ static bool chat_streamed_any;
 static bool chat_streamed_nl;
 /* what the terminal shows of replies and errors (neutralised on a tty) */
 static cli_term_t chat_term;
+static cli_term_t chat_err_term;
 
 static const char *repl_who(void) {
     return repl_chat ? "ctxc chat" : "ctxc repl";
@@ -311,10 +344,12 @@ static void chat_failed(const char *what, const ctxc_error_t *err) {
     chat_end_line();
     /* the message may quote the server's own words: shown like a reply */
     const char *msg = ctxc_error_message(err);
-    printf("error: %s: ", what);
-    cli_term_write(&chat_term, msg, strlen(msg));
-    cli_term_end(&chat_term);
-    printf("\n(the history keeps your line; no reply added)\n");
+    repl_diag("error: %s: ", what);
+    cli_term_write(&chat_err_term, msg, strlen(msg));
+    cli_term_end(&chat_err_term);
+    const char *hint = cli_net_hint(err);
+    fprintf(stderr, "\n%s%s(the history keeps your line; no reply added)\n",
+            hint != NULL ? hint : "", hint != NULL ? "\n" : "");
 }
 
 /* ---- the compression job in the background (compression.prefetch-
@@ -445,11 +480,13 @@ static void chat_send(const char *line) {
     }
     ref.stream = ctxc_settings_bool(&repl_settings, CTXC_SETTING_STREAM);
     if (ref.provider[0] == '\0' || ref.model[0] == '\0') {
-        printf("error: no %s set: set provider and model (/set provider "
-               "openai|anthropic|gemini, /set model NAME; base-url and "
-               "auth-key-name as needed, or --provider/--model/--base-url/"
-               "--key-env)\n(the history keeps your line; no reply added)\n",
-               ref.provider[0] == '\0' ? "provider" : "model");
+        repl_diag("error: no %s set: set provider and model (/set provider "
+                  "%s, /set model NAME; base-url and auth-key-name as "
+                  "needed; on the command line --provider, --model, "
+                  "--base-url, --key-env)\n(the history keeps your line; no "
+                  "reply added)\n",
+                  ref.provider[0] == '\0' ? "provider" : "model",
+                  cli_provider_list("|"));
         return;
     }
     ctxc_history_t *h = cli_history_get();
@@ -461,8 +498,10 @@ static void chat_send(const char *line) {
     static bool warned;
     if (ctxc_settings_context_limit(&repl_settings) == 0) {
         if (!warned) { /* nothing to compress against */
-            printf("note: context-limit not set: the history is sent whole, "
-                   "never compressed (/set context-limit N)\n");
+            fflush(stdout);
+            fprintf(stderr,
+                    "note: context-limit not set: the history is sent whole, "
+                    "never compressed (/set context-limit N)\n");
             warned = true;
         }
     } else if (ctxc_session_before_send(&repl_session, 0, &rep, &err) !=
@@ -525,10 +564,10 @@ static void chat_send(const char *line) {
      * lines, an SSE event...) has its own message, below */
     if (st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply) {
         chat_end_line();
-        printf("error: the reply is longer than %u bytes (the chat's reply "
-               "buffer); nothing of it added\n(the history keeps your line; "
-               "no reply added)\n",
-               CHAT_REPLY_MAX);
+        repl_diag("error: the reply is longer than %u bytes (the chat's reply "
+                  "buffer); nothing of it added\n(the history keeps your "
+                  "line; no reply added)\n",
+                  CHAT_REPLY_MAX);
         return;
     }
     if (st != CTXC_OK) {
@@ -638,7 +677,10 @@ static bool repl_line(char *line) {
         ctxc_status_t st =
             ctxc_settings_command(&repl_settings, p, repl_write, NULL, &err);
         if (st == CTXC_E_NOT_FOUND) { /* not a settings command word */
-            printf("error: unknown command %s (try /help)\n", word);
+            char hint[160];
+            cli_suggest(word, repl_all_commands, hint, sizeof hint);
+            repl_diag("error: unknown command %s%s (try /help)\n", word,
+                      hint);
         } else if (st != CTXC_OK) {
             repl_error("", &err);
         }
@@ -741,11 +783,30 @@ static unsigned char repl_complete(EditLine *el, int ch) {
         el_insertstr(el, " ");
         return CC_REFRESH;
     }
-    putchar('\n');
-    for (size_t i = 0; i < cs.n; i++) {
-        printf("%s%s", i > 0 ? "  " : "", cs.cand[i]);
+    /* in columns, across then down (the candidates' order), to the
+     * terminal's width */
+    size_t width = 80, colw = 0;
+    struct winsize ws_;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws_) == 0 && ws_.ws_col >= 20) {
+        width = ws_.ws_col;
     }
+    for (size_t i = 0; i < cs.n; i++) {
+        size_t l = strlen(cs.cand[i]) + 2u;
+        colw = l > colw ? l : colw;
+    }
+    size_t cols = width / colw > 0 ? width / colw : 1;
+    size_t rows = (cs.n + cols - 1) / cols;
     putchar('\n');
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t k = 0; k < cols; k++) {
+            size_t i = r * cols + k;
+            if (i < cs.n) {
+                bool last = k + 1 == cols || i + 1 == cs.n;
+                printf("%-*s", last ? 0 : (int)colw, cs.cand[i]);
+            }
+        }
+        putchar('\n');
+    }
     fflush(stdout);
     return CC_REDISPLAY;
 }
@@ -767,12 +828,12 @@ static char repl_buf[REPL_LINE_MAX + 1u];
  * cut into pieces, which could run the rest as a command. */
 static bool repl_line_ok(size_t len, bool nul) {
     if (len > REPL_LINE_MAX) {
-        printf("error: line longer than %u bytes; ignored (nothing added or "
-               "run)\n",
-               REPL_LINE_MAX);
+        repl_diag("error: line longer than %u bytes; ignored (nothing added "
+                  "or run)\n",
+                  REPL_LINE_MAX);
     } else if (nul) {
-        printf("error: line contains a NUL byte; ignored (nothing added or "
-               "run)\n");
+        repl_diag("error: line contains a NUL byte; ignored (nothing added or "
+                  "run)\n");
     }
     fflush(stdout);
     return len <= REPL_LINE_MAX && !nul;
@@ -859,21 +920,25 @@ static int repl_loop_stdin(void) {
 }
 
 static int repl_usage(const char *what, const char *arg) {
-    fprintf(stderr, "%s: %s%s\nusage: %s\n", repl_who(), what, arg,
-            repl_chat ? "ctxc chat [--history FILE] [--profile NAME] "
-                        "[--workspace DIR]\n"
-                        "       [--provider P] [--model M] [--base-url URL] "
-                        "[--key-env VAR] [--system TEXT]\n"
-                        "       [--no-stream]"
-                      : "ctxc repl [--history FILE] [--profile NAME] "
-                        "[--workspace DIR]");
-    return CLI_EXIT_USAGE;
+    return cli_usage_fail(repl_chat ? "chat" : "repl", "%s%s", what, arg);
 }
+
+/* Every option, for the suggestions. */
+static const char *const repl_options[] = {
+    "--history",  "--profile", "--workspace", "--provider", "--model",
+    "--base-url", "--key-env", "--ca-file",   "--verbose",  "--help",
+    NULL,
+};
+static const char *const chat_options[] = {
+    "--history", "--profile", "--workspace", "--provider", "--model",
+    "--base-url", "--key-env", "--ca-file", "--verbose", "--help",
+    "--system", "--no-stream", NULL,
+};
 
 CTXC_WORK_DEFINE_DEFAULT(repl_work);
 
-/* Options that set a setting for the chat (ephemeral, as in `ctxc
- * compress`). */
+/* Options that set a setting (ephemeral, as in `ctxc compress`): the
+ * chat's model, and the summary model of the LLM strategies. */
 static const struct {
     const char *option;
     const char *key;
@@ -882,11 +947,11 @@ static const struct {
     {"--model", "model"},
     {"--base-url", "base-url"},
     {"--key-env", "auth-key-name"},
+    {"--ca-file", "network.ca-file"},
 };
 
 static const char *chat_option_key(const char *a) {
-    for (size_t k = 0;
-         repl_chat && k < sizeof chat_option_keys / sizeof chat_option_keys[0];
+    for (size_t k = 0; k < sizeof chat_option_keys / sizeof chat_option_keys[0];
          k++) {
         if (strcmp(a, chat_option_keys[k].option) == 0) {
             return chat_option_keys[k].key;
@@ -919,6 +984,11 @@ static int repl_main(int argc, char **argv) {
             i++; /* --system and the settings: after the profile, below */
         } else if (repl_chat && strcmp(a, "--no-stream") == 0) {
             /* below, after the profile */
+        } else if (strcmp(a, "--verbose") == 0) {
+            cli_verbose = true;
+        } else if (a[0] == '-') {
+            return cli_unknown_option(repl_chat ? "chat" : "repl", a,
+                                      repl_chat ? chat_options : repl_options);
         } else {
             return repl_usage("unexpected argument: ", a);
         }
@@ -928,7 +998,7 @@ static int repl_main(int argc, char **argv) {
     if (!cli_settings_open(&repl_settings, &repl_pfs, profile, who)) {
         return CLI_EXIT_FAIL;
     }
-    for (int i = 0; repl_chat && i < argc; i++) {
+    for (int i = 0; i < argc; i++) {
         const char *key = chat_option_key(argv[i]);
         if (strcmp(argv[i], "--no-stream") == 0) {
             /* one JSON answer: servers and proxies that do not stream */
@@ -941,8 +1011,10 @@ static int repl_main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--system") == 0) {
             chat_system = argv[++i];
         } else if (key != NULL) {
-            if (ctxc_settings_set(&repl_settings, key, argv[i + 1], &err) !=
-                CTXC_OK) {
+            const char *v = strcmp(argv[i], "--ca-file") == 0
+                                ? cli_absolute_path(argv[i + 1])
+                                : argv[i + 1];
+            if (ctxc_settings_set(&repl_settings, key, v, &err) != CTXC_OK) {
                 fprintf(stderr, "%s: %s %s: %s\n", who, argv[i], argv[i + 1],
                         ctxc_error_message(&err));
                 return CLI_EXIT_USAGE;
@@ -974,11 +1046,15 @@ static int repl_main(int argc, char **argv) {
         workspace = cli_workspace_from_history(h);
     }
     ctxc_session_set_workspace(&repl_session, workspace);
-    /* the chat's model and the LLM strategies' (one port, one transport) */
-    if (repl_chat && !cli_llm_setup(&repl_session, &repl_settings, who)) {
+    /* the chat's model and the LLM strategies' (one port, one transport);
+     * the repl goes on without them when they cannot be set up (the
+     * LLM-free strategies still work; /compress says what is missing) */
+    bool llm = cli_llm_setup(&repl_session, &repl_settings, who);
+    if (repl_chat && !llm) {
         return CLI_EXIT_FAIL;
     }
     cli_term_init(&chat_term, stdout, isatty(1) != 0);
+    cli_term_init(&chat_err_term, stderr, isatty(2) != 0);
     bool tty = isatty(0) && isatty(1);
     if (tty) {
         printf("ctxc %s - %zu entries loaded; /help for commands, Tab "
@@ -995,10 +1071,11 @@ static int repl_main(int argc, char **argv) {
         }
     }
     int rc = tty ? repl_loop_editline() : repl_loop_stdin();
-    if (repl_chat) {
-        repl_job_finish();
-        cli_llm_teardown();
+    repl_job_finish(); /* a summary in flight is waited for, then applied */
+    if (rc == CLI_EXIT_OK && !tty && repl_failed) {
+        rc = CLI_EXIT_FAIL; /* a script: one of its lines failed */
     }
+    cli_llm_teardown();
     return cli_stdout_ok(who) ? rc : CLI_EXIT_FAIL;
 }
 

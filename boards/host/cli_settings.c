@@ -2,7 +2,10 @@
  * ctxc host CLI — the settings store over the POSIX port, shared by
  * `ctxc compress` and `ctxc repl`.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
@@ -32,4 +35,14 @@ bool cli_settings_open(ctxc_settings_store_t *store, ctxc_posix_fs_t *pfs,
         return false;
     }
     return true;
+}
+
+const char *cli_absolute_path(const char *path) {
+    static char buf[4096];
+    char cwd[3072];
+    if (path[0] == '/' || getcwd(cwd, sizeof cwd) == NULL ||
+        (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= sizeof buf) {
+        return path;
+    }
+    return buf;
 }

@@ -3,6 +3,7 @@
  *
  *   ctxc stats FILE|- [--entries]   figures of an imported history
  *   ctxc fmt FILE|-                 canonical IContent JSONL on stdout
+ *   ctxc help [CMD], ctxc CMD --help   see cli_help.c
  *   ctxc compress FILE ...          see cli_compress.c
  *   ctxc prompts list|show|install  see cli_prompts.c
  *   ctxc repl / ctxc chat ...       see cli_repl.c
@@ -30,91 +31,8 @@
 #include "cli.h"
 #include "ctxc/ctxc.h"
 
-static const char cli_usage_text1[] =
-    "usage: ctxc COMMAND [ARGS]\n"
-    "       ctxc --help | --version\n"
-    "\n"
-    "Commands:\n"
-    "  stats FILE [--entries]  import FILE and print entries per speaker,\n"
-    "                          blocks per type, tool calls and responses\n"
-    "                          (with the unpaired ones), the token estimate\n"
-    "                          and the memory used; --entries adds one line\n"
-    "                          per entry: INDEX SPEAKER TOKENS [pinned]\n"
-    "  fmt FILE                import FILE and write it to stdout as\n"
-    "                          canonical IContent JSON Lines\n"
-    "  compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]\n"
-    "           [--threshold X]"
-    " [--preserve X] [--top-preserve X] [--workspace DIR]\n"
-    "           [--density KEY=VALUE ...] [--optimize-only] [-o OUT]\n"
-    "           [--provider P] [--model M] [--base-url URL] [--key-env VAR]\n"
-    "           [--no-stream] [--todos FILE.json] [--transcript PATH]\n"
-    "                          run the density step (strategies that have\n"
-    "                          one) and the strategy; write the compressed\n"
-    "                          JSONL to stdout or OUT and a before/after\n"
-    "                          table to stderr. X is a fraction (0.85).\n"
-    "                          --density keys: readWritePruning, fileDedupe,\n"
-    "                          recencyPruning (true|false), recencyRetention\n"
-    "                          (N). --workspace defaults to metadata.cwd of\n"
-    "                          the first entry. --optimize-only runs only the\n"
-    "                          density step. middle-out and one-shot ask a\n"
-    "                          model: --provider (openai, anthropic, gemini),\n"
-    "                          --model, --base-url, --key-env (the "
-    "environment\n"
-    "                          variable holding the API key), or a --profile\n"
-    "                          with them; --todos and --transcript go into "
-    "the\n"
-    "                          summary request. --no-stream: the model\n"
-    "                          answers in one JSON body, not streamed (the\n"
-    "                          setting stream; for servers and proxies that\n"
-    "                          do not stream).\n"
-    "";
-/* two parts: a C string literal stays under 4095 bytes */
-static const char cli_usage_text2[] =
-    "  repl [--history FILE] [--profile NAME] [--workspace DIR]\n"
-    "                          interactive session: /set, /settings,\n"
-    "                          /profile, /stats, /compress, /save, /help;\n"
-    "                          Tab completes; reads stdin when not a tty\n"
-    "  chat [--history FILE] [--profile NAME] [--workspace DIR]\n"
-    "       [--provider P] [--model M] [--base-url URL] [--key-env VAR]\n"
-    "       [--system TEXT] [--no-stream]\n"
-    "                          chat with the active provider/model: each\n"
-    "                          line is added to the history, compressed when\n"
-    "                          it outgrows the threshold, sent whole; the\n"
-    "                          reply streams to stdout (--no-stream: one\n"
-    "                          JSON answer, printed whole) and is added as\n"
-    "                          an ai entry; the repl's /commands work; reads\n"
-    "                          stdin when not a tty. On a terminal, control\n"
-    "                          characters of the reply are shown, not\n"
-    "                          obeyed: ESC as ^[, BEL ^G, CR ^M (C0 controls\n"
-    "                          but newline and tab: ^ and the byte + 0x40),\n"
-    "                          DEL ^?, C1 controls as <U+0080>..<U+009F>;\n"
-    "                          the history keeps the reply as it came\n"
-    "  prompts list|show NAME|install [--provider P] [--model M]\n"
-    "                          the compression prompts under $CTXC_HOME\n"
-    "                          (default ~/.config/ctxc): the level each one\n"
-    "                          resolves from, the text, or install the\n"
-    "                          built-in ones (see `ctxc prompts --help`)\n"
-    "  http-get URL [--ca-file FILE] [--header 'Name: value' ...] [--bytes N]\n"
-    "           [--timeout-ms N]\n"
-    "                          fetch URL through the port (TLS verified) and\n"
-    "                          print the headers, the first N bytes of the\n"
-    "                          body (512) and the status: a network check;\n"
-    "                          control characters in headers and body are\n"
-    "                          always shown as chat shows them (^[, <U+009B>)\n"
-    "\n"
-    "FILE is a JSON Lines file in the IContent interchange format or the\n"
-    "OpenAI chat-messages format (one entry per line); - reads stdin.\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help              print this help and exit\n"
-    "  --version               print the version and exit\n"
-    "\n"
-    "Exit status: 0 success, 1 invalid input or I/O error, 2 usage error.\n";
-
-static void cli_usage(FILE *out) {
-    fputs(cli_usage_text1, out);
-    fputs(cli_usage_text2, out);
-}
+/* The help texts: cli_help.c. */
+static void cli_usage(FILE *out) { cli_help_global(out); }
 
 /* --- Storage -------------------------------------------------------------- */
 
@@ -138,13 +56,6 @@ static char cli_buf[(size_t)CTXC_CFG_HISTORY_ARENA_BYTES + 1u + 65536u];
 
 /* --- Output helpers ------------------------------------------------------- */
 
-static void cli_usage_error(const char *what) {
-    if (what != NULL) {
-        fprintf(stderr, "ctxc: %s\n", what);
-    }
-    cli_usage(stderr);
-}
-
 static const char *cli_reason(const ctxc_error_t *err) {
     const char *msg = ctxc_error_message(err);
     if (msg == NULL || msg[0] == '\0') {
@@ -155,21 +66,106 @@ static const char *cli_reason(const ctxc_error_t *err) {
 
 void cli_report(const char *name, const ctxc_error_t *err) {
     if (err->line != 0) {
-        fprintf(stderr, "%s:%" PRIu32 ": %s\n", name, err->line,
+        fprintf(stderr, "%s:%" PRIu32 ": %s", name, err->line,
                 cli_reason(err));
     } else {
-        fprintf(stderr, "%s: %s\n", name, cli_reason(err));
+        fprintf(stderr, "%s: %s", name, cli_reason(err));
+    }
+    if (cli_verbose) {
+        fprintf(stderr, " [%s]", ctxc_status_name(err->status));
+    }
+    fputc('\n', stderr);
+    const char *hint = cli_net_hint(err);
+    if (hint != NULL) {
+        fprintf(stderr, "%s: %s\n", name, hint);
     }
 }
 
 /* --- Import --------------------------------------------------------------- */
 
+/* A file that does not fit: after the first line that does not, the rest
+ * is measured (each line imported alone into the history as it was, then
+ * rolled back), so that the report says what the whole file needs. */
+typedef struct {
+    bool active;
+    bool entries; /* the entry slots ran out, not the arena */
+    bool complete;
+    uint32_t line; /* the first line that did not fit */
+    size_t needed; /* bytes (or entries) beyond the free ones */
+    size_t lines;  /* lines measured after it */
+} cli_over_t;
+static cli_over_t cli_over;
+
+static void cli_measure(const char *line, size_t len) {
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    size_t count0 = ctxc_history_count(&cli_history);
+    ctxc_error_t e;
+    memset(&e, 0, sizeof e);
+    ctxc_status_t st =
+        ctxc_import_begin(&cli_import, &cli_history, CTXC_FORMAT_AUTO, &e);
+    if (st == CTXC_OK) {
+        st = ctxc_import_line(&cli_import, line, len, &e);
+    }
+    if (st == CTXC_OK) {
+        ctxc_history_usage_t after;
+        ctxc_history_usage(&cli_history, &after);
+        cli_over.needed += cli_over.entries
+                               ? ctxc_history_count(&cli_history) - count0
+                               : after.bytes_used - u.bytes_used;
+        ctxc_import_abort(&cli_import);
+    } else if (st == CTXC_E_NO_SPACE) { /* rolled back already */
+        cli_over.needed +=
+            cli_over.entries ? 1u : e.needed + (u.bytes_max - u.bytes_used);
+    } else {
+        cli_over.complete = false; /* a bad line: counted up to it */
+    }
+    cli_over.lines++;
+}
+
+static void cli_over_report(const char *name) {
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    if (cli_over.entries) {
+        fprintf(stderr,
+                "%s:%" PRIu32 ": the file has %zu%s entries more than the "
+                "history's %zu (CTXC_CFG_HISTORY_MAX_ENTRIES)\n",
+                name, cli_over.line, cli_over.needed,
+                cli_over.complete ? "" : " or more", u.entries_max);
+    } else {
+        fprintf(stderr,
+                "%s:%" PRIu32 ": the file needs %zu%s arena bytes more than "
+                "the %zu free (the history arena is %zu bytes, "
+                "CTXC_CFG_HISTORY_ARENA_BYTES)\n",
+                name, cli_over.line, cli_over.needed,
+                cli_over.complete ? "" : " or more",
+                u.bytes_max - u.bytes_used, u.bytes_max);
+    }
+}
+
 /* Imports one line; on failure reports it (the import is already rolled
- * back by the library). */
+ * back by the library), except a line that does not fit: then the rest of
+ * the file is measured and reported at its end (cli_over). */
 static bool cli_feed(const char *name, const char *line, size_t len) {
+    if (cli_over.active) {
+        cli_measure(line, len);
+        return true;
+    }
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&cli_history, &u);
+    bool full = u.entries_used >= u.entries_max;
     if (ctxc_import_line(&cli_import, line, len, &err) != CTXC_OK) {
+        if (err.status == CTXC_E_NO_SPACE) {
+            cli_over.active = true;
+            cli_over.entries = full;
+            cli_over.complete = true;
+            cli_over.line = err.line;
+            cli_over.needed = err.needed;
+            cli_over.lines = 0;
+            return true;
+        }
         cli_report(name, &err);
         return false;
     }
@@ -251,6 +247,11 @@ static bool cli_import_stream(FILE *fp, const char *name) {
         if (!cli_feed(name, cli_buf + start, end - start)) {
             return false;
         }
+    }
+    if (cli_over.active) {
+        cli_over.active = false;
+        cli_over_report(name);
+        return false;
     }
 
     if (ctxc_import_end(&cli_import, &err) != CTXC_OK) {
@@ -377,23 +378,46 @@ int main(int argc, char **argv) {
     bool entries = false;
 
     if (argc < 2) {
-        cli_usage_error("missing command");
-        return CLI_EXIT_USAGE;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            cli_usage(stdout);
-            return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-        }
+        return cli_usage_fail(NULL, "missing command");
     }
     cmd = argv[1];
+    if (cli_is_help(cmd)) {
+        cli_usage(stdout);
+        return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc > 3) {
+            return cli_usage_fail("help", "one COMMAND at a time");
+        }
+        if (argc == 2) {
+            cli_usage(stdout);
+        } else if (cli_is_help(argv[2])) {
+            (void)cli_help_command("help", stdout);
+        } else if (!cli_help_command(argv[2], stdout)) {
+            char hint[160];
+            cli_suggest(argv[2], cli_command_names(), hint, sizeof hint);
+            return cli_usage_fail(NULL, "help: no command '%s'%s", argv[2],
+                                  hint);
+        }
+        return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
     if (strcmp(cmd, "--version") == 0) {
         if (argc != 2) {
-            cli_usage_error("--version takes no arguments");
-            return CLI_EXIT_USAGE;
+            return cli_usage_fail(NULL, "--version takes no arguments");
         }
         printf("ctxc %s\n", ctxc_version());
         return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    if (cmd[0] == '-') {
+        static const char *const global_options[] = {"--help", "--version",
+                                                     NULL};
+        return cli_unknown_option(NULL, cmd, global_options);
+    }
+    /* `ctxc CMD ... --help`: that command's usage */
+    for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i]) && cli_help_command(cmd, stdout)) {
+            return cli_stdout_ok("ctxc") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        }
     }
     if (strcmp(cmd, "compress") == 0) {
         return cli_cmd_compress(argc - 2, argv + 2);
@@ -411,9 +435,9 @@ int main(int argc, char **argv) {
         return cli_cmd_http_get(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "stats") != 0 && strcmp(cmd, "fmt") != 0) {
-        fprintf(stderr, "ctxc: unknown command '%s'\n", cmd);
-        cli_usage(stderr);
-        return CLI_EXIT_USAGE;
+        char hint[160];
+        cli_suggest(cmd, cli_command_names(), hint, sizeof hint);
+        return cli_usage_fail(NULL, "unknown command '%s'%s", cmd, hint);
     }
 
     for (int i = 2; i < argc; i++) {
@@ -421,21 +445,20 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--entries") == 0 && strcmp(cmd, "stats") == 0) {
             entries = true;
         } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ctxc: %s: unknown option '%s'\n", cmd, a);
-            cli_usage(stderr);
-            return CLI_EXIT_USAGE;
+            static const char *const stats_options[] = {"--entries", "--help",
+                                                        NULL};
+            static const char *const fmt_options[] = {"--help", NULL};
+            return cli_unknown_option(cmd, a,
+                                      strcmp(cmd, "stats") == 0 ? stats_options
+                                                                : fmt_options);
         } else if (file == NULL) {
             file = a;
         } else {
-            fprintf(stderr, "ctxc: %s: unexpected argument '%s'\n", cmd, a);
-            cli_usage(stderr);
-            return CLI_EXIT_USAGE;
+            return cli_usage_fail(cmd, "unexpected argument '%s'", a);
         }
     }
     if (file == NULL) {
-        fprintf(stderr, "ctxc: %s: missing FILE\n", cmd);
-        cli_usage(stderr);
-        return CLI_EXIT_USAGE;
+        return cli_usage_fail(cmd, "missing FILE");
     }
 
     if (strcmp(cmd, "stats") == 0) {

@@ -283,9 +283,12 @@
  * that settings.json and `profiles/<name>.json` are read into and written
  * from. A file larger than this is reported as unusable (never
  * overwritten). The build checks that a file holding every setting at its
- * longest value fits. Default: 2176 (2048 before the settings
- * compression.prefetch-threshold and compression.on-limit, 2112 before
- * compression.factCheck; such a file needs 2151). */
+ * longest value fits: at least 835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES (1987
+ * with the default 128; CTXC_SETTINGS_FILE_MIN_BYTES in ctxc/settings.h).
+ * 0: no buffer, and the store uses no filesystem (no settings.json, no
+ * profiles; ctxc_settings_init ignores its fs argument), for a device
+ * without one. Default: 2176 (a file with every setting at its longest
+ * needs 2151). */
 #ifndef CTXC_CFG_SETTINGS_FILE_BYTES
 #define CTXC_CFG_SETTINGS_FILE_BYTES 2176
 #endif
@@ -469,9 +472,8 @@
 #if CTXC_CFG_SETTINGS_VALUE_BYTES > 4096
 #error "CTXC_CFG_SETTINGS_VALUE_BYTES must be at most 4096"
 #endif
-#if CTXC_CFG_SETTINGS_FILE_BYTES < 512
-#error "CTXC_CFG_SETTINGS_FILE_BYTES must be at least 512"
-#endif
+/* CTXC_CFG_SETTINGS_FILE_BYTES: 0, or at least CTXC_SETTINGS_FILE_MIN_BYTES
+ * (checked in ctxc/settings.h, which knows the settings) */
 #if CTXC_CFG_SETTINGS_PROFILE_NAME_MAX < 1
 #error "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be at least 1"
 #endif

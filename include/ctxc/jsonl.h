@@ -94,7 +94,13 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err);
 /** Ends the import, restoring the history to its state at begin. */
 void ctxc_import_abort(ctxc_import_t *imp);
 
-/** Whole-buffer convenience: begin, every line of `text`, end. */
+/** Whole-buffer convenience: begin, every line of `text`, end. When the
+ * text does not fit (CTXC_E_NO_SPACE), err->needed is what the whole text
+ * needs beyond the free space - arena bytes, or entry slots when the
+ * history's entries ran out - the lines after the failing one measured
+ * too (the history is left as it was); err->line is the first line that
+ * did not fit. ctxc_import_line() cannot see the lines to come: its
+ * err->needed is what the lines so far need. */
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
                                const char *text, size_t len,
                                ctxc_format_t format, ctxc_error_t *err);

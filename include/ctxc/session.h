@@ -23,15 +23,12 @@
  * next call. The threshold resolves compression-threshold (ephemeral ->
  * settings file) -> the strategy's trigger.default_threshold.
  *
- * Stack (Cortex-M4, -Os, the board's configuration; docs/footprint.md "Stack"):
- * measured on the target, before_send with high-density 4616 bytes (its
- * density step), with top-down-truncation 892 (minimal profile image);
- * compress 1468 (top-down-truncation) / 4420 (high-density); optimize 4624.
- * Static call-graph worst cases without the strategy: add, before_send,
- * compress and optimize about 2120 (an LLM strategy's compression.profile
- * check reads the profile file), init 736, check 1768, threshold 728; the
- * strategy's compress/optimize, the estimator and the port hooks come on
- * top (indirect calls).
+ * Stack (Cortex-M4, -Os, the board's configuration, 256 entries; the
+ * "Stack" table of docs/footprint.md, written by `make readme-tables`):
+ * measured on the target, before_send with high-density 1488 bytes (static
+ * worst case 2408), compress 1108 (top-down-truncation) / 1424
+ * (high-density), optimize 1496. The strategy's own calls, the estimator
+ * and the port hooks come on top (indirect calls).
  */
 #ifndef CTXC_SESSION_H
 #define CTXC_SESSION_H
@@ -50,37 +47,9 @@
 extern "C" {
 #endif
 
-/* ---- the settings as the strategies read them ---------------------------
- * The accessors of the settings store (ctxc/settings.h) that need the
- * strategy table. */
-
-/** compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
- * the value, where it came from and the strategies of this build, when it
- * is not set or not compiled in. */
-ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
-                                     const ctxc_strategy_t **out,
-                                     ctxc_error_t *err);
-
-/** compression-threshold in force: the setting, else the default threshold
- * of `strategy`. */
-uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
-                                 const ctxc_strategy_t *strategy);
-
-/** The four compression.density.* settings into cfg;
- * cfg->workspace_root is not a setting and is left as it is. */
-void ctxc_settings_density(const ctxc_settings_store_t *s,
-                           ctxc_density_config_t *cfg);
-/** The fact check of LLM summaries: the mode from compression.factCheck,
- * the bounds from CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES. */
-void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
-                              ctxc_fact_check_t *out);
-
-/** Every value a strategy reads: context limit, threshold (of `strategy`),
- * preserve fractions and density settings (out->density.workspace_root is
- * left as it is). */
-void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
-                                   const ctxc_strategy_t *strategy,
-                                   ctxc_strategy_values_t *out);
+/* The accessors of the settings that need the strategy table
+ * (ctxc_settings_strategy, _threshold, _density, _strategy_values) are
+ * declared in ctxc/settings.h. */
 
 /* ---- the session --------------------------------------------------------- */
 
@@ -98,14 +67,18 @@ typedef struct {
     ctxc_llm_job_t llm;              /**< the summary call */
 } ctxc_session_job_t;
 
-/** A session: the dispatcher over one history, work area and settings store. Set it up with ctxc_session_init(); the fields are the session's own (read-only for the caller). */
+/** A session: the dispatcher over one history, work area and settings
+ * store. Set up by ctxc_session_init() and the ctxc_session_set_* calls;
+ * treat the fields as read-only (last_density, last_compress and
+ * last_compress_ms are the results of the last step); those ending in _
+ * are private. */
 typedef struct {
     ctxc_history_t *history; /**< the store it compresses */
     ctxc_work_t *work; /**< its working memory */
     ctxc_settings_store_t *settings; /**< read through its accessors */
     const char *workspace_root;      /**< high-density paths; NULL: none */
-    bool density_dirty; /**< new content arrived since the last density step */
-    bool locked; /**< a step is running (ctxc_session_add() answers CTXC_E_BUSY) */
+    bool density_dirty_; /* private: an entry came since the density step */
+    bool locked_;        /* private: a step runs (add answers BUSY) */
     ctxc_density_counts_t last_density; /**< counts of the last density step */
     ctxc_compress_meta_t last_compress; /**< metadata of the last compression */
     uint64_t last_compress_ms; /**< its duration by the port clock (0 without) */
@@ -156,7 +129,7 @@ void ctxc_session_deinit(ctxc_session_t *s);
 /** Everything a compression will need, checked now (call it once the
  * session is wired, e.g. at boot): the strategy in force is in this build
  * (CTXC_E_UNKNOWN_STRATEGY); for an LLM strategy, compression.profile
- * names a profile that exists (else CTXC_E_PROFILE_NOT_FOUND) and
+ * names a profile that exists (CTXC_E_PROFILE_NOT_FOUND) and
  * the session has an LLM resolver (CTXC_E_UNAVAILABLE naming the strategy
  * and the strategies without an LLM); context-limit is set
  * (CTXC_E_INVALID_ARG). Changes nothing. */
@@ -247,7 +220,8 @@ ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
 /** Runs the configured strategy and applies its plan.
  * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
- * and compression.profile names a profile that does not exist), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
+ * and compression.profile names a profile that does not exist:
+ * before anything else), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
  * CTXC_E_INVALID_ARG (no context limit), CTXC_E_NO_SPACE, CTXC_E_BUSY, or the
  * strategy's own error. */
 ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err);

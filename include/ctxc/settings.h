@@ -76,7 +76,9 @@ extern "C" {
  *   CHECK    what a STRING must look like: NAME (a profile name), KEY_NAME
  *            (the name of an environment variable or key file, never the
  *            key itself), URL (http:// or https://), TEXT (printable, no
- *            spaces), PATH (an absolute path: TEXT starting with '/');
+ *            spaces), PATH (an absolute path: TEXT starting with '/'),
+ *            PROVIDER (a provider API compiled into this build: a name
+ *            of another build is refused with the list of this one's);
  *            NONE for the other types
  *   persist  1: stored by /profile save
  *
@@ -93,7 +95,7 @@ extern "C" {
  * default is CTXC_CFG_DEFAULT_STRATEGY (ctxc_config_defaults.h: middle-out,
  * or in a build without it the first compiled-in strategy that needs no
  * LLM). The accessors that look a strategy up or fill the strategies'
- * values are in ctxc/session.h. */
+ * values are below (with the typed accessors). */
 extern const char *const ctxc_strategy_names[]; /**< the values of compression.strategy (see the comment above) */
 
 /** The values of compression.on-limit, NULL-terminated: "wait",
@@ -171,8 +173,9 @@ extern const char *const ctxc_on_limit_names[];
       NULL, 0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                   \
       "high-density: more write tools (path key default: file_path, "          \
       "absolute_path, path)")                                                  \
-    X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",     \
-      "provider name", "LLM provider")                                         \
+    X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, PROVIDER, 1, "Provider", \
+      "provider name", "LLM provider (one of this build's: openai, "          \
+      "anthropic, gemini)")                                         \
     X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
       "model name", "model of the provider")                                   \
     X(BASE_URL, "base-url", STRING, NULL, NULL, 0, 0, URL, 1, "Provider",      \
@@ -225,7 +228,9 @@ typedef enum {
     CTXC_SETTING_CHECK_TEXT,     /**< printable ASCII, no space, " or \ */
     CTXC_SETTING_CHECK_PATH,     /**< TEXT starting with '/' */
     CTXC_SETTING_CHECK_VOCABS,   /**< tool vocabulary names (src/tool_roles.h) */
-    CTXC_SETTING_CHECK_TOOLS     /**< user tools: name[:pathKey],... */
+    CTXC_SETTING_CHECK_TOOLS,    /**< user tools: name[:pathKey],... */
+    CTXC_SETTING_CHECK_PROVIDER  /**< a provider API of this build
+                                    (CTXC_CFG_PROVIDER_<NAME> = 1) */
 } ctxc_setting_check_t;
 
 /** Slots of the string settings in a layer (internal numbering). */
@@ -316,11 +321,12 @@ typedef ctxc_status_t (*ctxc_settings_strategy_guard_fn)(void *user,
                                                          uint32_t index,
                                                          ctxc_error_t *err);
 
-/** Caller-owned store: two layers (each 4 + 4 x keys + 6 x
+/** Caller-owned store: two layers (each 4 + 4 x keys + 9 x
  * CTXC_CFG_SETTINGS_VALUE_BYTES), the file buffer
- * (CTXC_CFG_SETTINGS_FILE_BYTES) and an error struct: 3900 bytes on the
- * Cortex-M4 board. Treat the fields as read-only; for storage you place by
- * hand (any section), ctxc_settings_init() is its init function. */
+ * (CTXC_CFG_SETTINGS_FILE_BYTES; none when it is 0) and an error struct:
+ * 4708 bytes on the Cortex-M4 board, 2660 with CTXC_CFG_SETTINGS_FILE_BYTES
+ * 0. Treat the fields as read-only; for storage you place by hand (any
+ * section), ctxc_settings_init() is its init function. */
 typedef struct {
     ctxc_fs_t fs; /**< ops NULL: no filesystem */
     ctxc_settings_layer_t ephemeral; /**< /set, a loaded profile, command-line options */
@@ -329,12 +335,35 @@ typedef struct {
     char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /**< loaded, or "" */
     bool file_bad;           /**< settings.json exists but is unusable */
     ctxc_error_t file_error; /**< why (path and reason), when file_bad */
+#if CTXC_CFG_SETTINGS_FILE_BYTES > 0
     char buf[CTXC_CFG_SETTINGS_FILE_BYTES]; /**< file text (read and write) */
+#endif
     /** the check a session attached (ctxc_session_init): asked before a
      * change selects a strategy (ctxc_settings_set_strategy_guard) */
     ctxc_settings_strategy_guard_fn guard_;
     void *guard_user_;
 } ctxc_settings_store_t;
+
+#define CTXC__FILE_WMAX_ENUM (CTXC_SETTINGS_ENUM_VALUE_MAX + 3u)
+#define CTXC__FILE_WMAX_STRING ((size_t)CTXC_CFG_SETTINGS_VALUE_BYTES + 1u)
+#define CTXC__FILE_WMAX_BOOL 5u
+#define CTXC__FILE_WMAX_RATIO 5u
+#define CTXC__FILE_WMAX_INT 10u
+#define CTXC__FILE_WORST_(id, key, type, ...)                                  \
+    +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
+/** The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
+ * every setting at its longest value, 835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (1987 with the default 128). 0 is allowed: no file buffer, no
+ * settings file, no profiles (a device without a filesystem). */
+#define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
+    (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
+#ifndef __cplusplus
+_Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
+                   CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
+               "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 835 + 9 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (1987 with the default 128)");
+#endif
 
 /** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the
  * persistent layer stays empty, profiles are not found and writes answer
@@ -405,8 +434,10 @@ void ctxc_settings_set_strategy_guard(ctxc_settings_store_t *s,
  * (ctxc_settings_set_u32), not a boolean") or a value out of range / not
  * allowed; CTXC_E_UNKNOWN_STRATEGY for a strategy left out of the build;
  * the error of the strategy guard (ctxc_settings_set_strategy_guard). The
- * getters are the typed accessors below (ctxc_settings_int, _ratio,
- * _bool, _enum, _string). */
+ * getters are the typed accessors below, one per setter: set_u32 ->
+ * ctxc_settings_u32 (or ctxc_settings_int, the same), set_ratio -> _ratio,
+ * set_bool -> _bool, set_enum / set_enum_index -> _enum or _string,
+ * set_str -> _string. */
 /** Sets an INT setting (see the table above). */
 ctxc_status_t ctxc_settings_set_u32(ctxc_settings_store_t *s,
                                     ctxc_setting_id_t id, uint32_t value,
@@ -473,8 +504,47 @@ bool ctxc_settings_get_layer(const ctxc_settings_store_t *s,
 size_t ctxc_setting_format(ctxc_setting_id_t id, const ctxc_setting_value_t *v,
                            char *buf, size_t cap);
 
-/* Typed accessors; those that need a strategy are in
- * ctxc/session.h. */
+/* Typed accessors. */
+
+/* ---- the settings as the strategies read them ---------------------------
+ * The accessors of the settings store that need the strategy table. Their
+ * types are those of ctxc/strategy.h (ctxc_strategy_t is struct
+ * ctxc_strategy, ...), named here by their tags so that this header does
+ * not bring in the strategies. */
+struct ctxc_strategy;
+struct ctxc_density_config;
+struct ctxc_strategy_values;
+struct ctxc_fact_check;
+
+/** compression.strategy, looked up. Errors: CTXC_E_UNKNOWN_STRATEGY naming
+ * the value, where it came from and the strategies of this build, when it
+ * is not set or not compiled in. */
+ctxc_status_t ctxc_settings_strategy(const ctxc_settings_store_t *s,
+                                     const struct ctxc_strategy **out,
+                                     ctxc_error_t *err);
+
+/** compression-threshold in force: the setting, else the default threshold
+ * of `strategy`. */
+uint16_t ctxc_settings_threshold(const ctxc_settings_store_t *s,
+                                 const struct ctxc_strategy *strategy);
+
+/** The four compression.density.* settings into cfg;
+ * cfg->workspace_root is not a setting and is left as it is. */
+void ctxc_settings_density(const ctxc_settings_store_t *s,
+                           struct ctxc_density_config *cfg);
+
+/** Every value a strategy reads: context limit, threshold (of `strategy`),
+ * preserve fractions and density settings (out->density.workspace_root is
+ * left as it is). */
+void ctxc_settings_strategy_values(const ctxc_settings_store_t *s,
+                                   const struct ctxc_strategy *strategy,
+                                   struct ctxc_strategy_values *out);
+
+/** The fact check of LLM summaries: the mode from compression.factCheck,
+ * the bounds from CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES. */
+void ctxc_settings_fact_check(const ctxc_settings_store_t *s,
+                              struct ctxc_fact_check *out);
+
 
 /** A RATIO setting in thousandths; false (and *out untouched) when unset. */
 bool ctxc_settings_ratio(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
@@ -496,6 +566,13 @@ bool ctxc_settings_bool(const ctxc_settings_store_t *s, ctxc_setting_id_t id);
 bool ctxc_settings_int(const ctxc_settings_store_t *s, ctxc_setting_id_t id,
                        uint32_t *out);
 
+/** The getter named after its setter (ctxc_settings_set_u32): the same as
+ * ctxc_settings_int. */
+static inline bool ctxc_settings_u32(const ctxc_settings_store_t *s,
+                                     ctxc_setting_id_t id, uint32_t *out) {
+    return ctxc_settings_int(s, id, out);
+}
+
 /** An ENUM setting's index in its values (for compression.strategy a
  * ctxc_strategy_id_t); false (and *out untouched) when unset or not an
  * ENUM. */
@@ -509,7 +586,7 @@ const char *ctxc_settings_string(const ctxc_settings_store_t *s,
 /* ---- profiles ------------------------------------------------------------ */
 
 /** Saves every persist-to-profile key that is set (ephemeral, else
- * persistent; defaults are not stored) as `profiles/<name>.json`.
+ * persistent; defaults are not stored) as `profiles/<name>.json`;
  * *count (may be NULL) = the number of keys saved. An
  * existing valid profile of that name is replaced; an existing unusable one
  * is not (CTXC_E_EXISTS: delete it first). Errors: CTXC_E_INVALID_ARG
@@ -562,8 +639,9 @@ ctxc_status_t ctxc_settings_compression_provider(ctxc_settings_store_t *s,
                                                  ctxc_provider_ref_t *out,
                                                  ctxc_error_t *err);
 
-/** The check of compression.profile alone (see ctxc_settings_compression_provider()), without filling a ctxc_provider_ref_t
- * (what the session runs before an LLM strategy; its stack is the file
+/** The check of compression.profile alone, without filling a
+ * ctxc_provider_ref_t (what the session runs before an LLM strategy; its
+ * stack is the file
  * read's, not the 545-byte reference's): CTXC_OK when compression.profile
  * is unset or names a profile that exists and is usable; else the errors
  * of ctxc_settings_compression_provider. */

@@ -75,7 +75,7 @@ typedef struct {
 } ctxc_trigger_t;
 
 /** Density (optimize) configuration. */
-typedef struct {
+typedef struct ctxc_density_config {
     bool read_write_pruning; /**< drop reads of files written later */
     bool file_dedupe;        /**< keep only the latest --- path --- inclusion */
     bool recency_pruning;    /**< keep only the newest results per tool */
@@ -120,7 +120,7 @@ typedef enum {
 extern const char *const ctxc_fact_check_modes[4];
 
 /** The fact check's mode and bounds (ctxc_settings_fact_check()). */
-typedef struct {
+typedef struct ctxc_fact_check {
     ctxc_fact_check_mode_t mode; /**< off, append or retry */
     uint32_t max_items; /**< items listed at most (>= 1) */
     uint32_t max_bytes; /**< bytes of the section at most (>= 256: less
@@ -129,7 +129,7 @@ typedef struct {
 
 /** Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
-typedef struct {
+typedef struct ctxc_strategy_values {
     uint64_t context_limit;          /**< tokens */
     uint16_t threshold;              /**< resolved compression threshold */
     uint16_t preserve_threshold;     /**< tail fraction kept */
@@ -221,7 +221,7 @@ typedef struct {
  * of two.
  *
  * high-density also borrows what a step does not use, so that its state is
- * not on the stack (issue 13; nothing else uses these regions meanwhile):
+ * not on the stack (nothing else uses these regions meanwhile):
  *  - the density step keeps its state (about 270 bytes on a 32-bit target,
  *    480 on a 64-bit host: pass state, pairing, key table, the edits of the
  *    entry being written) and then its two path buffers (2 x

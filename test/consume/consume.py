@@ -27,6 +27,13 @@ your build"), four ways, for the host and for Cortex-M4.
       tree's own CMakeLists.txt through add_subdirectory (its non-ESP-IDF
       branch).
 
+  consume.py example WORK EMULATOR...
+      The dist tree's examples/bare-metal (docs/firmware-quickstart.md):
+      its Makefile builds it (arm-none-eabi-gcc, -ffunction-sections
+      -fdata-sections, --gc-sections) and runs it under EMULATOR; passes
+      when it prints its summary and exits 0. Prints the footprint of ctxc
+      in it (flash and RAM, from the linker map).
+
   consume.py install-config-file WORK CMAKE TREE
       TREE: a build configured with -DCTXC_CONFIG_FILE=<header> (that of
       ctest config_file_reaches_library). Installs it into
@@ -398,11 +405,79 @@ def install_config_file(work, cmake, tree):
     return 0
 
 
+def map_footprint(path):
+    """flash (text + rodata + data) and RAM (data + bss) of the image's
+    objects after --gc-sections, from the linker map: {who: (flash, ram)}
+    for ctxc's objects (build/ctxc/), the example's (build/app/) and libc"""
+    text = read(path)
+    text = text[text.index("Linker script and memory map"):]
+    got = {}
+    pat = re.compile(r"^ (\.[\w.]+|COMMON)\s*(?:\n\s+)?\s*0x([0-9a-f]+)\s+"
+                     r"0x([0-9a-f]+)\s+(\S+)$", re.M)
+    for m in pat.finditer(text):
+        sec, size, obj = m.group(1), int(m.group(3), 16), m.group(4)
+        if size == 0:
+            continue
+        who = ("ctxc" if "/ctxc/" in obj else
+               "app" if "/app/" in obj else "libc")
+        flash, ram = got.get(who, (0, 0))
+        if sec.startswith((".text", ".rodata")):
+            flash += size
+        elif sec.startswith(".data"):
+            flash += size
+            ram += size
+        elif sec.startswith((".bss", "COMMON")):
+            ram += size
+        got[who] = (flash, ram)
+    return got
+
+
+def example(work, emulator):
+    """the dist tree's bare-metal example, built with its own Makefile (a
+    copy of the tree's examples/bare-metal next to the tree, as someone
+    would start from it) and run under the emulator"""
+    tree = dist_dir(work)
+    src = os.path.join(tree, "examples", "bare-metal")
+    build = os.path.join(work, "build-example")
+    shutil.rmtree(build, ignore_errors=True)
+    if not emulator:
+        raise SystemExit("FAIL: no emulator for the example")
+    qemu = " ".join(shlex.quote(a) for a in emulator)
+    sh(["make", "-C", src, "-j", "2", "BUILD=" + build, "QEMU=" + qemu])
+    mk = read(os.path.join(src, "Makefile"))
+    for flag in ("-ffunction-sections", "-fdata-sections", "--gc-sections"):
+        if flag not in mk:
+            raise SystemExit("FAIL: the example's Makefile lacks " + flag)
+    r = sh(["make", "-C", src, "BUILD=" + build, "QEMU=" + qemu, "run"],
+           check=False)
+    out = r.stdout + r.stderr
+    sys.stdout.write(out)
+    want = re.search(r"^example: 40 turns, ([1-9][0-9]*) compressions, "
+                     r"([0-9]+) entries, ([0-9]+) tokens \(limit 600\)$",
+                     out, re.M)
+    if r.returncode != 0 or not want or int(want.group(3)) > 600:
+        raise SystemExit("FAIL: the example did not run as documented "
+                         "(exit %d)" % r.returncode)
+    store = re.search(r"^example: settings store ([0-9]+) bytes", out, re.M)
+    fp = map_footprint(os.path.join(build, "example.map"))
+    flash, ram = fp.get("ctxc", (0, 0))
+    print("footprint (Cortex-M4 -Os, LLM-free, CTXC_CFG_COMMANDS=0, "
+          "CTXC_CFG_SETTINGS_FILE_BYTES=0, --gc-sections): ctxc flash %d "
+          "bytes, ctxc static RAM %d bytes; the example's own storage "
+          "(history, work area, settings store %s, session) RAM %d bytes"
+          % (flash, ram, store.group(1) if store else "?",
+             fp.get("app", (0, 0))[1]))
+    print("example: ok")
+    return 0
+
+
 def main(argv):
     if len(argv) >= 9 and argv[1] == "setup":
         return setup(*argv[2:9], argv[9] if len(argv) > 9 else "")
     if len(argv) >= 5 and argv[1] == "run":
         return run(argv[2], argv[3], argv[4], argv[5:])
+    if len(argv) >= 3 and argv[1] == "example":
+        return example(argv[2], argv[3:])
     if len(argv) == 4 and argv[1] == "mismatch":
         return mismatch(argv[2], argv[3])
     if len(argv) == 5 and argv[1] == "install-config-file":

@@ -162,6 +162,13 @@ static void chat(const char *script, ...) {
     va_end(ap);
 }
 
+static void run_v_repl(const char *script, ...) {
+    va_list ap;
+    va_start(ap, script);
+    run_v("repl", script, ap);
+    va_end(ap);
+}
+
 /* `ctxc CMD ARGS...` with nothing on stdin. */
 static void run(const char *cmd, ...) {
     va_list ap;
@@ -434,11 +441,11 @@ static void test_provider_error_keeps_the_line(void **state) {
          "/save\n",
          "--history", g_hist, "--provider", "openai", "--model",
          "fixture-error-401", "--base-url", base_of("openai"), NULL);
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: openai fixture-error-401: ");
-    assert_contains(g_out, "Incorrect API key provided.");
-    assert_contains(g_out, "no reply added");
-    assert_after(g_out, "no reply added", "saved 1 entries");
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: openai fixture-error-401: ");
+    assert_contains(g_err, "Incorrect API key provided.");
+    assert_contains(g_err, "no reply added");
+    assert_contains(g_out, "saved 1 entries");
     /* the next request carries both human lines, no ai entry between */
     assert_contains(g_out, "fixture-chat: 2 messages received.\n");
     static char saved[65536];
@@ -454,9 +461,9 @@ static void test_reply_too_long(void **state) {
     chat("give me a lot\n/save\n", "--history", g_hist, "--provider", "openai",
          "--model", "fixture-chat-long", "--base-url", base_of("openai"),
          "--no-stream", NULL);
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: the reply is longer than 65535 bytes");
-    assert_contains(g_out, "no reply added");
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: the reply is longer than 65535 bytes");
+    assert_contains(g_err, "no reply added");
     assert_contains(g_out, "saved 1 entries");
     static char saved[65536];
     slurp(g_hist, saved, sizeof saved - 1);
@@ -472,8 +479,8 @@ static void test_other_limits_name_themselves(void **state) {
     (void)state;
     chat("give me a lot\n/save\n", "--history", g_hist, "--provider", "openai",
          "--model", "fixture-chat-long", "--base-url", base_of("openai"), NULL);
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: the reply is longer than 65535 bytes");
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: the reply is longer than 65535 bytes");
     assert_null(strstr(g_out, "CTXC_CFG_HTTP_SSE_BUFFER_BYTES"));
     assert_contains(g_out, "saved 1 entries");
 
@@ -485,9 +492,9 @@ static void test_other_limits_name_themselves(void **state) {
          "--base-url", base_of("openai"), "--key-env", "CTXC_TEST_LONG_KEY",
          "--system", g_marker, NULL);
     unsetenv("CTXC_TEST_LONG_KEY");
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: openai fixture-chat: ");
-    assert_contains(g_out, "the API key in CTXC_TEST_LONG_KEY is longer than ");
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: openai fixture-chat: ");
+    assert_contains(g_err, "the API key in CTXC_TEST_LONG_KEY is longer than ");
     assert_null(strstr(g_out, "the reply is longer"));
     assert_null(strstr(g_out, "kkkk"));
     assert_int_equal(sent_with(g_marker), 0);
@@ -593,9 +600,9 @@ static void test_too_many_headers_named(void **state) {
     chat("hello\n", "--provider", "openai", "--model", "m", "--base-url", base,
          NULL);
     mini_stop(srv);
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: openai m: ");
-    assert_contains(g_out, "more than 64 header lines from 127.0.0.1, the "
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: openai m: ");
+    assert_contains(g_err, "more than 64 header lines from 127.0.0.1, the "
                            "limit of CTXC_CFG_HTTP_MAX_HEADERS (64)");
     assert_null(strstr(g_out, "the reply is longer"));
 }
@@ -686,9 +693,9 @@ static void test_no_provider_names_the_settings(void **state) {
     (void)state;
     chat("hello\n/save\n/set provider openai\nagain\n", "--history", g_hist,
          NULL);
-    assert_int_equal(g_status, 0);
-    assert_contains(g_out, "error: no provider set: set provider and model");
-    assert_contains(g_out, "error: no model set: set provider and model");
+    assert_int_equal(g_status, 1); /* a scripted line failed */
+    assert_contains(g_err, "error: no provider set: set provider and model");
+    assert_contains(g_err, "error: no model set: set provider and model");
     assert_contains(g_out, "saved 1 entries");
     assert_null(strstr(g_out, "fixture-chat"));
 }
@@ -698,13 +705,93 @@ static void test_usage_errors(void **state) {
     (void)state;
     chat("", "--bogus", NULL);
     assert_int_equal(g_status, 2);
-    assert_contains(g_err, "usage: ctxc chat");
+    assert_contains(g_err, "see 'ctxc chat --help'");
     chat("", "--model", NULL);
     assert_int_equal(g_status, 2);
     assert_contains(g_err, "missing value after --model");
     chat("", "--base-url", "ftp://x", NULL);
     assert_int_equal(g_status, 2);
     assert_contains(g_err, "--base-url ftp://x");
+}
+
+/* A script: the notes and errors on stderr, the replies alone on stdout,
+ * exit 1 when a line failed. A reply cut by the model's output limit says
+ * so (not "the summary"); an untrusted CA names --ca-file and
+ * network.ca-file; host:port once; no status code names. */
+static void test_script_diagnostics(void **state) {
+    (void)state;
+    chat("hello\n", "--provider", "openai", "--model", "fixture-cut",
+         "--base-url", base_of("openai"), NULL);
+    assert_int_equal(g_status, 1);
+    assert_contains(g_err, "note: context-limit not set");
+    assert_contains(g_err, "error: openai fixture-cut: openai: the answer was "
+                           "cut off by the model's output limit");
+    assert_null(strstr(g_err, "summary"));
+    assert_null(strstr(g_out, "note:"));
+    assert_null(strstr(g_out, "error:"));
+
+    chat("hello\n/set provider openia\n", "--provider", "openai", "--model",
+         "fixture-chat", "--base-url", base_of("openai"), "--system", g_marker,
+         NULL);
+    assert_int_equal(g_status, 1); /* the /set line failed */
+    assert_contains(g_out, "fixture-chat: 1 message received.");
+    assert_contains(g_err, "error: provider: 'openia' is not a provider of "
+                           "this build (compiled in: openai anthropic "
+                           "gemini)");
+
+    /* a CA the host does not trust: settings.json without the fixture's */
+    char p[600];
+    snprintf(p, sizeof p, "%s/settings.json", g_home);
+    put_file(p, "{}\n");
+    chat("hello\n", "--provider", "openai", "--model", "fixture-chat",
+         "--base-url", base_of("openai"), NULL);
+    assert_int_equal(g_status, 1);
+    char hostport[64];
+    snprintf(hostport, sizeof hostport, "localhost:%u", (unsigned)port_good);
+    assert_int_equal(count_of(g_err, hostport), 1);
+    assert_contains(g_err, "--ca-file FILE");
+    assert_contains(g_err, "network.ca-file");
+    assert_null(strstr(g_err, "CTXC_E_"));
+    assert_null(strstr(g_err, "HTTP 0"));
+    /* --ca-file (relative to the working directory too) fixes it */
+    char ca[1100];
+    snprintf(ca, sizeof ca, "%s/ca.pem", fixture_dir);
+    chat("hello\n", "--provider", "openai", "--model", "fixture-chat",
+         "--base-url", base_of("openai"), "--ca-file", ca, NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "fixture-chat: 1 message received.");
+    /* compress: the same, one message, --ca-file accepted */
+    char example[512];
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    run("compress", example, "--context-limit", "1000", "--provider",
+        "openai", "--model", "fixture-ok", "--base-url", base_of("openai"),
+        NULL);
+    assert_int_equal(g_status, 1);
+    assert_int_equal(count_of(g_err, hostport), 1);
+    assert_int_equal(count_of(g_err, "ctxc compress: "), 2); /* + the hint */
+    assert_contains(g_err, "--ca-file FILE");
+    assert_null(strstr(g_err, "warning"));
+    assert_null(strstr(g_err, "CTXC_E_"));
+    run("compress", example, "--context-limit", "1000", "--provider",
+        "openai", "--model", "fixture-ok", "--base-url", base_of("openai"),
+        "--ca-file", ca, NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_err, "summary written by openai model fixture-ok");
+}
+
+/* The repl can use the LLM strategies: the same provider flags as chat. */
+static void test_repl_uses_the_llm_strategies(void **state) {
+    (void)state;
+    char example[512];
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    run_v_repl("/set context-limit 1000\n/compress\n", "--history", example,
+               "--provider", "openai", "--model", "fixture-ok", "--base-url",
+               base_of("openai"), NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_out, "compressed with middle-out: 87 -> ");
+    assert_int_equal(g_err[0], '\0');
 }
 
 /* ---- on a terminal (libedit) --------------------------------------------- */
@@ -849,6 +936,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_no_provider_names_the_settings,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_script_diagnostics, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_repl_uses_the_llm_strategies,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_chat_on_a_terminal, setup,
                                         teardown),
     };

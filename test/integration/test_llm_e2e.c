@@ -1046,7 +1046,7 @@ static void test_cut_off_summary(void **state) {
     for (size_t a = 0; a < 3; a++) {
         fails_with(a == 0 ? "one-shot" : "middle-out", APIS[a], "fixture-cut",
                    port_good, a != 1, CTXC_E_PARSE,
-                   "cut off by the output limit", 1);
+                   "cut off by the model's output limit", 1);
     }
 }
 
@@ -1521,7 +1521,7 @@ static void run_cli_compress(const char *strategy, const char *api,
     assert_contains(errtext, "compressed");
     assert_contains(errtext, "\nentries ");
     assert_contains(errtext, "\ntokens ");
-    assert_contains(errtext, "\nbytes ");
+    assert_contains(errtext, "\narena bytes ");
     assert_contains(errtext, "entries compressed");
     assert_null(strstr(errtext, "SECRET"));
     assert_null(strstr(errtext, "(history unchanged)"));

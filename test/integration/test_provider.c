@@ -418,7 +418,7 @@ static void test_cut_off_is_an_error(void **state) {
         for (int s = 0; s < 2; s++) {
             assert_int_equal(call(APIS[a], "fixture-cut", s == 0, 2),
                              CTXC_E_PARSE);
-            assert_contains(err.message, "cut off by the output limit");
+            assert_contains(err.message, "cut off by the model's output limit");
             assert_contains(err.message, APIS[a]);
             assert_string_equal(usage.finish_reason, cut[a]);
             assert_int_equal(usage.attempts, 1);

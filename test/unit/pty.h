@@ -100,6 +100,45 @@ static inline void pty_expect(int m, const char *needle) {
              pty_screen);
 }
 
+/* pty_expect(), with the text before `needle` copied into out (cut to
+ * cap - 1 bytes). */
+static inline void pty_expect_copy(int m, const char *needle, char *out,
+                                   size_t cap) {
+    size_t have = 0;
+    out[0] = '\0';
+    for (int tries = 0; tries < PTY_QUIET_MS / 100; tries++) {
+        pty_screen[pty_screen_len] = '\0';
+        char *hit = strstr(pty_screen, needle);
+        size_t upto = hit != NULL ? (size_t)(hit - pty_screen) : pty_screen_len;
+        /* keep what is there so far; the rest is read by pty_expect */
+        if (upto > have && cap > 1) {
+            size_t n = upto < cap - 1 ? upto : cap - 1;
+            memcpy(out, pty_screen, n);
+            out[n] = '\0';
+            have = upto;
+        }
+        if (hit != NULL) {
+            break;
+        }
+        struct pollfd p = {m, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) {
+            ssize_t got = read(m, pty_screen + pty_screen_len,
+                               sizeof pty_screen - 1 - pty_screen_len);
+            if (got <= 0) {
+                break;
+            }
+            size_t from = pty_screen_len; /* NUL padding dropped */
+            for (ssize_t i = 0; i < got; i++) {
+                char c = pty_screen[from + (size_t)i];
+                if (c != '\0') {
+                    pty_screen[pty_screen_len++] = c;
+                }
+            }
+        }
+    }
+    pty_expect(m, needle);
+}
+
 static inline void pty_type(int m, const char *keys) {
     assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
 }

@@ -7,7 +7,8 @@
  *
  * Built against the full library (test_headless, asan_test_headless) and
  * against the headless one (headless_test_headless: CTXC_CFG_COMMANDS=0,
- * no LLM strategies; test/CMakeLists.txt).
+ * no LLM strategies; test/CMakeLists.txt) and the one without files
+ * (nofile_test_headless: the same and CTXC_CFG_SETTINGS_FILE_BYTES=0).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "ctxc/ctxc.h"
+#include "fake_fs.h"
 #include "support.h"
 
 /* A section with a C-identifier name: the linker gives its bounds as
@@ -235,8 +237,50 @@ static void test_strategies_the_build_or_session_lacks(void **state) {
 #endif
 }
 
+/* The minimum of CTXC_CFG_SETTINGS_FILE_BYTES that the static assertion's
+ * message states (835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES) is the one the
+ * build checks: a new setting that changes it fails here until the message
+ * (ctxc/settings.h) says the new figure. */
+static void test_settings_file_minimum_as_stated(void **state) {
+    (void)state;
+    assert_int_equal(CTXC_SETTINGS_FILE_MIN_BYTES,
+                     835u + 9u * (unsigned)CTXC_CFG_SETTINGS_VALUE_BYTES);
+}
+
+/* CTXC_CFG_SETTINGS_FILE_BYTES=0: a store with no file buffer, which never
+ * touches a filesystem (a device without one): a settings.json there is
+ * not read, a profile not written; the values set by calls work. */
+static void test_store_without_a_file_buffer(void **state) {
+    (void)state;
+#if CTXC_CFG_SETTINGS_FILE_BYTES == 0
+    static mem_fs_t mfs;
+    memset(&mfs, 0, sizeof mfs);
+    ctxc_fs_t fs = mem_fs(&mfs);
+    mem_put(&mfs, "settings.json", "{\"context-limit\": 5}\n");
+    ctxc_error_t err;
+    ctxc_settings_init(&set, &fs);
+    assert_int_equal(ctxc_settings_load(&set, &err), CTXC_OK);
+    assert_int_equal(ctxc_settings_context_limit(&set), 0); /* not read */
+    assert_int_equal(
+        ctxc_settings_set_u32(&set, CTXC_SETTING_CONTEXT_LIMIT, 1000, &err),
+        CTXC_OK);
+    assert_int_equal(ctxc_settings_context_limit(&set), 1000);
+    assert_int_not_equal(ctxc_settings_profile_save(&set, "p", NULL, &err),
+                         CTXC_OK);
+    assert_null(mem_find(&mfs, "profiles/p.json"));
+    /* the store is the two layers and little else: no 2 KiB buffer */
+    assert_true(sizeof(ctxc_settings_store_t) <
+                2u * sizeof(ctxc_settings_layer_t) + sizeof(ctxc_error_t) +
+                    128u);
+#else
+    skip();
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_settings_file_minimum_as_stated),
+        cmocka_unit_test(test_store_without_a_file_buffer),
         cmocka_unit_test_setup(test_a_store_of_typed_calls_drives_a_session,
                                setup),
         cmocka_unit_test_setup(test_define_attr_places_the_storage, setup),

@@ -503,12 +503,31 @@ static void test_arena_full_midway_rolls_back(void **state) {
                                       CTXC_FORMAT_AUTO, &err),
                      CTXC_E_NO_SPACE);
     assert_int_equal(err.line, 4); /* 3 records of 54 bytes fit in 200 */
-    assert_true(err.needed > 0);
+    /* what the whole text needs, not line 4 alone: 6 x 54 - 200 */
+    assert_int_equal(err.needed, 6u * 54u - 200u);
+    assert_non_null(strstr(err.message, "the text needs 124 arena bytes more "
+                                        "than the 200 free"));
     assert_int_equal(ctxc_history_count(&tiny), 0);
     ctxc_history_usage_t u;
     ctxc_history_usage(&tiny, &u);
     assert_int_equal(u.bytes_used, 0);
     assert_int_equal(u.bytes_hwm, 0);
+
+    /* with the arena that big, the import fits */
+    static uint8_t big[6u * 54u];
+    ctxc_history_init(&tiny, slots, 8, big, sizeof big, NULL);
+    assert_int_equal(ctxc_import_text(&imp, &tiny, text, strlen(text),
+                                      CTXC_FORMAT_AUTO, &err),
+                     CTXC_OK);
+
+    /* entry slots running out: the count of entries more than the slots */
+    ctxc_history_init(&tiny, slots, 2, big, sizeof big, NULL);
+    assert_int_equal(ctxc_import_text(&imp, &tiny, text, strlen(text),
+                                      CTXC_FORMAT_AUTO, &err),
+                     CTXC_E_NO_SPACE);
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.needed, 4);
+    assert_int_equal(ctxc_history_count(&tiny), 0);
 }
 
 static void test_too_many_tokens(void **state) {

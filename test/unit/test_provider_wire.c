@@ -384,20 +384,20 @@ static void test_cut_and_malformed(void **state) {
                            "\"finish_reason\":\"length\"}]}",
                            sizeof out),
                      CTXC_E_PARSE);
-    assert_non_null(strstr(err.message, "cut off by the output limit"));
+    assert_non_null(strstr(err.message, "cut off by the model's output limit"));
     assert_int_equal(whole("anthropic",
                            "{\"content\":[{\"type\":\"text\",\"text\":\"S\"}],"
                            "\"stop_reason\":\"max_tokens\"}",
                            sizeof out),
                      CTXC_E_PARSE);
-    assert_non_null(strstr(err.message, "cut off by the output limit"));
+    assert_non_null(strstr(err.message, "cut off by the model's output limit"));
     assert_int_equal(
         whole("gemini",
               "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"S\"}]},"
               "\"finishReason\":\"MAX_TOKENS\"}]}",
               sizeof out),
         CTXC_E_PARSE);
-    assert_non_null(strstr(err.message, "cut off by the output limit"));
+    assert_non_null(strstr(err.message, "cut off by the model's output limit"));
     /* no finish reason: the stream ended early */
     assert_int_equal(
         stream_bytes(

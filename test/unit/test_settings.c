@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 /* settings.h stands on its own and does not bring in the strategies: the
- * accessors that need a strategy are declared in session.h (issue 10). */
+ * accessors that need a strategy name its types by their struct tags. */
 #include "ctxc/settings.h"
 #ifdef CTXC_STRATEGY_H
 #error "ctxc/settings.h includes ctxc/strategy.h"
@@ -358,15 +358,21 @@ test_strategy_accessor_fails_for_a_strategy_not_built(void **state) {
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_UNKNOWN_STRATEGY);
     assert_true(st.file_bad);
     assert_contains(err.message, "settings.json: ");
-    assert_contains(err.message, "'one-shot' is not a strategy of this build");
+    assert_contains(err.message, "'one-shot' is not built in (built: ");
+    /* the macro's own name, after the list (which a short message buffer
+     * keeps: it comes first) */
+    assert_null(strstr(err.message, "<NAME>"));
+    if (strlen(err.message) + 1u < sizeof err.message) {
+        assert_contains(err.message, "; CTXC_CFG_STRATEGY_ONE_SHOT=0)");
+    }
     const ctxc_strategy_t *s = NULL;
     assert_int_equal(ctxc_settings_strategy(&st, &s, NULL), CTXC_OK);
     assert_string_equal(s->name, CTXC_CFG_DEFAULT_STRATEGY);
 #if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
-    assert_contains(err.message, "available: top-down-truncation");
+    assert_contains(err.message, "built: top-down-truncation");
 #endif
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
-    assert_contains(err.message, "available: high-density");
+    assert_contains(err.message, "built: high-density");
 #endif
 }
 #endif
@@ -601,6 +607,11 @@ static void test_string_checks(void **state) {
         {CTXC_SETTING_PROVIDER, "", false},
         {CTXC_SETTING_PROVIDER, "caf\xc3\xa9", false},
         {CTXC_SETTING_PROVIDER, "a\"b", false},
+        /* a provider of this build only, refused at once (a typo is not
+         * found out at the first call) */
+        {CTXC_SETTING_PROVIDER, "anthropic", true},
+        {CTXC_SETTING_PROVIDER, "openia", false},
+        {CTXC_SETTING_PROVIDER, "OpenAI", false},
         {CTXC_SETTING_MODEL, "meta-llama/Llama-3.1-8B", true},
         {CTXC_SETTING_BASE_URL, "https://api.example.com/v1", true},
         {CTXC_SETTING_BASE_URL, "http://localhost:8080", true},
@@ -942,7 +953,7 @@ static void test_files_with_many_json_values(void **state) {
     } cases[] = {
         {EVERY_KEY ", \"model\": [", "0]}", "key 'model' appears twice"},
         {EVERY_KEY ", \"zzz\": [", "0]}", "unknown setting 'zzz'"},
-        {"{\"provider\": \"p\", \"model\": [", "0]}",
+        {"{\"provider\": \"openai\", \"model\": [", "0]}",
          "model: expected a string, got an array"},
         {"{\"context-limit\": {\"a\": [", "0]}}",
          "context-limit: expected a number, got an object"},
@@ -1033,9 +1044,9 @@ static void test_concurrent_writers(void **state) {
     assert_int_equal(ctxc_settings_load(&st, NULL), CTXC_OK);
     assert_int_equal(ctxc_settings_load(&st2, NULL), CTXC_OK);
     persist_ok(&st, "model", "a-model");
-    persist_ok(&st2, "provider", "b-provider");
+    persist_ok(&st2, "provider", "anthropic");
     assert_string_equal(mem_get(&mfs, "settings.json"),
-                        "{\n  \"provider\": \"b-provider\",\n  \"model\": "
+                        "{\n  \"provider\": \"anthropic\",\n  \"model\": "
                         "\"a-model\"\n}\n");
     assert_string_equal(mem_get(&mfs, "settings.json.tmp0"),
                         "{\"model\": \"half-writ");
@@ -1043,7 +1054,7 @@ static void test_concurrent_writers(void **state) {
     /* st sees st2's change at its next load (or its next change) */
     assert_int_equal(src(&st, "provider"), CTXC_SOURCE_UNSET);
     assert_int_equal(ctxc_settings_load(&st, NULL), CTXC_OK);
-    assert_string_equal(val(&st, "provider"), "b-provider");
+    assert_string_equal(val(&st, "provider"), "anthropic");
 }
 
 /* Without a filesystem: nothing persistent, no profiles, no crash. */
@@ -1396,6 +1407,10 @@ static void test_typed_setters_check_like_the_text_path(void **state) {
         ctxc_settings_set_u32(&st, CTXC_SETTING_COMPRESSION_RETRIES, 10, &err),
         CTXC_OK);
     assert_true(ctxc_settings_int(&st, CTXC_SETTING_COMPRESSION_RETRIES, &n));
+    assert_int_equal(n, 10);
+    /* read back with the getter named after the setter */
+    n = 0;
+    assert_true(ctxc_settings_u32(&st, CTXC_SETTING_COMPRESSION_RETRIES, &n));
     assert_int_equal(n, 10);
     /* RATIO, in thousandths */
     uint16_t r = 0;
