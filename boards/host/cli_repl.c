@@ -592,7 +592,7 @@ static void repl_pin(const char *arg, bool on) {
     unsigned long long n = strtoull(arg, &end, 10);
     if (arg[0] < '0' || arg[0] > '9' || errno != 0 || end == NULL ||
         (*end != '\0' && *end != ' ' && *end != '\t')) {
-        printf("error: %s needs an entry index (0 .. %zu)\n",
+        repl_diag("error: %s needs an entry index (0 .. %zu)\n",
                on ? "/pin" : "/unpin",
                ctxc_history_count(h) > 0 ? ctxc_history_count(h) - 1 : 0);
         return;

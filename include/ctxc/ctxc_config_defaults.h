@@ -283,7 +283,7 @@
  * that settings.json and `profiles/<name>.json` are read into and written
  * from. A file larger than this is reported as unusable (never
  * overwritten). The build checks that a file holding every setting at its
- * longest value fits: at least 835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES (1987
+ * longest value fits: at least 999 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES (2151
  * with the default 128; CTXC_SETTINGS_FILE_MIN_BYTES in ctxc/settings.h).
  * 0: no buffer, and the store uses no filesystem (no settings.json, no
  * profiles; ctxc_settings_init ignores its fs argument), for a device

@@ -352,8 +352,8 @@ typedef struct {
 #define CTXC__FILE_WORST_(id, key, type, ...)                                  \
     +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
 /** The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
- * every setting at its longest value, 835 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES
- * bytes (1987 with the default 128). 0 is allowed: no file buffer, no
+ * every setting at its longest value, 999 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (2151 with the default 128). 0 is allowed: no file buffer, no
  * settings file, no profiles (a device without a filesystem). */
 #define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
     (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
@@ -361,8 +361,8 @@ typedef struct {
 _Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
                    CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
                "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
-               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 835 + 9 x "
-               "CTXC_CFG_SETTINGS_VALUE_BYTES (1987 with the default 128)");
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 999 + 9 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (2151 with the default 128)");
 #endif
 
 /** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the

@@ -1,6 +1,6 @@
 /** @file
- * ctxc — the spill store (issue 28, part 3; the density step stores what
- * it prunes in it through ctxc_session_set_spill()): a bounded store of pruned blocks
+ * ctxc — the spill store (the density step stores what it prunes in it
+ * through ctxc_session_set_spill()): a bounded store of pruned blocks
  * under one directory of the port's filesystem, each under a short id that
  * a pointer text can carry ("[ctxc:restore 0000002a]").
  *

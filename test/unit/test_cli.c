@@ -2128,12 +2128,12 @@ static void test_repl_pin_scripted(void **state) {
              hist);
     assert_int_equal(system(cmd), 0);
     RUN_STDIN(&r, script, "repl", "--history", hist);
-    assert_int_equal(r.status, 0);
+    assert_int_equal(r.status, 1); /* a script with failed lines */
     /* entry 1 is a call: its response (2) is pinned with it */
     assert_non_null(strstr(r.out, "pinned: 1 2 (2 of 87 entries pinned)"));
     assert_non_null(strstr(r.out, "pinned: nothing changed"));
-    assert_non_null(strstr(r.out, "error: /pin needs an entry index"));
-    assert_non_null(strstr(r.out, "entry 9999 does not exist"));
+    assert_non_null(strstr(r.err, "error: /pin needs an entry index"));
+    assert_non_null(strstr(r.err, "entry 9999 does not exist"));
     assert_non_null(
         strstr(r.out, "compressed with top-down-truncation: 87 -> "));
     RUN(&r, "stats", hist, "--entries");
