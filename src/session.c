@@ -352,40 +352,7 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
                           "(ctxc_session_set_spill)",
                           id != NULL ? id : "");
     }
-    size_t n = 0;
-    ctxc_status_t st = ctxc_spill_get(s->spill, id, out, cap, &n, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
-    /* "<block>\n<entry line>": the block's JSON out of the line */
-    size_t block = 0, i = 0;
-    while (i < n && out[i] >= '0' && out[i] <= '9') {
-        block = block * 10u + (size_t)(out[i++] - '0');
-    }
-    ctxc_str_t blocks;
-    if (i == 0 || i >= n || out[i] != '\n' ||
-        !ctxc__json_find_key(out + i + 1, n - i - 1, "blocks", &blocks) ||
-        blocks.len < 2 || blocks.ptr[0] != '[') {
-        return ctxc__fail(err, CTXC_E_PARSE,
-                          "restore %s: not a block of the spill store", id);
-    }
-    size_t at = 1;
-    for (size_t k = 0; at < blocks.len && blocks.ptr[at] != ']'; k++) {
-        size_t end = ctxc__json_skip_value(blocks.ptr, blocks.len, at);
-        if (end <= at || end > blocks.len) {
-            break;
-        }
-        if (k == block) {
-            size_t bl = end - at;
-            memmove(out, blocks.ptr + at, bl);
-            out[bl < cap ? bl : cap - 1u] = '\0';
-            *len = bl;
-            return CTXC_OK;
-        }
-        at = end < blocks.len && blocks.ptr[end] == ',' ? end + 1u : end;
-    }
-    return ctxc__fail(err, CTXC_E_PARSE,
-                      "restore %s: not a block of the spill store", id);
+    return ctxc_spill_restore_block(s->spill, id, out, cap, len, err);
 }
 
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,

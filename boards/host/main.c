@@ -40,6 +40,9 @@ static const char cli_usage_text1[] =
     "                          (with the unpaired ones), the token estimate\n"
     "                          and the memory used; --entries adds one line\n"
     "                          per entry: INDEX SPEAKER TOKENS [pinned]\n"
+    "  restore FILE ID         the block behind the pointer [ctxc:restore ID]\n"
+    "                          of FILE, from the spill store\n"
+    "                          (compression.density.spillDir)\n"
     "  fmt FILE                import FILE and write it to stdout as\n"
     "                          canonical IContent JSON Lines\n"
     "  compress FILE [--profile NAME] [--strategy NAME] [--context-limit N]\n"
@@ -403,6 +406,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "repl") == 0) {
         return cli_cmd_repl(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "restore") == 0) {
+        return cli_cmd_restore(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "prompts") == 0) {
         return cli_cmd_prompts(argc - 2, argv + 2);

@@ -157,6 +157,15 @@ extern const char *const ctxc_strategy_names[];
       NULL, 0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                   \
       "high-density: more write tools (path key default: file_path, "          \
       "absolute_path, path)")                                                  \
+    X(DENSITY_SPILL_DIR, "compression.density.spillDir", STRING, NULL, NULL,   \
+      0, 0, TEXT, 1, "Density", "directory",                                   \
+      "high-density: store what the density step prunes in this directory "    \
+      "of the port's filesystem, restorable by the id its pointer carries "    \
+      "(unset: not stored)")                                                   \
+    X(DENSITY_SPILL_BUDGET, "compression.density.spillBudget", INT, NULL,     \
+      "1048576", 4096, UINT32_MAX, NONE, 1, "Density", "bytes",                \
+      "high-density: most bytes the spill store keeps (oldest evicted "        \
+      "first)")                                                                \
     X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",     \
       "provider name", "LLM provider")                                         \
     X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
