@@ -336,6 +336,7 @@ static ctxc_status_t ctxc__session_spill(void *user, size_t index,
 void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
                             size_t cap) {
     s->spill = sp;
+    s->spill_fn_ = sp != NULL ? ctxc__session_spill : NULL;
     s->spill_buf = buf;
     s->spill_buf_cap = buf != NULL ? cap : 0;
 }
@@ -374,17 +375,17 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
     s->locked = true;
-    if (s->spill != NULL) {
-        density.spill = ctxc__session_spill;
+    if (s->spill != NULL && s->spill_fn_ != NULL) {
+        density.spill = s->spill_fn_;
         density.spill_user = s;
-        ctxc_spill_begin(s->spill);
+        s->spill->keep_from_ = 0xFFFFFFFFu; /* ctxc_spill_begin() */
     }
     r = st->optimize(&raw, &density, s->work, &result, err);
     if (r == CTXC_OK) {
         r = ctxc_density_apply(s->history, &result, s->work, err);
     }
     if (s->spill != NULL) {
-        ctxc_spill_end(s->spill);
+        s->spill->keep_from_ = 0; /* ctxc_spill_end() */
     }
     s->locked = false;
     if (r == CTXC_OK) {

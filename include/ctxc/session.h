@@ -101,6 +101,10 @@ typedef struct {
     ctxc_spill_t *spill;
     char *spill_buf;
     size_t spill_buf_cap;
+    /* internal: the density step's spill hook, set with the store (so a
+     * build that never sets one does not link the store) */
+    ctxc_status_t (*spill_fn_)(void *user, size_t index, size_t block,
+                               char *id, ctxc_error_t *err);
 } ctxc_session_t;
 
 /* settings is kept by pointer (it must outlive the session). The session

@@ -47,7 +47,8 @@ typedef struct {
     uint64_t budget;     /* bytes of stored blocks at most */
     char *buf;           /* caller memory for the index */
     size_t cap;
-    uint32_t keep_from_; /* internal: ids >= this are in flight (0: none) */
+    uint32_t keep_from_; /* internal: ids >= this are in flight (0: none;
+                            0xFFFFFFFF: begun, its first id to come) */
 } ctxc_spill_t;
 
 /* Sets up a store (nothing is written until the first put). `dir` must be
