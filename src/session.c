@@ -343,6 +343,7 @@ static ctxc_status_t ctxc__session_spill(void *user, size_t index,
 void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
                             size_t cap) {
     s->spill = sp;
+    s->spill_fn_ = sp != NULL ? ctxc__session_spill : NULL;
     s->spill_buf = buf;
     s->spill_buf_cap = buf != NULL ? cap : 0;
 }
@@ -359,40 +360,7 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
                           "(ctxc_session_set_spill)",
                           id != NULL ? id : "");
     }
-    size_t n = 0;
-    ctxc_status_t st = ctxc_spill_get(s->spill, id, out, cap, &n, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
-    /* "<block>\n<entry line>": the block's JSON out of the line */
-    size_t block = 0, i = 0;
-    while (i < n && out[i] >= '0' && out[i] <= '9') {
-        block = block * 10u + (size_t)(out[i++] - '0');
-    }
-    ctxc_str_t blocks;
-    if (i == 0 || i >= n || out[i] != '\n' ||
-        !ctxc__json_find_key(out + i + 1, n - i - 1, "blocks", &blocks) ||
-        blocks.len < 2 || blocks.ptr[0] != '[') {
-        return ctxc__fail(err, CTXC_E_PARSE,
-                          "restore %s: not a block of the spill store", id);
-    }
-    size_t at = 1;
-    for (size_t k = 0; at < blocks.len && blocks.ptr[at] != ']'; k++) {
-        size_t end = ctxc__json_skip_value(blocks.ptr, blocks.len, at);
-        if (end <= at || end > blocks.len) {
-            break;
-        }
-        if (k == block) {
-            size_t bl = end - at;
-            memmove(out, blocks.ptr + at, bl);
-            out[bl < cap ? bl : cap - 1u] = '\0';
-            *len = bl;
-            return CTXC_OK;
-        }
-        at = end < blocks.len && blocks.ptr[end] == ',' ? end + 1u : end;
-    }
-    return ctxc__fail(err, CTXC_E_PARSE,
-                      "restore %s: not a block of the spill store", id);
+    return ctxc_spill_restore_block(s->spill, id, out, cap, len, err);
 }
 
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
@@ -414,17 +382,17 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
     s->locked_ = true;
-    if (s->spill != NULL) {
-        density.spill = ctxc__session_spill;
+    if (s->spill != NULL && s->spill_fn_ != NULL) {
+        density.spill = s->spill_fn_;
         density.spill_user = s;
-        ctxc_spill_begin(s->spill);
+        s->spill->keep_from_ = 0xFFFFFFFFu; /* ctxc_spill_begin() */
     }
     r = st->optimize(&raw, &density, s->work, &result, err);
     if (r == CTXC_OK) {
         r = ctxc_density_apply(s->history, &result, s->work, err);
     }
     if (s->spill != NULL) {
-        ctxc_spill_end(s->spill);
+        s->spill->keep_from_ = 0; /* ctxc_spill_end() */
     }
     s->locked_ = false;
     if (r == CTXC_OK) {

@@ -14,6 +14,7 @@
 #include "ctxc/port.h"
 #include "ctxc/spill.h"
 #include "error.h"
+#include "json.h"
 
 #define HEAD 14u /* "next XXXXXXXX\n" */
 #define LINE 20u /* "XXXXXXXX DDDDDDDDDD\n" */
@@ -314,4 +315,45 @@ ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
                       "evicted: block %s was removed from the spill store "
                       "for room (re-run the tool to retrieve it)",
                       id);
+}
+
+ctxc_status_t ctxc_spill_restore_block(const ctxc_spill_t *sp, const char *id,
+                                       char *out, size_t cap, size_t *len,
+                                       ctxc_error_t *err) {
+    size_t n = 0;
+    ctxc_status_t st = ctxc_spill_get(sp, id, out, cap, &n, err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    /* "<block>\n<entry line>": the block's JSON out of the line */
+    size_t block = 0, i = 0;
+    while (i < n && i < 6 && out[i] >= '0' && out[i] <= '9') {
+        block = block * 10u + (size_t)(out[i++] - '0');
+    }
+    ctxc_str_t blocks;
+    if (i == 0 || i >= n || out[i] != '\n' ||
+        !ctxc__json_find_key(out + i + 1, n - i - 1, "blocks", &blocks) ||
+        blocks.len < 2 || blocks.ptr[0] != '[') {
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "restore %s: not a block of the spill store", id);
+    }
+    size_t at = 1;
+    for (size_t k = 0; at < blocks.len && blocks.ptr[at] != ']'; k++) {
+        size_t end = ctxc__json_skip_value(blocks.ptr, blocks.len, at);
+        if (end <= at || end > blocks.len) {
+            break;
+        }
+        if (k == block) {
+            size_t bl = end - at;
+            memmove(out, blocks.ptr + at, bl);
+            if (bl < cap) {
+                out[bl] = '\0';
+            }
+            *len = bl;
+            return CTXC_OK;
+        }
+        at = end < blocks.len && blocks.ptr[end] == ',' ? end + 1u : end;
+    }
+    return ctxc__fail(err, CTXC_E_PARSE,
+                      "restore %s: not a block of the spill store", id);
 }

@@ -53,6 +53,16 @@ bool cli_settings_open(ctxc_settings_store_t *store, ctxc_posix_fs_t *pfs,
 /* metadata.cwd of the first entry (a static copy), or NULL. */
 const char *cli_workspace_from_history(const ctxc_history_t *h);
 
+/* The spill store (cli_spill.c): opened when compression.density.spillDir
+ * is set (false otherwise, or on an error, printed with `who`), attached
+ * to a session, a block printed by id (the error on stdout when `out` is
+ * stdout: the REPL), and `ctxc restore FILE.jsonl ID`. */
+bool cli_spill_open(ctxc_settings_store_t *set, ctxc_posix_fs_t *pfs,
+                    const char *who);
+void cli_spill_attach(ctxc_session_t *s);
+int cli_spill_print(ctxc_session_t *s, const char *id, FILE *out);
+int cli_cmd_restore(int argc, char **argv);
+
 /* `ctxc repl ...` (argv after the command). */
 int cli_cmd_repl(int argc, char **argv);
 /* `ctxc chat ...` (argv after the command): the REPL in chat mode

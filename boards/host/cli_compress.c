@@ -267,6 +267,9 @@ int cli_cmd_compress(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
     ctxc_session_set_workspace(&session, workspace);
+    if (cli_spill_open(&cli_settings, &cli_pfs, "ctxc compress")) {
+        cli_spill_attach(&session);
+    }
     if (strategy->requires_llm) {
         if (!cli_llm_setup(&session, &cli_settings, "ctxc compress") ||
             (todos != NULL &&

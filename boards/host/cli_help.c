@@ -25,6 +25,8 @@ static const char help_global[] =
     "  stats FILE [--entries]  figures of an imported history (entries,\n"
     "                          blocks, tool calls, tokens, memory)\n"
     "  fmt FILE                the history as canonical IContent JSON Lines\n"
+    "  restore FILE ID         the block behind the pointer [ctxc:restore ID]\n"
+    "                          of FILE, from the spill store\n"
     "  compress FILE ...       compress a history with a strategy\n"
     "  repl ...                interactive session: settings, /compress,\n"
     "                          /save; reads stdin when not a terminal\n"
@@ -109,6 +111,13 @@ static const char help_chat[] =
     "notes and errors go to stderr and the exit status is 1 when any line\n"
     "failed.\n";
 
+static const char help_restore[] =
+    "usage: ctxc restore FILE ID\n"
+    "Prints the block that the density step stored before it pruned it: the\n"
+    "one behind the pointer [ctxc:restore ID] of FILE (the ID must be in\n"
+    "FILE), read from the spill store (the setting\n"
+    "compression.density.spillDir under $CTXC_HOME).\n";
+
 static const char help_help[] = "usage: ctxc help [COMMAND]\n"
                                 "Prints the usage of COMMAND, or the list of "
                                 "commands.\n";
@@ -119,11 +128,13 @@ static const struct {
 } help_commands[] = {
     {"stats", help_stats},     {"fmt", help_fmt},   {"compress", help_compress},
     {"repl", help_repl},       {"chat", help_chat}, {"prompts", NULL},
-    {"http-get", NULL},        {"help", help_help},
+    {"http-get", NULL},        {"restore", help_restore},
+    {"help", help_help},
 };
 
 static const char *const command_names[] = {
-    "stats", "fmt", "compress", "repl", "chat", "prompts", "http-get", "help",
+    "stats", "fmt", "compress", "repl", "chat", "prompts", "http-get",
+    "restore", "help",
     NULL,
 };
 

@@ -69,7 +69,8 @@ static void repl_diag(const char *fmt, ...) {
 }
 
 static const char *const repl_commands[] = {
-    "/compress", "/help", "/pin", "/quit", "/save", "/stats", "/unpin", NULL,
+    "/compress", "/help",  "/pin",   "/quit",
+    "/restore",  "/save",  "/stats", "/unpin", NULL,
 };
 /* every command word, for the suggestions */
 static const char *const repl_all_commands[] = {
@@ -87,6 +88,8 @@ static const char repl_help[] =
     "  /compress                           run the configured strategy\n"
     "  /pin N | /unpin N                   keep entry N (and its tool pair)\n"
     "                                      verbatim through every compression\n"
+    "  /restore ID                         the block behind a pointer's\n"
+    "                                      [ctxc:restore ID] (spill store)\n"
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is added to the history as a human message.\n"
@@ -105,6 +108,8 @@ static const char chat_help[] =
     "  /compress                           run the configured strategy now\n"
     "  /pin N | /unpin N                   keep entry N (and its tool pair)\n"
     "                                      verbatim through every compression\n"
+    "  /restore ID                         the block behind a pointer's\n"
+    "                                      [ctxc:restore ID] (spill store)\n"
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is sent to the model with the whole history (compressed\n"
@@ -672,6 +677,8 @@ static bool repl_line(char *line) {
         repl_save(*arg != '\0' ? arg : NULL);
     } else if (strcmp(word, "/pin") == 0 || strcmp(word, "/unpin") == 0) {
         repl_pin(arg, word[1] == 'p');
+    } else if (strcmp(word, "/restore") == 0) {
+        (void)cli_spill_print(&repl_session, arg, stdout);
     } else {
         ctxc_error_t err;
         ctxc_status_t st =
@@ -1041,6 +1048,9 @@ static int repl_main(int argc, char **argv) {
         CTXC_OK) {
         cli_report(who, &err);
         return CLI_EXIT_FAIL;
+    }
+    if (cli_spill_open(&repl_settings, &repl_pfs, who)) {
+        cli_spill_attach(&repl_session);
     }
     if (workspace == NULL) {
         workspace = cli_workspace_from_history(h);

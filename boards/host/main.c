@@ -428,6 +428,9 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "repl") == 0) {
         return cli_cmd_repl(argc - 2, argv + 2);
     }
+    if (strcmp(cmd, "restore") == 0) {
+        return cli_cmd_restore(argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "prompts") == 0) {
         return cli_cmd_prompts(argc - 2, argv + 2);
     }

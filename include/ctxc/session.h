@@ -94,6 +94,10 @@ typedef struct {
     ctxc_spill_t *spill;
     char *spill_buf; /**< the buffer a spilled entry is written through */
     size_t spill_buf_cap; /**< bytes of spill_buf */
+    /* private: the density step's spill hook, set with the store (so a
+     * build that never sets one does not link the store) */
+    ctxc_status_t (*spill_fn_)(void *user, size_t index, size_t block,
+                               char *id, ctxc_error_t *err);
     ctxc_session_job_t job_; /* private: the compression job */
 } ctxc_session_t;
 

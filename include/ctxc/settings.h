@@ -173,9 +173,18 @@ extern const char *const ctxc_on_limit_names[];
       NULL, 0, 0, TOOLS, 1, "Density", "name[:pathKey],...",                   \
       "high-density: more write tools (path key default: file_path, "          \
       "absolute_path, path)")                                                  \
+    X(DENSITY_SPILL_DIR, "compression.density.spillDir", STRING, NULL, NULL,   \
+      0, 0, TEXT, 1, "Density", "directory",                                   \
+      "high-density: store what the density step prunes in this directory "    \
+      "of the port's filesystem, restorable by the id its pointer carries "    \
+      "(unset: not stored)")                                                   \
+    X(DENSITY_SPILL_BUDGET, "compression.density.spillBudget", INT, NULL,     \
+      "1048576", 4096, UINT32_MAX, NONE, 1, "Density", "bytes",                \
+      "high-density: most bytes the spill store keeps (oldest evicted "        \
+      "first)")                                                                \
     X(PROVIDER, "provider", STRING, NULL, NULL, 0, 0, PROVIDER, 1, "Provider", \
       "provider name", "LLM provider (one of this build's: openai, "          \
-      "anthropic, gemini)")                                         \
+      "anthropic, gemini)")                                                    \
     X(MODEL, "model", STRING, NULL, NULL, 0, 0, TEXT, 1, "Provider",           \
       "model name", "model of the provider")                                   \
     X(BASE_URL, "base-url", STRING, NULL, NULL, 0, 0, URL, 1, "Provider",      \
@@ -352,8 +361,8 @@ typedef struct {
 #define CTXC__FILE_WORST_(id, key, type, ...)                                  \
     +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
 /** The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
- * every setting at its longest value, 999 + 9 x CTXC_CFG_SETTINGS_VALUE_BYTES
- * bytes (2151 with the default 128). 0 is allowed: no file buffer, no
+ * every setting at its longest value, 1085 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (2365 with the default 128). 0 is allowed: no file buffer, no
  * settings file, no profiles (a device without a filesystem). */
 #define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
     (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
@@ -361,8 +370,8 @@ typedef struct {
 _Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
                    CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
                "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
-               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 999 + 9 x "
-               "CTXC_CFG_SETTINGS_VALUE_BYTES (2151 with the default 128)");
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1085 + 10 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (2365 with the default 128)");
 #endif
 
 /** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the

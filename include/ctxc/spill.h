@@ -49,7 +49,8 @@ typedef struct {
     uint64_t budget;     /**< bytes of stored blocks at most */
     char *buf;           /**< caller memory for the index */
     size_t cap;          /**< bytes of buf */
-    uint32_t keep_from_; /* internal: ids >= this are in flight (0: none) */
+    uint32_t keep_from_; /* internal: ids >= this are in flight (0: none;
+                            0xFFFFFFFF: begun, its first id to come) */
 } ctxc_spill_t;
 
 /** Sets up a store (nothing is written until the first put). `dir` must be
@@ -82,6 +83,15 @@ ctxc_status_t ctxc_spill_put(ctxc_spill_t *sp, const char *data, size_t len,
  * the filesystem's errors. */
 ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
                              size_t cap, size_t *len, ctxc_error_t *err);
+
+/** What the density step stores (ctxc_session_set_spill) is the index of
+ * the block, a line feed and its entry's interchange line; this reads it
+ * (ctxc_spill_get) and gives the block's interchange JSON alone, in
+ * out[0..*len) (NUL-terminated when it fits). Errors: as ctxc_spill_get,
+ * and CTXC_E_PARSE for stored bytes of another shape. */
+ctxc_status_t ctxc_spill_restore_block(const ctxc_spill_t *sp, const char *id,
+                                       char *out, size_t cap, size_t *len,
+                                       ctxc_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -2170,6 +2170,48 @@ static void test_repl_pin_completion(void **state) {
     drop_home();
 }
 
+/* The spill store (issue 28): with compression.density.spillDir set, the
+ * density step stores what it prunes and its pointers carry ids; `ctxc
+ * restore FILE ID` and `/restore ID` give the blocks back. */
+static void test_spill_and_restore(void **state) {
+    (void)state;
+    char example[512], out[700], script[256];
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    fresh_home();
+    put_home_file("settings.json",
+                  "{\"compression.density.spillDir\": \"spill\"}\n");
+    snprintf(out, sizeof out, "%s/out.jsonl", g_home);
+    run_t r;
+    RUN(&r, "compress", example, "--strategy", "high-density",
+        "--context-limit", "16000", "--density", "recencyPruning=true",
+        "--optimize-only", "-o", out);
+    assert_int_equal(r.status, 0);
+    const char *text = home_file("out.jsonl");
+    const char *h = strstr(text, "[Result pruned \xe2\x80\x94 [ctxc:restore ");
+    assert_non_null(h);
+    char id[9];
+    memcpy(id, h + strlen("[Result pruned \xe2\x80\x94 [ctxc:restore "), 8);
+    id[8] = '\0';
+    RUN(&r, "restore", out, id);
+    assert_int_equal(r.status, 0);
+    if (strncmp(r.out, "{\"type\":\"tool_response\",", 24) != 0) {
+        fail_msg("restore %s: %.200s / %s", id, r.out, r.err);
+    }
+    RUN(&r, "restore", out, "0000ffff");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "holds no pointer"));
+    static char text2[256];
+    snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff0\n", id);
+    write_temp(script, sizeof script, text2, strlen(text2));
+    RUN_STDIN(&r, script, "repl", "--history", out);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));
+    assert_non_null(strstr(r.out, "unknown id 0000fff0"));
+    unlink(script);
+    drop_home();
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
     if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
@@ -2182,6 +2224,7 @@ int main(void) {
         cmocka_unit_test(test_repl_pin_completion),
         cmocka_unit_test(test_repl_script_exit_status),
         cmocka_unit_test(test_repl_terminal_errors_keep_exit_zero),
+        cmocka_unit_test(test_spill_and_restore),
         cmocka_unit_test(test_compress_with_a_profile),
         cmocka_unit_test(test_prompts_as_a_new_user),
         cmocka_unit_test(test_prompts_list_writes_nothing),

@@ -478,7 +478,7 @@ static void test_complete_keys(void **state) {
         "compression.density.fileDedupe", "compression.density.recencyPruning",
         "compression.density.recencyRetention",
         "compression.density.vocabularies", "compression.density.readTools",
-        "compression.density.writeTools", "provider", "model", "base-url",
+        "compression.density.writeTools", "compression.density.spillDir", "compression.density.spillBudget", "provider", "model", "base-url",
         "auth-key-name", "stream", "network.ca-file",
         "network.connect-timeout-ms", "network.read-timeout-ms",
         "network.call-deadline-ms");
@@ -503,7 +503,8 @@ static void test_complete_keys(void **state) {
              "compression.density.recencyRetention",
              "compression.density.vocabularies",
              "compression.density.readTools",
-             "compression.density.writeTools"));
+             "compression.density.writeTools", "compression.density.spillDir",
+             "compression.density.spillBudget"));
     expect("/set un", 5, W("unset"));
     expect("/set unset con", 11, W("context-limit"));
     expect(
@@ -518,7 +519,8 @@ static void test_complete_keys(void **state) {
           "compression.density.recencyPruning",
           "compression.density.recencyRetention",
           "compression.density.vocabularies", "compression.density.readTools",
-          "compression.density.writeTools"));
+          "compression.density.writeTools", "compression.density.spillDir",
+          "compression.density.spillBudget"));
     expect("/settings unset mo", 16, W("model"));
     expect("/set zzz", 5, NONE);
 }

@@ -122,6 +122,8 @@ static void test_registry_lists_every_key(void **state) {
          "Density"},
         {"compression.density.readTools", CTXC_SETTING_TYPE_STRING, "Density"},
         {"compression.density.writeTools", CTXC_SETTING_TYPE_STRING, "Density"},
+        {"compression.density.spillDir", CTXC_SETTING_TYPE_STRING, "Density"},
+        {"compression.density.spillBudget", CTXC_SETTING_TYPE_INT, "Density"},
         {"provider", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"model", CTXC_SETTING_TYPE_STRING, "Provider"},
         {"base-url", CTXC_SETTING_TYPE_STRING, "Provider"},
@@ -899,7 +901,7 @@ static void test_unreadable_settings_file(void **state) {
     big[sizeof big - 1] = '\0';
     mem_put(&mfs, "settings.json", big);
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_TOO_LARGE);
-    assert_contains(err.message, "settings.json: larger than the 2176 bytes");
+    assert_contains(err.message, "settings.json: larger than the 2432 bytes");
     assert_int_equal(ctxc_settings_persist_set(&st, "model", "x", &err),
                      CTXC_E_TOO_LARGE);
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
@@ -921,6 +923,8 @@ static void test_unreadable_settings_file(void **state) {
     "\"compression.density.vocabularies\": \"none\", "                         \
     "\"compression.density.readTools\": \"peek:target\", "                     \
     "\"compression.density.writeTools\": \"put_file,patch:file\", "            \
+    "\"compression.density.spillDir\": \"spill\", "                            \
+    "\"compression.density.spillBudget\": 65536, "                             \
     "\"provider\": \"openai\", "                                               \
     "\"m\\u006fdel\": \"gpt-\\u0034o\", \"base-url\": \"https://x.example\", " \
     "\"auth-key-name\": \"OPENAI_API_KEY\", \"stream\": false, "               \
