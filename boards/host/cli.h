@@ -1,5 +1,14 @@
 /*
- * ctxc host CLI — pieces shared by the command files.
+ * ctxc host CLI — what the command files share. Two layers, no cycle:
+ *
+ *   commands   main.c (dispatch, stats, fmt), cli_compress.c, cli_repl.c
+ *              (repl, chat), cli_restore.c, cli_prompts.c, cli_http.c
+ *   shared     cli_state.c (the history, loading, reports, workspace),
+ *              cli_output.c, cli_settings.c, cli_llm.c, cli_spill.c,
+ *              cli_help.c, cli_term.c
+ *
+ * A command calls the shared modules, never another command (main.c only
+ * dispatches to them); the shared modules call no command.
  */
 #ifndef CTXC_CLI_H
 #define CTXC_CLI_H
@@ -12,6 +21,8 @@
 #include "ctxc_port_posix.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* ---- the shared state (cli_state.c) ---- */
 
 /* The CLI's one history (host board sizes). */
 ctxc_history_t *cli_history_get(void);
@@ -37,7 +48,7 @@ bool cli_save_history(const ctxc_history_t *h, const char *path,
  * "WHO: stdout: write error: reason" on stderr) when output was lost. */
 bool cli_stdout_ok(const char *who);
 
-/* ctxc_write_fn over a FILE *. */
+/* ctxc_write_fn over a FILE * (cli_state.c). */
 ctxc_status_t cli_write_file(void *user, const char *data, size_t len);
 
 /* `ctxc compress ARGS...` (argv after the command). */
@@ -50,7 +61,7 @@ int cli_cmd_compress(int argc, char **argv);
 bool cli_settings_open(ctxc_settings_store_t *store, ctxc_posix_fs_t *pfs,
                        const char *profile, const char *who);
 
-/* metadata.cwd of the first entry (a static copy), or NULL. */
+/* metadata.cwd of the first entry (a static copy), or NULL (cli_state.c). */
 const char *cli_workspace_from_history(const ctxc_history_t *h);
 
 /* The spill store (cli_spill.c): opened when compression.density.spillDir
@@ -61,6 +72,9 @@ bool cli_spill_open(ctxc_settings_store_t *set, ctxc_posix_fs_t *pfs,
                     const char *who);
 void cli_spill_attach(ctxc_session_t *s);
 int cli_spill_print(ctxc_session_t *s, const char *id, FILE *out);
+/* Whether a pointer "[ctxc:restore ID]" is in h (the id belongs to it). */
+bool cli_spill_history_has(const ctxc_history_t *h, const char *id);
+/* `ctxc restore FILE.jsonl ID` (cli_restore.c). */
 int cli_cmd_restore(int argc, char **argv);
 
 /* `ctxc repl ...` (argv after the command). */
@@ -113,8 +127,6 @@ int cli_cmd_http_get(int argc, char **argv);
 void cli_help_global(FILE *out);
 /* The usage of `cmd`; false when there is no such command. */
 bool cli_help_command(const char *cmd, FILE *out);
-void cli_prompts_help(FILE *out);
-void cli_http_get_help(FILE *out);
 /* The commands, NULL-terminated. */
 const char *const *cli_command_names(void);
 /* "; did you mean 'x'?" (or "'x' or 'y'") into buf when a candidate of the

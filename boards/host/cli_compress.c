@@ -31,7 +31,6 @@
 
 CTXC_WORK_DEFINE_DEFAULT(cli_work);
 
-static char cli_workspace[4096];
 static ctxc_settings_store_t cli_settings;
 static ctxc_posix_fs_t cli_pfs;
 
@@ -50,29 +49,6 @@ static const char *const compress_options[] = {
     NULL,
 };
 
-const char *cli_workspace_from_history(const ctxc_history_t *h) {
-    ctxc_entry_t e;
-    ctxc_str_t v;
-    if (ctxc_history_get(h, 0, &e) != CTXC_OK ||
-        ctxc_entry_meta_find(&e, "cwd", &v) != CTXC_OK || v.len < 2 ||
-        v.ptr[0] != '"') {
-        return NULL;
-    }
-    /* the canonical JSON string of a path: copy it unescaped */
-    size_t o = 0;
-    for (size_t i = 1; i + 1 < v.len && o + 1 < sizeof cli_workspace; i++) {
-        char c = v.ptr[i];
-        if (c == '\\' && i + 2 < v.len) {
-            c = v.ptr[++i];
-            if (c != '\\' && c != '"' && c != '/') {
-                return NULL; /* unusual escapes: do not guess */
-            }
-        }
-        cli_workspace[o++] = c;
-    }
-    cli_workspace[o] = '\0';
-    return o > 0 ? cli_workspace : NULL;
-}
 
 static double now_ms(void) {
     struct timespec ts;

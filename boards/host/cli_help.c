@@ -111,6 +111,30 @@ static const char help_chat[] =
     "notes and errors go to stderr and the exit status is 1 when any line\n"
     "failed.\n";
 
+static const char help_prompts[] =
+    "usage: ctxc prompts list [--provider P] [--model M]\n"
+    "       ctxc prompts show NAME [--provider P] [--model M]\n"
+    "       ctxc prompts install\n"
+    "\n"
+    "Prompts live under $CTXC_HOME (default ~/.config/ctxc). For a provider\n"
+    "P and model M, NAME resolves from the first of:\n"
+    "  providers/P/models/M/compression/NAME.md   (level model)\n"
+    "  providers/P/compression/NAME.md            (level provider)\n"
+    "  compression/NAME.md                        (level base)\n"
+    "  the copy built into ctxc                   (level built-in)\n"
+    "P and M are made into safe folder names (lower case, [a-z0-9._-]).\n"
+    "list and show write nothing; install writes the built-in prompts\n"
+    "into $CTXC_HOME to be edited (never overwriting a file you changed).\n"
+    "NAME: middle-out, compression/middle-out or compression/middle-out.md.\n";
+
+static const char help_http_get[] =
+    "usage: ctxc http-get URL [--ca-file FILE] [--header 'Name: value' ...]\n"
+    "                         [--bytes N] [--timeout-ms N]\n"
+    "Fetches URL through the port's transport (TLS verified against the\n"
+    "system CA bundle or --ca-file / network.ca-file) and prints the status,\n"
+    "the response headers and the first N bytes of the body (default 512),\n"
+    "control characters shown as ^[ (C0, DEL ^?) and <U+0080>..<U+009F>.\n";
+
 static const char help_restore[] =
     "usage: ctxc restore FILE ID\n"
     "Prints the block that the density step stored before it pruned it: the\n"
@@ -124,11 +148,11 @@ static const char help_help[] = "usage: ctxc help [COMMAND]\n"
 
 static const struct {
     const char *name;
-    const char *text; /* NULL: the command prints its own */
+    const char *text;
 } help_commands[] = {
     {"stats", help_stats},     {"fmt", help_fmt},   {"compress", help_compress},
-    {"repl", help_repl},       {"chat", help_chat}, {"prompts", NULL},
-    {"http-get", NULL},        {"restore", help_restore},
+    {"repl", help_repl},       {"chat", help_chat}, {"prompts", help_prompts},
+    {"http-get", help_http_get},        {"restore", help_restore},
     {"help", help_help},
 };
 
@@ -146,13 +170,7 @@ bool cli_help_command(const char *cmd, FILE *out) {
         if (strcmp(cmd, help_commands[i].name) != 0) {
             continue;
         }
-        if (help_commands[i].text != NULL) {
-            fputs(help_commands[i].text, out);
-        } else if (strcmp(cmd, "prompts") == 0) {
-            cli_prompts_help(out);
-        } else {
-            cli_http_get_help(out);
-        }
+        fputs(help_commands[i].text, out);
         return true;
     }
     return false;

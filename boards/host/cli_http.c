@@ -32,16 +32,6 @@
 
 #define HTTP_GET_MAX_HEADERS 16
 
-static const char http_get_usage[] =
-    "usage: ctxc http-get URL [--ca-file FILE] [--header 'Name: value' ...]\n"
-    "                         [--bytes N] [--timeout-ms N]\n"
-    "Fetches URL through the port's transport (TLS verified against the\n"
-    "system CA bundle or --ca-file / network.ca-file) and prints the status,\n"
-    "the response headers and the first N bytes of the body (default 512),\n"
-    "control characters shown as ^[ (C0, DEL ^?) and <U+0080>..<U+009F>.\n";
-
-void cli_http_get_help(FILE *out) { fputs(http_get_usage, out); }
-
 static int http_usage(const char *what, const char *arg) {
     return cli_usage_fail("http-get", "%s%s", what, arg);
 }

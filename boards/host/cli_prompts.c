@@ -16,24 +16,6 @@
 /* One prompt file at a time; the installer uses both halves. */
 static char prompt_buf[2u * 256u * 1024u];
 
-static const char prompts_usage[] =
-    "usage: ctxc prompts list [--provider P] [--model M]\n"
-    "       ctxc prompts show NAME [--provider P] [--model M]\n"
-    "       ctxc prompts install\n"
-    "\n"
-    "Prompts live under $CTXC_HOME (default ~/.config/ctxc). For a provider\n"
-    "P and model M, NAME resolves from the first of:\n"
-    "  providers/P/models/M/compression/NAME.md   (level model)\n"
-    "  providers/P/compression/NAME.md            (level provider)\n"
-    "  compression/NAME.md                        (level base)\n"
-    "  the copy built into ctxc                   (level built-in)\n"
-    "P and M are made into safe folder names (lower case, [a-z0-9._-]).\n"
-    "list and show write nothing; install writes the built-in prompts\n"
-    "into $CTXC_HOME to be edited (never overwriting a file you changed).\n"
-    "NAME: middle-out, compression/middle-out or compression/middle-out.md.\n";
-
-void cli_prompts_help(FILE *out) { fputs(prompts_usage, out); }
-
 /* A usage error: one line and where the usage is. */
 static int prompts_usage_error(const char *what, const char *arg) {
     return cli_usage_fail("prompts", "%s%s", what, arg);

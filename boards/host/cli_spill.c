@@ -1,9 +1,9 @@
 /*
- * The spill store of the CLI (issue 28): when compression.density.spillDir
+ * The spill store of the CLI: when compression.density.spillDir
  * is set, what the density step prunes is stored under that directory of
  * $CTXC_HOME (budget compression.density.spillBudget), and `ctxc restore
- * FILE.jsonl ID` / `/restore ID` give a block back by the id its pointer
- * carries.
+ * FILE.jsonl ID` (cli_restore.c) / `/restore ID` give a block back by the
+ * id its pointer carries.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,48 +56,16 @@ int cli_spill_print(ctxc_session_t *s, const char *id, FILE *out) {
     return CLI_EXIT_OK;
 }
 
-int cli_cmd_restore(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "ctxc restore: expected FILE and ID\n"
-                        "see 'ctxc restore --help'\n");
-        return CLI_EXIT_USAGE;
-    }
-    const char *file = argv[0], *id = argv[1];
-    static ctxc_settings_store_t set;
-    static ctxc_posix_fs_t pfs;
-    if (!cli_settings_open(&set, &pfs, NULL, "ctxc restore")) {
-        return CLI_EXIT_FAIL;
-    }
-    if (!cli_spill_open(&set, &pfs, "ctxc restore")) {
-        fprintf(stderr, "ctxc restore: no spill store: set "
-                        "compression.density.spillDir\n");
-        return CLI_EXIT_FAIL;
-    }
-    /* the handle must be in the file: the id belongs to that history */
-    const char *name;
-    if (!cli_load(file, &name)) {
-        return CLI_EXIT_FAIL;
-    }
+bool cli_spill_history_has(const ctxc_history_t *h, const char *id) {
     char handle[48];
     snprintf(handle, sizeof handle, "[ctxc:restore %.16s]", id);
-    ctxc_history_t *h = cli_history_get();
-    bool found = false;
-    for (size_t i = 0; i < ctxc_history_count(h) && !found; i++) {
+    for (size_t i = 0; i < ctxc_history_count(h); i++) {
         size_t len = 0;
         if (ctxc_export_entry_buf(h, i, cli_spill_buf, sizeof cli_spill_buf,
-                                  &len, NULL) == CTXC_OK) {
-            found = strstr(cli_spill_buf, handle) != NULL;
+                                  &len, NULL) == CTXC_OK &&
+            strstr(cli_spill_buf, handle) != NULL) {
+            return true;
         }
     }
-    if (!found) {
-        fprintf(stderr, "ctxc restore: %s holds no pointer %s\n", name, handle);
-        return CLI_EXIT_FAIL;
-    }
-    static ctxc_session_t s; /* only its store is used */
-    memset(&s, 0, sizeof s);
-    s.history = h;
-    cli_spill_attach(&s);
-    int rc = cli_spill_print(&s, id, stdout);
-    return rc == CLI_EXIT_OK && cli_stdout_ok("ctxc restore") ? CLI_EXIT_OK
-                                                              : CLI_EXIT_FAIL;
+    return false;
 }
