@@ -254,10 +254,10 @@
 
 /* --- Settings and profiles (include/ctxc/settings.h) -------------------- */
 
-/** CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (provider,
- * model, base-url, auth-key-name, compression.profile, network.ca-file),
- * including the
- * terminating NUL. Each string setting costs this much per layer (two layers
+/** CTXC_CFG_SETTINGS_VALUE_BYTES: bytes of one string setting (the ten of
+ * the registry: provider, model, base-url, auth-key-name, network.ca-file,
+ * compression.profile, compression.density.vocabularies, .readTools,
+ * .writeTools, .spillDir), including the terminating NUL. Each string setting costs this much per layer (two layers
  * in ctxc_settings_store_t). Longer values are rejected by /set and make a
  * settings or profile file invalid. Default: 128. */
 #ifndef CTXC_CFG_SETTINGS_VALUE_BYTES
