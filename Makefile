@@ -23,6 +23,11 @@
 #                   generated tables of docs/footprint.md (output, stack,
 #                   footprint, library flash and RAM, the lwIP image) and
 #                   README.md's footprint headline
+#   make device-tables  build the lwIP image in both TLS profiles (production
+#                   in build/cortex-m4, lab in build/cortex-m4-lab), run its
+#                   test under QEMU -icount against the fixture and the
+#                   front-end server, write the cost tables into
+#                   docs/device.md (test/embedded/device_tables.py; slow)
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -84,9 +89,14 @@ BUILD_DEPS := cmake make gcc libc6-dev libedit-dev libmbedtls-dev
 # pkgconf (test): pkg-config for the consumption tests (test/consume).
 # dpkg-dev (cross): `apt-get source` of lwIP and mbedTLS for the lwIP
 # image (port/lwip/fetch_sources.sh, into build/third_party).
-CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev
+# ca-certificates (cross): the lwIP image's trust store, picked by name
+# (boards/mps2-an386/net/trust_store.txt).
+CROSS_DEPS := cmake make gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi python3 dpkg-dev ca-certificates
 # clang + its runtime (test): the fuzz tree, libFuzzer and its sanitizers.
-TEST_DEPS  := $(BUILD_DEPS) doxygen python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev
+# golang-go (test): the lwIP image's front-end TLS server
+# (test/fixtures/frontend_server.go: Go's crypto/tls, which writes 16 KiB
+# records and does not negotiate max_fragment_length).
+TEST_DEPS  := $(BUILD_DEPS) doxygen ca-certificates python3 openssl valgrind libcmocka-dev gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm pkgconf dpkg-dev clang libclang-rt-14-dev golang-go
 # `make fuzz` builds the fuzz tree with its tests configured: all of TEST_DEPS.
 FUZZ_DEPS  := $(TEST_DEPS)
 # doxygen: the API reference (`make docs`, ctest api_docs; docs/Doxyfile).
@@ -134,7 +144,7 @@ CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SR
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables device-tables flash-walk clean help deps-build deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -222,6 +232,20 @@ readme-tables: deps-cross net-sources
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)
 	@$(CMAKE) --build $(CROSS_DIR) --target lwip-readme-table | $(NO_PROGRESS)
+
+# The lwIP image's cost tables in docs/device.md (docs/device.md, "Cost on
+# the target"): both TLS profiles built, the production image's test run
+# under QEMU -icount shift=0.
+LAB_DIR := $(BUILD)/$(CROSS)-lab
+LWIP_ELF := boards/mps2-an386/ctxc_lwip.elf
+device-tables: deps-test net-sources
+	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
+	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_lwip ctxc_scenario
+	$(CMAKE) -S . -B $(LAB_DIR) $(CROSS_CMAKE_ARGS) -DMPS2_TLS_PROFILE=lab
+	$(CMAKE) --build $(LAB_DIR) -j $(JOBS) --target ctxc_lwip
+	python3 test/embedded/device_tables.py run arm-none-eabi-objcopy $(CROSS_DIR)/$(LWIP_ELF) \
+	    $(LAB_DIR)/$(LWIP_ELF) $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf $(EXAMPLE) docs/device.md \
+	    qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).

@@ -7,7 +7,11 @@
 
 #include <stddef.h>
 
-#define BOARD_MAX_ARGS 8
+/* The command line (QEMU -semihosting-config arg=...): at most this many
+ * arguments of at most BOARD_CMDLINE_BYTES - 1 bytes together (the lwIP
+ * image's endpoint options take a dozen). */
+#define BOARD_MAX_ARGS 24
+#define BOARD_CMDLINE_BYTES 512
 /* Exit status after a HardFault or an unexpected exception. */
 #define BOARD_EXIT_FAULT 3
 

@@ -19,9 +19,11 @@
 #define CTXC_CFG_HISTORY_ARENA_BYTES MPS2_HISTORY_ARENA_BYTES
 #define CTXC_CFG_WORK_SCRATCH_BYTES MPS2_WORK_SCRATCH_BYTES
 
-/* Error message text kept in ctxc_error_t: shorter than the default to save
- * RAM in every error struct on the stack; 96 bytes still name the field. */
-#define CTXC_CFG_ERROR_MESSAGE_LEN 96
+/* Error message text kept in ctxc_error_t. 256 bytes hold the longest the
+ * lwIP image produces whole: the HTTP client's prefix, host:port twice and
+ * a rejected certificate's reasons, or a TLS error after the handshake
+ * with mbedTLS's text and code (96 cut those mid-word). */
+#define CTXC_CFG_ERROR_MESSAGE_LEN 256
 
 /* No index tables in the work area (the library default is 2 slots per
  * entry). A history here holds at most MPS2_HISTORY_MAX_ENTRIES (256)

@@ -85,7 +85,7 @@ void board_exit(int status) { _exit(status); }
 
 /* The command line QEMU passes (-semihosting-config ...,arg=...), split at
  * spaces. */
-static char cmdline[256];
+static char cmdline[BOARD_CMDLINE_BYTES];
 static char *argv_buf[BOARD_MAX_ARGS + 1];
 
 static int get_args(void) {

@@ -13,9 +13,14 @@
 #include "lwip/pbuf.h"
 #include "lwip/timeouts.h"
 
+#include "mbedtls/ecdh.h"
 #include "mbedtls/entropy.h"
+#include "mbedtls/error.h"
 #include "mbedtls/entropy_poll.h"
 #include "mbedtls/memory_buffer_alloc.h"
+#include "mbedtls/platform.h"
+#include "mbedtls/platform_time.h"
+#include "mbedtls/platform_util.h"
 #include "mbedtls/ssl.h"
 #include "mbedtls/x509_crt.h"
 
@@ -74,8 +79,19 @@ void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
 #endif
 }
 
+void ctxc_lwip_tls_pool_reset_max(void) {
+#if defined(MBEDTLS_MEMORY_DEBUG)
+    if (pool_ready) {
+        mbedtls_memory_buffer_alloc_max_reset();
+    }
+#endif
+}
+
 /* ---- helpers --------------------------------------------------------------
  */
+
+/* t->phase: where a connect is (see "connect" below) */
+enum { PHASE_IDLE = 0, PHASE_DNS, PHASE_TCP, PHASE_UP };
 
 static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
     return t->cfg.clock(t->cfg.clock_ctx);
@@ -109,6 +125,190 @@ static void set_last(ctxc_lwip_transport_t *t, const char *what,
     keep_last(t, ctxc_error_message(&e));
 }
 
+/* ---- mbedTLS hooks (linked with -Wl,--wrap=...; see the header) -----------
+ *
+ * lwIP 2.1.3's altcp_tls_mbedtls drops every error mbedtls_ssl_read()
+ * answers after the handshake (altcp_mbedtls_handle_rx_appldata: a record
+ * too large, a bad MAC, an alert, even close_notify: the pbuf is freed and
+ * ERR_OK returned, the connection stays open and silent). The port wraps
+ * mbedtls_ssl_read at link time: the code reaches the transport of that
+ * connection (t->ssl_err), counts as progress for wait(), and send/recv
+ * report it at once with mbedTLS's code and text. The same way the key
+ * exchange's group is taken from mbedtls_ecdh_read_params (mbedTLS 2.28
+ * keeps no record of it after the handshake), and a failed allocation
+ * from mbedtls_calloc (how much the pool lacked). */
+
+static ctxc_lwip_transport_t *watched; /* the connection being made / up */
+static size_t pool_failed_bytes;       /* the last allocation that failed */
+
+static uint32_t ticks_now(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->cfg.ticks != NULL ? t->cfg.ticks(t->cfg.ticks_ctx)
+                                             : 0u;
+}
+
+int __real_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
+    ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_handshake(ssl);
+    if (t != NULL) {
+        t->handshake_ticks += ticks_now(t) - t0;
+    }
+    return r;
+}
+
+int __real_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
+                             const unsigned char *buf, size_t len) {
+    ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_write(ssl, buf, len);
+    if (t != NULL) {
+        t->record_ticks += ticks_now(t) - t0;
+    }
+    return r;
+}
+
+int __real_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len);
+int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len);
+int __wrap_mbedtls_ssl_read(mbedtls_ssl_context *ssl, unsigned char *buf,
+                            size_t len) {
+    ctxc_lwip_transport_t *t = watched;
+    uint32_t t0 = ticks_now(t);
+    int r = __real_mbedtls_ssl_read(ssl, buf, len);
+    if (t != NULL) {
+        t->record_ticks += ticks_now(t) - t0;
+    }
+    if (r < 0 && r != MBEDTLS_ERR_SSL_WANT_READ &&
+        r != MBEDTLS_ERR_SSL_WANT_WRITE && t != NULL && t->pcb != NULL &&
+        altcp_tls_context(t->pcb) == ssl && t->ssl_err == 0) {
+        t->ssl_err = r;
+        t->events++;
+    }
+    return r;
+}
+
+int __real_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end);
+int __wrap_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end);
+int __wrap_mbedtls_ecdh_read_params(mbedtls_ecdh_context *ctx,
+                                    const unsigned char **buf,
+                                    const unsigned char *end) {
+    int r = __real_mbedtls_ecdh_read_params(ctx, buf, end);
+    if (r == 0 && watched != NULL) {
+#if defined(MBEDTLS_ECDH_LEGACY_CONTEXT)
+        watched->group = (uint16_t)ctx->grp.id;
+#else
+        watched->group = (uint16_t)ctx->grp_id;
+#endif
+    }
+    return r;
+}
+
+void *__real_mbedtls_calloc(size_t n, size_t size);
+void *__wrap_mbedtls_calloc(size_t n, size_t size);
+void *__wrap_mbedtls_calloc(size_t n, size_t size) {
+    void *p = __real_mbedtls_calloc(n, size);
+    if (p == NULL && n != 0 && size != 0) {
+        pool_failed_bytes = n * size;
+    }
+    return p;
+}
+
+/* "text (-0xCODE)" of an mbedTLS error code (ctxc_error_set has no %x). */
+static void tls_error_text(int code, char *out, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    unsigned v = (unsigned)(code < 0 ? -code : code);
+    char num[12] = "(-0x";
+    size_t k = 4;
+    for (int shift = 12; shift >= 0; shift -= 4) {
+        num[k++] = hex[(v >> (unsigned)shift) & 0xfu];
+    }
+    num[k++] = ')';
+    num[k] = '\0';
+    ctxc_error_t e;
+#if defined(MBEDTLS_ERROR_C)
+    char text[160];
+    mbedtls_strerror(code, text, sizeof text);
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "%s %s", text, num);
+#else
+    (void)ctxc_error_set(&e, CTXC_E_TLS, "mbedTLS error %s", num);
+#endif
+    size_t n = strlen(ctxc_error_message(&e));
+    if (n >= cap) {
+        n = cap - 1u;
+    }
+    memcpy(out, ctxc_error_message(&e), n);
+    out[n] = '\0';
+}
+
+/* ---- calendar time ----------------------------------------------------------
+ *
+ * MBEDTLS_HAVE_TIME_DATE: the validity dates of certificates are checked
+ * against cfg.time (seconds since 1970 UTC, 0 while not known yet). */
+
+static ctxc_lwip_time_fn time_fn;
+static void *time_ctx;
+
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+static uint64_t calendar_now(void) {
+    return time_fn != NULL ? time_fn(time_ctx) : 0u;
+}
+#endif
+
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+static mbedtls_time_t tls_time(mbedtls_time_t *out) {
+    mbedtls_time_t now = (mbedtls_time_t)calendar_now();
+    if (out != NULL) {
+        *out = now;
+    }
+    return now;
+}
+
+#if defined(MBEDTLS_PLATFORM_GMTIME_R_ALT)
+/* UTC broken down (civil-from-days, proleptic Gregorian calendar): what
+ * the X.509 date check needs, without newlib's time functions. */
+struct tm *mbedtls_platform_gmtime_r(const mbedtls_time_t *tt,
+                                     struct tm *tm_buf) {
+    int64_t s = (int64_t)*tt;
+    int64_t days = s / 86400;
+    int64_t rem = s % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        days--;
+    }
+    tm_buf->tm_hour = (int)(rem / 3600);
+    tm_buf->tm_min = (int)(rem % 3600 / 60);
+    tm_buf->tm_sec = (int)(rem % 60);
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    tm_buf->tm_year = (int)(y + (m <= 2 ? 1 : 0) - 1900);
+    tm_buf->tm_mon = (int)(m - 1);
+    tm_buf->tm_mday = (int)d;
+    tm_buf->tm_wday = (int)((days % 7 + 11) % 7); /* 1970-01-01: Thursday */
+    tm_buf->tm_yday = 0;
+    tm_buf->tm_isdst = 0;
+    return tm_buf;
+}
+#endif
+#endif
+
 /* ---- callbacks (lwIP context) -----------------------------------------------
  */
 
@@ -118,6 +318,7 @@ static void on_err(void *arg, err_t err) {
         t->pcb = NULL; /* freed by lwIP */
         t->failed = true;
         t->err = err;
+        t->events++;
     }
 }
 
@@ -125,6 +326,7 @@ static err_t on_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
                      err_t err) {
     ctxc_lwip_transport_t *t = arg;
     (void)pcb;
+    t->events++;
     if (p == NULL) {
         t->eof = true;
         return ERR_OK;
@@ -144,15 +346,29 @@ static err_t on_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
 static err_t on_connected(void *arg, struct altcp_pcb *pcb, err_t err) {
     ctxc_lwip_transport_t *t = arg;
     (void)pcb;
+    t->events++;
     if (err == ERR_OK) {
         t->up = true;
     }
     return ERR_OK;
 }
 
+/* Room in the send buffer again: progress for a waiting sender. */
+static err_t on_sent(void *arg, struct altcp_pcb *pcb, u16_t len) {
+    ctxc_lwip_transport_t *t = arg;
+    (void)pcb;
+    (void)len;
+    t->events++;
+    return ERR_OK;
+}
+
 static void on_dns(const char *name, const ip_addr_t *addr, void *arg) {
     ctxc_lwip_transport_t *t = arg;
-    (void)name;
+    /* an answer for a connect that was closed meanwhile is not this one's */
+    if (t->phase != PHASE_DNS || strcmp(name, t->host) != 0) {
+        return;
+    }
+    t->events++;
     t->dns_done = true;
     if (addr != NULL && IP_IS_V4(addr)) {
         t->dns_found = true;
@@ -167,12 +383,123 @@ static int on_verify(void *arg, mbedtls_x509_crt *crt, int depth,
     ctxc_lwip_transport_t *t = arg;
     (void)crt;
     (void)depth;
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    if (calendar_now() == 0 && t->cfg.allow_unknown_time) {
+        /* no clock yet and the board chose to go on: dates unchecked */
+        *flags &= ~(uint32_t)(MBEDTLS_X509_BADCERT_EXPIRED |
+                              MBEDTLS_X509_BADCERT_FUTURE);
+    }
+#endif
     t->verify_flags |= *flags;
+    t->verified_certs++;
     return 0;
 }
 
 /* ---- TLS configuration ------------------------------------------------------
  */
+
+/* The groups offered, cheapest first (the server picks). */
+static const mbedtls_ecp_group_id tls_groups[] = {
+#if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+    MBEDTLS_ECP_DP_CURVE25519,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP256R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP384R1,
+#endif
+    MBEDTLS_ECP_DP_NONE};
+
+/* An allocation from the pool failed since pool_failed_bytes was reset:
+ * the pool, not the input, is the cause. */
+static bool alloc_failure(int code) {
+    (void)code;
+    return pool_failed_bytes != 0;
+}
+
+/* "TLS pool too small (needed at least N bytes, the pool has M)". */
+static ctxc_status_t pool_too_small(ctxc_lwip_transport_t *t,
+                                    const char *what, ctxc_error_t *err) {
+    size_t now = 0, max = 0;
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    return ctxc_error_set(err, CTXC_E_TLS,
+                          "%s:%u: %s: TLS pool too small (needed at least %u "
+                          "bytes, the pool has %u)",
+                          t->host, (unsigned)t->port, what,
+                          (unsigned)(now + pool_failed_bytes),
+                          (unsigned)t->cfg.tls_pool_bytes);
+}
+
+/* The trust store: one PEM text (NUL counted) or DER certificates one
+ * after the other (each an ASN.1 SEQUENCE), parsed into one chain. */
+static ctxc_status_t parse_trust(ctxc_lwip_transport_t *t,
+                                 mbedtls_x509_crt *chain, ctxc_error_t *err) {
+    const uint8_t *p = t->cfg.ca;
+    size_t len = t->cfg.ca_len;
+    unsigned count = 0;
+    if (len > 0 && p[len - 1] == '\0') {
+        int r = mbedtls_x509_crt_parse(chain, p, len);
+        if (r != 0) {
+            char why[128];
+            tls_error_text(r, why, sizeof why);
+            return alloc_failure(r) ? pool_too_small(t, "TLS setup", err)
+                                    : ctxc_error_set(err, CTXC_E_TLS,
+                                                     "%s:%u: TLS setup: CA "
+                                                     "certificate does not "
+                                                     "parse (%s)",
+                                                     t->host, (unsigned)t->port,
+                                                     why);
+        }
+        t->trust_count = 0;
+        for (const mbedtls_x509_crt *c = chain; c != NULL && c->raw.len != 0;
+             c = c->next) {
+            t->trust_count++;
+        }
+        return CTXC_OK;
+    }
+    size_t off = 0;
+    while (off < len) {
+        size_t body = 0, head = 0;
+        if (len - off >= 2 && p[off] == 0x30) {
+            uint8_t l0 = p[off + 1];
+            if (l0 < 0x80) {
+                head = 2;
+                body = l0;
+            } else if ((l0 & 0x7fu) >= 1u && (l0 & 0x7fu) <= 3u &&
+                       len - off >= 2u + (l0 & 0x7fu)) {
+                head = 2u + (l0 & 0x7fu);
+                for (size_t i = 2; i < head; i++) {
+                    body = body << 8 | p[off + i];
+                }
+            }
+        }
+        if (head == 0 || body > len - off - head) {
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: CA certificate %u does "
+                                  "not parse (not a DER certificate at byte "
+                                  "%u)",
+                                  t->host, (unsigned)t->port, count + 1u,
+                                  (unsigned)off);
+        }
+        int r = mbedtls_x509_crt_parse_der(chain, p + off, head + body);
+        if (r != 0) {
+            if (alloc_failure(r)) {
+                return pool_too_small(t, "TLS setup", err);
+            }
+            char why[128];
+            tls_error_text(r, why, sizeof why);
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS setup: CA certificate %u does "
+                                  "not parse (%s)",
+                                  t->host, (unsigned)t->port, count + 1u, why);
+        }
+        count++;
+        off += head + body;
+    }
+    t->trust_count = (uint16_t)count;
+    return CTXC_OK;
+}
 
 static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     if (t->tls_conf != NULL) {
@@ -196,10 +523,29 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     }
     entropy_fn = t->cfg.entropy;
     entropy_ctx = t->cfg.entropy_ctx;
+    time_fn = t->cfg.time;
+    time_ctx = t->cfg.time_ctx;
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    (void)mbedtls_platform_set_time(tls_time);
+#endif
     memset(&entropy_err, 0, sizeof entropy_err);
-    struct altcp_tls_config *conf =
-        altcp_tls_create_config_client(t->cfg.ca, t->cfg.ca_len);
+    pool_failed_bytes = 0;
+    mbedtls_x509_crt *chain = mbedtls_calloc(1, sizeof *chain);
+    if (chain == NULL) {
+        return pool_too_small(t, "TLS setup", err);
+    }
+    mbedtls_x509_crt_init(chain);
+    ctxc_status_t st = parse_trust(t, chain, err);
+    if (st != CTXC_OK) {
+        mbedtls_x509_crt_free(chain);
+        mbedtls_free(chain);
+        return st;
+    }
+    /* no CA for lwIP to parse: the port's chain is set below */
+    struct altcp_tls_config *conf = altcp_tls_create_config_client(NULL, 0);
     if (conf == NULL) {
+        mbedtls_x509_crt_free(chain);
+        mbedtls_free(chain);
         if (entropy_err.status != CTXC_OK) {
             return ctxc_error_set(err, CTXC_E_TLS,
                                   "%s:%u: TLS setup: the entropy source "
@@ -207,20 +553,19 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                                   t->host, (unsigned)t->port,
                                   ctxc_error_message(&entropy_err));
         }
-        return ctxc_error_set(err, CTXC_E_TLS,
-                              "%s:%u: TLS setup: the CA certificate does not "
-                              "parse, or the TLS pool is too small",
-                              t->host, (unsigned)t->port);
+        return pool_too_small(t, "TLS setup", err);
     }
     /* The mbedtls_ssl_config is the first member of lwIP's struct
      * altcp_tls_config (altcp_tls_mbedtls.c), so the pointer to one is the
-     * pointer to the other. lwIP sets VERIFY_OPTIONAL; a failed
-     * verification must end the handshake: REQUIRED. */
+     * pointer to the other. lwIP sets VERIFY_OPTIONAL (or NONE without a
+     * CA); a failed verification must end the handshake: REQUIRED. */
     mbedtls_ssl_config *sc = (mbedtls_ssl_config *)(void *)conf;
+    mbedtls_ssl_conf_ca_chain(sc, chain, NULL);
     mbedtls_ssl_conf_authmode(sc, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_verify(sc, on_verify, t);
     mbedtls_ssl_conf_min_version(sc, MBEDTLS_SSL_MAJOR_VERSION_3,
                                  MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_curves(sc, tls_groups);
 #if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
     (void)mbedtls_ssl_conf_max_frag_len(
         sc,
@@ -230,17 +575,25 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                                               : MBEDTLS_SSL_MAX_FRAG_LEN_4096);
 #endif
     t->tls_conf = conf;
+    t->trust = chain;
     return CTXC_OK;
 }
 
 /* ---- connect
- * ----------------------------------------------------------------- */
+ * -----------------------------------------------------------------
+ *
+ * A connect is a small state machine (t->phase): DNS (waiting for lwIP's
+ * resolver), TCP (altcp_connect sent; with TLS the handshake runs in lwIP's
+ * receive callbacks), UP. step() looks at what the callbacks recorded and
+ * moves it on; it never waits. connect() starts it, connect_poll() pumps
+ * the stack once and steps, wait() pumps until something happened. */
 
 static void drop(ctxc_lwip_transport_t *t) {
     if (t->pcb != NULL) {
         struct altcp_pcb *pcb = t->pcb;
         altcp_arg(pcb, NULL);
         altcp_recv(pcb, NULL);
+        altcp_sent(pcb, NULL);
         altcp_err(pcb, NULL);
         if (altcp_close(pcb) != ERR_OK) {
             altcp_abort(pcb);
@@ -252,34 +605,38 @@ static void drop(ctxc_lwip_transport_t *t) {
         t->rx = NULL;
     }
     t->up = false;
+    t->phase = PHASE_IDLE;
 }
 
-static ctxc_status_t resolve(ctxc_lwip_transport_t *t, uint64_t deadline,
-                             ip_addr_t *addr, ctxc_error_t *err) {
-    t->dns_done = t->dns_found = false;
-    err_t e = dns_gethostbyname(t->host, addr, on_dns, t);
-    if (e == ERR_OK) {
-        return CTXC_OK;
+/* Keeps the session of the handshake just done (its ticket or id) for the
+ * next connect to the same host:port (resumption: no certificate chain,
+ * no key exchange's signature to check). A full handshake verified the
+ * chain (no verify callback runs on a resumed one). */
+static void keep_session(ctxc_lwip_transport_t *t) {
+    t->resumed = t->verified_certs == 0;
+    if (t->session == NULL) {
+        t->session = mbedtls_calloc(1, sizeof(mbedtls_ssl_session));
+        if (t->session == NULL) {
+            return; /* no resumption: the pool is short */
+        }
+    } else {
+        mbedtls_ssl_session_free((mbedtls_ssl_session *)t->session);
     }
-    if (e == ERR_INPROGRESS) {
-        while (!t->dns_done && now_ms(t) < deadline) {
-            idle(t);
-        }
-        if (t->dns_found) {
-            ip_addr_set_ip4_u32(addr, t->dns_addr);
-            return CTXC_OK;
-        }
-        if (!t->dns_done) {
-            return ctxc_error_set(err, CTXC_E_TIMEOUT,
-                                  "%s:%u: resolving the host name timed out "
-                                  "after %u ms",
-                                  t->host, (unsigned)t->port,
-                                  (unsigned)t->cfg.connect_timeout_ms);
-        }
+    mbedtls_ssl_session *sess = t->session;
+    mbedtls_ssl_session_init(sess);
+    if (mbedtls_ssl_get_session(altcp_tls_context(t->pcb), sess) != 0) {
+        mbedtls_ssl_session_free(sess);
+        mbedtls_free(sess);
+        t->session = NULL;
+        return;
     }
-    return ctxc_error_set(err, CTXC_E_NETWORK,
-                          "%s:%u: cannot resolve the host name (lwIP DNS: %s)",
-                          t->host, (unsigned)t->port, lwip_strerr(e));
+    size_t n = strlen(t->host);
+    if (n >= sizeof t->session_host) {
+        n = sizeof t->session_host - 1u;
+    }
+    memcpy(t->session_host, t->host, n);
+    t->session_host[n] = '\0';
+    t->session_port = t->port;
 }
 
 /* mbedtls_x509_crt_verify_info's lines joined with "; ". */
@@ -312,43 +669,54 @@ static void verify_reasons(uint32_t flags, char *out, size_t cap) {
     out[k] = '\0';
 }
 
-static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
-                               uint64_t deadline, ctxc_error_t *err) {
-    ip_addr_t addr;
-    ip_addr_set_zero(&addr);
-    ctxc_status_t st = resolve(t, deadline, &addr, err);
-    if (st != CTXC_OK) {
-        return st;
-    }
+/* The TCP connect (and with TLS the handshake) to the resolved address. */
+static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
+                               ctxc_error_t *err) {
+    bool tls = t->tls;
+    pool_failed_bytes = 0;
     struct altcp_pcb *pcb = tls ? altcp_tls_new(t->tls_conf, IPADDR_TYPE_V4)
                                 : altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
     if (pcb == NULL) {
+        if (tls && pool_failed_bytes != 0) {
+            return pool_too_small(t, "TLS connection", err);
+        }
         return ctxc_error_set(err, tls ? CTXC_E_TLS : CTXC_E_NETWORK,
-                              "%s:%u: out of %s (a connection block)", t->host,
-                              (unsigned)t->port,
-                              tls ? "TLS pool memory" : "lwIP memory");
+                              "%s:%u: out of lwIP memory (a connection "
+                              "block: MEMP_NUM_ALTCP_PCB, MEMP_NUM_TCP_PCB)",
+                              t->host, (unsigned)t->port);
     }
     if (tls && mbedtls_ssl_set_hostname(altcp_tls_context(pcb), t->host) != 0) {
         altcp_abort(pcb);
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: host name",
                               t->host, (unsigned)t->port);
     }
+#if defined(MBEDTLS_SSL_SESSION_TICKETS) || defined(MBEDTLS_SSL_CLI_C)
+    /* resumption: the session of the last handshake with this host:port */
+    if (tls && t->session != NULL && t->session_port == t->port &&
+        strcmp(t->session_host, t->host) == 0) {
+        (void)mbedtls_ssl_set_session(altcp_tls_context(pcb),
+                                      (mbedtls_ssl_session *)t->session);
+    }
+#endif
     t->pcb = pcb;
     t->verify_flags = 0;
+    t->verified_certs = 0;
     altcp_arg(pcb, t);
     altcp_recv(pcb, on_recv);
+    altcp_sent(pcb, on_sent);
     altcp_err(pcb, on_err);
-    err_t e = altcp_connect(pcb, &addr, t->port, on_connected);
+    t->phase = PHASE_TCP;
+    err_t e = altcp_connect(pcb, addr, t->port, on_connected);
     if (e != ERR_OK) {
         return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
                               t->host, (unsigned)t->port, lwip_strerr(e));
     }
-    while (!t->up && !t->failed && !t->eof && now_ms(t) < deadline) {
-        idle(t);
-    }
-    if (t->up) {
-        return CTXC_OK;
-    }
+    return CTXC_E_IN_PROGRESS;
+}
+
+/* Why the TCP/TLS phase ended without a connection. */
+static ctxc_status_t tcp_failed(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
+    bool tls = t->tls;
     if (tls && t->verify_flags != 0) {
         char why[160];
         verify_reasons(t->verify_flags, why, sizeof why);
@@ -368,16 +736,87 @@ static ctxc_status_t open_conn(ctxc_lwip_transport_t *t, bool tls,
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed",
                               t->host, (unsigned)t->port);
     }
-    if (t->failed || t->eof) {
-        return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
-                              t->host, (unsigned)t->port,
-                              t->failed ? lwip_strerr((err_t)t->err)
-                                        : "the server closed");
+    return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
+                          t->host, (unsigned)t->port,
+                          t->failed ? lwip_strerr((err_t)t->err)
+                                    : "the server closed");
+}
+
+/* Moves a connect under way on by what the callbacks recorded; never
+ * waits. CTXC_OK connected, CTXC_E_IN_PROGRESS, or an error. */
+static ctxc_status_t step(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
+    if (t->phase == PHASE_DNS && t->dns_done) {
+        if (!t->dns_found) {
+            return ctxc_error_set(err, CTXC_E_NETWORK,
+                                  "%s:%u: cannot resolve the host name (lwIP "
+                                  "DNS: no answer for the name)",
+                                  t->host, (unsigned)t->port);
+        }
+        ip_addr_t addr;
+        ip_addr_set_ip4_u32(&addr, t->dns_addr);
+        ctxc_status_t st = start_tcp(t, &addr, err);
+        if (st != CTXC_E_IN_PROGRESS) {
+            return st;
+        }
     }
-    return ctxc_error_set(err, CTXC_E_TIMEOUT,
-                          "%s:%u: connect%s timed out after %u ms", t->host,
-                          (unsigned)t->port, tls ? " (TLS handshake)" : "",
-                          (unsigned)t->cfg.connect_timeout_ms);
+    if (t->phase == PHASE_TCP) {
+        if (t->up) {
+            t->phase = PHASE_UP;
+            if (t->tls) {
+                keep_session(t);
+            }
+            return CTXC_OK;
+        }
+        if (t->failed || t->eof || (t->tls && t->verify_flags != 0)) {
+            return tcp_failed(t, err);
+        }
+    }
+    if (t->phase == PHASE_UP) {
+        return CTXC_OK;
+    }
+    if (now_ms(t) >= t->connect_deadline) {
+        return ctxc_error_set(
+            err, CTXC_E_TIMEOUT, "%s:%u: %s timed out after %u ms", t->host,
+            (unsigned)t->port,
+            t->phase == PHASE_DNS ? "resolving the host name"
+            : t->tls              ? "connect (TLS handshake)"
+                                  : "connect",
+            (unsigned)t->cfg.connect_timeout_ms);
+    }
+    return CTXC_E_IN_PROGRESS;
+}
+
+/* After a connect step: an error closes the connection and is kept. */
+static ctxc_status_t settle(ctxc_lwip_transport_t *t, ctxc_status_t st,
+                            ctxc_error_t *err) {
+    if (st != CTXC_OK && st != CTXC_E_IN_PROGRESS) {
+        drop(t);
+        if (t->last_error[0] == '\0') {
+            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+        }
+    }
+    return st;
+}
+
+/* Pumps the stack until something happened (a callback ran), the connect
+ * deadline passed (while connecting) or ms passed. Under the core lock. */
+static void wait_locked(ctxc_lwip_transport_t *t, uint32_t ms) {
+    uint64_t until = now_ms(t) + ms;
+    uint32_t seen = t->events;
+    for (;;) {
+        if (t->rx != NULL || t->eof || t->failed || t->ssl_err != 0) {
+            return; /* something to answer now */
+        }
+        idle(t);
+        if (t->events != seen) {
+            return;
+        }
+        uint64_t now = now_ms(t);
+        if (now >= until || ((t->phase == PHASE_DNS || t->phase == PHASE_TCP) &&
+                             now >= t->connect_deadline)) {
+            return;
+        }
+    }
 }
 
 static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
@@ -398,11 +837,11 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
                               (unsigned)CTXC_LWIP_HOST_MAX);
     }
     CORE_LOCK();
-    if (t->pcb != NULL) {
+    if (t->pcb != NULL || t->phase == PHASE_DNS) {
         CORE_UNLOCK();
         return ctxc_error_set(err, CTXC_E_INVALID_ARG,
                               "connect %s:%u: the transport is already "
-                              "connected (close it first)",
+                              "connected or connecting (close it first)",
                               host, (unsigned)port);
     }
     drop(t);
@@ -412,23 +851,88 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     t->eof = t->failed = false;
     t->err = ERR_OK;
     t->last_error[0] = '\0';
-    uint64_t deadline = now_ms(t) + t->cfg.connect_timeout_ms;
+    t->connect_deadline = now_ms(t) + t->cfg.connect_timeout_ms;
+    t->ssl_err = 0;
+    t->group = 0;
+    t->handshake_ticks = 0;
+    t->record_ticks = 0;
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
-    if (st == CTXC_OK) {
-        st = open_conn(t, tls, deadline, err);
+#if defined(MBEDTLS_HAVE_TIME_DATE)
+    if (st == CTXC_OK && tls && calendar_now() == 0 &&
+        !t->cfg.allow_unknown_time) {
+        st = ctxc_error_set(err, CTXC_E_TLS,
+                            "%s:%u: TLS refused: the time is not known yet "
+                            "(SNTP), certificate dates cannot be checked",
+                            t->host, (unsigned)t->port);
     }
-    if (st != CTXC_OK) {
-        drop(t);
-        if (t->last_error[0] == '\0') {
-            keep_last(t, err != NULL ? ctxc_error_message(err) : "connect");
+#endif
+    if (st == CTXC_OK && tls) {
+        watched = t;
+    }
+    if (st == CTXC_OK) {
+        ip_addr_t addr;
+        ip_addr_set_zero(&addr);
+        t->dns_done = t->dns_found = false;
+        t->phase = PHASE_DNS;
+        err_t e = dns_gethostbyname(t->host, &addr, on_dns, t);
+        if (e == ERR_OK) {
+            st = start_tcp(t, &addr, err);
+        } else if (e == ERR_INPROGRESS) {
+            st = CTXC_E_IN_PROGRESS;
+        } else {
+            st = ctxc_error_set(err, CTXC_E_NETWORK,
+                                "%s:%u: cannot resolve the host name (lwIP "
+                                "DNS: %s)",
+                                t->host, (unsigned)t->port, lwip_strerr(e));
         }
+    }
+    st = settle(t, st, err);
+    /* Without connect_steps the connect completes here, as for a caller
+     * that knows no CTXC_E_IN_PROGRESS: the same steps, waited between. */
+    while (st == CTXC_E_IN_PROGRESS && !t->cfg.connect_steps) {
+        wait_locked(t, t->cfg.connect_timeout_ms);
+        st = settle(t, step(t, err), err);
     }
     CORE_UNLOCK();
     return st;
 }
 
+static ctxc_status_t lw_connect_poll(void *ctx, ctxc_error_t *err) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                              "connect_poll: the transport is not initialised");
+    }
+    CORE_LOCK();
+    ctxc_status_t st;
+    if (t->phase == PHASE_IDLE) {
+        st = ctxc_error_set(err, CTXC_E_INVALID_ARG,
+                            "connect_poll: no connect under way");
+    } else {
+        if (t->phase != PHASE_UP) {
+            idle(t);
+        }
+        st = settle(t, step(t, err), err);
+    }
+    CORE_UNLOCK();
+    return st;
+}
+
+static void lw_wait(void *ctx, uint32_t ms) {
+    ctxc_lwip_transport_t *t = ctx;
+    if (t == NULL || !t->inited) {
+        return;
+    }
+    CORE_LOCK();
+    wait_locked(t, ms);
+    CORE_UNLOCK();
+}
+
 /* ---- send / recv
- * ------------------------------------------------------------- */
+ * -------------------------------------------------------------
+ *
+ * One step each: the stack is pumped once when there is nothing to move,
+ * then 0 (try again) is the answer; neither ever waits (wait() does). */
 
 static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
     ctxc_lwip_transport_t *t = ctx;
@@ -439,10 +943,17 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
         return 0;
     }
     CORE_LOCK();
-    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
     int32_t r = 0;
-    for (;;) {
-        if (t->pcb == NULL || t->failed || t->eof) {
+    for (int pass = 0; pass < 2; pass++) {
+        if (t->ssl_err != 0 && t->ssl_err != MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+            char why[128];
+            tls_error_text(t->ssl_err, why, sizeof why);
+            set_last(t, "send: TLS error after the handshake", why);
+            r = CTXC_TRANSPORT_ERROR;
+            break;
+        }
+        if (t->pcb == NULL || t->failed || t->eof || t->ssl_err != 0 ||
+            t->phase != PHASE_UP) {
             set_last(t, "send",
                      t->failed ? lwip_strerr((err_t)t->err)
                                : "the connection is closed");
@@ -464,10 +975,9 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
                 break;
             }
         }
-        if (now_ms(t) >= until) {
-            break; /* 0: try again */
+        if (pass == 0) {
+            idle(t); /* one pump: acknowledgements free room */
         }
-        idle(t);
     }
     CORE_UNLOCK();
     return r;
@@ -482,38 +992,45 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         return 0;
     }
     CORE_LOCK();
-    uint64_t until = now_ms(t) + t->cfg.poll_slice_ms;
+    if (t->rx == NULL && !t->eof && !t->failed && t->ssl_err == 0 &&
+        t->pcb != NULL) {
+        idle(t); /* one pump */
+    }
     int32_t r = 0;
-    for (;;) {
-        if (t->rx != NULL) {
-            u16_t n = t->rx->tot_len;
-            if (cap < n) {
-                n = (u16_t)cap;
-            }
-            n = pbuf_copy_partial(t->rx, buf, n, 0);
-            t->rx = pbuf_free_header(t->rx, n);
-            if (t->pcb != NULL) {
-                altcp_recved(t->pcb, n);
-            }
-            r = (int32_t)n;
-            break;
+    if (t->rx != NULL) {
+        u16_t n = t->rx->tot_len;
+        if (cap < n) {
+            n = (u16_t)cap;
         }
-        if (t->eof) {
-            set_last(t, "recv", "the server closed the connection");
-            r = CTXC_TRANSPORT_EOF;
-            break;
+        n = pbuf_copy_partial(t->rx, buf, n, 0);
+        t->rx = pbuf_free_header(t->rx, n);
+        if (t->pcb != NULL) {
+            altcp_recved(t->pcb, n);
         }
-        if (t->pcb == NULL || t->failed) {
-            set_last(t, "recv",
-                     t->failed ? lwip_strerr((err_t)t->err)
-                               : "the connection is closed");
-            r = CTXC_TRANSPORT_ERROR;
-            break;
-        }
-        if (now_ms(t) >= until) {
-            break; /* 0: try again */
-        }
-        idle(t);
+        r = (int32_t)n;
+    } else if (t->ssl_err == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+        set_last(t, "recv", "the server closed the connection (TLS "
+                            "close_notify)");
+        r = CTXC_TRANSPORT_EOF;
+    } else if (t->ssl_err != 0) {
+        char why[128];
+        tls_error_text(t->ssl_err, why, sizeof why);
+        set_last(t, "recv: TLS error after the handshake", why);
+        r = CTXC_TRANSPORT_ERROR;
+    } else if (t->eof && t->tls) {
+        /* a TLS peer ends with close_notify; a bare FIN may cut an answer
+         * (a truncation is not an end) */
+        set_last(t, "recv", "the server closed the connection without TLS "
+                            "close_notify");
+        r = CTXC_TRANSPORT_ERROR;
+    } else if (t->eof) {
+        set_last(t, "recv", "the server closed the connection");
+        r = CTXC_TRANSPORT_EOF;
+    } else if (t->pcb == NULL || t->failed || t->phase != PHASE_UP) {
+        set_last(t, "recv",
+                 t->failed ? lwip_strerr((err_t)t->err)
+                           : "the connection is closed");
+        r = CTXC_TRANSPORT_ERROR;
     }
     CORE_UNLOCK();
     return r;
@@ -529,8 +1046,8 @@ static void lw_close(void *ctx) {
     CORE_UNLOCK();
 }
 
-static const ctxc_transport_ops_t lw_ops = {lw_connect, lw_send, lw_recv,
-                                            lw_close, NULL, NULL};
+static const ctxc_transport_ops_t lw_ops = {
+    lw_connect, lw_send, lw_recv, lw_close, lw_connect_poll, lw_wait};
 
 /* ---- public
  * -------------------------------------------------------------------- */
@@ -547,9 +1064,6 @@ ctxc_status_t ctxc_lwip_transport_init(ctxc_lwip_transport_t *t,
     t->cfg = *cfg;
     if (t->cfg.connect_timeout_ms == 0) {
         t->cfg.connect_timeout_ms = CTXC_LWIP_CONNECT_TIMEOUT_MS;
-    }
-    if (t->cfg.poll_slice_ms == 0) {
-        t->cfg.poll_slice_ms = CTXC_LWIP_POLL_SLICE_MS;
     }
     t->inited = true;
     return CTXC_OK;
@@ -575,6 +1089,29 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
     }
 }
 
+void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
+                                  uint32_t *handshake, uint32_t *records) {
+    *handshake = t != NULL ? t->handshake_ticks : 0u;
+    *records = t != NULL ? t->record_ticks : 0u;
+}
+
+unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->trust != NULL ? t->trust_count : 0u;
+}
+
+bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t) {
+    return t != NULL && t->tls && t->up && t->resumed;
+}
+
+const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t) {
+    if (t == NULL || !t->tls || !t->up || t->group == 0) {
+        return "";
+    }
+    const mbedtls_ecp_curve_info *ci =
+        mbedtls_ecp_curve_info_from_grp_id((mbedtls_ecp_group_id)t->group);
+    return ci != NULL ? ci->name : "";
+}
+
 void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
     if (t == NULL || !t->inited) {
         return;
@@ -584,6 +1121,19 @@ void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t) {
     if (t->tls_conf != NULL) {
         altcp_tls_free_config(t->tls_conf);
         t->tls_conf = NULL;
+    }
+    if (t->session != NULL) {
+        mbedtls_ssl_session_free((mbedtls_ssl_session *)t->session);
+        mbedtls_free(t->session);
+        t->session = NULL;
+    }
+    if (t->trust != NULL) {
+        mbedtls_x509_crt_free(t->trust);
+        mbedtls_free(t->trust);
+        t->trust = NULL;
+    }
+    if (watched == t) {
+        watched = NULL;
     }
     CORE_UNLOCK();
     t->inited = false;

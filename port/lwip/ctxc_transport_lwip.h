@@ -26,22 +26,64 @@
  * reset), CTXC_E_TLS (CA, entropy, handshake, verification with the reason:
  * "not trusted", "name mismatch"...), CTXC_E_TIMEOUT, CTXC_E_INVALID_ARG.
  *
- * send / recv: each call waits at most poll_slice_ms for room or data,
- * driving the stack meanwhile, and answers 0 (try again) when the slice
- * passed; the HTTP client counts network.read-timeout-ms across those 0
- * answers with the port clock. recv answers CTXC_TRANSPORT_EOF when the
- * peer closed, CTXC_TRANSPORT_ERROR on a reset or a TLS error.
+ * The steps (include/ctxc/port.h: every call is one bounded step):
+ *   connect       checks the arguments, sets up TLS, asks lwIP's DNS and
+ *                 sends the TCP SYN as far as it can without waiting, then
+ *                 answers CTXC_E_IN_PROGRESS (cfg.connect_steps), or an
+ *                 error. Without cfg.connect_steps it then goes on by
+ *                 itself (wait + connect_poll's step, in a loop) and answers
+ *                 CTXC_OK or the error: today's blocking behaviour.
+ *   connect_poll  pumps the stack once (NO_SYS: cfg.poll and
+ *                 sys_check_timeouts; NO_SYS=0: cfg.poll with the core lock
+ *                 released) and advances the connect by what happened: the
+ *                 DNS answer starts the TCP connect, the handshake's end
+ *                 (lwIP runs it in its receive callbacks) makes it CTXC_OK;
+ *                 a refusal, a rejected certificate or the connect timeout
+ *                 (counted from connect) is the error. Never waits.
+ *   send / recv   move what can be moved; when nothing can, pump the stack
+ *                 once and try again, then answer 0 (try again). They never
+ *                 wait: a caller that wants to block calls wait().
+ *   wait(ms)      pumps the stack until one of lwIP's callbacks ran (data or
+ *                 a close arrived, sent data was acknowledged, the DNS
+ *                 answered, the connect or handshake ended) or ms passed,
+ *                 or the connect timeout, whichever is first; returns at
+ *                 once when received data or a close is pending. Blocking
+ *                 callers call it after a 0 answer or CTXC_E_IN_PROGRESS; a
+ *                 resumable job never does.
+ * recv answers CTXC_TRANSPORT_EOF when the peer closed (with TLS: after
+ * its close_notify), CTXC_TRANSPORT_ERROR on a reset, a TLS error after
+ * the handshake (a record too large, a bad MAC, an alert: the message of
+ * ctxc_lwip_transport_last_error() has mbedTLS's text and code,
+ * "... (-0x7180)"), or a TLS peer that closed the TCP connection without
+ * close_notify (an answer cut short must not look complete).
+ *
+ * Errors after the handshake and lwIP 2.1.3: altcp_tls_mbedtls drops what
+ * mbedtls_ssl_read() answers once the handshake is done (the record is
+ * freed, the connection stays open and nothing more arrives: a stall until
+ * the read timeout). The port catches those codes by wrapping
+ * mbedtls_ssl_read at link time; the image must be linked with
+ *     -Wl,--wrap=mbedtls_ssl_read -Wl,--wrap=mbedtls_ecdh_read_params
+ *     -Wl,--wrap=mbedtls_calloc -Wl,--wrap=mbedtls_ssl_handshake
+ *     -Wl,--wrap=mbedtls_ssl_write
+ * (boards/mps2-an386/net/lwip_image.cmake adds them as the port library's
+ * link options; without them the link fails on the __real_ symbols, never
+ * silently). The other two wraps give the key exchange's group and, when
+ * the pool runs out, how much was asked for ("TLS pool too small (needed
+ * at least N bytes, the pool has M)", distinct from "CA certificate K
+ * does not parse (text (-0x....))").
  *
  * Driving the stack — two ways, chosen by lwIP's NO_SYS:
- *   NO_SYS=1 (bare metal, polling): whenever the transport waits it calls
- *     cfg.poll (the firmware's netif poll: received frames into lwIP) and
- *     sys_check_timeouts(); nothing else needs to run lwIP meanwhile.
+ *   NO_SYS=1 (bare metal, polling): one pump is cfg.poll (the firmware's
+ *     netif poll: received frames into lwIP) and sys_check_timeouts();
+ *     nothing else needs to run lwIP between the transport's calls, but
+ *     the stack moves only while the transport (or the firmware) pumps it.
  *   NO_SYS=0 (an RTOS, lwIP's tcpip thread): every lwIP call of the
  *     transport is made under LOCK_TCPIP_CORE() (LWIP_TCPIP_CORE_LOCKING=1
  *     is required), the callbacks run in the tcpip thread; while waiting
- *     the transport releases the lock and calls cfg.poll, which must block
- *     for a moment (e.g. vTaskDelay(1)); the tcpip thread and the netif
- *     driver move the data. Use it from one task at a time.
+ *     the transport releases the lock and calls cfg.poll (one pump), which
+ *     should block for a moment (e.g. vTaskDelay(1)) so that wait() does
+ *     not spin; the tcpip thread and the netif driver move the data. Use
+ *     it from one task at a time.
  *
  * Memory: everything ctxc keeps is in the caller's ctxc_lwip_transport_t;
  * mbedTLS (and the altcp TLS state) allocate from cfg.tls_pool through
@@ -69,17 +111,25 @@ extern "C" {
 #endif
 
 #define CTXC_LWIP_CONNECT_TIMEOUT_MS 10000u
-#define CTXC_LWIP_POLL_SLICE_MS 20u
 #define CTXC_LWIP_HOST_MAX 253u
 
 /* Drives the network while the transport waits (see above). */
 typedef void (*ctxc_lwip_poll_fn)(void *ctx);
 
+/* Calendar time: seconds since 1970-01-01 UTC, 0 while not known yet
+ * (before SNTP answered). */
+typedef uint64_t (*ctxc_lwip_time_fn)(void *ctx);
+
 typedef struct {
     const uint8_t *ca; /* the CA certificate(s): DER, or PEM incl. the NUL */
     size_t ca_len;
     uint32_t connect_timeout_ms; /* DNS + TCP + handshake; 0: default */
-    uint32_t poll_slice_ms;      /* longest wait of one send/recv; 0: default */
+    /* false (default): connect() completes or fails in one call, as a
+     * caller that knows no CTXC_E_IN_PROGRESS needs (src/http.c until it
+     * drives connect_poll/wait); true: connect() starts the connect and
+     * answers CTXC_E_IN_PROGRESS, the caller advances it with
+     * connect_poll() (and, blocking, wait() between the steps). */
+    bool connect_steps;
     ctxc_clock_fn clock;         /* milliseconds; required */
     void *clock_ctx;
     ctxc_lwip_poll_fn poll; /* NO_SYS: the netif poll; required */
@@ -88,6 +138,18 @@ typedef struct {
     void *entropy_ctx;
     void *tls_pool; /* mbedTLS's heap; NULL: TLS connects fail */
     size_t tls_pool_bytes;
+    /* With MBEDTLS_HAVE_TIME_DATE: certificate dates are checked against
+     * time(); while it answers 0 (or is NULL) TLS connects are refused
+     * (CTXC_E_TLS "the time is not known yet"), unless allow_unknown_time:
+     * then they go on with the dates unchecked. */
+    ctxc_lwip_time_fn time;
+    void *time_ctx;
+    bool allow_unknown_time;
+    /* Optional: a fine free-running counter (any rate; the board's cycle
+     * or timer counter) the port reads around mbedTLS's handshake and
+     * record calls (ctxc_lwip_transport_tls_work); NULL: not measured. */
+    uint32_t (*ticks)(void *ctx);
+    void *ticks_ctx;
 } ctxc_lwip_transport_config_t;
 
 struct altcp_pcb;
@@ -103,10 +165,24 @@ typedef struct {
     bool eof;    /* the peer closed */
     bool failed; /* the err callback ran: pcb gone */
     int8_t err;  /* its err_t */
+    uint8_t phase; /* idle, DNS, TCP/TLS, up */
+    uint32_t events; /* callbacks run so far: what wait() waits for */
+    uint64_t connect_deadline;
     bool dns_done;
     bool dns_found;
     uint32_t dns_addr; /* IPv4, network order */
     uint32_t verify_flags;
+    int ssl_err;    /* what mbedtls_ssl_read answered after the handshake */
+    uint16_t group; /* the key exchange's group (mbedtls_ecp_group_id) */
+    void *trust;    /* the parsed trust store (mbedtls_x509_crt, pool) */
+    void *session;  /* the last handshake's session (mbedtls_ssl_session) */
+    char session_host[CTXC_LWIP_HOST_MAX + 1];
+    uint16_t session_port;
+    uint16_t verified_certs; /* verify callbacks of this handshake */
+    uint16_t trust_count;    /* anchors parsed from cfg.ca */
+    bool resumed;            /* the connection up resumed a session */
+    uint32_t handshake_ticks; /* cfg.ticks inside mbedtls_ssl_handshake */
+    uint32_t record_ticks;    /* ... inside mbedtls_ssl_read / _write */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
     struct pbuf *rx; /* received, not yet read */
@@ -135,9 +211,35 @@ const char *ctxc_lwip_transport_last_error(const ctxc_lwip_transport_t *t);
 void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite);
 
+/* The work of the last connection's TLS in cfg.ticks: inside
+ * mbedtls_ssl_handshake (the handshake's computation: key exchange, chain
+ * verification; never the network's waits, the calls return when input
+ * is missing) and inside mbedtls_ssl_read/_write (the records). Counted
+ * from connect on; 0 without cfg.ticks. */
+void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
+                                  uint32_t *handshake, uint32_t *records);
+
+/* The trust anchors parsed from cfg.ca (at the first TLS connect), 0
+ * before. */
+unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t);
+
+/* True when the TLS connection that is up resumed the session of the last
+ * handshake with the same host:port (a session ticket or id; the port
+ * keeps one session and offers it on the next connect to that host:port:
+ * no certificate chain is sent or checked, no key exchange signed). */
+bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t);
+
+/* The key exchange's group of the TLS connection that is up ("x25519",
+ * "secp256r1", "secp384r1"), "" otherwise. */
+const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t);
+
 /* Bytes of the TLS pool in use now and at most so far (0 without
  * MBEDTLS_MEMORY_DEBUG). */
 void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max);
+
+/* Starts the high-water mark of ctxc_lwip_tls_pool_usage() anew from the
+ * bytes in use now (a measurement per connection). */
+void ctxc_lwip_tls_pool_reset_max(void);
 
 /* Closes any connection and frees the TLS configuration. */
 void ctxc_lwip_transport_deinit(ctxc_lwip_transport_t *t);

@@ -1,13 +1,28 @@
 # The lwIP image (boards/mps2-an386/net, issue 17), run from the host test
 # tree against the HTTPS fixture (ctest fixtures ctxc_https + ctxc_certs):
-#   lwip_target          test/embedded/lwip_image.py: the fixture's CA into
-#                        the image's CA slot, the image under the emulator
-#                        with -nic user,model=lan9118, its output and the
-#                        fixture's record checked (label target); skipped
-#                        (exit 77) only when QEMU has no user networking
+#   lwip_target          test/embedded/lwip_image.py: the fixture's CA and
+#                        the front-end server's roots into the image's trust
+#                        store, an NTP responder and the front-end server
+#                        (test/fixtures/frontend_server.go, Go) started, the
+#                        image under the emulator with -nic user,model=lan9118,
+#                        its output, the front end's log and the fixture's
+#                        record checked (label target); skipped (exit 77)
+#                        only when QEMU has no user networking
 #   lwip_target_untrusted_ca  its self-test: with a CA that signed none of
 #                        the fixture's certificates every handshake is
 #                        refused, the image fails, no request is recorded
+#   lwip_target_providers  the device's endpoint from its command line
+#                        (--call --provider --base-url --model --key
+#                        --stream/--no-stream): openai, anthropic and gemini
+#                        formats of the fixture, streamed and not; and a
+#                        name only the configured DNS server (the test's
+#                        responder, --dns) knows
+#   lwip_target_trust_builtin / _corrupt / _smallpool  the trust store: the
+#                        image as built (anchors of net/trust_store.txt from
+#                        ca-certificates) parses them and refuses the
+#                        fixture; a broken DER is "CA certificate 1 does not
+#                        parse (...)"; a 6000-byte pool is "TLS pool too
+#                        small (needed at least N bytes ...)"
 #   symbols_lwip_image   no heap allocator linked into the image
 #   footprint_lwip       the footprint table of the image (lwip_size.py)
 #   footprint_lwip       the footprint rows (lwip_size.py) are read
@@ -32,7 +47,7 @@ foreach(t IN LISTS CTXC_TARGETS)
                 "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
                 ${emu})
     set_tests_properties(lwip_target PROPERTIES
-        LABELS "target;embedded" TIMEOUT 120 SKIP_RETURN_CODE 77
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "lwip_image: ok"
@@ -47,6 +62,32 @@ foreach(t IN LISTS CTXC_TARGETS)
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "untrusted CA: 4 handshakes refused.*lwip_image: ok")
+    # the device's endpoint from the command line: every provider format
+    # of the fixture, streamed and not (six runs of the image with --call)
+    add_test(NAME lwip_target_providers
+        COMMAND python3 "${_here}/lwip_image.py" --providers "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_providers PROPERTIES
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "lwip_image: providers: .*lwip_image: ok")
+    # the trust store: the built-in anchors (ca-certificates) parse; a CA
+    # that does not parse and a pool too small are told apart
+    foreach(mode builtin corrupt smallpool)
+        add_test(NAME lwip_target_trust_${mode}
+            COMMAND python3 "${_here}/lwip_image.py" --trust=${mode} "${objcopy}" "${image}"
+                    "${CTXC_FIXTURE_DIR}"
+                    "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                    ${emu})
+        set_tests_properties(lwip_target_trust_${mode} PROPERTIES
+            LABELS "target;embedded" TIMEOUT 300 SKIP_RETURN_CODE 77
+            SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+            FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+            PASS_REGULAR_EXPRESSION "lwip_image: trust ${mode}: .*lwip_image: ok")
+    endforeach()
     add_test(NAME symbols_lwip_image
         COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${image}")
     ctxc_target_tool(${t} size size)

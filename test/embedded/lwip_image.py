@@ -9,11 +9,26 @@
      every run) goes into a copy of the image's CA slot (.ctxc_ca, via
      lwip_ca_slot.py + objcopy --update-section).
   3. The image runs under the emulator with -nic user,model=lan9118 and
-     the ports of the fixture's "device" and "wronghost" endpoints and a
-     test id on its semihosting command line; its output is shown.
-  4. Checked from the output: the TLS handshake done, the wrong-host
+     the ports of the fixture's "device", "wronghost" and "silent"
+     endpoints and a test id on its semihosting command line; its output
+     is shown.
+  4. Checked from the output: the TLS handshake done (its connect driven
+     in steps: connect answering CTXC_E_IN_PROGRESS, then wait +
+     connect_poll), the transport's steps (a GET without wait, wait() on an
+     idle connection, the connect timeout from connect_poll, a connect in
+     one call without connect_steps), the wrong-host
      certificate refused, each fault's CRC identical before/after, the
      summary received, the invariant, 0 failed checks.
+  4a. The front end (test/fixtures/frontend_server.go, built with Go: a
+     server that does not negotiate max_fragment_length, writes 16 KiB
+     records and prefers X25519; chains of make_frontend_certs.sh whose
+     roots are in the trust store): the P-384-root, RSA-4096-root and P-256
+     chains compress with group x25519; a bad MAC and a record too large
+     surface as errors with mbedTLS's code in under a second; a close
+     without close_notify inside a body is an error; expired and
+     not-yet-valid leaves are refused (the time from the test's NTP
+     responder, SNTP); its log shows 16 KiB records sent and no
+     max_fragment_length asked or answered. Before SNTP TLS is refused.
   5. Checked from the fixture's record (GET /__requests?test=ID): nothing
      reached the wronghost endpoint; the three requests went to the device
      endpoint as POST /v1/chat/completions with Host fixture.ctxc.test:PORT;
@@ -31,14 +46,21 @@ stay identical and the fixture must record no request.
 import json
 import os
 import re
+import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
+# seconds the test's own servers (NTP responder, front end) live; longer
+# for the slow -icount run of device_tables.py
+LIFETIME = int(os.environ.get("CTXC_LWIP_SERVER_LIFETIME", "150"))
 
 
 def fail(msg):
@@ -60,6 +82,185 @@ def first_text(entry):
         if b.get("type") == "text" and isinstance(b.get("text"), str):
             return b["text"]
     return ""
+
+
+class NtpResponder:
+    """A tiny NTP server on 127.0.0.1 (the image reaches it as 10.0.2.2):
+    answers mode-3 requests with the host's time. Bounded: at most 50
+    answers, stops by itself after `lifetime` seconds or on stop()."""
+
+    NTP_1970 = 2208988800
+
+    def __init__(self, lifetime=None):
+        lifetime = lifetime or LIFETIME
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.answered = 0
+        self.deadline = time.monotonic() + lifetime
+        self.stopped = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def ts(self, t):
+        sec = int(t) + self.NTP_1970
+        return struct.pack("!II", sec & 0xffffffff, int((t % 1) * (1 << 32)))
+
+    def run(self):
+        while not self.stopped and self.answered < 50 and time.monotonic() < self.deadline:
+            try:
+                data, peer = self.sock.recvfrom(512)
+            except socket.timeout:
+                continue
+            if len(data) < 48 or (data[0] & 7) != 3:
+                continue
+            now = time.time()
+            reply = bytes([0x24, 1, data[2], 0xec]) + b"\0" * 8 + b"LOCL" + self.ts(now) + \
+                data[40:48] + self.ts(now) + self.ts(now)
+            self.sock.sendto(reply, peer)
+            self.answered += 1
+        self.sock.close()
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(timeout=2)
+
+
+class DnsResponder:
+    """A tiny DNS server on 127.0.0.1 (the image reaches it as 10.0.2.2,
+    --dns=10.0.2.2:PORT): A records for the names of `names` (name ->
+    dotted IPv4), NXDOMAIN for any other. Bounded like NtpResponder; the
+    names asked are kept in `asked`."""
+
+    def __init__(self, names, lifetime=None):
+        self.names = {k.lower(): v for k, v in names.items()}
+        self.asked = []
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.deadline = time.monotonic() + (lifetime or LIFETIME)
+        self.stopped = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopped and len(self.asked) < 50 and time.monotonic() < self.deadline:
+            try:
+                q, peer = self.sock.recvfrom(512)
+            except socket.timeout:
+                continue
+            if len(q) < 17:
+                continue
+            labels, i = [], 12
+            while i < len(q) and q[i] != 0:
+                labels.append(q[i + 1:i + 1 + q[i]].decode("ascii", "replace"))
+                i += 1 + q[i]
+            question = q[12:i + 5]
+            name = ".".join(labels).lower()
+            self.asked.append(name)
+            addr = self.names.get(name)
+            if addr is None:
+                reply = q[:2] + b"\x81\x83" + b"\x00\x01\x00\x00\x00\x00\x00\x00" + question
+            else:
+                reply = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00" + question + \
+                    b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + \
+                    bytes(int(x) for x in addr.split("."))
+            self.sock.sendto(reply, peer)
+        self.sock.close()
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(timeout=2)
+
+
+def start_frontend(work, fxdir):
+    """The front-end server (test/fixtures/frontend_server.go): its chains
+    made by make_frontend_certs.sh, built with Go (Debian golang-go), started
+    with a lifetime (it stops by itself). Answers (process, ports, dir)."""
+    fe = os.path.join(work, "fe")
+    fixtures = os.path.join(HERE, "..", "fixtures")
+    subprocess.run(["sh", os.path.join(fixtures, "make_frontend_certs.sh"), fe], check=True)
+    go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+    if go is None:
+        fail("no Go toolchain for the front-end server (Debian golang-go; `make test` installs it)")
+    env = dict(os.environ, GOCACHE=os.path.join(os.path.dirname(os.path.abspath(fxdir)), "go-cache"),
+               GOPATH=os.path.join(work, "gopath"), GO111MODULE="off", GOFLAGS="")
+    exe = os.path.join(work, "frontend_server")
+    subprocess.run([go, "build", "-o", exe, os.path.join(fixtures, "frontend_server.go")],
+                   check=True, env=env, timeout=600)
+    proc = subprocess.Popen([exe, "-dir", fe, "-lifetime", str(LIFETIME)])
+    path = os.path.join(fe, "frontend-ports.txt")
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        fail("the front-end server wrote no ports within 10 s")
+    ports = {}
+    with open(path) as f:
+        for line in f:
+            k, v = line.split()
+            ports[k] = int(v)
+    return proc, ports, fe
+
+
+def check_frontend(out, fe, feports):
+    """The front-end cases of the output, and the server's own log."""
+    for name, kx in (("p384", "ECDSA"), ("rsa", "RSA"), ("p256", "ECDSA")):
+        want = (r"tls: fixture\.ctxc\.test:%d handshake done \(TLSv1\.2, TLS-ECDHE-%s-WITH-\S+, "
+                r"group x25519\)" % (feports[name], kx))
+        if not re.search(want, out):
+            fail("no handshake line /%s/" % want)
+        if not re.search(r"case fe-%s: CTXC_OK" % name, out):
+            fail("case fe-%s did not compress" % name)
+    for name, suite, group in (("chacha", "ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256", "secp384r1"),
+                               ("aes256", "ECDHE-RSA-WITH-AES-256-GCM-SHA384", "secp256r1")):
+        want = (r"tls: fixture\.ctxc\.test:%d handshake done \(TLSv1\.2, TLS-%s, group %s\)"
+                % (feports[name], suite, group))
+        if not re.search(want, out):
+            fail("no handshake line /%s/" % want)
+        if not re.search(r"case fe-%s-\w+: CTXC_OK" % name, out):
+            fail("case fe-%s did not compress" % name)
+    for case, code in (("badmac", "-0x7180"), ("bigrecord", "-0x7100")):
+        m = re.search(r"case fe-%s: before_send.*?\ntls: [^\n]*handshake done[^\n]*\n"
+                      r"tls: recv error (\d+) ms after the request: ([^\n]*)" % case, out, re.S)
+        if not m or "(%s)" % code not in m.group(2):
+            fail("fe-%s: no receive error with mbedTLS's code %s" % (case, code))
+        if int(m.group(1)) >= 1000:
+            fail("fe-%s: the error took %s ms to surface" % (case, m.group(1)))
+        if not re.search(r"case fe-%s: CTXC_E_NETWORK" % case, out):
+            fail("fe-%s: not CTXC_E_NETWORK" % case)
+    if not re.search(r"case fe-p256-resumed: before_send.*?\ntls: fixture\.ctxc\.test:%d handshake done "
+                     r"\(TLSv1\.2, \S+, session resumed\).*?\ncase fe-p256-resumed: CTXC_OK"
+                     % feports["p256"], out, re.S):
+        fail("the second call to the p256 front end did not resume the session")
+    if not re.search(r"tls: recv error \d+ ms after the request: .*without TLS close_notify", out):
+        fail("fe-cut: the close without close_notify was not an error")
+    if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity has expired", out):
+        fail("fe-expired: the expired leaf was not refused as expired")
+    if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity starts in the future", out):
+        fail("fe-notyet: the leaf not valid yet was not refused as such")
+    with open(os.path.join(fe, "frontend.log")) as f:
+        log = f.read()
+    sys.stdout.write(log)
+    for line in re.findall(r"^serverhello \S+ ext=\[([^\]]*)\]", log, re.M):
+        if "1" in line.split():
+            fail("the front end answered max_fragment_length")
+    if re.search(r"^hello \S+ mfl=yes", log, re.M):
+        fail("the device asked for max_fragment_length (production profile must not)")
+    if not re.search(r"^handshake p256 done resumed=true", log, re.M):
+        fail("the front end saw no resumed handshake")
+    big = [max(int(x) for x in m.split(",")) for m in re.findall(r"^records \S+ app=([\d,]+)", log, re.M)]
+    if len(big) < 5 or min(big) < 16384:
+        fail("the front end's answers were not written as 16 KiB records: %s" % big)
+    print("lwip_image: front end: 3 chains (P-384 root, RSA-4096 root, P-256) with group x25519, "
+          "ChaCha20-Poly1305 over P-384 and AES-256-GCM over P-256, "
+          "records of %s bytes received, no max_fragment_length; bad MAC, record too large and "
+          "close without close_notify reported, expired and not-yet-valid refused, the second "
+          "call resumed" % big)
 
 
 def records(ports, test_id):
@@ -94,6 +295,12 @@ def main():
     untrusted = argv[:1] == ["--untrusted-ca"]
     if untrusted:
         argv = argv[1:]
+    trust = None
+    if argv[:1] and argv[0].startswith("--trust="):
+        trust, argv = argv[0][8:], argv[1:]
+    providers = argv[:1] == ["--providers"]
+    if providers:
+        argv = argv[1:]
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
@@ -115,7 +322,179 @@ def main():
              "port/lwip/fetch_sources.sh has fetched lwIP and mbedTLS)" % image)
     ports = ports_of(fxdir)
     with tempfile.TemporaryDirectory(prefix="ctxc-lwip-") as work:
+        if trust is not None:
+            return run_trust(objcopy, image, fxdir, emu, ports, work, trust)
+        if providers:
+            return run_providers(objcopy, image, fxdir, emu, ports, work)
         return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
+
+
+PROVIDERS = (  # provider, base URL path, request path, key header
+    ("openai", "/v1", "/v1/chat/completions", "authorization"),
+    ("anthropic", "", "/v1/messages", "x-api-key"),
+    ("gemini", "", "/v1beta/models/fixture-ok:", "x-goog-api-key"),
+)
+
+
+def run_providers(objcopy, image, fxdir, emu, ports, work):
+    """The device's endpoint from its command line (--call): every provider
+    format of the fixture, streamed and not, each a run of the image with
+    --provider, --base-url, --model, --key and --stream / --no-stream; the
+    summary must come back and the fixture's record show the provider's
+    request (path, key header, stream flag)."""
+    size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                              capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+               .split()[3], 16)
+    slot = os.path.join(work, "ca_slot.bin")
+    subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                    os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+    img = os.path.join(work, "ctxc_lwip_ca.elf")
+    subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    base = "https://fixture.ctxc.test:%d" % ports["device"]
+    key = "fk-%d" % os.getpid()
+    done = []
+    for provider, path, want_path, key_header in PROVIDERS:
+        for stream in (True, False):
+            test_id = "c-%s-%s-%d" % (provider[0], "s" if stream else "n", os.getpid())
+            ntp = NtpResponder()
+            # the board takes BOARD_MAX_ARGS (24) arguments, 511 bytes
+            args = ["arg=ctxc_lwip", "arg=--test-id=" + test_id, "arg=--call",
+                    "arg=--provider=" + provider, "arg=--base-url=" + base + path,
+                    "arg=--model=fixture-ok", "arg=--key=" + key,
+                    "arg=--stream" if stream else "arg=--no-stream", "arg=--ntp=%d" % ntp.port]
+            if len(" ".join(a[4:] for a in args)) > 500:
+                fail("the image's command line is too long for semihosting")
+            cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+            print("lwip_image: " + " ".join(cmd), flush=True)
+            try:
+                run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                     timeout=120)
+            except subprocess.TimeoutExpired:
+                fail("%s: the image did not finish within 120 s" % test_id)
+            finally:
+                ntp.stop()
+            out = run.stdout + run.stderr
+            sys.stdout.write(out)
+            if run.returncode != 0 or not re.search(r"case call: CTXC_OK", out) or \
+                    not re.search(r"summary received: \d+ bytes in entry \d+, the fixture's", out):
+                fail("%s %s: the call did not bring the fixture's summary (exit %d)"
+                     % (provider, "streamed" if stream else "not streamed", run.returncode))
+            if key in out:
+                fail("the key appeared in the image's output")
+            posts = [r for r in records(ports, test_id) if r["method"] == "POST"]
+            if len(posts) != 1:
+                fail("%s: %d requests recorded, 1 expected" % (test_id, len(posts)))
+            r = posts[0]
+            hdr = {k.lower(): v for k, v in r["headers"]}
+            body = json.loads(r["body"])
+            if not r["path"].startswith(want_path):
+                fail("%s: request path %s" % (test_id, r["path"]))
+            if key not in hdr.get(key_header, ""):
+                fail("%s: the key did not come in %s" % (test_id, key_header))
+            if provider == "gemini":
+                streamed = "streamGenerateContent" in r["path"]
+            else:
+                streamed = body.get("stream") is True
+            if streamed != stream:
+                fail("%s: the request was %sstreamed" % (test_id, "" if streamed else "not "))
+            done.append("%s/%s" % (provider, "stream" if stream else "json"))
+    # the name through the configured DNS server: api.ctxc.test is not in
+    # the local host list; the test's responder answers it (10.0.2.2)
+    test_id = "c-dns-%d" % os.getpid()
+    ntp, dns = NtpResponder(), DnsResponder({"api.ctxc.test": "10.0.2.2"})
+    args = ["arg=ctxc_lwip", "arg=--test-id=" + test_id, "arg=--call", "arg=--provider=openai",
+            "arg=--base-url=https://api.ctxc.test:%d/v1" % ports["device"],
+            "arg=--model=fixture-ok", "arg=--no-stream", "arg=--dns=10.0.2.2:%d" % dns.port,
+            "arg=--ntp=%d" % ntp.port]
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    except subprocess.TimeoutExpired:
+        fail("%s: the image did not finish within 120 s" % test_id)
+    finally:
+        ntp.stop()
+        dns.stop()
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    if "api.ctxc.test" not in dns.asked:
+        fail("the image did not ask the configured DNS server for api.ctxc.test (asked: %s)"
+             % dns.asked)
+    if run.returncode != 0 or not re.search(r"case call: CTXC_OK", out):
+        fail("the call through the configured DNS server failed (exit %d)" % run.returncode)
+    posts = [r for r in records(ports, test_id) if r["method"] == "POST"]
+    hosts = [{k.lower(): v for k, v in r["headers"]}.get("host") for r in posts]
+    if hosts != ["api.ctxc.test:%d" % ports["device"]]:
+        fail("%s: the fixture saw Host %s" % (test_id, hosts))
+    done.append("openai/json via DNS %s" % ",".join(dns.asked))
+    print("lwip_image: providers: %s: the summary came back, the request had the provider's "
+          "path, key header and stream flag; the name api.ctxc.test came from the configured "
+          "DNS server; lwip_image: ok" % ", ".join(done))
+    return 0
+
+
+def run_trust(objcopy, image, fxdir, emu, ports, work, mode):
+    """The trust store's own cases (the fixture's device endpoint, SNTP on):
+      builtin    the image as built: the anchors of trust_store.txt from
+                 ca-certificates parse, none signed the fixture's chain
+      corrupt    the fixture's CA with a broken DER: "CA certificate 1 does
+                 not parse (...)"
+      smallpool  a 6000-byte TLS pool: "TLS pool too small (needed at least
+                 N bytes, the pool has 6000)"
+    """
+    img = image
+    if mode != "builtin":
+        size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                                  capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+                   .split()[3], 16)
+        slot = os.path.join(work, "ca_slot.bin")
+        subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                        os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+        if mode == "corrupt":
+            with open(slot, "r+b") as f:
+                f.seek(4 + 4)  # the tbsCertificate's SEQUENCE tag
+                f.write(b"\x31")
+        img = os.path.join(work, "ctxc_lwip_ca.elf")
+        subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    ntp = NtpResponder()
+    args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--ntp=%d" % ntp.port,
+            "arg=--test-id=lwip-trust-%s-%d" % (mode, os.getpid())]
+    if mode == "smallpool":
+        args.append("arg=--pool=6000")
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
+    except subprocess.TimeoutExpired:
+        fail("the image did not finish within 240 s")
+    finally:
+        ntp.stop()
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    if mode == "builtin":
+        with open(os.path.join(HERE, "..", "..", "boards", "mps2-an386", "net", "trust_store.txt")) as f:
+            n = len([l for l in f if l.split("#", 1)[0].strip()])
+        if not re.search(r"^trust store: %d anchors parsed" % n, out, re.M):
+            fail("the built-in trust store did not parse into %d anchors" % n)
+        if len(re.findall(r"connect refused: CTXC_E_TLS: server certificate rejected: "
+                          r".*not correctly signed by the trusted CA", out)) < 4:
+            fail("the fixture's chain was not refused against the built-in anchors")
+        print("lwip_image: trust builtin: %d anchors from ca-certificates parsed, the fixture's "
+              "chain refused; lwip_image: ok" % n)
+    elif mode == "corrupt":
+        if not re.search(r"TLS setup: CA certificate 1 does not parse \(X509 - .*\(-0x[0-9a-f]{4}\)\)", out):
+            fail("no 'CA certificate 1 does not parse (X509 - ... (-0x....))' message")
+        if "pool too small" in out:
+            fail("a broken CA reported as a small pool")
+        print("lwip_image: trust corrupt: reported as a CA that does not parse; lwip_image: ok")
+    else:
+        if not re.search(r"TLS pool too small \(needed at least \d+ bytes, the pool has 6000\)", out):
+            fail("no 'TLS pool too small (needed at least N bytes, the pool has 6000)' message")
+        if "does not parse" in out:
+            fail("a small pool reported as a CA that does not parse")
+        print("lwip_image: trust smallpool: reported as a pool too small; lwip_image: ok")
+    return 0
 
 
 def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
@@ -123,21 +502,34 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
                               capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
                .split()[3], 16)
+    feproc, feports, fe = (None, {}, None) if untrusted else start_frontend(work, fxdir)
+    roots = [] if untrusted else [os.path.join(fe, "roots.pem")]
     subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
-                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem"),
+                    os.path.join(fxdir, "other-ca.pem" if untrusted else "ca.pem")] + roots + [
                     str(size), slot], check=True)
     img = os.path.join(work, "ctxc_lwip_ca.elf")
     subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
     test_id = "lwip-image-%d-%d" % (os.getpid(), int(time.time()))
+    ntp = NtpResponder()
     args = ["arg=ctxc_lwip", "arg=--good=%d" % ports["device"],
-            "arg=--wronghost=%d" % ports["wronghost"], "arg=--test-id=" + test_id]
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
+            "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id] + \
+        (["arg=--fe=" + ":".join(str(feports[k]) for k in
+                                  ("p384", "rsa", "p256", "expired", "notyet", "chacha", "aes256"))]
+         if feports else [])
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=100)
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                             timeout=max(240, LIFETIME))
     except subprocess.TimeoutExpired:
-        fail("the image did not finish within 100 s")
+        fail("the image did not finish within %d s" % max(240, LIFETIME))
+    finally:
+        ntp.stop()
+        if feproc is not None:
+            feproc.terminate()
+            feproc.wait(timeout=10)
     took = time.monotonic() - t0
     out = run.stdout + run.stderr
     sys.stdout.write(out)
@@ -155,11 +547,22 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
                  r"case stall: history crc before (\S+) after \1 \(store/export\): identical",
                  r"case stall: CTXC_E_TIMEOUT",
                  r"case ok: CTXC_OK",
+                 r"time: before SNTP: CTXC_E_TLS: .*the time is not known yet",
+                 r"sntp: time from 10\.0\.2\.2:\d+ is 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC",
+                 r"handshake done \(TLSv1\.2, .*\(connect in [1-9]\d* steps\)",
+                 r"steps: job connect: CTXC_E_IN_PROGRESS",
+                 r"steps: job connect_poll: CTXC_OK after (?:[2-9]|[1-9]\d+) connect_poll calls",
+                 r"steps: job GET /json: [1-9]\d* bytes in \d+ send/recv calls, no wait",
+                 r"steps: wait\(300\) on an idle connection returned after \d+ ms; recv then answered 0",
+                 r"steps: silent connect: CTXC_E_TIMEOUT .*timed out after 1500 ms",
+                 r"steps: blocking connect: CTXC_OK after 1 call",
                  r"summary received: \d+ bytes in entry \d+, the fixture's <state_snapshot>",
                  r"invariant: token total = sum of entries yes; .* same entries, tokens and bytes yes",
                  r"lwip image: \d+ checks, 0 failed"):
         if not re.search(want, out):
             fail("no line matching /%s/ in the output" % want)
+
+    check_frontend(out, fe, feports)
 
     # the fixture's record
     recs = records(ports, test_id)

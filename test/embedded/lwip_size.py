@@ -7,7 +7,7 @@ Prints a markdown table: the whole image from SIZE_TOOL (arm-none-eabi-size
 -B), its parts from the link map: the lwIP port (libctxc_port_lwip.a), lwIP
 (liblwip213.a: its heap MEM_SIZE and pools are its .bss), mbedTLS
 (libmbedtls228.a plus the TLS pool, the image's tls_pool array), the ctxc
-library and romfs port, the example session in flash, the CA slot, the
+library and romfs port, the example session in flash, the trust store, the
 board and image code, newlib + libgcc, the stack. With DOC.md (docs/footprint.md), the table
 is also written there between <!-- lwip-footprint:begin --> and
 <!-- lwip-footprint:end -->.
@@ -25,7 +25,7 @@ ORDER = [
     "libctxc.a (the library)",
     "libctxc_port_romfs.a (romfs port)",
     "the example session in flash (lwip_data.c)",
-    "the CA slot (.ctxc_ca, 2 KiB)",
+    "the trust store (.ctxc_ca, 8 KiB; trust_store.c)",
     "image + board code (llm_main.c, image_util.c, lan9118.c, net_board.c, startup.c)",
     "newlib + libgcc (string functions, rdimon, 64-bit division)",
     "stack (project.yml memory.stack)",
@@ -45,7 +45,7 @@ def classify(obj, name):
         return 4
     if "lwip_data.c" in obj:
         return 5
-    if "ca_slot.c" in obj:
+    if "trust_store.c" in obj:
         return 6
     if ".a(" in obj:
         return 8

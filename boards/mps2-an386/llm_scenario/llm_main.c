@@ -3,7 +3,8 @@
  * Cortex-M4, its summary fetched over TLS from the fixture server through
  * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
  *
- *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--test-id=ID]
+ *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--ntp=PORT]
+ *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]] [--test-id=ID]
  *                          (arguments: -semihosting-config arg=...)
  *
  * The example session (scenario_data.c, from flash) is imported, the
@@ -25,6 +26,15 @@
  * entries, tokens and bytes) and the before/after table printed. Exit
  * status: the number of failed checks (a missing NIC: 77, the test's skip).
  * Every request carries X-Test-Id: ID (the fixture's record).
+ *
+ * The connects of these cases go through the port contract's steps as a
+ * blocking caller drives them (connect answers CTXC_E_IN_PROGRESS, then
+ * wait + connect_poll: cfg.connect_steps). Then the transport alone
+ * (transport_steps): a resumable job's GET /json (connect, connect_poll,
+ * send, recv, never wait), wait(300) on an idle connection, the connect
+ * timeout from connect_poll against the fixture's silent endpoint
+ * (--silent=PORT; skipped without it), and a connect without
+ * cfg.connect_steps completing in one call as today's HTTP client needs.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +52,10 @@
 #include "../net/board_net.h"
 #include "../net/net_board.h"
 #include "scenario.h"
+
+#include "lwip/dns.h"
+#include "lwip/ip_addr.h"
+#include "lwip/timeouts.h"
 
 #define EXIT_NO_NIC 77
 #define EXPORT_CAP (160u * 1024u)
@@ -65,6 +79,30 @@ static ctxc_http_header_t test_hdr[1];
 static char test_id[64] = "lwip-image";
 
 static unsigned checks, failed;
+
+/* ---- the stack of a call: painted below the caller's frame ---------------- */
+
+#define PAINT 0xC7C7C7C7u
+extern uint32_t __stack_limit__[];
+static uint32_t *painted_top;
+
+__attribute__((noinline)) static void stack_paint(void) {
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    painted_top = sp - 16;
+    for (uint32_t *p = __stack_limit__; p < painted_top; p++) {
+        *(volatile uint32_t *)p = PAINT;
+    }
+}
+
+/* Bytes used below `frame` (in the caller's frame) since stack_paint. */
+__attribute__((noinline)) static size_t stack_used(const volatile void *frame) {
+    const uint32_t *p = __stack_limit__;
+    while (p < painted_top && *p == PAINT) {
+        p++;
+    }
+    return (size_t)((uintptr_t)frame - (uintptr_t)p);
+}
 
 static bool check(bool ok, const char *what, ctxc_status_t st) {
     checks++;
@@ -97,10 +135,30 @@ static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
 /* ---- the transport, with the handshake reported -----------------------------
  */
 
+/* The connect as a blocking caller drives it over the port contract:
+ * connect() answers CTXC_E_IN_PROGRESS (cfg.connect_steps), then wait()
+ * and connect_poll() until it is done. */
+static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
+                                     bool tls, ctxc_error_t *e,
+                                     unsigned *steps) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    ctxc_status_t st = ops->connect(ctx, host, p, tls, e);
+    *steps = 0;
+    while (st == CTXC_E_IN_PROGRESS) {
+        ops->wait(ctx, 100);
+        st = ops->connect_poll(ctx, e);
+        ++*steps;
+    }
+    return st;
+}
+
+static bool resumed_seen; /* the last connect resumed a session */
+
 static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
                                    bool tls, ctxc_error_t *e) {
-    ctxc_status_t st =
-        ctxc_lwip_transport(&net).ops->connect(ctx, host, p, tls, e);
+    unsigned steps = 0;
+    ctxc_status_t st = stepped_connect(ctx, host, p, tls, e, &steps);
+    resumed_seen = st == CTXC_OK && ctxc_lwip_transport_tls_resumed(&net);
     img_put_s("tls: ");
     img_put_s(host);
     img_put_s(":");
@@ -112,22 +170,55 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(version);
         img_put_s(", ");
         img_put_s(suite);
-        img_put_s("), chain and host name verified against the compiled-in CA");
+        if (ctxc_lwip_transport_tls_resumed(&net)) {
+            img_put_s(", session resumed), no chain sent: verified when the "
+                      "session was made");
+        } else {
+            img_put_s(", group ");
+            img_put_s(ctxc_lwip_transport_tls_group(&net));
+            img_put_s("), chain and host name verified against the "
+                      "compiled-in CA");
+        }
     } else {
         img_put_s(" connect refused: ");
         img_put_s(ctxc_status_name(st));
         img_put_s(": ");
         img_put_s(ctxc_lwip_transport_last_error(&net));
     }
+    img_put_s(" (connect in ");
+    img_put_u(steps);
+    img_put_s(" steps)");
     img_flush_line();
     return st;
 }
 
+/* When the request's last byte went out, and how long after it a receive
+ * error surfaced (the record errors must not wait for the read timeout). */
+static uint64_t last_send_ms;
+static uint64_t recv_error_after_ms;
+static bool recv_failed;
+
 static int32_t pass_send(void *ctx, const uint8_t *d, size_t n) {
-    return ctxc_lwip_transport(&net).ops->send(ctx, d, n);
+    int32_t r = ctxc_lwip_transport(&net).ops->send(ctx, d, n);
+    if (r > 0) {
+        last_send_ms = mps2_clock_ms(NULL);
+    }
+    return r;
 }
 static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
-    return ctxc_lwip_transport(&net).ops->recv(ctx, b, n);
+    int32_t r = ctxc_lwip_transport(&net).ops->recv(ctx, b, n);
+    if (r < 0 && !recv_failed) {
+        recv_failed = true;
+        recv_error_after_ms = mps2_clock_ms(NULL) - last_send_ms;
+        img_put_s("tls: recv ");
+        img_put_s(r == CTXC_TRANSPORT_EOF ? "end" : "error");
+        img_put_s(" ");
+        img_put_u(recv_error_after_ms);
+        img_put_s(" ms after the request: ");
+        img_put_s(ctxc_lwip_transport_last_error(&net));
+        img_flush_line();
+    }
+    return r;
 }
 static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
 
@@ -144,6 +235,40 @@ static ctxc_status_t resolve(void *user, const char *profile,
         client.extra_header_count = 1;
     }
     return st;
+}
+
+/* ---- the device's endpoint (board settings, command line) -------------------
+ *
+ * What the board is configured to call (board_net.h: MPS2_DEVICE_*),
+ * each overridable on the command line: --provider=openai|anthropic|gemini,
+ * --base-url=URL (empty: the provider's public API), --model=NAME,
+ * --key=KEY (the API key; on a real device from a key slot), --stream /
+ * --no-stream, --dns=A.B.C.D[:PORT] (lwIP's DNS server; none by default:
+ * names then come only from the local host list). --call runs one summary call
+ * of the example session against it instead of the test cases. */
+
+static struct {
+    const char *provider, *base_url, *model, *key;
+    bool stream, call;
+} dev = {MPS2_DEVICE_PROVIDER, MPS2_DEVICE_BASE_URL, MPS2_DEVICE_MODEL,
+         MPS2_DEVICE_KEY, MPS2_DEVICE_STREAM != 0, false};
+
+/* ctxc_key_fn: the device's key under the name "device-key" */
+static ctxc_status_t device_key(void *ctx, const char *name, char *buf,
+                                size_t cap, size_t *len, ctxc_error_t *e) {
+    (void)ctx;
+    size_t n = strlen(dev.key);
+    if (strcmp(name, "device-key") != 0 || n == 0) {
+        return ctxc_error_set(e, CTXC_E_NOT_FOUND,
+                              "no API key named '%s' on the device", name);
+    }
+    if (n + 1 > cap) {
+        return ctxc_error_set(e, CTXC_E_TOO_LARGE,
+                              "the device's API key does not fit");
+    }
+    memcpy(buf, dev.key, n + 1);
+    *len = n;
+    return CTXC_OK;
 }
 
 /* ---- settings ---------------------------------------------------------------
@@ -199,7 +324,7 @@ typedef struct {
     ctxc_status_t st;
 } result_t;
 
-static result_t results[4];
+static result_t results[16];
 static unsigned result_count;
 
 static void row(const result_t *r) {
@@ -240,7 +365,9 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
         ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
                          CTXC_FORMAT_ICONTENT, &err);
     check(st == CTXC_OK, "import of the example session", st);
-    use_endpoint(p, model);
+    if (p != 0) { /* 0: the endpoint of the settings as they are */
+        use_endpoint(p, model);
+    }
     set("network.read-timeout-ms", read_timeout);
     st = ctxc_session_init(&session, &hist, &work, &settings, &err);
     check(st == CTXC_OK, "ctxc_session_init", st);
@@ -259,7 +386,24 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     img_flush_line();
     ctxc_send_report_t report = {0};
     memset(&err, 0, sizeof err);
+    recv_failed = false;
+    volatile uint32_t frame_mark = 0;
+    stack_paint();
     st = ctxc_session_before_send(&session, 0, &report, &err);
+    size_t stack = stack_used(&frame_mark);
+    uint32_t hs = 0, rec = 0;
+    ctxc_lwip_transport_tls_work(&net, &hs, &rec);
+    img_put_s("cost: case ");
+    img_put_s(name);
+    img_put_s(": stack ");
+    img_put_u(stack);
+    img_put_s(" bytes; TLS handshake ");
+    img_put_u(hs);
+    img_put_s(" ticks, records ");
+    img_put_u(rec);
+    img_put_s(" ticks (25 MHz; under -icount shift=0 a tick is 40 "
+              "instructions)");
+    img_flush_line();
     r->st = st;
     img_sink_t e1 = {NULL, 0, 0, 0};
     r->n1 = ctxc_history_count(&hist);
@@ -395,6 +539,379 @@ static void check_invariant(void) {
     img_flush_line();
 }
 
+/* ---- the transport's steps, driven directly ---------------------------------
+ *
+ * What the HTTP client does through the port contract, shown on the bare
+ * transport: a resumable job (connect, connect_poll, send, recv, never
+ * wait), a blocking caller of today (connect completes in one call without
+ * cfg.connect_steps), wait() when nothing comes, and the connect timeout
+ * reported by connect_poll. */
+
+static char io[2048];
+
+static void steps_line(const char *what, ctxc_status_t st, unsigned n,
+                       const char *unit) {
+    img_put_s("steps: ");
+    img_put_s(what);
+    img_put_s(": ");
+    img_put_s(ctxc_status_name(st));
+    img_put_s(" after ");
+    img_put_u(n);
+    img_put_s(unit);
+    if (st != CTXC_OK && st != CTXC_E_IN_PROGRESS) {
+        img_put_s(": ");
+        img_put_s(ctxc_error_message(&err));
+    }
+    img_flush_line();
+}
+
+/* GET /json on the connected transport without ever calling wait();
+ * answers the bytes of the response read (headers + Content-Length body),
+ * 0 on a failure. *calls: the send/recv calls made. */
+static size_t get_json(uint16_t p, unsigned *calls) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    char req[192] = "GET /json HTTP/1.1\r\nHost: " MPS2_NET_FIXTURE_HOST ":";
+    size_t n = strlen(req);
+    char tmp[8];
+    size_t k = 0;
+    unsigned v = p;
+    do {
+        tmp[k++] = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    while (k > 0) {
+        req[n++] = tmp[--k];
+    }
+    static const char tail[] = "\r\nX-Test-Id: ";
+    memcpy(req + n, tail, sizeof tail - 1);
+    n += sizeof tail - 1;
+    size_t idn = strlen(test_id);
+    memcpy(req + n, test_id, idn);
+    n += idn;
+    memcpy(req + n, "\r\n\r\n", 4);
+    n += 4;
+    *calls = 0;
+    uint64_t until = mps2_clock_ms(NULL) + 10000u;
+    size_t sent = 0;
+    while (sent < n && mps2_clock_ms(NULL) < until) {
+        int32_t r = ops->send(&net, (const uint8_t *)req + sent, n - sent);
+        ++*calls;
+        if (r < 0) {
+            return 0;
+        }
+        sent += (size_t)r;
+    }
+    size_t got = 0, want = 0;
+    while ((want == 0 || got < want) && got < sizeof io - 1 &&
+           mps2_clock_ms(NULL) < until) {
+        int32_t r = ops->recv(&net, (uint8_t *)io + got, sizeof io - 1 - got);
+        ++*calls;
+        if (r < 0) {
+            return 0;
+        }
+        got += (size_t)r;
+        io[got] = '\0';
+        const char *end = strstr(io, "\r\n\r\n");
+        const char *cl = strstr(io, "Content-Length: ");
+        if (want == 0 && end != NULL && cl != NULL && cl < end) {
+            size_t len = 0;
+            for (cl += 16; *cl >= '0' && *cl <= '9'; cl++) {
+                len = len * 10u + (size_t)(*cl - '0');
+            }
+            want = (size_t)(end + 4 - io) + len;
+        }
+    }
+    return want != 0 && got == want && memcmp(io, "HTTP/1.1 200", 12) == 0
+               ? got
+               : 0;
+}
+
+static void transport_steps(const ctxc_lwip_transport_config_t *base,
+                            uint16_t good, uint16_t silent) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    ctxc_lwip_transport_config_t cfg = *base;
+
+    /* a resumable job: never waits, returns after every step */
+    cfg.connect_steps = true;
+    ctxc_lwip_transport_deinit(&net);
+    ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
+    check(st == CTXC_OK, "transport init (connect_steps)", st);
+    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
+    steps_line("job connect", st, 0, " connect_poll calls");
+    check(st == CTXC_E_IN_PROGRESS,
+          "connect answers CTXC_E_IN_PROGRESS with connect_steps", st);
+    unsigned polls = 0;
+    uint64_t until = mps2_clock_ms(NULL) + 20000u;
+    while (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) < until) {
+        st = ops->connect_poll(&net, &err);
+        polls++;
+    }
+    steps_line("job connect_poll", st, polls, " connect_poll calls");
+    check(st == CTXC_OK && polls > 1,
+          "connect_poll completes the handshake in several steps", st);
+    unsigned calls = 0;
+    size_t got = st == CTXC_OK ? get_json(good, &calls) : 0;
+    img_put_s("steps: job GET /json: ");
+    img_put_u(got);
+    img_put_s(" bytes in ");
+    img_put_u(calls);
+    img_put_s(" send/recv calls, no wait");
+    img_flush_line();
+    check(got > 0, "GET /json over send/recv steps without wait", st);
+
+    /* wait() with nothing to come: the whole time, then recv answers 0 */
+    uint64_t t0 = mps2_clock_ms(NULL);
+    ops->wait(&net, 300);
+    uint64_t waited = mps2_clock_ms(NULL) - t0;
+    int32_t r = ops->recv(&net, (uint8_t *)io, sizeof io);
+    img_put_s("steps: wait(300) on an idle connection returned after ");
+    img_put_u(waited);
+    img_put_s(" ms; recv then answered ");
+    img_put_s(r == 0 ? "0 (try again)" : "not 0");
+    img_flush_line();
+    check(waited >= 300 && r == 0, "wait(300) with nothing to come", CTXC_OK);
+    ops->close(&net);
+
+    /* the connect timeout from connect_poll: a TCP peer that never answers
+     * the handshake (the fixture's silent endpoint) */
+    if (silent != 0) {
+        cfg.connect_timeout_ms = 1500;
+        ctxc_lwip_transport_deinit(&net);
+        (void)ctxc_lwip_transport_init(&net, &cfg, &err);
+        unsigned steps = 0;
+        st = stepped_connect(&net, MPS2_NET_FIXTURE_HOST, silent, true, &err,
+                             &steps);
+        steps_line("silent connect", st, steps, " wait + connect_poll steps");
+        check(st == CTXC_E_TIMEOUT, "connect_poll reports the connect timeout",
+              st);
+        ops->close(&net);
+    }
+
+    /* today's blocking caller: connect completes in one call */
+    cfg = *base;
+    cfg.connect_steps = false;
+    ctxc_lwip_transport_deinit(&net);
+    (void)ctxc_lwip_transport_init(&net, &cfg, &err);
+    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
+    steps_line("blocking connect", st, 1, " call");
+    check(st == CTXC_OK, "connect without connect_steps completes in one call",
+          st);
+    got = st == CTXC_OK ? get_json(good, &calls) : 0;
+    check(got > 0, "GET /json after a blocking connect", st);
+    ops->close(&net);
+    ctxc_lwip_transport_deinit(&net);
+    (void)ctxc_lwip_transport_init(&net, base, &err);
+}
+
+/* ---- a front end shaped like the providers' ---------------------------------
+ *
+ * The test's Go server (test/fixtures/frontend_server.go): no
+ * max_fragment_length, 16 KiB records, X25519 preferred, chains as the
+ * public CAs issue them (make_frontend_certs.sh; their roots are in the
+ * trust store with the fixture's CA). */
+
+typedef struct {
+    uint16_t p384, rsa, p256, expired, notyet, chacha, aes256;
+} fe_ports_t;
+
+static bool last_error_has(const char *what) {
+    return strstr(ctxc_lwip_transport_last_error(&net), what) != NULL;
+}
+
+static void pool_line(const char *shape) {
+    size_t now = 0, max = 0;
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    img_put_s("tls pool: ");
+    img_put_s(shape);
+    img_put_s(": ");
+    img_put_u(max);
+    img_put_s(" bytes at most");
+    img_flush_line();
+}
+
+static void frontend_cases(const fe_ports_t *fe) {
+    static const struct {
+        const char *name;
+        int which; /* 0 p384, 1 rsa, 2 p256 */
+    } ok_cases[] = {{"fe-p384", 0},         {"fe-rsa", 1},
+                    {"fe-p256", 2},         {"fe-p256-resumed", 2},
+                    {"fe-chacha-p384", 3}, {"fe-aes256-p256", 4}};
+    for (size_t i = 0; i < sizeof ok_cases / sizeof ok_cases[0]; i++) {
+        uint16_t p = ok_cases[i].which == 0   ? fe->p384
+                     : ok_cases[i].which == 1 ? fe->rsa
+                     : ok_cases[i].which == 2 ? fe->p256
+                     : ok_cases[i].which == 3 ? fe->chacha
+                                              : fe->aes256;
+        if (p == 0) {
+            continue;
+        }
+        ctxc_lwip_tls_pool_reset_max();
+        (void)run_case(ok_cases[i].name, p, "fe-ok", "15000", CTXC_OK);
+        pool_line(ok_cases[i].name);
+        if (i == 3) {
+            check(resumed_seen, "the second call to fe-p256 resumed the "
+                                "session", CTXC_OK);
+        }
+    }
+    /* errors after the handshake: at once, with mbedTLS's code */
+    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000",
+                   CTXC_E_NETWORK);
+    check(recv_failed && recv_error_after_ms < 1000u &&
+              last_error_has("(-0x7180)"),
+          "a bad MAC surfaces with its code within a second", CTXC_OK);
+    (void)run_case("fe-bigrecord", fe->p256, "fe-bigrecord", "15000",
+                   CTXC_E_NETWORK);
+    check(recv_failed && recv_error_after_ms < 1000u &&
+              last_error_has("(-0x7100)"),
+          "a record too large surfaces with its code within a second",
+          CTXC_OK);
+    (void)run_case("fe-cut", fe->p256, "fe-cut", "15000", CTXC_E_NETWORK);
+    check(recv_failed && last_error_has("without TLS close_notify"),
+          "a close without close_notify inside the body is an error", CTXC_OK);
+    /* certificate dates (the time from SNTP) */
+    (void)run_case("fe-expired", fe->expired, "fe-ok", "15000", CTXC_E_TLS);
+    check(last_error_has("expired"), "an expired leaf is refused", CTXC_OK);
+    (void)run_case("fe-notyet", fe->notyet, "fe-ok", "15000", CTXC_E_TLS);
+    check(last_error_has("future"), "a leaf not valid yet is refused",
+          CTXC_OK);
+}
+
+/* ---- calendar time ----------------------------------------------------------
+ *
+ * Before SNTP has answered a TLS connect is refused (certificate dates
+ * cannot be checked; MPS2_TLS_ALLOW_UNKNOWN_TIME); then the time from the
+ * NTP server at 10.0.2.2:ntp (the test's responder). */
+
+static void put_2(unsigned v) {
+    img_put_u(v / 10u);
+    img_put_u(v % 10u);
+}
+
+static void put_date(uint64_t t) {
+    uint64_t days = t / 86400u, rem = t % 86400u;
+    /* civil from days (1970-01-01 on) */
+    uint64_t z = days + 719468u;
+    uint64_t era = z / 146097u, doe = z - era * 146097u;
+    uint64_t yoe = (doe - doe / 1460u + doe / 36524u - doe / 146096u) / 365u;
+    uint64_t doy = doe - (365u * yoe + yoe / 4u - yoe / 100u);
+    uint64_t mp = (5u * doy + 2u) / 153u;
+    unsigned d = (unsigned)(doy - (153u * mp + 2u) / 5u + 1u);
+    unsigned m = (unsigned)(mp < 10u ? mp + 3u : mp - 9u);
+    img_put_u(yoe + era * 400u + (m <= 2u ? 1u : 0u));
+    img_put_s("-");
+    put_2(m);
+    img_put_s("-");
+    put_2(d);
+    img_put_s(" ");
+    put_2((unsigned)(rem / 3600u));
+    img_put_s(":");
+    put_2((unsigned)(rem % 3600u / 60u));
+    img_put_s(":");
+    put_2((unsigned)(rem % 60u));
+    img_put_s(" UTC");
+}
+
+static void sntp_wait(uint16_t ntp);
+
+static void calendar_time(uint16_t good, uint16_t ntp) {
+    const ctxc_transport_ops_t *ops = ctxc_lwip_transport(&net).ops;
+    unsigned steps = 0;
+    ctxc_status_t st = stepped_connect(&net, MPS2_NET_FIXTURE_HOST, good, true,
+                                       &err, &steps);
+    img_put_s("time: before SNTP: ");
+    img_put_s(ctxc_status_name(st));
+    img_put_s(": ");
+    img_put_s(ctxc_lwip_transport_last_error(&net));
+    img_flush_line();
+    ops->close(&net);
+#if MPS2_TLS_ALLOW_UNKNOWN_TIME
+    check(st == CTXC_OK, "TLS goes on before the time is known (board option)",
+          st);
+#else
+    check(st == CTXC_E_TLS, "TLS refused before the time is known", st);
+#endif
+    sntp_wait(ntp);
+}
+
+/* Starts SNTP against 10.0.2.2:ntp and waits (10 s at most) for the time. */
+static void sntp_wait(uint16_t ntp) {
+    if (ntp == 0) {
+        img_put_s("time: no --ntp=PORT: the time stays unknown");
+        img_flush_line();
+        return;
+    }
+    uint64_t t0 = mps2_clock_ms(NULL);
+    mps2_time_start(ntp);
+    while (mps2_time_now(NULL) == 0 && mps2_clock_ms(NULL) - t0 < 10000u) {
+        mps2_net_poll(NULL);
+        sys_check_timeouts();
+    }
+    uint64_t now = mps2_time_now(NULL);
+    img_put_s("sntp: ");
+    if (now != 0) {
+        img_put_s("time from 10.0.2.2:");
+        img_put_u(ntp);
+        img_put_s(" is ");
+        put_date(now);
+        img_put_s(" (");
+        img_put_u(mps2_clock_ms(NULL) - t0);
+        img_put_s(" ms after the request)");
+    } else {
+        img_put_s("no answer from 10.0.2.2:");
+        img_put_u(ntp);
+        img_put_s(" within 10000 ms");
+    }
+    img_flush_line();
+    check(now != 0, "SNTP answered", CTXC_OK);
+}
+
+/* ---- one call against the configured endpoint --------------------------- */
+
+static int device_call(uint16_t ntp) {
+    sntp_wait(ntp);
+    ctxc_history_clear(&hist);
+    ctxc_status_t st =
+        ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                         CTXC_FORMAT_ICONTENT, &err);
+    check(st == CTXC_OK, "import of the example session", st);
+    set_u("context-limit", ctxc_history_tokens(&hist) * 3u / 4u);
+    set("compression-threshold", "0.8");
+    set("compression.strategy", "middle-out");
+    set("compression.retries", "0");
+    set("provider", dev.provider);
+    if (dev.base_url[0] != '\0') {
+        set("base-url", dev.base_url);
+    }
+    set("model", dev.model);
+    if (dev.key[0] != '\0') {
+        set("auth-key-name", "device-key");
+    }
+    set("stream", dev.stream ? "true" : "false");
+    ctxc_provider_bind(&binding, &client, &settings, &port, true);
+    img_put_s("device: provider ");
+    img_put_s(dev.provider);
+    img_put_s(", base ");
+    img_put_s(dev.base_url[0] != '\0' ? dev.base_url : "(the provider's)");
+    img_put_s(", model ");
+    img_put_s(dev.model);
+    img_put_s(dev.stream ? ", streamed" : ", not streamed");
+    img_put_s(dev.key[0] != '\0' ? ", key set" : ", no key");
+    img_flush_line();
+    st = run_case("call", 0, dev.model, "15000", CTXC_OK);
+    if (st == CTXC_OK) {
+        show_history();
+        check_invariant();
+    }
+    ctxc_lwip_transport_deinit(&net);
+    img_put_s("lwip image: ");
+    img_put_u(checks);
+    img_put_s(" checks, ");
+    img_put_u(failed);
+    img_put_s(" failed");
+    img_flush_line();
+    return failed > 100 ? 100 : (int)failed;
+}
+
 /* ---- main
  * ----------------------------------------------------------------------- */
 
@@ -408,12 +925,61 @@ static uint16_t arg_port(const char *a) {
 
 int main(int argc, char **argv) {
     img_out_init(board_write);
-    uint16_t good = 0, wronghost = 0;
+    uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
+    const char *dns = MPS2_NET_DNS_SERVER;
+    size_t pool_bytes = sizeof tls_pool;
+    fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
+        } else if (strncmp(argv[i], "--fe=", 5) == 0) {
+            /* P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]: one argument (the semihosting
+             * command line is short) */
+            uint16_t *slot[7] = {&fe.p384,   &fe.rsa,    &fe.p256,
+                                 &fe.expired, &fe.notyet, &fe.chacha,
+                                 &fe.aes256};
+            const char *a = argv[i] + 5;
+            for (size_t k = 0; k < 7 && *a != '\0'; k++) {
+                *slot[k] = arg_port(a);
+                while (*a >= '0' && *a <= '9') {
+                    a++;
+                }
+                if (*a == ':') {
+                    a++;
+                }
+            }
+        } else if (strcmp(argv[i], "--call") == 0) {
+            dev.call = true;
+        } else if (strncmp(argv[i], "--provider=", 11) == 0) {
+            dev.provider = argv[i] + 11;
+        } else if (strncmp(argv[i], "--base-url=", 11) == 0) {
+            dev.base_url = argv[i] + 11;
+        } else if (strncmp(argv[i], "--model=", 8) == 0) {
+            dev.model = argv[i] + 8;
+        } else if (strncmp(argv[i], "--key=", 6) == 0) {
+            dev.key = argv[i] + 6;
+        } else if (strcmp(argv[i], "--stream") == 0) {
+            dev.stream = true;
+        } else if (strcmp(argv[i], "--no-stream") == 0) {
+            dev.stream = false;
+        } else if (strncmp(argv[i], "--dns=", 6) == 0) {
+            dns = argv[i] + 6;
+        } else if (strncmp(argv[i], "--pool=", 7) == 0) {
+            /* a smaller TLS pool than the board's (the pool-too-small
+             * test) */
+            size_t v = 0;
+            for (const char *a = argv[i] + 7; *a >= '0' && *a <= '9'; a++) {
+                v = v * 10u + (size_t)(*a - '0');
+            }
+            if (v > 0 && v < pool_bytes) {
+                pool_bytes = v;
+            }
+        } else if (strncmp(argv[i], "--ntp=", 6) == 0) {
+            ntp = arg_port(argv[i] + 6);
+        } else if (strncmp(argv[i], "--silent=", 9) == 0) {
+            silent = arg_port(argv[i] + 9);
         } else if (strncmp(argv[i], "--test-id=", 10) == 0) {
             size_t n = strlen(argv[i] + 10);
             if (n > 0 && n < sizeof test_id) {
@@ -423,8 +989,9 @@ int main(int argc, char **argv) {
     }
     img_put_s("lwip image (ctxc " CTXC_VERSION_STRING ")");
     img_flush_line();
-    if (good == 0 || wronghost == 0) {
-        img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--test-id=ID]");
+    if (!dev.call && (good == 0 || wronghost == 0)) {
+        img_put_s("FAIL: usage: --good=PORT --wronghost=PORT [--silent=PORT] "
+                  "[--test-id=ID] | --call [endpoint options]");
         img_flush_line();
         return 2;
     }
@@ -440,7 +1007,7 @@ int main(int argc, char **argv) {
     const uint8_t *ca = mps2_ca(&ca_len);
     img_put_s("ca: ");
     img_put_u(ca_len);
-    img_put_s(" bytes (DER) in the image's CA slot; host ");
+    img_put_s(" bytes (DER) in the image's trust store; host ");
     img_put_s(MPS2_NET_FIXTURE_HOST);
     img_put_s(" -> 10.0.2.2 (lwIP local host list)");
     img_flush_line();
@@ -453,19 +1020,60 @@ int main(int argc, char **argv) {
         .poll = mps2_net_poll,
         .entropy = mps2_entropy,
         .tls_pool = tls_pool,
-        .tls_pool_bytes = sizeof tls_pool,
+        .tls_pool_bytes = pool_bytes,
+        .connect_steps = true, /* shown_connect drives connect_poll/wait */
+        .time = mps2_time_now,
+        .ticks = mps2_ticks,
+        .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
     };
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
+    if (dns[0] != '\0') {
+        /* A.B.C.D or A.B.C.D:PORT (53 by default) */
+        char addr[16];
+        size_t n = 0;
+        while (dns[n] != '\0' && dns[n] != ':' && n + 1 < sizeof addr) {
+            addr[n] = dns[n];
+            n++;
+        }
+        addr[n] = '\0';
+        if (dns[n] == ':') {
+            mps2_dns_port = arg_port(dns + n + 1);
+        }
+        ip_addr_t server;
+        if (mps2_dns_port != 0 && ipaddr_aton(addr, &server)) {
+            dns_setserver(0, &server);
+            img_put_s("dns: server ");
+            img_put_s(addr);
+            img_put_s(":");
+            img_put_u(mps2_dns_port);
+            img_put_s(" (lwIP DNS, after the local host list)");
+        } else {
+            img_put_s("FAIL: --dns wants A.B.C.D[:PORT], not ");
+            img_put_s(dns);
+            failed++;
+        }
+        img_flush_line();
+    }
     ctxc_fs_t fs = ctxc_romfs();
     port.fs = fs;
     port.clock = mps2_clock_ms;
     port.entropy = mps2_entropy;
+    port.key = device_key;
     port.transport = (ctxc_transport_t){&shown_ops, &net};
-
     ctxc_settings_init(&settings, &fs);
     st = ctxc_settings_load(&settings, &err);
     check(st == CTXC_OK, "ctxc_settings_load on romfs", st);
+    if (dev.call) {
+        return device_call(ntp);
+    }
+    calendar_time(good, ntp);
+    img_put_s("trust store: ");
+    img_put_u(ctxc_lwip_transport_trust_count(&net));
+    img_put_s(" anchors parsed into a ");
+    img_put_u(pool_bytes);
+    img_put_s("-byte TLS pool");
+    img_flush_line();
     ctxc_history_clear(&hist);
     st = ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
                           CTXC_FORMAT_ICONTENT, &err);
@@ -475,7 +1083,8 @@ int main(int argc, char **argv) {
     set("compression.strategy", "middle-out");
     set("provider", "openai");
     set("compression.retries", "0");
-    ctxc_provider_bind(&binding, &client, &settings, &port, false);
+    set("stream", "false"); /* the test cases: non-streamed answers */
+    ctxc_provider_bind(&binding, &client, &settings, &port, true);
 
     run_case("wronghost", wronghost, "fixture-ok", "15000", CTXC_E_TLS);
     run_case("status-500", good, "fixture-error-500", "15000",
@@ -485,6 +1094,15 @@ int main(int argc, char **argv) {
     if (st == CTXC_OK) {
         show_history();
         check_invariant();
+    }
+
+    transport_steps(&cfg, good, silent);
+    if (fe.p384 != 0 && fe.rsa != 0 && fe.p256 != 0 && fe.expired != 0 &&
+        fe.notyet != 0) {
+        frontend_cases(&fe);
+    } else {
+        img_put_s("front end: no --fe-*=PORT arguments, its cases skipped");
+        img_flush_line();
     }
 
     img_put_s("before/after (middle-out via lwIP + mbedTLS, fixture at "
@@ -514,7 +1132,7 @@ int main(int argc, char **argv) {
     img_put_s("tls pool: ");
     img_put_u(max);
     img_put_s(" of ");
-    img_put_u(sizeof tls_pool);
+    img_put_u(pool_bytes);
     img_put_s(" bytes at most, ");
     img_put_u(now);
     img_put_s(" in use at the end");

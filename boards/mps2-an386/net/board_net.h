@@ -16,21 +16,62 @@
  * make_certs.sh), resolved by lwIP's local host list to the gateway. */
 #define MPS2_NET_FIXTURE_HOST "fixture.ctxc.test"
 
+/* The NTP server (lwIP's sntp app; its port from the command line,
+ * --ntp=PORT): QEMU user net's gateway, the host's loopback, where the test
+ * runs its responder. */
+#define MPS2_NTP_SERVER MPS2_NET_GW
+
+/* TLS before the time is known (SNTP): 0 (default) refuses it, since
+ * certificate dates cannot be checked; 1 lets it go on without the date
+ * checks (a board that must connect before any time source answers). */
+#ifndef MPS2_TLS_ALLOW_UNKNOWN_TIME
+#define MPS2_TLS_ALLOW_UNKNOWN_TIME 0
+#endif
+
+/* The device's endpoint (the lwIP image's --call; each overridable on its
+ * command line, docs/device.md): provider openai | anthropic | gemini, the
+ * base URL ("" : the provider's public API), the model, the API key (a
+ * production device reads it from a key slot, never from the image) and
+ * whether answers are streamed (SSE). */
+#define MPS2_DEVICE_PROVIDER "openai"
+#define MPS2_DEVICE_BASE_URL ""
+#define MPS2_DEVICE_MODEL "gpt-4o-mini"
+#define MPS2_DEVICE_KEY ""
+#define MPS2_DEVICE_STREAM 1
+
+/* lwIP's DNS server (dotted IPv4; "" : none, names come only from the
+ * local host list of lwipopts.h). --dns=A.B.C.D overrides it. */
+#define MPS2_NET_DNS_SERVER ""
+
 /* lwIP's own heap (MEM_SIZE: pbufs of outgoing data, the altcp state). */
 #define MPS2_LWIP_HEAP_BYTES (16u * 1024u)
 
-/* The mbedTLS pool (MBEDTLS_MEMORY_BUFFER_ALLOC_C): the parsed CA, the
- * TLS context with its two 4 KiB record buffers, the handshake (ECDHE
- * P-256 and the server's certificate). The image prints the pool's
- * high-water mark: about 13.3 KiB per connection; 24 KiB leaves room for a
- * larger server chain. */
+/* The mbedTLS pool (MBEDTLS_MEMORY_BUFFER_ALLOC_C): the parsed trust
+ * store, the TLS context with its record buffers (production: 16 KiB in,
+ * 4 KiB out; lab: 4 KiB both), the handshake (the server's chain, the key
+ * exchange), the kept session. The image prints the pool's high-water mark
+ * per chain shape (docs/device.md, "Cost on the target"): production
+ * 31.2 KiB (ECDSA chains) to 38.9 KiB (RSA-2048 <- RSA-2048 <- RSA-4096)
+ * with the tests' 4 anchors; the production store's 6 anchors parse into
+ * about 5.6 KiB more. 64 KiB leaves about 20 KiB over the largest: a longer
+ * chain or more anchors. Lab: 13.3 KiB measured, 24 KiB. */
+#if defined(MPS2_TLS_PROFILE_LAB)
 #define MPS2_TLS_POOL_BYTES (24u * 1024u)
+#else
+#define MPS2_TLS_POOL_BYTES (64u * 1024u)
+#endif
 
-/* The largest TLS record either side sends (max_fragment_length): the
- * record buffers of ctxc_mbedtls_config.h. */
+/* lab profile: the largest TLS record either side sends
+ * (max_fragment_length). */
 #define MPS2_TLS_RECORD_BYTES 4096
+/* production: records in up to the TLS maximum (the front ends do not
+ * negotiate max_fragment_length), out in 4 KiB records. */
+#define MPS2_TLS_IN_RECORD_BYTES 16384
+#define MPS2_TLS_OUT_RECORD_BYTES 4096
 
-/* Flash slot for the CA certificate (ca_slot.c): length word + DER. */
-#define MPS2_CA_SLOT_BYTES 2048u
+/* Flash area of the trust store (section .ctxc_ca, trust_store.c made by
+ * gen_trust_store.py from trust_store.txt): a length word, then DER
+ * certificates one after the other. */
+#define MPS2_CA_SLOT_BYTES 8192u
 
 #endif /* MPS2_AN386_BOARD_NET_H */

@@ -1,17 +1,29 @@
 /*
  * mbedTLS 2.28 configuration of the mps2-an386 lwIP image (passed as
- * MBEDTLS_CONFIG_FILE): a TLS 1.2 client for one cipher family, ECDHE-ECDSA
- * over P-256 with AES-GCM (what the fixture's EC certificates and
- * Python's ssl offer; a board talking to a public API adds RSA and the
- * curves its server uses), the certificate chain and host name verified
- * against a CA compiled into the image (DER), SNI, 4 KiB records
- * (max_fragment_length), every allocation from a static pool
+ * MBEDTLS_CONFIG_FILE), in two profiles chosen by MPS2_TLS_PROFILE_LAB
+ * (CMake: -DMPS2_TLS_PROFILE=lab; default production):
+ *
+ * production  what the public LLM APIs' front ends need (docs/device.md,
+ *             "TLS profile"): TLS 1.2 client; ECDHE-ECDSA and ECDHE-RSA
+ *             with AES-128-GCM, AES-256-GCM and ChaCha20-Poly1305; groups
+ *             X25519, P-256, P-384; certificate chains with RSA 2048-4096
+ *             (PKCS#1 v1.5 and PSS) and ECDSA P-256/P-384 over SHA-256/384;
+ *             incoming records up to 16 KiB (MBEDTLS_SSL_IN_CONTENT_LEN
+ *             16384: the front ends do not honour max_fragment_length, so
+ *             it is not asked for), outgoing 4 KiB; extended master secret;
+ *             session tickets (resumption); certificate dates checked
+ *             against the board's calendar time (MBEDTLS_HAVE_TIME_DATE,
+ *             SNTP, net_board.c); mbedTLS's error texts (MBEDTLS_ERROR_C)
+ *             for the messages after the handshake.
+ * lab         the issue-17 image's small profile: ECDHE-ECDSA P-256 with
+ *             AES-128-GCM, 4 KiB records both ways (max_fragment_length
+ *             asked for, which the fixture's Python server honours), no
+ *             dates. Only for servers one controls.
+ *
+ * Both: the certificate chain and host name verified against the trust
+ * store in flash (DER), SNI, every allocation from a static pool
  * (MEMORY_BUFFER_ALLOC_C; size MPS2_TLS_POOL_BYTES in board_net.h), the
  * entropy from the port's hook through mbedtls_hardware_poll (port/lwip).
- *
- * No MBEDTLS_HAVE_TIME_DATE: the board has no calendar clock, so the
- * validity dates of certificates are not checked. A device with an RTC or
- * SNTP should enable it (and MBEDTLS_PLATFORM_TIME_ALT for its clock).
  */
 #ifndef CTXC_MBEDTLS_CONFIG_H
 #define CTXC_MBEDTLS_CONFIG_H
@@ -46,7 +58,7 @@ int ctxc_lwip_snprintf(char *s, size_t n, const char *fmt, ...);
 #define MBEDTLS_ENTROPY_C
 #define MBEDTLS_CTR_DRBG_C
 
-/* crypto */
+/* crypto common to both */
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_ROM_TABLES
 #define MBEDTLS_GCM_C
@@ -78,9 +90,53 @@ int ctxc_lwip_snprintf(char *s, size_t n, const char *fmt, ...);
 #define MBEDTLS_SSL_PROTO_TLS1_2
 #define MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA_ENABLED
 #define MBEDTLS_SSL_SERVER_NAME_INDICATION
+
+#if defined(MPS2_TLS_PROFILE_LAB)
+
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 #define MBEDTLS_SSL_MAX_CONTENT_LEN MPS2_TLS_RECORD_BYTES
 #define MBEDTLS_SSL_CIPHERSUITES MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+
+#else /* production */
+
+/* SHA-384 (suites with AES-256-GCM, P-384 / SHA-384 signatures) */
+#define MBEDTLS_SHA512_C
+/* ChaCha20-Poly1305 */
+#define MBEDTLS_CHACHA20_C
+#define MBEDTLS_POLY1305_C
+#define MBEDTLS_CHACHAPOLY_C
+/* the groups */
+#define MBEDTLS_ECP_DP_CURVE25519_ENABLED
+#define MBEDTLS_ECP_DP_SECP384R1_ENABLED
+/* RSA chains: PKCS#1 v1.5 and PSS signatures, 2048..4096-bit keys */
+#define MBEDTLS_RSA_C
+#define MBEDTLS_PKCS1_V15
+#define MBEDTLS_PKCS1_V21
+#define MBEDTLS_X509_RSASSA_PSS_SUPPORT
+#define MBEDTLS_KEY_EXCHANGE_ECDHE_RSA_ENABLED
+#define MBEDTLS_SSL_EXTENDED_MASTER_SECRET
+#define MBEDTLS_SSL_SESSION_TICKETS
+/* 16 KiB records in (no max_fragment_length: the large front ends do not
+ * negotiate it), requests go out in 4 KiB records */
+#define MBEDTLS_SSL_IN_CONTENT_LEN MPS2_TLS_IN_RECORD_BYTES
+#define MBEDTLS_SSL_OUT_CONTENT_LEN MPS2_TLS_OUT_RECORD_BYTES
+/* certificate dates: the platform time hook reads the board's calendar
+ * clock (SNTP, net_board.c) */
+#define MBEDTLS_HAVE_TIME
+#define MBEDTLS_HAVE_TIME_DATE
+#define MBEDTLS_PLATFORM_TIME_ALT
+#define MBEDTLS_PLATFORM_GMTIME_R_ALT
+/* error texts for the port's messages (code and text) */
+#define MBEDTLS_ERROR_C
+#define MBEDTLS_SSL_CIPHERSUITES                                               \
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,                           \
+        MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,                         \
+        MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,                 \
+        MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,                   \
+        MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,                       \
+        MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+
+#endif
 
 #include "mbedtls/check_config.h"
 

@@ -19,6 +19,14 @@ endif()
 
 set(_net "${CMAKE_CURRENT_SOURCE_DIR}/net")
 set(_mbedtls_def "MBEDTLS_CONFIG_FILE=\"ctxc_mbedtls_config.h\"")
+# The TLS profile (net/ctxc_mbedtls_config.h): production (default) or lab.
+set(MPS2_TLS_PROFILE "production" CACHE STRING "TLS profile of the lwIP image: production or lab")
+set_property(CACHE MPS2_TLS_PROFILE PROPERTY STRINGS production lab)
+if(MPS2_TLS_PROFILE STREQUAL "lab")
+    list(APPEND _mbedtls_def MPS2_TLS_PROFILE_LAB)
+elseif(NOT MPS2_TLS_PROFILE STREQUAL "production")
+    message(FATAL_ERROR "MPS2_TLS_PROFILE must be production or lab, not '${MPS2_TLS_PROFILE}'")
+endif()
 
 # mbedTLS: every library source (what the config leaves out compiles to
 # nothing); third-party code, built without the project's warnings.
@@ -35,7 +43,7 @@ set(_lw_sources
     core/tcp.c core/tcp_in.c core/tcp_out.c core/timeouts.c core/udp.c
     core/altcp.c core/altcp_alloc.c core/altcp_tcp.c
     core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c
-    core/ipv4/ip4_frag.c netif/ethernet.c apps/altcp_tls/altcp_tls_mbedtls.c)
+    core/ipv4/ip4_frag.c netif/ethernet.c apps/altcp_tls/altcp_tls_mbedtls.c apps/sntp/sntp.c)
 list(TRANSFORM _lw_sources PREPEND "${_lw}/src/")
 add_library(lwip213 STATIC ${_lw_sources})
 target_include_directories(lwip213 SYSTEM PUBLIC "${_lw}/src/include" "${_lw}/src/apps/altcp_tls")
@@ -53,6 +61,12 @@ add_library(${CTXC_PROJECT_NAME}_port_lwip STATIC ${_port_lwip_sources})
 target_include_directories(${CTXC_PROJECT_NAME}_port_lwip PUBLIC "${CMAKE_SOURCE_DIR}/port/lwip")
 target_compile_options(${CTXC_PROJECT_NAME}_port_lwip PRIVATE ${CTXC_TARGET_CFLAGS} ${CTXC_WARNINGS})
 target_link_libraries(${CTXC_PROJECT_NAME}_port_lwip PUBLIC ${CTXC_PROJECT_NAME} lwip213)
+# the port's mbedTLS hooks (ctxc_transport_lwip.h: errors lwIP 2.1.3 drops,
+# the key exchange's group, the pool's failed allocation)
+target_link_options(${CTXC_PROJECT_NAME}_port_lwip INTERFACE
+    -Wl,--wrap=mbedtls_ssl_read -Wl,--wrap=mbedtls_ecdh_read_params
+    -Wl,--wrap=mbedtls_calloc -Wl,--wrap=mbedtls_ssl_handshake
+    -Wl,--wrap=mbedtls_ssl_write)
 
 # the image: the example session only (no seeded histories)
 add_custom_command(
@@ -62,9 +76,28 @@ add_custom_command(
     DEPENDS "${_scn}/gen_histories.py" "${_example}"
     COMMENT "lwIP image: the example session as a C array"
     VERBATIM)
+# The trust store: anchors picked by name from Debian's ca-certificates
+# (net/trust_store.txt, or MPS2_TRUST_STORE_LIST), made at build time into
+# the .ctxc_ca flash area; never committed. Tests overwrite the area with
+# their own roots (test/embedded/lwip_ca_slot.py).
+set(MPS2_TRUST_STORE_LIST "${_net}/trust_store.txt" CACHE FILEPATH
+    "names of the lwIP image's trust anchors (Debian ca-certificates)")
+set(MPS2_CA_CERT_DIR "/usr/share/ca-certificates/mozilla" CACHE PATH
+    "Debian ca-certificates' certificate files (apt-get install ca-certificates)")
+file(STRINGS "${_net}/board_net.h" _slot_line REGEX "define MPS2_CA_SLOT_BYTES")
+string(REGEX REPLACE ".*MPS2_CA_SLOT_BYTES +([0-9]+).*" "\\1" _slot_bytes "${_slot_line}")
+add_custom_command(
+    OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
+    COMMAND "${CTXC_PYTHON3}" "${_net}/gen_trust_store.py" "${MPS2_TRUST_STORE_LIST}"
+            "${MPS2_CA_CERT_DIR}" ${_slot_bytes} "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
+    DEPENDS "${_net}/gen_trust_store.py" "${MPS2_TRUST_STORE_LIST}" "${_net}/board_net.h"
+    COMMENT "lwIP image: the trust store from ca-certificates"
+    VERBATIM)
 add_executable(ctxc_lwip
-    llm_scenario/llm_main.c common/image_util.c net/net_board.c net/ca_slot.c lan9118.c startup.c
+    llm_scenario/llm_main.c common/image_util.c net/net_board.c lan9118.c startup.c
+    "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
     "${CMAKE_CURRENT_BINARY_DIR}/lwip_data.c")
+target_include_directories(ctxc_lwip PRIVATE "${_net}")
 set_target_properties(ctxc_lwip PROPERTIES SUFFIX ".elf"
     LINK_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/mps2-an386.ld")
 target_include_directories(ctxc_lwip PRIVATE "${_scn}" "${CMAKE_CURRENT_SOURCE_DIR}")

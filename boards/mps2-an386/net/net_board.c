@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lwip/apps/sntp.h"
 #include "lwip/init.h"
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
@@ -43,6 +44,40 @@ uint64_t mps2_clock_ms(void *ctx) {
 }
 
 u32_t sys_now(void) { return (u32_t)mps2_clock_ms(NULL); }
+
+uint32_t mps2_ticks(void *ctx) {
+    (void)ctx;
+    return lan9118_free_run();
+}
+
+/* ---- calendar time: SNTP ------------------------------------------------- */
+
+unsigned short mps2_sntp_port = 123;
+unsigned short mps2_dns_port = 53;
+static uint64_t time_base;    /* seconds since 1970 at time_base_ms */
+static uint64_t time_base_ms; /* mps2_clock_ms when it was set */
+
+void mps2_time_set(unsigned long sec) {
+    time_base = sec;
+    time_base_ms = mps2_clock_ms(NULL);
+}
+
+uint64_t mps2_time_now(void *ctx) {
+    (void)ctx;
+    if (time_base == 0) {
+        return 0;
+    }
+    return time_base + (mps2_clock_ms(NULL) - time_base_ms) / 1000u;
+}
+
+void mps2_time_start(unsigned short port) {
+    ip_addr_t server;
+    mps2_sntp_port = port;
+    SET_IP4(&server, MPS2_NTP_SERVER); /* IPv4-only lwIP: ip_addr_t is ip4_addr_t */
+    sntp_setoperatingmode(SNTP_OPMODE_POLL);
+    sntp_setserver(0, &server);
+    sntp_init();
+}
 
 /* ---- semihosting: the host's /dev/urandom -------------------------------- */
 

@@ -22,6 +22,10 @@ void mps2_net_poll(void *ctx);
  * free-running counter, extended to 64 bits). */
 uint64_t mps2_clock_ms(void *ctx);
 
+/* The LAN9118's 25 MHz free-running counter (wraps after 171 s): under
+ * QEMU -icount shift=0 one tick is 40 instructions. */
+uint32_t mps2_ticks(void *ctx);
+
 /* ctxc_entropy_fn of the QEMU board. NOT A TRNG: the MPS2 AN386 as QEMU
  * models it has no random number generator, so the bytes are read from the
  * host's /dev/urandom through semihosting (SYS_OPEN/SYS_READ). They are
@@ -30,7 +34,16 @@ uint64_t mps2_clock_ms(void *ctx);
 ctxc_status_t mps2_entropy(void *ctx, uint8_t *buf, size_t len,
                            ctxc_error_t *err);
 
-/* The CA of the slot (ca_slot.c): *len 0 when the slot is empty. */
+/* Calendar time (SNTP): mps2_time_start asks the NTP server at
+ * 10.0.2.2:port (lwIP's sntp app, polled by the netif poll's timers);
+ * mps2_time_now answers seconds since 1970 UTC, 0 until the first answer
+ * (a ctxc_lwip_time_fn). mps2_time_set is SNTP_SET_SYSTEM_TIME. */
+void mps2_time_start(unsigned short port);
+uint64_t mps2_time_now(void *ctx);
+void mps2_time_set(unsigned long sec);
+
+/* The trust store (trust_store.c, made by gen_trust_store.py; tests
+ * overwrite the area): *len 0 when it is empty. */
 const uint8_t *mps2_ca(size_t *len);
 
 #endif /* MPS2_AN386_NET_BOARD_H */

@@ -19,6 +19,8 @@ size_t scn_stack_end(const void *frame) {
     return 0;
 }
 
+uint32_t scn_stack_ticks(void) { return 0; }
+
 unsigned scn_stack_report(const char *entry, size_t bytes) {
     (void)entry;
     (void)bytes;

@@ -106,10 +106,15 @@ static const char *const ep_names[EP_COUNT] = {
     "ctxc_session_optimize (density step)",
 };
 static size_t ep_max[EP_COUNT];
+static uint32_t ep_ticks[EP_COUNT]; /* the longest call, board ticks */
 
 static void note_stack(unsigned ep, size_t used) {
     if (used > ep_max[ep]) {
         ep_max[ep] = used;
+    }
+    uint32_t t = scn_stack_ticks();
+    if (t > ep_ticks[ep]) {
+        ep_ticks[ep] = t;
     }
 }
 
@@ -405,6 +410,7 @@ unsigned scn_run(unsigned flags) {
     planted = false;
     checks = failed = 0;
     memset(ep_max, 0, sizeof ep_max);
+    memset(ep_ticks, 0, sizeof ep_ticks);
 
     ctxc_fs_t fs = ctxc_romfs();
     ctxc_settings_init(&settings, &fs);
@@ -448,6 +454,14 @@ unsigned scn_run(unsigned flags) {
         for (unsigned ep = 0; ep < EP_COUNT; ep++) {
             checks++;
             failed += scn_stack_report(ep_names[ep], ep_max[ep]);
+        }
+        for (unsigned ep = 0; ep < EP_COUNT; ep++) {
+            img_put_s("ticks: ");
+            img_put_s(ep_names[ep]);
+            img_put_s(" ");
+            img_put_u(ep_ticks[ep]);
+            img_put_s(" at most (25 MHz counter)");
+            img_flush_line();
         }
     }
     img_put_s("scenario: ");

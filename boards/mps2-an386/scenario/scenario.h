@@ -38,6 +38,10 @@ void scn_write(const char *s, size_t len);
  * returns the bytes used below `frame` since begin (0 where not measured). */
 void scn_stack_begin(const void *frame);
 size_t scn_stack_end(const void *frame);
+/* The board's ticks between the last scn_stack_begin and scn_stack_end
+ * (the target: the 25 MHz counter, 40 instructions a tick under QEMU
+ * -icount shift=0; the host: 0). */
+uint32_t scn_stack_ticks(void);
 
 /* Called once per entry point at the end with its largest measurement;
  * prints it and returns the number of failed checks (budget exceeded).

@@ -28,6 +28,13 @@ extern uint32_t __stack_limit__[];
 void scn_write(const char *s, size_t len) { board_write(s, len); }
 
 static uint32_t *painted_top;
+
+/* The LAN9118's 25 MHz free-running counter (FREE_RUN, base 0x40200000 +
+ * 0x9c): under QEMU -icount shift=0 a tick is 40 guest instructions. */
+#define FREE_RUN_REG (*(volatile const uint32_t *)0x4020009Cu)
+static uint32_t ticks_start, ticks_last;
+
+uint32_t scn_stack_ticks(void) { return ticks_last; }
 static size_t budget = CTXC_CFG_STACK_BUDGET;
 
 /* Paints from the stack limit up to a little below this function's frame. */
@@ -39,11 +46,13 @@ __attribute__((noinline)) void scn_stack_begin(const void *frame) {
     for (uint32_t *p = __stack_limit__; p < painted_top; p++) {
         *(volatile uint32_t *)p = PAINT;
     }
+    ticks_start = FREE_RUN_REG;
 }
 
 /* Bytes between `frame` (in the caller's frame) and the lowest word that
  * is no longer painted. */
 __attribute__((noinline)) size_t scn_stack_end(const void *frame) {
+    ticks_last = FREE_RUN_REG - ticks_start;
     const uint32_t *p = __stack_limit__;
     while (p < painted_top && *p == PAINT) {
         p++;
