@@ -887,12 +887,6 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
         }
     }
     st = settle(t, st, err);
-    /* Without connect_steps the connect completes here, as for a caller
-     * that knows no CTXC_E_IN_PROGRESS: the same steps, waited between. */
-    while (st == CTXC_E_IN_PROGRESS && !t->cfg.connect_steps) {
-        wait_locked(t, t->cfg.connect_timeout_ms);
-        st = settle(t, step(t, err), err);
-    }
     CORE_UNLOCK();
     return st;
 }
@@ -949,7 +943,7 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
             char why[128];
             tls_error_text(t->ssl_err, why, sizeof why);
             set_last(t, "send: TLS error after the handshake", why);
-            r = CTXC_TRANSPORT_ERROR;
+            r = CTXC_TRANSPORT_TLS_ERROR;
             break;
         }
         if (t->pcb == NULL || t->failed || t->eof || t->ssl_err != 0 ||
@@ -1016,7 +1010,7 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         char why[128];
         tls_error_text(t->ssl_err, why, sizeof why);
         set_last(t, "recv: TLS error after the handshake", why);
-        r = CTXC_TRANSPORT_ERROR;
+        r = CTXC_TRANSPORT_TLS_ERROR;
     } else if (t->eof && t->tls) {
         /* a TLS peer ends with close_notify; a bare FIN may cut an answer
          * (a truncation is not an end) */
@@ -1046,8 +1040,14 @@ static void lw_close(void *ctx) {
     CORE_UNLOCK();
 }
 
+static const char *lw_last_error(void *ctx) {
+    const ctxc_lwip_transport_t *t = ctx;
+    return t != NULL ? t->last_error : NULL;
+}
+
 static const ctxc_transport_ops_t lw_ops = {
-    lw_connect, lw_send, lw_recv, lw_close, lw_connect_poll, lw_wait};
+    lw_connect, lw_send,         lw_recv,      lw_close,
+    lw_connect_poll, lw_wait, lw_last_error};
 
 /* ---- public
  * -------------------------------------------------------------------- */

@@ -27,14 +27,13 @@
  * status: the number of failed checks (a missing NIC: 77, the test's skip).
  * Every request carries X-Test-Id: ID (the fixture's record).
  *
- * The connects of these cases go through the port contract's steps as a
- * blocking caller drives them (connect answers CTXC_E_IN_PROGRESS, then
- * wait + connect_poll: cfg.connect_steps). Then the transport alone
- * (transport_steps): a resumable job's GET /json (connect, connect_poll,
- * send, recv, never wait), wait(300) on an idle connection, the connect
- * timeout from connect_poll against the fixture's silent endpoint
- * (--silent=PORT; skipped without it), and a connect without
- * cfg.connect_steps completing in one call as today's HTTP client needs.
+ * The connects of these cases go through the port contract's steps as the
+ * HTTP client drives them (connect answers CTXC_E_IN_PROGRESS, then the
+ * client's wait + connect_poll; the image's wrappers only report them).
+ * Then the transport alone (transport_steps): a resumable job's GET /json
+ * (connect, connect_poll, send, recv, never wait), wait(300) on an idle
+ * connection, and the connect timeout from connect_poll against the
+ * fixture's silent endpoint (--silent=PORT; skipped without it).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -136,8 +135,8 @@ static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
  */
 
 /* The connect as a blocking caller drives it over the port contract:
- * connect() answers CTXC_E_IN_PROGRESS (cfg.connect_steps), then wait()
- * and connect_poll() until it is done. */
+ * connect() answers CTXC_E_IN_PROGRESS, then wait() and connect_poll()
+ * until it is done. */
 static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
                                      bool tls, ctxc_error_t *e,
                                      unsigned *steps) {
@@ -153,11 +152,11 @@ static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
 }
 
 static bool resumed_seen; /* the last connect resumed a session */
+static unsigned shown_steps; /* connect_poll calls of the connect under way */
 
-static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
-                                   bool tls, ctxc_error_t *e) {
-    unsigned steps = 0;
-    ctxc_status_t st = stepped_connect(ctx, host, p, tls, e, &steps);
+/* The end of a connect the HTTP client drove (connect, then its wait +
+ * connect_poll steps): the handshake's line. */
+static ctxc_status_t shown_end(const char *host, uint16_t p, ctxc_status_t st) {
     resumed_seen = st == CTXC_OK && ctxc_lwip_transport_tls_resumed(&net);
     img_put_s("tls: ");
     img_put_s(host);
@@ -186,10 +185,28 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(ctxc_lwip_transport_last_error(&net));
     }
     img_put_s(" (connect in ");
-    img_put_u(steps);
+    img_put_u(shown_steps);
     img_put_s(" steps)");
     img_flush_line();
     return st;
+}
+
+static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
+                                   bool tls, ctxc_error_t *e) {
+    ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect(ctx, host, p,
+                                                              tls, e);
+    shown_steps = 0;
+    return st == CTXC_E_IN_PROGRESS ? st : shown_end(host, p, st);
+}
+
+static ctxc_status_t shown_connect_poll(void *ctx, ctxc_error_t *e) {
+    ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect_poll(ctx, e);
+    ++shown_steps;
+    return st == CTXC_E_IN_PROGRESS ? st : shown_end(net.host, net.port, st);
+}
+
+static void shown_wait(void *ctx, uint32_t ms) {
+    ctxc_lwip_transport(&net).ops->wait(ctx, ms);
 }
 
 /* When the request's last byte went out, and how long after it a receive
@@ -221,9 +238,13 @@ static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
     return r;
 }
 static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
+static const char *pass_last_error(void *ctx) {
+    return ctxc_lwip_transport(&net).ops->last_error(ctx);
+}
 
-static const ctxc_transport_ops_t shown_ops = {shown_connect, pass_send,
-                                               pass_recv, pass_close, NULL, NULL};
+static const ctxc_transport_ops_t shown_ops = {
+    shown_connect, pass_send,          pass_recv, pass_close,
+    shown_connect_poll, shown_wait, pass_last_error};
 
 /* The binding's resolver plus the X-Test-Id header. */
 static ctxc_status_t resolve(void *user, const char *profile,
@@ -543,9 +564,8 @@ static void check_invariant(void) {
  *
  * What the HTTP client does through the port contract, shown on the bare
  * transport: a resumable job (connect, connect_poll, send, recv, never
- * wait), a blocking caller of today (connect completes in one call without
- * cfg.connect_steps), wait() when nothing comes, and the connect timeout
- * reported by connect_poll. */
+ * wait), wait() when nothing comes, and the connect timeout reported by
+ * connect_poll. */
 
 static char io[2048];
 
@@ -632,14 +652,13 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
     ctxc_lwip_transport_config_t cfg = *base;
 
     /* a resumable job: never waits, returns after every step */
-    cfg.connect_steps = true;
     ctxc_lwip_transport_deinit(&net);
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
-    check(st == CTXC_OK, "transport init (connect_steps)", st);
+    check(st == CTXC_OK, "transport init", st);
     st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
     steps_line("job connect", st, 0, " connect_poll calls");
     check(st == CTXC_E_IN_PROGRESS,
-          "connect answers CTXC_E_IN_PROGRESS with connect_steps", st);
+          "connect answers CTXC_E_IN_PROGRESS", st);
     unsigned polls = 0;
     uint64_t until = mps2_clock_ms(NULL) + 20000u;
     while (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) < until) {
@@ -687,18 +706,6 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
         ops->close(&net);
     }
 
-    /* today's blocking caller: connect completes in one call */
-    cfg = *base;
-    cfg.connect_steps = false;
-    ctxc_lwip_transport_deinit(&net);
-    (void)ctxc_lwip_transport_init(&net, &cfg, &err);
-    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
-    steps_line("blocking connect", st, 1, " call");
-    check(st == CTXC_OK, "connect without connect_steps completes in one call",
-          st);
-    got = st == CTXC_OK ? get_json(good, &calls) : 0;
-    check(got > 0, "GET /json after a blocking connect", st);
-    ops->close(&net);
     ctxc_lwip_transport_deinit(&net);
     (void)ctxc_lwip_transport_init(&net, base, &err);
 }
@@ -716,6 +723,11 @@ typedef struct {
 
 static bool last_error_has(const char *what) {
     return strstr(ctxc_lwip_transport_last_error(&net), what) != NULL;
+}
+
+/* The error the caller of ctxc received (ctxc_session_before_send's). */
+static bool caller_error_has(const char *what) {
+    return strstr(ctxc_error_message(&err), what) != NULL;
 }
 
 static void pool_line(const char *shape) {
@@ -753,21 +765,28 @@ static void frontend_cases(const fe_ports_t *fe) {
                                 "session", CTXC_OK);
         }
     }
-    /* errors after the handshake: at once, with mbedTLS's code */
-    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000",
-                   CTXC_E_NETWORK);
+    /* errors after the handshake: at once, CTXC_E_TLS, with mbedTLS's
+     * text and code in the error the caller of ctxc receives */
+    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000", CTXC_E_TLS);
     check(recv_failed && recv_error_after_ms < 1000u &&
-              last_error_has("(-0x7180)"),
-          "a bad MAC surfaces with its code within a second", CTXC_OK);
+              last_error_has("(-0x7180)") && caller_error_has("(-0x7180)") &&
+              caller_error_has("MAC"),
+          "a bad MAC surfaces to the caller with its text and code within a "
+          "second",
+          CTXC_OK);
     (void)run_case("fe-bigrecord", fe->p256, "fe-bigrecord", "15000",
-                   CTXC_E_NETWORK);
+                   CTXC_E_TLS);
     check(recv_failed && recv_error_after_ms < 1000u &&
-              last_error_has("(-0x7100)"),
-          "a record too large surfaces with its code within a second",
+              last_error_has("(-0x7100)") && caller_error_has("(-0x7100)"),
+          "a record too large surfaces to the caller with its code within a "
+          "second",
           CTXC_OK);
     (void)run_case("fe-cut", fe->p256, "fe-cut", "15000", CTXC_E_NETWORK);
-    check(recv_failed && last_error_has("without TLS close_notify"),
-          "a close without close_notify inside the body is an error", CTXC_OK);
+    check(recv_failed && last_error_has("without TLS close_notify") &&
+              caller_error_has("without TLS close_notify"),
+          "a close without close_notify inside the body is an error the "
+          "caller is told",
+          CTXC_OK);
     /* certificate dates (the time from SNTP) */
     (void)run_case("fe-expired", fe->expired, "fe-ok", "15000", CTXC_E_TLS);
     check(last_error_has("expired"), "an expired leaf is refused", CTXC_OK);
@@ -1021,7 +1040,6 @@ int main(int argc, char **argv) {
         .entropy = mps2_entropy,
         .tls_pool = tls_pool,
         .tls_pool_bytes = pool_bytes,
-        .connect_steps = true, /* shown_connect drives connect_poll/wait */
         .time = mps2_time_now,
         .ticks = mps2_ticks,
         .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
