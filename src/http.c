@@ -212,6 +212,27 @@ static ctxc_status_t deadline(http_t *h, const char *what) {
 /* Full windows one send step hands to the transport at most. */
 #define SEND_WINDOWS_PER_STEP 16u
 
+/* A send or recv answered r < 0 (not CTXC_TRANSPORT_EOF): CTXC_E_TLS for
+ * CTXC_TRANSPORT_TLS_ERROR (a TLS error after the handshake), else
+ * CTXC_E_NETWORK, with the port's own message (its last_error op: what
+ * broke, the TLS library's text and code) when it has one. */
+static ctxc_status_t transport_failed(http_t *h, int32_t r, const char *what) {
+    ctxc_status_t st =
+        r == CTXC_TRANSPORT_TLS_ERROR ? CTXC_E_TLS : CTXC_E_NETWORK;
+    const char *why =
+        h->ops->last_error != NULL ? h->ops->last_error(h->tctx) : NULL;
+    if (why != NULL && why[0] != '\0') {
+        return ctxc__fail(h->err, st, "http: %s %s failed: %s", what, h->host,
+                          why);
+    }
+    return ctxc__fail(h->err, st,
+                      st == CTXC_E_TLS
+                          ? "http: %s %s failed (TLS error)"
+                          : "http: %s %s failed (connection reset or "
+                            "transport error)",
+                      what, h->host);
+}
+
 /* Sends io[io_off, io_len) without waiting. CTXC_OK when all of it went,
  * STOP_ when the transport took less (a send of fewer bytes ends the step:
  * the transport is full), or the error; the deadline is checked before
@@ -234,10 +255,7 @@ static ctxc_status_t flush_io(http_t *h) {
         } else if (r == 0) {
             return STOP_;
         } else {
-            return ctxc__fail(h->err, CTXC_E_NETWORK,
-                              "http: sending to %s failed (connection reset or "
-                              "transport error)",
-                              h->host);
+            return transport_failed(h, r, "sending to");
         }
     }
     h->io_off = 0;
@@ -1079,6 +1097,15 @@ static const char *connect_host(const http_t *h) {
 }
 
 static ctxc_status_t connect_status(http_t *h, ctxc_status_t st) {
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+    /* a port that set no message: its last_error, if it has one */
+    const char *why = h->ops->last_error != NULL ? h->ops->last_error(h->tctx)
+                                                 : NULL;
+    if (h->err != NULL && h->err->message[0] == '\0' && why != NULL &&
+        why[0] != '\0') {
+        (void)ctxc__fail(h->err, st, "%s", why);
+    }
+#endif
     switch (st) {
     case CTXC_E_TLS:
     case CTXC_E_TIMEOUT:
@@ -1251,11 +1278,7 @@ static ctxc_status_t step_recv(http_t *h) {
             h->moved = true;
             st = at_eof(h);
         } else {
-            st = ctxc__fail(
-                h->err, CTXC_E_NETWORK,
-                "http: receiving from %s failed (connection reset or "
-                "transport error)",
-                h->host);
+            st = transport_failed(h, r, "receiving from");
         }
     }
     if (st != CTXC_OK) {

@@ -204,12 +204,22 @@ typedef struct {
  * send/recv, a port without one may wait up to its own short slice:
  * either way the caller counts its own timeout across 0 answers with the
  * port clock), < 0 = error (the connection is unusable; close it). recv()
- * answering < 0 after the peer closed cleanly is CTXC_TRANSPORT_EOF; a
- * reset or any other failure is CTXC_TRANSPORT_ERROR. */
+ * answering < 0 after the peer closed cleanly is CTXC_TRANSPORT_EOF; a TLS
+ * error after the handshake (a record too large, a bad MAC, an alert from
+ * the peer: what the TLS library's read or write answered) is
+ * CTXC_TRANSPORT_TLS_ERROR, which the HTTP client reports as CTXC_E_TLS; a
+ * reset, a close without TLS close_notify (a cut answer) or any other
+ * failure is CTXC_TRANSPORT_ERROR (CTXC_E_NETWORK). Either way the port's
+ * last_error() says what happened, with the TLS library's code. */
 /** recv(): the peer closed the connection cleanly. */
 #define CTXC_TRANSPORT_EOF (-1)
-/** send()/recv(): the connection failed (reset, TLS error). */
+/** send()/recv(): the connection failed (reset, a close without TLS
+ * close_notify, any failure below TLS): CTXC_E_NETWORK for the caller. */
 #define CTXC_TRANSPORT_ERROR (-2)
+/** send()/recv(): a TLS error after the handshake (a record too large, a
+ * bad MAC, an alert): CTXC_E_TLS for the caller. A port that cannot tell
+ * answers CTXC_TRANSPORT_ERROR instead. */
+#define CTXC_TRANSPORT_TLS_ERROR (-3)
 
 /** The transport hooks of a port (see above). */
 typedef struct {
@@ -228,8 +238,8 @@ typedef struct {
      *                   port's connect timeout */
     ctxc_status_t (*connect)(void *ctx, const char *host, uint16_t port,
                              bool tls, ctxc_error_t *err);
-    int32_t (*send)(void *ctx, const uint8_t *data, size_t len); /**< sends up to len bytes: > 0 sent, 0 try again, < 0 CTXC_TRANSPORT_ERROR */
-    int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap); /**< receives up to cap bytes: > 0 received, 0 try again, < 0 CTXC_TRANSPORT_EOF or CTXC_TRANSPORT_ERROR */
+    int32_t (*send)(void *ctx, const uint8_t *data, size_t len); /**< sends up to len bytes: > 0 sent, 0 try again, < 0 CTXC_TRANSPORT_ERROR or CTXC_TRANSPORT_TLS_ERROR */
+    int32_t (*recv)(void *ctx, uint8_t *buf, size_t cap); /**< receives up to cap bytes: > 0 received, 0 try again, < 0 CTXC_TRANSPORT_EOF, CTXC_TRANSPORT_ERROR or CTXC_TRANSPORT_TLS_ERROR */
     /** Ends the connection (TLS close_notify where possible) and releases
      * the socket; safe after errors, on a closed context and in the middle
      * of a connect that answered CTXC_E_IN_PROGRESS. */
@@ -248,6 +258,14 @@ typedef struct {
      * calls it. NULL: the port waits inside send/recv/connect_poll (a
      * short slice) instead. */
     void (*wait)(void *ctx, uint32_t ms);
+    /** The port's message about the last failed send, recv or
+     * connect_poll of ctx (NUL-terminated, owned by the port, valid until
+     * the next call on ctx), e.g. "recv: TLS error after the handshake:
+     * SSL - Verification of the message MAC failed (-0x7180)"; NULL or ""
+     * when it has none. The HTTP client quotes it in the error of a failed
+     * send or recv. NULL: the port keeps no message (the error then names
+     * only the host and the step). */
+    const char *(*last_error)(void *ctx);
 } ctxc_transport_ops_t;
 
 /** A transport: its hooks and the port's context for them. */

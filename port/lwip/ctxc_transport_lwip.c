@@ -93,6 +93,40 @@ void ctxc_lwip_tls_pool_reset_max(void) {
 /* t->phase: where a connect is (see "connect" below) */
 enum { PHASE_IDLE = 0, PHASE_DNS, PHASE_TCP, PHASE_UP };
 
+/* lwIP's error as text: lwip_strerr() is "" without LWIP_DEBUG, so the
+ * errors a connection can end with are named here (a message must never
+ * end in an empty reason). */
+static const char *err_text(err_t e) {
+    switch (e) {
+    case ERR_RST:
+        return "connection reset by the peer";
+    case ERR_ABRT:
+        return "connection aborted";
+    case ERR_CLSD:
+        return "connection closed";
+    case ERR_CONN:
+        return "not connected";
+    case ERR_TIMEOUT:
+        return "timed out";
+    case ERR_RTE:
+        return "no route to the host";
+    case ERR_MEM:
+        return "out of lwIP memory";
+    case ERR_BUF:
+        return "out of lwIP buffers";
+    case ERR_VAL:
+        return "invalid value";
+    case ERR_USE:
+        return "address in use";
+    case ERR_ARG:
+        return "invalid argument";
+    default:
+        break;
+    }
+    const char *t = lwip_strerr(e);
+    return t != NULL && t[0] != '\0' ? t : "lwIP error";
+}
+
 static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
     return t->cfg.clock(t->cfg.clock_ctx);
 }
@@ -709,7 +743,7 @@ static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
     err_t e = altcp_connect(pcb, addr, t->port, on_connected);
     if (e != ERR_OK) {
         return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
-                              t->host, (unsigned)t->port, lwip_strerr(e));
+                              t->host, (unsigned)t->port, err_text(e));
     }
     return CTXC_E_IN_PROGRESS;
 }
@@ -738,7 +772,7 @@ static ctxc_status_t tcp_failed(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     }
     return ctxc_error_set(err, CTXC_E_NETWORK, "%s:%u: cannot connect: %s",
                           t->host, (unsigned)t->port,
-                          t->failed ? lwip_strerr((err_t)t->err)
+                          t->failed ? err_text((err_t)t->err)
                                     : "the server closed");
 }
 
@@ -883,16 +917,10 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
             st = ctxc_error_set(err, CTXC_E_NETWORK,
                                 "%s:%u: cannot resolve the host name (lwIP "
                                 "DNS: %s)",
-                                t->host, (unsigned)t->port, lwip_strerr(e));
+                                t->host, (unsigned)t->port, err_text(e));
         }
     }
     st = settle(t, st, err);
-    /* Without connect_steps the connect completes here, as for a caller
-     * that knows no CTXC_E_IN_PROGRESS: the same steps, waited between. */
-    while (st == CTXC_E_IN_PROGRESS && !t->cfg.connect_steps) {
-        wait_locked(t, t->cfg.connect_timeout_ms);
-        st = settle(t, step(t, err), err);
-    }
     CORE_UNLOCK();
     return st;
 }
@@ -949,13 +977,13 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
             char why[128];
             tls_error_text(t->ssl_err, why, sizeof why);
             set_last(t, "send: TLS error after the handshake", why);
-            r = CTXC_TRANSPORT_ERROR;
+            r = CTXC_TRANSPORT_TLS_ERROR;
             break;
         }
         if (t->pcb == NULL || t->failed || t->eof || t->ssl_err != 0 ||
             t->phase != PHASE_UP) {
             set_last(t, "send",
-                     t->failed ? lwip_strerr((err_t)t->err)
+                     t->failed ? err_text((err_t)t->err)
                                : "the connection is closed");
             r = CTXC_TRANSPORT_ERROR;
             break;
@@ -970,7 +998,7 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
                 break;
             }
             if (e != ERR_MEM) {
-                set_last(t, "send", lwip_strerr(e));
+                set_last(t, "send", err_text(e));
                 r = CTXC_TRANSPORT_ERROR;
                 break;
             }
@@ -1016,7 +1044,7 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         char why[128];
         tls_error_text(t->ssl_err, why, sizeof why);
         set_last(t, "recv: TLS error after the handshake", why);
-        r = CTXC_TRANSPORT_ERROR;
+        r = CTXC_TRANSPORT_TLS_ERROR;
     } else if (t->eof && t->tls) {
         /* a TLS peer ends with close_notify; a bare FIN may cut an answer
          * (a truncation is not an end) */
@@ -1028,7 +1056,7 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         r = CTXC_TRANSPORT_EOF;
     } else if (t->pcb == NULL || t->failed || t->phase != PHASE_UP) {
         set_last(t, "recv",
-                 t->failed ? lwip_strerr((err_t)t->err)
+                 t->failed ? err_text((err_t)t->err)
                            : "the connection is closed");
         r = CTXC_TRANSPORT_ERROR;
     }
@@ -1046,8 +1074,14 @@ static void lw_close(void *ctx) {
     CORE_UNLOCK();
 }
 
+static const char *lw_last_error(void *ctx) {
+    const ctxc_lwip_transport_t *t = ctx;
+    return t != NULL ? t->last_error : NULL;
+}
+
 static const ctxc_transport_ops_t lw_ops = {
-    lw_connect, lw_send, lw_recv, lw_close, lw_connect_poll, lw_wait};
+    lw_connect, lw_send,         lw_recv,      lw_close,
+    lw_connect_poll, lw_wait, lw_last_error};
 
 /* ---- public
  * -------------------------------------------------------------------- */

@@ -29,10 +29,13 @@
  * The steps (include/ctxc/port.h: every call is one bounded step):
  *   connect       checks the arguments, sets up TLS, asks lwIP's DNS and
  *                 sends the TCP SYN as far as it can without waiting, then
- *                 answers CTXC_E_IN_PROGRESS (cfg.connect_steps), or an
- *                 error. Without cfg.connect_steps it then goes on by
- *                 itself (wait + connect_poll's step, in a loop) and answers
- *                 CTXC_OK or the error: today's blocking behaviour.
+ *                 answers CTXC_E_IN_PROGRESS (or an error); the caller
+ *                 advances it with connect_poll() (a blocking caller calls
+ *                 wait() between the steps, as src/http.c does). There is
+ *                 no one-call connect: every caller of the port contract
+ *                 handles CTXC_E_IN_PROGRESS (a connect that blocked
+ *                 inside the transport would hold a resumable job's poll
+ *                 for the whole handshake).
  *   connect_poll  pumps the stack once (NO_SYS: cfg.poll and
  *                 sys_check_timeouts; NO_SYS=0: cfg.poll with the core lock
  *                 released) and advances the connect by what happened: the
@@ -50,12 +53,15 @@
  *                 once when received data or a close is pending. Blocking
  *                 callers call it after a 0 answer or CTXC_E_IN_PROGRESS; a
  *                 resumable job never does.
+ *   last_error    ctxc_lwip_transport_last_error(): the message about the
+ *                 last failed call (the HTTP client quotes it).
  * recv answers CTXC_TRANSPORT_EOF when the peer closed (with TLS: after
- * its close_notify), CTXC_TRANSPORT_ERROR on a reset, a TLS error after
- * the handshake (a record too large, a bad MAC, an alert: the message of
- * ctxc_lwip_transport_last_error() has mbedTLS's text and code,
- * "... (-0x7180)"), or a TLS peer that closed the TCP connection without
- * close_notify (an answer cut short must not look complete).
+ * its close_notify); CTXC_TRANSPORT_TLS_ERROR (send too) on a TLS error
+ * after the handshake (a record too large, a bad MAC, an alert: the
+ * message of last_error has mbedTLS's text and code, "... (-0x7180)"; the
+ * HTTP client's CTXC_E_TLS); CTXC_TRANSPORT_ERROR on a reset or a TLS peer
+ * that closed the TCP connection without close_notify (an answer cut short
+ * must not look complete; the client's CTXC_E_NETWORK).
  *
  * Errors after the handshake and lwIP 2.1.3: altcp_tls_mbedtls drops what
  * mbedtls_ssl_read() answers once the handshake is done (the record is
@@ -124,12 +130,6 @@ typedef struct {
     const uint8_t *ca; /* the CA certificate(s): DER, or PEM incl. the NUL */
     size_t ca_len;
     uint32_t connect_timeout_ms; /* DNS + TCP + handshake; 0: default */
-    /* false (default): connect() completes or fails in one call, as a
-     * caller that knows no CTXC_E_IN_PROGRESS needs (src/http.c until it
-     * drives connect_poll/wait); true: connect() starts the connect and
-     * answers CTXC_E_IN_PROGRESS, the caller advances it with
-     * connect_poll() (and, blocking, wait() between the steps). */
-    bool connect_steps;
     ctxc_clock_fn clock;         /* milliseconds; required */
     void *clock_ctx;
     ctxc_lwip_poll_fn poll; /* NO_SYS: the netif poll; required */

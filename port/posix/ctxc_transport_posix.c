@@ -536,10 +536,14 @@ static int32_t tls_fail(ctxc_posix_transport_t *t, const char *what, int ret) {
         set_last(t, what, strerror(t->sock_errno));
         return CTXC_TRANSPORT_ERROR;
     }
-    char why[80];
-    mbed_text(ret, why, sizeof why);
+    /* a TLS error (a bad MAC, a record too large, an alert): its text and
+     * code, and CTXC_TRANSPORT_TLS_ERROR (CTXC_E_TLS for the caller) */
+    char text[80], why[112];
+    mbed_text(ret, text, sizeof text);
+    (void)snprintf(why, sizeof why, "TLS error: %s (-0x%04X)", text,
+                   (unsigned)(ret < 0 ? -ret : ret));
     set_last(t, what, why);
-    return CTXC_TRANSPORT_ERROR;
+    return CTXC_TRANSPORT_TLS_ERROR;
 }
 
 static bool tls_again(int ret) {
@@ -673,6 +677,11 @@ static void px_close(void *ctx) {
     drop_connection(t);
 }
 
+static const char *px_last_error(void *ctx) {
+    const ctxc_posix_transport_t *t = ctx;
+    return t != NULL ? t->last_error : NULL;
+}
+
 static const ctxc_transport_ops_t px_transport_ops = {
     px_connect,
     px_send,
@@ -680,6 +689,7 @@ static const ctxc_transport_ops_t px_transport_ops = {
     px_close,
     px_connect_poll,
     px_wait,
+    px_last_error,
 };
 
 /* ---- public -----------------------------------------------------------------

@@ -124,7 +124,7 @@ typedef struct {
     char host[CTXC_POSIX_HOST_MAX + 1];
     uint16_t port;
     ctxc_error_t entropy_err; /* why the entropy hook failed */
-    char last_error[96];      /* why the last send/recv failed */
+    char last_error[128];     /* why the last send/recv failed */
 
     mbedtls_x509_crt ca;
     mbedtls_ctr_drbg_context drbg;

@@ -176,6 +176,8 @@ static const ctxc_transport_ops_t tpl_transport_ops = {
     tpl_close_conn,
     NULL, /* connect_poll: connect completes in one call */
     NULL, /* wait: send/recv wait their own short slice */
+    NULL, /* last_error: no message of its own (or: the text and code of
+           * the TLS library's last failure, as port/posix does) */
 };
 
 /* ---- entropy (TLS) --------------------------------------------------------

@@ -23,6 +23,11 @@
 #                        fixture; a broken DER is "CA certificate 1 does not
 #                        parse (...)"; a 6000-byte pool is "TLS pool too
 #                        small (needed at least N bytes ...)"
+#   lwip_target_job      --job: the resumable job on the board, a voice turn
+#                        every 200 ms of board time while the summary
+#                        streams; the longest poll, the handshake's polls,
+#                        the turns after the summary; faults with turns
+#                        arriving leave original + turns byte for byte
 #   symbols_lwip_image   no heap allocator linked into the image
 #   footprint_lwip       the footprint table of the image (lwip_size.py)
 #   footprint_lwip       the footprint rows (lwip_size.py) are read
@@ -74,6 +79,19 @@ foreach(t IN LISTS CTXC_TARGETS)
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "lwip_image: providers: .*lwip_image: ok")
+    # the resumable job on the board (issue 27): voice turns every 200 ms
+    # of board time while the summary streams; faults with turns arriving
+    add_test(NAME lwip_target_job
+        COMMAND python3 "${_here}/lwip_image.py" --job "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_job PROPERTIES
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "lwip_image: job: .*lwip_image: ok"
+        FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
     # the trust store: the built-in anchors (ca-certificates) parse; a CA
     # that does not parse and a pool too small are told apart
     foreach(mode builtin corrupt smallpool)

@@ -13,10 +13,10 @@
      endpoints and a test id on its semihosting command line; its output
      is shown.
   4. Checked from the output: the TLS handshake done (its connect driven
-     in steps: connect answering CTXC_E_IN_PROGRESS, then wait +
-     connect_poll), the transport's steps (a GET without wait, wait() on an
-     idle connection, the connect timeout from connect_poll, a connect in
-     one call without connect_steps), the wrong-host
+     in steps by the HTTP client: connect answering CTXC_E_IN_PROGRESS,
+     then wait + connect_poll), the transport's steps (a GET without wait,
+     wait() on an idle connection, the connect timeout from connect_poll),
+     the wrong-host
      certificate refused, each fault's CRC identical before/after, the
      summary received, the invariant, 0 failed checks.
   4a. The front end (test/fixtures/frontend_server.go, built with Go: a
@@ -231,14 +231,19 @@ def check_frontend(out, fe, feports):
             fail("fe-%s: no receive error with mbedTLS's code %s" % (case, code))
         if int(m.group(1)) >= 1000:
             fail("fe-%s: the error took %s ms to surface" % (case, m.group(1)))
-        if not re.search(r"case fe-%s: CTXC_E_NETWORK" % case, out):
-            fail("fe-%s: not CTXC_E_NETWORK" % case)
+        # the caller's error: CTXC_E_TLS with mbedTLS's text and code
+        m = re.search(r"case fe-%s: CTXC_E_TLS: ([^\n]*)" % case, out)
+        if not m or "(%s)" % code not in m.group(1) or "SSL - " not in m.group(1):
+            fail("fe-%s: the caller's error is not CTXC_E_TLS with mbedTLS's text and code %s"
+                 % (case, code))
     if not re.search(r"case fe-p256-resumed: before_send.*?\ntls: fixture\.ctxc\.test:%d handshake done "
                      r"\(TLSv1\.2, \S+, session resumed\).*?\ncase fe-p256-resumed: CTXC_OK"
                      % feports["p256"], out, re.S):
         fail("the second call to the p256 front end did not resume the session")
     if not re.search(r"tls: recv error \d+ ms after the request: .*without TLS close_notify", out):
         fail("fe-cut: the close without close_notify was not an error")
+    if not re.search(r"case fe-cut: CTXC_E_NETWORK: .*without TLS close_notify", out):
+        fail("fe-cut: the caller's error does not say the close came without close_notify")
     if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity has expired", out):
         fail("fe-expired: the expired leaf was not refused as expired")
     if not re.search(r"connect refused: CTXC_E_TLS: server certificate rejected: .*validity starts in the future", out):
@@ -301,6 +306,9 @@ def main():
     providers = argv[:1] == ["--providers"]
     if providers:
         argv = argv[1:]
+    job = argv[:1] == ["--job"]
+    if job:
+        argv = argv[1:]
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
@@ -326,6 +334,8 @@ def main():
             return run_trust(objcopy, image, fxdir, emu, ports, work, trust)
         if providers:
             return run_providers(objcopy, image, fxdir, emu, ports, work)
+        if job:
+            return run_job(objcopy, image, fxdir, emu, ports, work)
         return run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted)
 
 
@@ -497,6 +507,101 @@ def run_trust(objcopy, image, fxdir, emu, ports, work, mode):
     return 0
 
 
+def run_job(objcopy, image, fxdir, emu, ports, work):
+    """--job: the resumable job on the board (issue 27). The image's main
+    loop appends a voice turn (human, then ai) every 200 ms of board time
+    while a middle-out job streams its summary (fixture-stall); checked from
+    its output: the job compressed, turns arrived and all are after the
+    summary in order, the invariant, the handshake's polls listed with
+    their time (the public-key steps marked), the longest poll without a
+    public-key step at most 25 ms of board time; and the faults with turns
+    arriving (wrong-host certificate, HTTP 500, a stall past the read
+    timeout, a reset) each leave the history = original + turns, byte for
+    byte. The fixture's record: the models asked, on the device endpoint."""
+    slot = os.path.join(work, "ca_slot.bin")
+    size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
+                              capture_output=True, text=True).stdout.split(".ctxc_ca")[1]
+               .split()[3], 16)
+    subprocess.run([sys.executable, os.path.join(HERE, "lwip_ca_slot.py"),
+                    os.path.join(fxdir, "ca.pem"), str(size), slot], check=True)
+    img = os.path.join(work, "ctxc_lwip_ca.elf")
+    subprocess.run([objcopy, "--update-section", ".ctxc_ca=" + slot, image, img], check=True)
+    test_id = "lwip-job-%d-%d" % (os.getpid(), int(time.time()))
+    ntp = NtpResponder()
+    # -icount shift=0: the board's clock counts instructions (one a
+    # nanosecond), so a poll's board time is its work, not the host's load
+    # (without it a busy host stretches every poll: 8 ms became 32 ms under
+    # make test's parallel valgrind runs)
+    emu = emu[:-1] + ["-icount", "shift=0", "-kernel"] if emu[-1] == "-kernel" else \
+        emu + ["-icount", "shift=0"]
+    args = ["arg=ctxc_lwip", "arg=--job", "arg=--good=%d" % ports["device"],
+            "arg=--wronghost=%d" % ports["wronghost"], "arg=--ntp=%d" % ntp.port,
+            "arg=--test-id=" + test_id]
+    cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
+    print("lwip_image: " + " ".join(cmd), flush=True)
+    t0 = time.monotonic()
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                             timeout=max(240, LIFETIME))
+    except subprocess.TimeoutExpired:
+        fail("the image did not finish within %d s" % max(240, LIFETIME))
+    finally:
+        ntp.stop()
+    took = time.monotonic() - t0
+    out = run.stdout + run.stderr
+    sys.stdout.write(out)
+    print("lwip_image: QEMU run took %.1f s, exit status %d" % (took, run.returncode))
+    if run.returncode == SKIP and "SKIP:" in out:
+        return SKIP
+    if run.returncode != 0:
+        fail("the image exited with %d" % run.returncode)
+    m = re.search(r"^job stream: CTXC_OK after (\d+) polls; longest poll ([\d.]+) ms; longest "
+                  r"without a public-key step ([\d.]+) ms \(before it: ([^)]*)\); public-key "
+                  r"steps ([\d.]+) ms in all; (\d+) turns arrived during the job$", out, re.M)
+    if not m:
+        fail("no 'job stream: CTXC_OK ...' line")
+    polls, longest, other, other_state, pk, turns = m.groups()
+    if float(other) > 25.0:
+        fail("a poll without a public-key step took %s ms (> 25 ms of board time)" % other)
+    if int(turns) < 1:
+        fail("only %s turns arrived during the job" % turns)
+    hs = re.findall(r"^job stream: handshake poll \d+: (.*) -> (.*): ([\d.]+) ms( \(public-key "
+                    r"step\))?$", out, re.M)
+    if not any(x[3] for x in hs):
+        fail("no handshake poll with a public-key step listed")
+    for want in (r"job stream: the \d+ turns \(\d+ entries\) after the summary \(entry \d+ of "
+                 r"\d+\), in order: yes",
+                 r"invariant: token total = sum of entries yes; .* same entries, tokens and "
+                 r"bytes yes",
+                 r"lwip image: \d+ checks, 0 failed"):
+        if not re.search(want, out):
+            fail("no line matching /%s/ in the output" % want)
+    faults = {}
+    for name, want in (("wronghost", "CTXC_E_TLS"), ("status-500", "CTXC_E_HTTP_STATUS"),
+                       ("stall", "CTXC_E_TIMEOUT"), ("reset", "CTXC_E_NETWORK")):
+        fm = re.search(r"^job fault %s: %s, (\d+) turns arrived; history = original \+ turns "
+                       r"\((\d+) bytes exported\): identical$" % (name, want), out, re.M)
+        if not fm:
+            fail("fault %s: not %s with the history = original + turns" % (name, want))
+        faults[name] = fm.group(1)
+        if int(fm.group(1)) < 1:
+            fail("fault %s: no turn arrived during the job" % name)
+    recs = records(ports, test_id)
+    if any(r["port"] == "wronghost" for r in recs):
+        fail("a request reached the wronghost endpoint after the refused handshake")
+    models = [json.loads(r["body"]).get("model") for r in recs if r["method"] == "POST"]
+    if models != ["fixture-stall", "fixture-error-500", "fixture-stall", "fixture-reset"]:
+        fail("the fixture recorded the models %s" % models)
+    print("lwip_image: job: longest poll %s ms (without public-key steps %s ms, before it: %s; "
+          "public-key steps %s ms in all), %s polls, %s turns arrived and kept after the summary; "
+          "handshake polls: %s; faults with turns arriving (turns): %s; lwip_image: ok (%.1f s)"
+          % (longest, other, other_state, pk, polls, turns,
+             ", ".join("%s -> %s %s ms%s" % (a, b, t, " (public-key)" if k else "")
+                       for a, b, t, k in hs),
+             ", ".join("%s %s" % kv for kv in faults.items()), took))
+    return 0
+
+
 def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
     slot = os.path.join(work, "ca_slot.bin")
     size = int(subprocess.run([objcopy.replace("objcopy", "readelf"), "-S", "-W", image],
@@ -555,7 +660,6 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
                  r"steps: job GET /json: [1-9]\d* bytes in \d+ send/recv calls, no wait",
                  r"steps: wait\(300\) on an idle connection returned after \d+ ms; recv then answered 0",
                  r"steps: silent connect: CTXC_E_TIMEOUT .*timed out after 1500 ms",
-                 r"steps: blocking connect: CTXC_OK after 1 call",
                  r"summary received: \d+ bytes in entry \d+, the fixture's <state_snapshot>",
                  r"invariant: token total = sum of entries yes; .* same entries, tokens and bytes yes",
                  r"lwip image: \d+ checks, 0 failed"):

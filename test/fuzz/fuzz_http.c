@@ -54,7 +54,7 @@ static int32_t f_recv(void *ctx, uint8_t *buf, size_t cap) {
 static void f_close(void *ctx) { (void)ctx; }
 
 static const ctxc_transport_ops_t fake_ops = {f_connect, f_send, f_recv,
-                                              f_close, NULL, NULL};
+                                              f_close, NULL, NULL, NULL};
 
 /* headers and events (whole per call) tagged in log; body bytes
  * concatenated in body (their slicing into calls is free to differ) */

@@ -120,7 +120,8 @@ static void tf_wait(void *ctx, uint32_t ms) {
 
 static const ctxc_transport_ops_t tf_ops = {tf_connect, tf_send,
                                             tf_recv,    tf_close,
-                                            tf_connect_poll, tf_wait};
+                                            tf_connect_poll, tf_wait,
+                                            NULL /* last_error */};
 
 /* ---- the world ----------------------------------------------------------- */
 

@@ -602,6 +602,10 @@ static void reset_is_an_error(void **state) {
         assert_int_equal(g.len, 0);
         assert_contains(ctxc_posix_transport_last_error(&net),
                         "Connection reset by peer");
+        /* the transport's last_error op is that message (the HTTP
+         * client quotes it) */
+        assert_non_null(tr.ops->last_error);
+        assert_contains(tr.ops->last_error(tr.ctx), "Connection reset by peer");
         /* sending on it fails too */
         uint8_t b[1] = {'x'};
         int32_t s = CTXC_TRANSPORT_ERROR;

@@ -55,6 +55,10 @@ typedef struct {
     unsigned zero_every; /* > 0: every n-th recv/send answers 0 first */
     long error_at;       /* >= 0: recv answers CTXC_TRANSPORT_ERROR there */
     long send_error_at;  /* >= 0: send answers CTXC_TRANSPORT_ERROR there */
+    int32_t error_code;  /* != 0: what those two answer instead */
+    const char *why;     /* the port's last_error() (NULL: none) */
+    const char *connect_why; /* connect fails without a message; this is
+                              * its last_error() */
     bool stall;          /* recv always answers 0 */
     long stall_at;       /* >= 0: recv answers 0 from there on */
     ctxc_status_t connect_status;
@@ -79,6 +83,10 @@ static ctxc_status_t fake_connect(void *ctx, const char *host, uint16_t port,
     fake_t *f = ctx;
     f->now += f->connect_ms;
     if (f->connect_status != CTXC_OK) {
+        if (f->connect_why != NULL) {
+            f->why = f->connect_why; /* no message in err, only the port's */
+            return f->connect_status;
+        }
         return ctxc_error_set(err, f->connect_status, "fake connect failed");
     }
     snprintf(f->host, sizeof f->host, "%s", host);
@@ -101,7 +109,7 @@ static int32_t fake_send(void *ctx, const uint8_t *data, size_t len) {
         return 0;
     }
     if (f->send_error_at >= 0 && f->sent_len >= (size_t)f->send_error_at) {
-        return CTXC_TRANSPORT_ERROR;
+        return f->error_code != 0 ? f->error_code : CTXC_TRANSPORT_ERROR;
     }
     size_t n = len;
     if (f->send_max > 0 && n > f->send_max) {
@@ -125,7 +133,7 @@ static int32_t fake_recv(void *ctx, uint8_t *buf, size_t cap) {
         return 0;
     }
     if (f->error_at >= 0 && f->pos >= (size_t)f->error_at) {
-        return CTXC_TRANSPORT_ERROR;
+        return f->error_code != 0 ? f->error_code : CTXC_TRANSPORT_ERROR;
     }
     if (f->pos >= f->resp_len) {
         return CTXC_TRANSPORT_EOF;
@@ -154,8 +162,11 @@ static void fake_close(void *ctx) {
     f->closed = true;
 }
 
-static const ctxc_transport_ops_t fake_ops = {fake_connect, fake_send,
-                                              fake_recv, fake_close, NULL, NULL};
+static const char *fake_last_error(void *ctx) { return ((fake_t *)ctx)->why; }
+
+static const ctxc_transport_ops_t fake_ops = {
+    fake_connect, fake_send, fake_recv, fake_close, NULL, NULL,
+    fake_last_error};
 
 static uint64_t fake_clock(void *ctx) { return ((fake_t *)ctx)->now; }
 
@@ -1373,6 +1384,68 @@ static void test_truncated_and_reset_bodies(void **state) {
     assert_string_equal(g_res.got.body, "012345");
 }
 
+/* A failed recv/send/connect carries the port's own message (its
+ * last_error op: the TLS library's text and code); a TLS error after the
+ * handshake (CTXC_TRANSPORT_TLS_ERROR) is CTXC_E_TLS, not a network
+ * error. */
+static void test_port_error_text(void **state) {
+    (void)state;
+    static const char ok[] =
+        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
+    static const char badmac[] =
+        "recv: TLS error after the handshake: SSL - Verification of the "
+        "message MAC failed (-0x7180)";
+    fake_t f;
+    /* a bad MAC inside the body */
+    fake_init(&f, ok);
+    f.error_at = (long)(sizeof ok - 1 - 4);
+    f.error_code = CTXC_TRANSPORT_TLS_ERROR;
+    f.why = badmac;
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TLS);
+    assert_has(g_res.err.message, "receiving from h.example");
+    assert_has(g_res.err.message, "Verification of the message MAC failed");
+    assert_has(g_res.err.message, "(-0x7180)");
+    assert_string_equal(g_res.got.body, "012345");
+    /* the same with CTXC_TRANSPORT_ERROR: a network error, the port's text */
+    fake_init(&f, ok);
+    f.error_at = 3;
+    f.why = "recv: the server closed the connection without TLS close_notify";
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_NETWORK);
+    assert_true(g_res.resp.retryable);
+    assert_has(g_res.err.message, "without TLS close_notify");
+    /* a TLS error without a message: still CTXC_E_TLS, said so */
+    fake_init(&f, ok);
+    f.error_at = 3;
+    f.error_code = CTXC_TRANSPORT_TLS_ERROR;
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TLS);
+    assert_has(g_res.err.message, "TLS error");
+    /* an empty message is no message */
+    fake_init(&f, ok);
+    f.error_at = 3;
+    f.why = "";
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_NETWORK);
+    assert_has(g_res.err.message, "connection reset or transport error");
+    /* send */
+    fake_init(&f, ok);
+    f.send_error_at = 10;
+    f.send_max = 5;
+    f.error_code = CTXC_TRANSPORT_TLS_ERROR;
+    f.why = "send: TLS error after the handshake: SSL - A fatal alert "
+            "message was received from our peer (-0x7780)";
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TLS);
+    assert_has(g_res.err.message, "sending to h.example");
+    assert_has(g_res.err.message, "fatal alert message");
+    assert_has(g_res.err.message, "(-0x7780)");
+    /* a connect that failed with no message of its own: the port's text */
+    fake_init(&f, ok);
+    f.connect_status = CTXC_E_TLS;
+    f.connect_why = "h.example:443: handshake failed: X509 - Certificate "
+                    "verification failed (-0x2700)";
+    assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TLS);
+    assert_has(g_res.err.message, "connect to h.example:443");
+    assert_has(g_res.err.message, "(-0x2700)");
+}
+
 static void test_stalls_time_out(void **state) {
     (void)state;
     /* with a clock: recv keeps answering 0 while the clock advances */
@@ -2031,6 +2104,7 @@ int main(void) {
         cmocka_unit_test(test_redirects_are_not_followed),
         cmocka_unit_test(test_header_limits),
         cmocka_unit_test(test_truncated_and_reset_bodies),
+        cmocka_unit_test(test_port_error_text),
         cmocka_unit_test(test_stalls_time_out),
         cmocka_unit_test(test_deadline_ends_a_drip_fed_answer),
         cmocka_unit_test(test_secrets_need_https_or_loopback),

@@ -27,14 +27,13 @@
  * status: the number of failed checks (a missing NIC: 77, the test's skip).
  * Every request carries X-Test-Id: ID (the fixture's record).
  *
- * The connects of these cases go through the port contract's steps as a
- * blocking caller drives them (connect answers CTXC_E_IN_PROGRESS, then
- * wait + connect_poll: cfg.connect_steps). Then the transport alone
- * (transport_steps): a resumable job's GET /json (connect, connect_poll,
- * send, recv, never wait), wait(300) on an idle connection, the connect
- * timeout from connect_poll against the fixture's silent endpoint
- * (--silent=PORT; skipped without it), and a connect without
- * cfg.connect_steps completing in one call as today's HTTP client needs.
+ * The connects of these cases go through the port contract's steps as the
+ * HTTP client drives them (connect answers CTXC_E_IN_PROGRESS, then the
+ * client's wait + connect_poll; the image's wrappers only report them).
+ * Then the transport alone (transport_steps): a resumable job's GET /json
+ * (connect, connect_poll, send, recv, never wait), wait(300) on an idle
+ * connection, and the connect timeout from connect_poll against the
+ * fixture's silent endpoint (--silent=PORT; skipped without it).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -136,8 +135,8 @@ static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
  */
 
 /* The connect as a blocking caller drives it over the port contract:
- * connect() answers CTXC_E_IN_PROGRESS (cfg.connect_steps), then wait()
- * and connect_poll() until it is done. */
+ * connect() answers CTXC_E_IN_PROGRESS, then wait() and connect_poll()
+ * until it is done. */
 static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
                                      bool tls, ctxc_error_t *e,
                                      unsigned *steps) {
@@ -153,11 +152,11 @@ static ctxc_status_t stepped_connect(void *ctx, const char *host, uint16_t p,
 }
 
 static bool resumed_seen; /* the last connect resumed a session */
+static unsigned shown_steps; /* connect_poll calls of the connect under way */
 
-static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
-                                   bool tls, ctxc_error_t *e) {
-    unsigned steps = 0;
-    ctxc_status_t st = stepped_connect(ctx, host, p, tls, e, &steps);
+/* The end of a connect the HTTP client drove (connect, then its wait +
+ * connect_poll steps): the handshake's line. */
+static ctxc_status_t shown_end(const char *host, uint16_t p, ctxc_status_t st) {
     resumed_seen = st == CTXC_OK && ctxc_lwip_transport_tls_resumed(&net);
     img_put_s("tls: ");
     img_put_s(host);
@@ -186,10 +185,28 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
         img_put_s(ctxc_lwip_transport_last_error(&net));
     }
     img_put_s(" (connect in ");
-    img_put_u(steps);
+    img_put_u(shown_steps);
     img_put_s(" steps)");
     img_flush_line();
     return st;
+}
+
+static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
+                                   bool tls, ctxc_error_t *e) {
+    ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect(ctx, host, p,
+                                                              tls, e);
+    shown_steps = 0;
+    return st == CTXC_E_IN_PROGRESS ? st : shown_end(host, p, st);
+}
+
+static ctxc_status_t shown_connect_poll(void *ctx, ctxc_error_t *e) {
+    ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect_poll(ctx, e);
+    ++shown_steps;
+    return st == CTXC_E_IN_PROGRESS ? st : shown_end(net.host, net.port, st);
+}
+
+static void shown_wait(void *ctx, uint32_t ms) {
+    ctxc_lwip_transport(&net).ops->wait(ctx, ms);
 }
 
 /* When the request's last byte went out, and how long after it a receive
@@ -221,9 +238,13 @@ static int32_t pass_recv(void *ctx, uint8_t *b, size_t n) {
     return r;
 }
 static void pass_close(void *ctx) { ctxc_lwip_transport(&net).ops->close(ctx); }
+static const char *pass_last_error(void *ctx) {
+    return ctxc_lwip_transport(&net).ops->last_error(ctx);
+}
 
-static const ctxc_transport_ops_t shown_ops = {shown_connect, pass_send,
-                                               pass_recv, pass_close, NULL, NULL};
+static const ctxc_transport_ops_t shown_ops = {
+    shown_connect, pass_send,          pass_recv, pass_close,
+    shown_connect_poll, shown_wait, pass_last_error};
 
 /* The binding's resolver plus the X-Test-Id header. */
 static ctxc_status_t resolve(void *user, const char *profile,
@@ -543,9 +564,8 @@ static void check_invariant(void) {
  *
  * What the HTTP client does through the port contract, shown on the bare
  * transport: a resumable job (connect, connect_poll, send, recv, never
- * wait), a blocking caller of today (connect completes in one call without
- * cfg.connect_steps), wait() when nothing comes, and the connect timeout
- * reported by connect_poll. */
+ * wait), wait() when nothing comes, and the connect timeout reported by
+ * connect_poll. */
 
 static char io[2048];
 
@@ -632,14 +652,13 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
     ctxc_lwip_transport_config_t cfg = *base;
 
     /* a resumable job: never waits, returns after every step */
-    cfg.connect_steps = true;
     ctxc_lwip_transport_deinit(&net);
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
-    check(st == CTXC_OK, "transport init (connect_steps)", st);
+    check(st == CTXC_OK, "transport init", st);
     st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
     steps_line("job connect", st, 0, " connect_poll calls");
     check(st == CTXC_E_IN_PROGRESS,
-          "connect answers CTXC_E_IN_PROGRESS with connect_steps", st);
+          "connect answers CTXC_E_IN_PROGRESS", st);
     unsigned polls = 0;
     uint64_t until = mps2_clock_ms(NULL) + 20000u;
     while (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) < until) {
@@ -687,18 +706,6 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
         ops->close(&net);
     }
 
-    /* today's blocking caller: connect completes in one call */
-    cfg = *base;
-    cfg.connect_steps = false;
-    ctxc_lwip_transport_deinit(&net);
-    (void)ctxc_lwip_transport_init(&net, &cfg, &err);
-    st = ops->connect(&net, MPS2_NET_FIXTURE_HOST, good, true, &err);
-    steps_line("blocking connect", st, 1, " call");
-    check(st == CTXC_OK, "connect without connect_steps completes in one call",
-          st);
-    got = st == CTXC_OK ? get_json(good, &calls) : 0;
-    check(got > 0, "GET /json after a blocking connect", st);
-    ops->close(&net);
     ctxc_lwip_transport_deinit(&net);
     (void)ctxc_lwip_transport_init(&net, base, &err);
 }
@@ -716,6 +723,11 @@ typedef struct {
 
 static bool last_error_has(const char *what) {
     return strstr(ctxc_lwip_transport_last_error(&net), what) != NULL;
+}
+
+/* The error the caller of ctxc received (ctxc_session_before_send's). */
+static bool caller_error_has(const char *what) {
+    return strstr(ctxc_error_message(&err), what) != NULL;
 }
 
 static void pool_line(const char *shape) {
@@ -753,21 +765,28 @@ static void frontend_cases(const fe_ports_t *fe) {
                                 "session", CTXC_OK);
         }
     }
-    /* errors after the handshake: at once, with mbedTLS's code */
-    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000",
-                   CTXC_E_NETWORK);
+    /* errors after the handshake: at once, CTXC_E_TLS, with mbedTLS's
+     * text and code in the error the caller of ctxc receives */
+    (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000", CTXC_E_TLS);
     check(recv_failed && recv_error_after_ms < 1000u &&
-              last_error_has("(-0x7180)"),
-          "a bad MAC surfaces with its code within a second", CTXC_OK);
+              last_error_has("(-0x7180)") && caller_error_has("(-0x7180)") &&
+              caller_error_has("MAC"),
+          "a bad MAC surfaces to the caller with its text and code within a "
+          "second",
+          CTXC_OK);
     (void)run_case("fe-bigrecord", fe->p256, "fe-bigrecord", "15000",
-                   CTXC_E_NETWORK);
+                   CTXC_E_TLS);
     check(recv_failed && recv_error_after_ms < 1000u &&
-              last_error_has("(-0x7100)"),
-          "a record too large surfaces with its code within a second",
+              last_error_has("(-0x7100)") && caller_error_has("(-0x7100)"),
+          "a record too large surfaces to the caller with its code within a "
+          "second",
           CTXC_OK);
     (void)run_case("fe-cut", fe->p256, "fe-cut", "15000", CTXC_E_NETWORK);
-    check(recv_failed && last_error_has("without TLS close_notify"),
-          "a close without close_notify inside the body is an error", CTXC_OK);
+    check(recv_failed && last_error_has("without TLS close_notify") &&
+              caller_error_has("without TLS close_notify"),
+          "a close without close_notify inside the body is an error the "
+          "caller is told",
+          CTXC_OK);
     /* certificate dates (the time from SNTP) */
     (void)run_case("fe-expired", fe->expired, "fe-ok", "15000", CTXC_E_TLS);
     check(last_error_has("expired"), "an expired leaf is refused", CTXC_OK);
@@ -923,12 +942,422 @@ static uint16_t arg_port(const char *a) {
     return v > 0 && v < 65536u ? (uint16_t)v : 0;
 }
 
+/* ---- the resumable job on the board (issue 27) ------------------------------
+ *
+ * --job: the main loop of a voice device. A middle-out job
+ * (ctxc_session_compress_start + ctxc_session_poll, never a wait) streams
+ * its summary from the fixture while the loop appends a simulated voice
+ * turn (a human entry, then the ai's answer) every 200 ms of board time.
+ * Every poll is timed with the board's 25 MHz counter; the handshake's
+ * polls are listed with mbedTLS's state before and after and their time,
+ * the ones that ran a public-key step (the server's chain verified, its
+ * key exchange's signature checked, the client's ECDH key exchange) marked
+ * as such. Printed: the longest poll, the longest poll that ran no
+ * public-key step (checked: at most JOB_POLL_BOUND_MS), the turns that
+ * arrived during the job, all of them after the summary in order, and the
+ * invariant. Then the faults with turns arriving: the history is the
+ * original plus the turns, byte for byte (its export compared with that
+ * of the same appends to a copy). */
+
+#include "lwip/altcp_tls.h"
+#include "mbedtls/ssl.h"
+
+#define JOB_TURN_MS 200u
+#define JOB_POLL_BOUND_MS 25u
+#define JOB_HS_POLLS_MAX 48u
+
+static const char *const tls_state_names[] = {
+    "hello request",           "client hello",
+    "server hello",            "server certificate",
+    "server key exchange",     "certificate request",
+    "server hello done",       "client certificate",
+    "client key exchange",     "certificate verify",
+    "client change cipher spec", "client finished",
+    "server change cipher spec", "server finished",
+    "flush buffers",           "handshake wrapup",
+    "handshake over",          "server new session ticket"};
+
+/* mbedTLS's handshake state of the connection, -1 without one */
+static int tls_state(void) {
+    if (net.pcb == NULL || !net.tls) {
+        return -1;
+    }
+    const mbedtls_ssl_context *ssl = altcp_tls_context(net.pcb);
+    return ssl != NULL ? ssl->state : -1;
+}
+
+static const char *tls_state_name(int s) {
+    if (s < 0) {
+        return "no connection";
+    }
+    return (size_t)s < sizeof tls_state_names / sizeof tls_state_names[0]
+               ? tls_state_names[s]
+               : "?";
+}
+
+/* A poll that went from state a to b ran state s. */
+static bool ran_state(int a, int b, int s) {
+    if (a < 0 || b < 0) {
+        return false;
+    }
+    return b >= a ? a <= s && s < b : a <= s; /* b < a: the ticket state */
+}
+
+/* The public-key steps of a full handshake (ECDHE with certificates): the
+ * server's chain verified, its key exchange's signature checked, the
+ * client's ECDH. A resumed handshake skips them (mbedTLS goes from the
+ * server hello to the change cipher spec); a handshake that failed in the
+ * poll (b < 0) between the server hello and the client key exchange did
+ * one of them (the chain is verified before it is refused). */
+static bool ran_public_key(int a, int b) {
+    if (b < 0) {
+        return a >= MBEDTLS_SSL_SERVER_HELLO &&
+               a <= MBEDTLS_SSL_CLIENT_KEY_EXCHANGE;
+    }
+    if (b == MBEDTLS_SSL_HANDSHAKE_OVER && ctxc_lwip_transport_tls_resumed(&net)) {
+        return false;
+    }
+    return ran_state(a, b, MBEDTLS_SSL_SERVER_CERTIFICATE) ||
+           ran_state(a, b, MBEDTLS_SSL_SERVER_KEY_EXCHANGE) ||
+           ran_state(a, b, MBEDTLS_SSL_CLIENT_KEY_EXCHANGE);
+}
+
+static void put_ms(uint32_t ticks) { /* 25 MHz ticks as ms, two decimals */
+    uint32_t us = ticks / 25u;
+    img_put_u(us / 1000u);
+    img_put_s(".");
+    img_put_u(us % 1000u / 100u);
+    img_put_u(us % 100u / 10u);
+    img_put_s(" ms");
+}
+
+static const char *job_text(const char *tag, unsigned i) {
+    static char t[2][96];
+    static unsigned k;
+    char *p = t[k++ % 2u];
+    size_t n = strlen(tag);
+    memcpy(p, tag, n);
+    char num[12];
+    size_t m = 0;
+    do {
+        num[m++] = (char)('0' + (int)(i % 10u));
+        i /= 10u;
+    } while (i != 0);
+    p[n++] = ' ';
+    while (m > 0) {
+        p[n++] = num[--m];
+    }
+    static const char rest[] = ": the user asks about the timer in the kitchen";
+    memcpy(p + n, rest, sizeof rest);
+    return p;
+}
+
+static ctxc_status_t job_add(ctxc_history_t *h, ctxc_speaker_t sp,
+                             const char *text) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_TEXT;
+    b.u.text.text = ctxc_str(text);
+    ctxc_entry_in_t in = {sp, &b, 1, CTXC_STR_ABSENT};
+    return h == &hist ? ctxc_session_add(&session, &in, &err)
+                      : ctxc_history_append(h, &in, &err);
+}
+
+/* One voice turn: the human's words, then the ai's answer; into the
+ * session's history and, with copy, into check_hist too. */
+static bool job_turn(unsigned k, bool copy) {
+    bool ok = true;
+    for (int side = 0; side < 2; side++) {
+        const char *t = job_text(side == 0 ? "turn" : "answer", k);
+        ctxc_speaker_t sp = side == 0 ? CTXC_SPEAKER_HUMAN : CTXC_SPEAKER_AI;
+        ok = job_add(&hist, sp, t) == CTXC_OK && ok;
+        if (copy) {
+            ok = job_add(&check_hist, sp, t) == CTXC_OK && ok;
+        }
+    }
+    return ok;
+}
+
+typedef struct {
+    unsigned polls, turns, hs_count;
+    uint32_t longest, longest_other, pk_total;
+    int longest_other_state;
+    struct {
+        int from, to;
+        uint32_t ticks;
+        bool pk;
+    } hs[JOB_HS_POLLS_MAX];
+} job_run_t;
+
+/* The main loop: a poll, then a turn when its time has come (the first
+ * after the first poll, then every 200 ms of board time). */
+static ctxc_status_t job_loop(job_run_t *r, bool copy) {
+    memset(r, 0, sizeof *r);
+    r->longest_other_state = -2;
+    ctxc_status_t st = ctxc_session_compress_start(&session, &err);
+    if (!check(st == CTXC_OK, "ctxc_session_compress_start", st)) {
+        return st;
+    }
+    /* the first turn right after the first poll, then every 200 ms */
+    uint64_t next = mps2_clock_ms(NULL);
+    uint64_t end = mps2_clock_ms(NULL) + 60000u;
+    bool turns_ok = true;
+    do {
+        int from = tls_state();
+        uint32_t t0 = mps2_ticks(NULL);
+        st = ctxc_session_poll(&session, &err);
+        uint32_t d = mps2_ticks(NULL) - t0;
+        int to = tls_state();
+        r->polls++;
+        bool pk = ran_public_key(from, to);
+        if (d > r->longest) {
+            r->longest = d;
+        }
+        if (pk) {
+            r->pk_total += d;
+        } else if (d > r->longest_other) {
+            r->longest_other = d;
+            r->longest_other_state = from;
+        }
+        bool handshake = from >= 0 && from != MBEDTLS_SSL_HANDSHAKE_OVER;
+        if (handshake && from != to && r->hs_count < JOB_HS_POLLS_MAX) {
+            r->hs[r->hs_count].from = from;
+            r->hs[r->hs_count].to = to;
+            r->hs[r->hs_count].ticks = d;
+            r->hs[r->hs_count].pk = pk;
+            r->hs_count++;
+        }
+        if (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) >= next) {
+            turns_ok = job_turn(r->turns, copy) && turns_ok;
+            r->turns++;
+            next += JOB_TURN_MS;
+        }
+    } while (st == CTXC_E_IN_PROGRESS && mps2_clock_ms(NULL) < end);
+    check(turns_ok, "every voice turn appended during the job", st);
+    return st;
+}
+
+static void job_report(const char *name, const job_run_t *r,
+                       ctxc_status_t st) {
+    for (unsigned i = 0; i < r->hs_count; i++) {
+        img_put_s("job ");
+        img_put_s(name);
+        img_put_s(": handshake poll ");
+        img_put_u(i + 1u);
+        img_put_s(": ");
+        img_put_s(tls_state_name(r->hs[i].from));
+        img_put_s(" -> ");
+        img_put_s(tls_state_name(r->hs[i].to));
+        img_put_s(": ");
+        put_ms(r->hs[i].ticks);
+        if (r->hs[i].pk) {
+            img_put_s(" (public-key step)");
+        }
+        img_flush_line();
+    }
+    img_put_s("job ");
+    img_put_s(name);
+    img_put_s(": ");
+    img_put_s(ctxc_status_name(st));
+    if (st != CTXC_OK) {
+        img_put_s(" (");
+        img_put_s(ctxc_error_message(&err));
+        img_put_s(")");
+    }
+    img_put_s(" after ");
+    img_put_u(r->polls);
+    img_put_s(" polls; longest poll ");
+    put_ms(r->longest);
+    img_put_s("; longest without a public-key step ");
+    put_ms(r->longest_other);
+    img_put_s(" (before it: ");
+    img_put_s(r->longest_other_state == -2
+                  ? "-"
+                  : tls_state_name(r->longest_other_state));
+    img_put_s("); public-key steps ");
+    put_ms(r->pk_total);
+    img_put_s(" in all; ");
+    img_put_u(r->turns);
+    img_put_s(" turns arrived during the job");
+    img_flush_line();
+}
+
+/* The original history into hist (the session's) and, with copy, into
+ * check_hist; the session started over it with the job's settings. */
+static void job_begin(const char *model, const char *read_timeout,
+                      uint16_t p, bool copy) {
+    ctxc_history_clear(&hist);
+    ctxc_status_t st =
+        ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
+                         CTXC_FORMAT_ICONTENT, &err);
+    check(st == CTXC_OK, "import of the example session", st);
+    if (copy) {
+        ctxc_history_clear(&check_hist);
+        st = ctxc_import_text(&imp, &check_hist, scn_inputs[0].text,
+                              scn_inputs[0].len, CTXC_FORMAT_ICONTENT, &err);
+        check(st == CTXC_OK, "import of the example session (copy)", st);
+    }
+    use_endpoint(p, model);
+    set("network.read-timeout-ms", read_timeout);
+    st = ctxc_session_init(&session, &hist, &work, &settings, &err);
+    check(st == CTXC_OK, "ctxc_session_init", st);
+    ctxc_session_set_port(&session, &port);
+    ctxc_session_set_llm_resolver(&session, resolve, &binding);
+}
+
+/* The turns after the summary, in order: the last 2 x turns entries are
+ * the turns' texts and the summary comes before them. */
+static bool job_turns_after_summary(unsigned turns, size_t *summary_at) {
+    size_t n = ctxc_history_count(&hist);
+    *summary_at = n;
+    for (size_t i = 0; i < n; i++) {
+        ctxc_entry_t e;
+        if (ctxc_history_get(&hist, i, &e) == CTXC_OK &&
+            (e.flags & CTXC_ENTRY_IS_SUMMARY) != 0) {
+            *summary_at = i;
+            break;
+        }
+    }
+    if (*summary_at == n || n < 2u * turns ||
+        n - 2u * turns <= *summary_at) {
+        return false;
+    }
+    for (unsigned k = 0; k < turns; k++) {
+        for (unsigned side = 0; side < 2u; side++) {
+            ctxc_entry_t e;
+            ctxc_block_t b;
+            size_t at = n - 2u * turns + 2u * k + side;
+            const char *want = job_text(side == 0 ? "turn" : "answer", k);
+            if (ctxc_history_get(&hist, at, &e) != CTXC_OK ||
+                ctxc_entry_block(&e, 0, &b) != CTXC_OK ||
+                b.type != CTXC_BLOCK_TEXT ||
+                b.u.text.text.len != strlen(want) ||
+                memcmp(b.u.text.text.ptr, want, strlen(want)) != 0 ||
+                e.speaker !=
+                    (side == 0 ? CTXC_SPEAKER_HUMAN : CTXC_SPEAKER_AI)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* hist and check_hist export to the same bytes: hist's export into
+ * export_buf, then check_hist's compared with it as it is written. */
+typedef struct {
+    size_t at;
+    bool same;
+} job_cmp_t;
+
+static ctxc_status_t job_cmp_write(void *user, const char *data, size_t len) {
+    job_cmp_t *c = user;
+    if (c->at + len > sizeof export_buf ||
+        memcmp(export_buf + c->at, data, len) != 0) {
+        c->same = false;
+    }
+    c->at += len;
+    return CTXC_OK;
+}
+
+static bool job_same_bytes(size_t *bytes) {
+    img_sink_t out = {export_buf, sizeof export_buf, 0, 0};
+    (void)export_crc(&hist, &out);
+    job_cmp_t c = {0, true};
+    ctxc_status_t st = ctxc_export(&check_hist, job_cmp_write, &c, &err);
+    *bytes = out.len;
+    return st == CTXC_OK && c.same && c.at == out.len;
+}
+
+static void job_scenario(uint16_t good, uint16_t wronghost) {
+    set("stream", "true"); /* the summary streamed (SSE) */
+    /* a fresh transport: no session to resume, the full handshake */
+    ctxc_lwip_transport_config_t cfg = net.cfg;
+    ctxc_lwip_transport_deinit(&net);
+    (void)ctxc_lwip_transport_init(&net, &cfg, &err);
+    img_put_s("job: middle-out as a resumable job, a voice turn (human, "
+              "then ai) every ");
+    img_put_u(JOB_TURN_MS);
+    img_put_s(" ms of board time; polls timed with the 25 MHz counter");
+    img_flush_line();
+
+    /* the summary streamed with a pause (fixture-stall: 2.5 s) */
+    job_run_t r;
+    job_begin("fixture-stall", "15000", good, false);
+    ctxc_status_t st = job_loop(&r, false);
+    job_report("stream", &r, st);
+    check(st == CTXC_OK, "the job compressed", st);
+    check(r.turns >= 1, "turns arrived during the job", st);
+    check(r.hs_count > 0 && r.pk_total > 0,
+          "the handshake's polls were seen, public-key steps among them", st);
+    check(r.longest_other <= JOB_POLL_BOUND_MS * 25000u,
+          "every poll without a public-key step took at most 25 ms", st);
+    if (st == CTXC_OK) {
+        size_t at = 0;
+        bool kept = job_turns_after_summary(r.turns, &at);
+        img_put_s("job stream: the ");
+        img_put_u(r.turns);
+        img_put_s(" turns (");
+        img_put_u(2u * r.turns);
+        img_put_s(" entries) after the summary (entry ");
+        img_put_u(at);
+        img_put_s(" of ");
+        img_put_u(ctxc_history_count(&hist));
+        img_put_s("), in order: ");
+        img_put_s(kept ? "yes" : "NO");
+        img_flush_line();
+        check(kept, "every turn of the job is after the summary, in order",
+              st);
+        check_invariant();
+    }
+
+    /* faults with turns arriving: the original plus the turns */
+    static const struct {
+        const char *name, *model, *timeout, *endpoint;
+        ctxc_status_t want;
+    } faults[] = {
+        {"wronghost", "fixture-ok", "15000", "wronghost", CTXC_E_TLS},
+        {"status-500", "fixture-error-500", "15000", "good",
+         CTXC_E_HTTP_STATUS},
+        /* 200 ms of board time: under -icount shift=0 (lwip_image.py
+         * --job) board time runs slower than the host's, and the
+         * fixture's pause is 2.5 s of the host's */
+        {"stall", "fixture-stall", "200", "good", CTXC_E_TIMEOUT},
+        {"reset", "fixture-reset", "15000", "good", CTXC_E_NETWORK},
+    };
+    for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++) {
+        uint16_t p = faults[f].endpoint[0] == 'w' ? wronghost : good;
+        job_begin(faults[f].model, faults[f].timeout, p, true);
+        st = job_loop(&r, true);
+        job_report(faults[f].name, &r, st);
+        size_t bytes = 0;
+        bool same = job_same_bytes(&bytes);
+        img_put_s("job fault ");
+        img_put_s(faults[f].name);
+        img_put_s(": ");
+        img_put_s(ctxc_status_name(st));
+        img_put_s(", ");
+        img_put_u(r.turns);
+        img_put_s(" turns arrived; history = original + turns (");
+        img_put_u(bytes);
+        img_put_s(" bytes exported): ");
+        img_put_s(same ? "identical" : "DIFFERENT");
+        img_flush_line();
+        check(st == faults[f].want, faults[f].name, st);
+        check(r.turns >= 1, "turns arrived during the failing job", st);
+        check(!ctxc_session_job_active(&session), "the job has ended", st);
+        check(same, "the history is the original plus the turns, byte for "
+                    "byte",
+              st);
+    }
+}
+
 int main(int argc, char **argv) {
     img_out_init(board_write);
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
     fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0};
+    bool job = false;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
             good = arg_port(argv[i] + 7);
@@ -952,6 +1381,8 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--call") == 0) {
             dev.call = true;
+        } else if (strcmp(argv[i], "--job") == 0) {
+            job = true;
         } else if (strncmp(argv[i], "--provider=", 11) == 0) {
             dev.provider = argv[i] + 11;
         } else if (strncmp(argv[i], "--base-url=", 11) == 0) {
@@ -1021,7 +1452,6 @@ int main(int argc, char **argv) {
         .entropy = mps2_entropy,
         .tls_pool = tls_pool,
         .tls_pool_bytes = pool_bytes,
-        .connect_steps = true, /* shown_connect drives connect_poll/wait */
         .time = mps2_time_now,
         .ticks = mps2_ticks,
         .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
@@ -1085,6 +1515,18 @@ int main(int argc, char **argv) {
     set("compression.retries", "0");
     set("stream", "false"); /* the test cases: non-streamed answers */
     ctxc_provider_bind(&binding, &client, &settings, &port, true);
+
+    if (job) {
+        job_scenario(good, wronghost);
+        ctxc_lwip_transport_deinit(&net);
+        img_put_s("lwip image: ");
+        img_put_u(checks);
+        img_put_s(" checks, ");
+        img_put_u(failed);
+        img_put_s(" failed");
+        img_flush_line();
+        return failed > 100 ? 100 : (int)failed;
+    }
 
     run_case("wronghost", wronghost, "fixture-ok", "15000", CTXC_E_TLS);
     run_case("status-500", good, "fixture-error-500", "15000",
