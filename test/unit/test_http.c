@@ -1442,7 +1442,7 @@ static void test_port_error_text(void **state) {
     f.connect_why = "h.example:443: handshake failed: X509 - Certificate "
                     "verification failed (-0x2700)";
     assert_int_equal(run_get("https://h.example/", &f), CTXC_E_TLS);
-    assert_has(g_res.err.message, "connect to h.example:443");
+    assert_has(g_res.err.message, "h.example:443: handshake failed");
     assert_has(g_res.err.message, "(-0x2700)");
 }
 
