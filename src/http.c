@@ -1415,6 +1415,11 @@ ctxc_status_t ctxc_http_request(const ctxc_http_request_t *req,
             ctxc_http_idle(work)) {
             ops->wait(port->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
         }
+        if (st == CTXC_E_IN_PROGRESS && ctxc_port_stop_requested(port)) {
+            ctxc_http_cancel(work);
+            return ctxc__fail(err, CTXC_E_CANCELLED,
+                              "http: stopped by the port's stop hook");
+        }
     }
     return st;
 }

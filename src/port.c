@@ -288,6 +288,10 @@ uint64_t ctxc_port_now_ms(const ctxc_port_t *port) {
     return port->clock(port->clock_ctx);
 }
 
+bool ctxc_port_stop_requested(const ctxc_port_t *port) {
+    return port != NULL && port->stop != NULL && port->stop(port->stop_ctx);
+}
+
 void ctxc_port_log(const ctxc_port_t *port, ctxc_log_level_t level,
                    const char *fmt, ...) {
     if (port == NULL || port->log == NULL || level > port->log_level ||

@@ -1125,6 +1125,33 @@ static ctxc_status_t pv_step(const ctxc_llm_t *llm, size_t *len,
     return st == CTXC_E_IN_PROGRESS ? st : call_end(c, st, len, usage, err);
 }
 
+void ctxc_provider_progress(const ctxc_provider_client_t *c,
+                            ctxc_provider_progress_t *out) {
+    if (out == NULL) {
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    if (c == NULL || c->call_.phase == CALL_IDLE) {
+        return;
+    }
+    const ctxc_provider_call_t *k = &c->call_;
+    uint64_t now = ctxc_port_now_ms(c->port_);
+    out->attempt = k->attempt + 1u;
+    out->attempts = c->retries_ + 1u;
+    out->elapsed_ms = now > k->t0 ? now - k->t0 : 0u;
+    out->received = c->reader_.tlen_; /* tentative text included */
+    if (k->phase == CALL_PAUSE) {
+        out->phase = CTXC_PROVIDER_RETRY_PAUSE;
+        out->retry_in_ms = c->port_->clock == NULL ? k->pause_ms
+                           : k->not_before > now
+                               ? (uint32_t)(k->not_before - now)
+                               : 0u;
+    } else {
+        out->phase = out->received > 0 ? CTXC_PROVIDER_ANSWER
+                                       : CTXC_PROVIDER_REQUEST;
+    }
+}
+
 static void pv_cancel(const ctxc_llm_t *llm) {
     if (llm == NULL || llm->ctx == NULL) {
         return;
@@ -1167,13 +1194,27 @@ static ctxc_status_t pv_complete(const ctxc_llm_t *llm,
                             : k->not_before > now
                                 ? (uint32_t)(k->not_before - now)
                                 : 0u;
+            /* with a stop hook and a clock: a slice, then the hook */
+            bool sliced = port->stop != NULL && port->clock != NULL &&
+                          left > CTXC_STOP_SLICE_MS;
             if (left > 0 && port->delay_ms != NULL) {
-                port->delay_ms(port->delay_ctx, left);
+                port->delay_ms(port->delay_ctx,
+                               sliced ? CTXC_STOP_SLICE_MS : left);
             }
-            k->not_before = 0; /* waited (without the hook: at once) */
+            if (!sliced || port->delay_ms == NULL) {
+                k->not_before = 0; /* waited (without the hook: at once) */
+            }
         } else if (k->phase == CALL_HTTP && ops->wait != NULL &&
                    ctxc_http_idle(c->work_)) {
             ops->wait(port->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        }
+        if (ctxc_port_stop_requested(port)) {
+            const char *name = c->provider_->name;
+            pv_cancel(llm);
+            return ctxc__fail(err, CTXC_E_CANCELLED,
+                              "%s: the call was stopped (the port's stop "
+                              "hook)",
+                              name);
         }
         st = pv_step(llm, len, usage, err);
     }

@@ -742,6 +742,14 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
     s->job_.wait = false;
     do {
         job_pause(s);
+        if (ctxc_port_stop_requested(s->port)) {
+            ctxc_session_compress_cancel(s);
+            report->job = CTXC_SEND_JOB_FAILED;
+            return ctxc__fail(err, CTXC_E_CANCELLED,
+                              "before_send: the summary call was stopped "
+                              "(the port's stop hook); the history is "
+                              "unchanged");
+        }
         r = ctxc_session_poll(s, err);
     } while (r == CTXC_E_IN_PROGRESS);
     if (r != CTXC_OK) {

@@ -308,10 +308,31 @@ typedef ctxc_status_t (*ctxc_key_fn)(void *ctx, const char *name, char *buf,
 /** Delay hook (see above). */
 typedef void (*ctxc_delay_fn)(void *ctx, uint32_t ms);
 
+/* ---- stopping a blocking call -----------------------------------------------
+ *
+ * Asked by the library's blocking calls between two of their steps: the
+ * provider's complete(), ctxc_http_request(), ctxc_session_compress() and
+ * ctxc_session_before_send() while a summary call runs. It is asked after
+ * each wait in the transport (at most CTXC_HTTP_WAIT_SLICE_MS) and, with a
+ * clock, every CTXC_STOP_SLICE_MS of a retry pause (the pause is then cut
+ * into slices of the delay hook). True stops the call: its connection is
+ * closed, the function returns CTXC_E_CANCELLED and changes nothing (a
+ * compression leaves the history as it was). A firmware's "stop" button, a
+ * console's Ctrl-C. It may also show progress (ctxc_provider_progress()):
+ * it runs on the caller's thread, with no library lock held. The
+ * resumable forms (ctxc_session_poll(), ctxc_llm_t.step) never ask it:
+ * their caller decides between two polls. */
+/** Stop hook (see above): true stops the blocking call in progress. */
+typedef bool (*ctxc_stop_fn)(void *ctx);
+
+/** Longest slice of a retry pause between two questions to the stop hook
+ * (milliseconds). */
+#define CTXC_STOP_SLICE_MS 100u
+
 /* ---- the port: everything in one place -------------------------------------
  */
 
-/** Everything the core needs from the platform: filesystem, clock, log, mutex, transport, entropy, API keys and delays. Any hook may be NULL (see each field). */
+/** Everything the core needs from the platform: filesystem, clock, log, mutex, transport, entropy, API keys, delays and the stop hook. Any hook may be NULL (see each field). */
 typedef struct {
     ctxc_fs_t fs;        /**< ops NULL: no filesystem */
     ctxc_clock_fn clock; /**< NULL: time reads as 0 */
@@ -328,7 +349,13 @@ typedef struct {
     void *key_ctx; /**< pointer handed to `key` */
     ctxc_delay_fn delay_ms; /**< NULL: retries are not spaced out */
     void *delay_ctx; /**< pointer handed to `delay_ms` */
+    ctxc_stop_fn stop; /**< NULL: blocking calls run to their end */
+    void *stop_ctx; /**< pointer handed to `stop` */
 } ctxc_port_t;
+
+/** Whether port->stop asks the blocking call in progress to stop (false
+ * without a hook; port may be NULL). */
+bool ctxc_port_stop_requested(const ctxc_port_t *port);
 
 /** Milliseconds from port->clock, 0 without one (port may be NULL). */
 uint64_t ctxc_port_now_ms(const ctxc_port_t *port);

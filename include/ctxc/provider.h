@@ -177,6 +177,36 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
                                 bool stream, ctxc_llm_t *out,
                                 ctxc_error_t *err);
 
+/** What a provider call is doing (ctxc_provider_progress()). */
+typedef enum {
+    CTXC_PROVIDER_IDLE = 0,    /**< no call in progress */
+    CTXC_PROVIDER_REQUEST,     /**< an attempt: connecting, sending, or
+                                  waiting for the answer's first text */
+    CTXC_PROVIDER_ANSWER,      /**< the answer's text is arriving */
+    CTXC_PROVIDER_RETRY_PAUSE  /**< waiting before the next attempt */
+} ctxc_provider_phase_t;
+
+/** A call's progress, for a status line or a device's display. */
+typedef struct {
+    ctxc_provider_phase_t phase; /**< what the call is doing */
+    uint32_t attempt;      /**< the attempt under way or next, from 1
+                              (0: idle) */
+    uint32_t attempts;     /**< attempts the call may make (1 + retries) */
+    uint32_t retry_in_ms;  /**< in a retry pause: ms left before the next
+                              attempt (by the port's clock; without one the
+                              pause's length) */
+    uint64_t elapsed_ms;   /**< since the call started (the port's clock;
+                              0 without one) */
+    size_t received;       /**< bytes of the answer's text so far */
+} ctxc_provider_progress_t;
+
+/** Fills *out with the progress of c's call (phase CTXC_PROVIDER_IDLE when
+ * none is under way). Reads only: safe from the port's stop hook, from the
+ * loop that drives ctxc_llm_t.step, or from the task that polls a session's
+ * compression job (under the caller's own lock if another task runs it). */
+void ctxc_provider_progress(const ctxc_provider_client_t *c,
+                            ctxc_provider_progress_t *out);
+
 /* ---- the session's model, from the settings ------------------------------
  *
  * What an integrator plugs into a session so middle-out and one-shot can

@@ -214,6 +214,16 @@ static ctxc_status_t tpl_key(void *ctx, const char *name, char *buf, size_t cap,
  * Retry-After. Leave port->delay_ms NULL to retry at once. */
 static void tpl_delay_ms(void *ctx, uint32_t ms) { (void)ctx, (void)ms; }
 
+/* Whether a blocking model call should stop now (a "stop" button, a
+ * cancel from the UI task; read a flag set elsewhere, never block here).
+ * Asked between two steps of the call; true ends it with
+ * CTXC_E_CANCELLED and nothing changed. It may update a display from
+ * ctxc_provider_progress(). Leave port->stop NULL if nothing stops calls. */
+static bool tpl_stop(void *ctx) {
+    (void)ctx;
+    return false;
+}
+
 void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->fs.ops = &tpl_fs_ops;
     port->fs.ctx = t;
@@ -233,4 +243,6 @@ void ctxc_template_port_init(ctxc_port_t *port, ctxc_template_port_t *t) {
     port->key_ctx = t;
     port->delay_ms = tpl_delay_ms;
     port->delay_ctx = t;
+    port->stop = tpl_stop;
+    port->stop_ctx = t;
 }

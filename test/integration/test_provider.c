@@ -574,6 +574,75 @@ static void test_503_retries_exhausted(void **state) {
     }
 }
 
+/* The port's stop hook and ctxc_provider_progress(): the hook sees the
+ * call's phase; true stops the blocking call. In a retry pause (429 with
+ * Retry-After: 1) the pause is cut into slices of at most
+ * CTXC_STOP_SLICE_MS so the hook is asked between them: the call ends in
+ * the pause, the retry is never sent. In an answer that stalls after its
+ * first text (fixture-hang, 20 s) the call ends with the text seen so far;
+ * the client then takes the next call. */
+static int stop_when; /* 1: in a retry pause; 2: once text has come */
+static ctxc_provider_progress_t pause_seen, answer_seen;
+
+static bool stop_on(void *ctx) {
+    (void)ctx;
+    ctxc_provider_progress_t p;
+    ctxc_provider_progress(&client, &p);
+    if (p.phase == CTXC_PROVIDER_RETRY_PAUSE && pause_seen.attempt == 0) {
+        pause_seen = p;
+    }
+    if (p.phase == CTXC_PROVIDER_ANSWER) {
+        answer_seen = p;
+    }
+    return (stop_when == 1 && p.phase == CTXC_PROVIDER_RETRY_PAUSE &&
+            p.retry_in_ms < 800u) ||
+           (stop_when == 2 && p.phase == CTXC_PROVIDER_ANSWER);
+}
+
+static void sleeping_delay(void *ctx, uint32_t ms) {
+    fixture_rec_delay(ctx, ms);
+    struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void test_stop_hook_and_progress(void **state) {
+    (void)state;
+    port.stop = stop_on;
+    port.delay_ms = sleeping_delay;
+    memset(&pause_seen, 0, sizeof pause_seen);
+    stop_when = 1;
+    rec.n_delays = 0;
+    assert_int_equal(call("openai", "fixture-error-429", true, 2),
+                     CTXC_E_CANCELLED);
+    assert_contains(err.message, "stopped");
+    assert_int_equal(pause_seen.phase, CTXC_PROVIDER_RETRY_PAUSE);
+    assert_int_equal(pause_seen.attempt, 2);
+    assert_int_equal(pause_seen.attempts, 3);
+    assert_in_range(pause_seen.retry_in_ms, 1, 1000);
+    assert_true(rec.n_delays >= 2); /* sliced */
+    for (size_t i = 0; i < rec.n_delays; i++) {
+        assert_in_range(rec.delays[i], 1, CTXC_STOP_SLICE_MS);
+    }
+    check_sent("openai", "fixture-error-429", true, 1, true);
+
+    memset(&answer_seen, 0, sizeof answer_seen);
+    stop_when = 2;
+    assert_int_equal(call("openai", "fixture-hang", true, 0),
+                     CTXC_E_CANCELLED);
+    assert_int_equal(answer_seen.attempt, 1);
+    assert_true(answer_seen.received > 0);
+    ctxc_provider_progress_t idle;
+    ctxc_provider_progress(&client, &idle);
+    assert_int_equal(idle.phase, CTXC_PROVIDER_IDLE);
+    assert_int_equal(idle.attempt, 0);
+
+    stop_when = 0; /* the hook asked, never stopping: the call as usual */
+    assert_int_equal(call("openai", "fixture-ok", true, 0), CTXC_OK);
+    assert_string_equal(out, SUMMARY);
+    port.stop = NULL;
+    port.delay_ms = fixture_rec_delay;
+}
+
 static void test_in_stream_error(void **state) {
     (void)state;
     static const char *const msg[] = {"The server had an error while streaming",
@@ -710,6 +779,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_no_key_name_no_auth_header, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_refs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_hook_and_progress, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, load_fixture, NULL);
 }

@@ -1482,6 +1482,44 @@ static void test_stalls_time_out(void **state) {
     assert_true(g_res.resp.retryable);
 }
 
+/* The port's stop hook: a request that stalls in the middle of its body
+ * is stopped once the hook says so (here: 500 ms into it by the fake
+ * clock, long before the 2000 ms read timeout): CTXC_E_CANCELLED, the
+ * connection closed, the body so far delivered. Without a hook the same
+ * request runs into its timeout. */
+static bool stop_after_500_ms(void *ctx) { return ((fake_t *)ctx)->now >= 500; }
+
+static void test_stop_hook_ends_a_blocking_request(void **state) {
+    (void)state;
+    static const char mid[] =
+        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nxy";
+    fake_t f;
+    fake_init(&f, mid);
+    f.stall_at = (long)(sizeof mid - 1);
+    f.clock_step = 10;
+    ctxc_http_request_t req = get_req("https://h.example/");
+    req.timeout_ms = 2000;
+    req.user = &g_res.got;
+    memset(&g_res, 0, sizeof g_res);
+    ctxc_port_t port = port_of(&f, true);
+    port.stop = stop_after_500_ms;
+    port.stop_ctx = &f;
+    g_res.st = ctxc_http_request(&req, &port, g_work, sizeof g_work,
+                                 &g_res.resp, &g_res.err);
+    assert_int_equal(g_res.st, CTXC_E_CANCELLED);
+    assert_has(g_res.err.message, "stop hook");
+    assert_true(f.closed);
+    assert_true(f.now >= 500 && f.now < 2000);
+    assert_string_equal(g_res.got.body, "xy");
+    assert_true(ctxc_port_stop_requested(&port));
+    assert_false(ctxc_port_stop_requested(NULL));
+    /* no hook: the timeout */
+    fake_init(&f, mid);
+    f.stall_at = (long)(sizeof mid - 1);
+    f.clock_step = 10;
+    assert_int_equal(run_req(&req, &f, true), CTXC_E_TIMEOUT);
+}
+
 /* A server that drips its answer: one byte per recv, the clock 500 ms on
  * per transport call. The read timeout never trips (bytes keep coming);
  * the deadline ends the call. */
@@ -2116,6 +2154,7 @@ int main(void) {
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_loopback_hosts),
         cmocka_unit_test(test_http_dates),
+        cmocka_unit_test(test_stop_hook_ends_a_blocking_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -620,6 +620,49 @@ static void test_before_send_on_limit(void **state) {
     assert_false(ctxc_session_job_active(&sess));
 }
 
+/* The port's stop hook (a "stop" button, Ctrl-C) while before_send waits
+ * for the job (compression.on-limit wait): the job and its call are
+ * cancelled, before_send answers CTXC_E_CANCELLED and the history is as it
+ * was. The hook here says stop once the model has been stepped a few
+ * times (the summary would take 1000 steps). */
+static bool stop_after_some_steps(void *ctx) {
+    (void)ctx;
+    return fk.stepped >= 5;
+}
+
+static void test_before_send_wait_stopped_by_the_port(void **state) {
+    (void)state;
+    alternating(20);
+    uint64_t tokens = ctxc_history_tokens(&hist);
+    t_set_uint(&set, "context-limit", tokens * 2);
+    t_set(&set, "compression-threshold", "0.9");
+    t_set(&set, "compression.prefetch-threshold", "0.4");
+    t_set(&set, "compression.on-limit", "wait");
+    fk.steps = 1000;
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+    /* past the threshold: before_send waits for the job, and is stopped */
+    port.stop = stop_after_some_steps;
+    ctxc_status_t st = ctxc_session_before_send(&sess, tokens, &rep, &err);
+    port.stop = NULL;
+    assert_int_equal(st, CTXC_E_CANCELLED);
+    assert_non_null(strstr(err.message, "stopped"));
+    assert_int_equal(rep.job, CTXC_SEND_JOB_FAILED);
+    assert_false(rep.compressed);
+    assert_false(fk.active); /* the model's call was cancelled */
+    assert_false(ctxc_session_job_active(&sess));
+    assert_same(&hist, &ref);
+    /* the next call goes on as usual: a job started early, waited for */
+    memset(&fk, 0, sizeof fk);
+    fk.steps = 2;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    st = ctxc_session_before_send(&sess, tokens, &rep, &err);
+    assert_int_equal(st, CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
+}
+
 #endif
 
 int main(void) {
@@ -637,6 +680,8 @@ int main(void) {
             test_blocking_model_and_llm_free_strategy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_pins_and_fact_check_retry,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_before_send_wait_stopped_by_the_port, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_failed_retry_changes_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
