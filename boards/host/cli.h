@@ -5,7 +5,7 @@
  *              (repl, chat), cli_restore.c, cli_prompts.c, cli_http.c
  *   shared     cli_state.c (the history, loading, reports, workspace),
  *              cli_output.c, cli_settings.c, cli_llm.c, cli_spill.c,
- *              cli_help.c, cli_term.c
+ *              cli_help.c, cli_term.c, cli_wait.c
  *
  * A command calls the shared modules, never another command (main.c only
  * dispatches to them); the shared modules call no command.
@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "ctxc/ctxc.h"
+#include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
@@ -119,6 +120,28 @@ void cli_term_init(cli_term_t *t, FILE *out, bool neutralise);
 void cli_term_write(cli_term_t *t, const char *data, size_t len);
 /* Ends the text: a C2 still waiting is written as it came. */
 void cli_term_end(cli_term_t *t);
+
+/* While a command waits on a model (cli_wait.c): Ctrl-C and the status
+ * line. cli_interrupt_install() catches SIGINT (a flag; no SA_RESTART);
+ * cli_interrupt_take() answers whether Ctrl-C was pressed since the last
+ * take, and clears it. */
+void cli_interrupt_install(void);
+bool cli_interrupt_take(void);
+/* The status line on stderr (a terminal only) while a model call runs:
+ * what is done, by which provider and model (NULL: the summary model
+ * cli_llm_used() names once resolved), the elapsed time, the call's phase
+ * and a retry's countdown (from `client`'s progress). Redrawn by the stop
+ * hook; cli_status_clear() wipes it before other text is printed (and
+ * keeps it off until the end); cli_status_end() wipes it. */
+void cli_status_begin(const char *what, const ctxc_provider_client_t *client,
+                      const char *provider, const char *model);
+void cli_status_clear(void);
+void cli_status_end(void);
+/* The port's stop hook (cli_llm_setup sets it): draws the status line;
+ * true (the call is stopped) when Ctrl-C was pressed. */
+bool cli_stop_hook(void *ctx);
+/* The summary calls' provider client (cli_llm.c). */
+const ctxc_provider_client_t *cli_llm_client(void);
 
 /* `ctxc http-get URL ...` (argv after the command): cli_http.c. */
 int cli_cmd_http_get(int argc, char **argv);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ctxc/ctxc.h"
@@ -103,6 +104,26 @@ static ctxc_status_t set_density(const char *kv, ctxc_error_t *err) {
     bool full = kn > strlen(prefix) && strncmp(kv, prefix, strlen(prefix)) == 0;
     snprintf(key, sizeof key, "%s%.*s", full ? "" : prefix, (int)kn, kv);
     return ctxc_settings_set(&cli_settings, key, eq + 1, err);
+}
+
+/* The header line: file, strategy, limit, threshold, profile. */
+static void print_header(const char *name, const ctxc_strategy_t *strategy,
+                         uint64_t limit, ctxc_session_t *session) {
+    uint16_t thr = 0;
+    (void)ctxc_session_threshold(session, &thr, NULL);
+    fprintf(stderr, "ctxc compress %s: strategy %s", name, strategy->name);
+    if (limit > 0) {
+        fprintf(stderr,
+                ", context limit %" PRIu64 ", threshold %u.%03u "
+                "(target %" PRIu64 " tokens)",
+                limit, thr / 1000u, thr % 1000u,
+                ctxc_target_tokens(limit, thr));
+    }
+    if (cli_settings.profile[0] != '\0') {
+        fprintf(stderr, ", profile %s", cli_settings.profile);
+    }
+    fputc('\n', stderr);
+    fflush(stderr);
 }
 
 int cli_cmd_compress(int argc, char **argv) {
@@ -254,6 +275,13 @@ int cli_cmd_compress(int argc, char **argv) {
         }
         ctxc_session_set_transcript(&session, transcript);
     }
+    /* the header: on a terminal first, so that it shows before a model
+     * call; into a pipe or file with the table, after it (an error is
+     * then the one line written) */
+    bool header_first = isatty(2) != 0;
+    if (header_first) {
+        print_header(name, strategy, limit, &session);
+    }
     figures_t before = figures(h);
     double t0 = now_ms();
     if (ctxc_session_optimize(&session, &err) != CTXC_OK) {
@@ -262,9 +290,27 @@ int cli_cmd_compress(int argc, char **argv) {
     }
     figures_t mid = figures(h);
     double t1 = now_ms();
-    if (!optimize_only && ctxc_session_compress(&session, &err) != CTXC_OK) {
-        cli_report("ctxc compress", &err);
-        return CLI_EXIT_FAIL;
+    if (!optimize_only) {
+        /* a model call: the status line on a terminal, Ctrl-C stops it */
+        char what[160];
+        snprintf(what, sizeof what,
+                 "summarising %zu entries (%" PRIu64 " tokens) with %s",
+                 mid.entries, mid.tokens, strategy->name);
+        if (strategy->requires_llm) {
+            cli_interrupt_install();
+            cli_status_begin(what, cli_llm_client(), NULL, NULL);
+        }
+        ctxc_status_t cst = ctxc_session_compress(&session, &err);
+        cli_status_end();
+        if (cst == CTXC_E_CANCELLED) {
+            fprintf(stderr, "ctxc compress: stopped (Ctrl-C); nothing "
+                            "written\n");
+            return 130;
+        }
+        if (cst != CTXC_OK) {
+            cli_report("ctxc compress", &err);
+            return CLI_EXIT_FAIL;
+        }
     }
     double t2 = now_ms();
     figures_t after = figures(h);
@@ -272,20 +318,10 @@ int cli_cmd_compress(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
 
-    uint16_t thr = 0;
-    (void)ctxc_session_threshold(&session, &thr, NULL);
-    fprintf(stderr, "ctxc compress %s: strategy %s", name, strategy->name);
-    if (limit > 0) {
-        fprintf(stderr,
-                ", context limit %" PRIu64 ", threshold %u.%03u "
-                "(target %" PRIu64 " tokens)",
-                limit, thr / 1000u, thr % 1000u,
-                ctxc_target_tokens(limit, thr));
+    if (!header_first) {
+        print_header(name, strategy, limit, &session);
     }
-    if (cli_settings.profile[0] != '\0') {
-        fprintf(stderr, ", profile %s", cli_settings.profile);
-    }
-    fprintf(stderr, "\n%-12s %12s %12s %12s\n", "", "before",
+    fprintf(stderr, "%-12s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",
             optimize_only ? "-" : "compressed");
     fprintf(stderr, "%-12s %12zu %12zu %12zu\n", "entries", before.entries,

@@ -87,6 +87,9 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
             return false;
         }
         llm_port.port.transport = ctxc_posix_transport(&llm_net);
+        /* Ctrl-C and the status line between the steps of a call */
+        llm_port.port.stop = cli_stop_hook;
+        llm_port.port.stop_ctx = NULL;
         if (ctxc_posix_transport_init(&chat_net, &cfg, &err) != CTXC_OK) {
             fprintf(stderr, "%s: %s\n", who, ctxc_error_message(&err));
             ctxc_posix_transport_deinit(&llm_net);
@@ -103,6 +106,8 @@ bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
     ctxc_session_set_llm_resolver(s, cli_resolve, &llm_binding);
     return true;
 }
+
+const ctxc_provider_client_t *cli_llm_client(void) { return &llm_client; }
 
 const ctxc_port_t *cli_llm_port(void) { return llm_up ? &llm_port.port : NULL; }
 

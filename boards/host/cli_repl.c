@@ -25,6 +25,20 @@
  * entry. On a terminal, control characters of the reply (and of an error
  * message) are shown visibly (cli_term.c); the history keeps the reply as
  * it came. On an error the human line stays, no ai entry is added.
+ *
+ * Ctrl-C (cli_wait.c): at the prompt it drops the line typed so far; at an
+ * empty prompt the first says how to leave, the second leaves (as Ctrl-D
+ * and /quit). During a model call (a reply, /compress, the compression
+ * before a turn) it stops the call through the port's stop hook: the
+ * history is as before the call (a chat turn keeps the human line). While
+ * a model call runs a status line on stderr (a terminal only) says what is
+ * done, by which model, for how long, and counts down a retry.
+ *
+ * Leaving with unsaved changes: on a terminal the user is asked (the
+ * history: to the --history file, Enter saves; without one, a file name;
+ * the session's /set changes: into settings.json, Enter keeps them for the
+ * session only); a script is never asked: a note on stderr says what was
+ * not saved.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -153,6 +167,20 @@ static void repl_stats(void) {
     putchar('\n');
 }
 
+/* The status line of a summary call the configured strategy may make
+ * (drawn only while one runs: the port's stop hook). */
+static void repl_status_begin_summary(void) {
+    ctxc_history_t *h = cli_history_get();
+    const ctxc_strategy_t *st = NULL;
+    (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
+    char what[160];
+    snprintf(what, sizeof what,
+             "summarising %zu entries (%" PRIu64 " tokens) with %s",
+             ctxc_history_count(h), ctxc_history_tokens(h),
+             st != NULL ? st->name : "?");
+    cli_status_begin(what, cli_llm_client(), NULL, NULL);
+}
+
 static void repl_compress(void) {
     ctxc_history_t *h = cli_history_get();
     size_t n0 = ctxc_history_count(h);
@@ -162,12 +190,19 @@ static void repl_compress(void) {
         repl_error("density step", &err);
         return;
     }
-    if (ctxc_session_compress(&repl_session, &err) != CTXC_OK) {
+    const ctxc_strategy_t *st = NULL;
+    (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
+    repl_status_begin_summary();
+    ctxc_status_t cst = ctxc_session_compress(&repl_session, &err);
+    cli_status_end();
+    if (cst == CTXC_E_CANCELLED) {
+        repl_diag("compress: stopped (Ctrl-C); the history is unchanged\n");
+        return;
+    }
+    if (cst != CTXC_OK) {
         repl_error("compress", &err);
         return;
     }
-    const ctxc_strategy_t *st = NULL;
-    (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
     const ctxc_compress_meta_t *m = &repl_session.last_compress;
     if (ctxc_history_count(h) == n0 && ctxc_history_tokens(h) == t0) {
         printf("%s changed nothing: %zu entries, %" PRIu64 " tokens%s%s\n",
@@ -184,6 +219,8 @@ static void repl_compress(void) {
            ctxc_history_tokens(h));
 }
 
+static void repl_mark_saved(void);
+
 /* Writes the history to path (or the --history file): cli_save_history. */
 static void repl_save(const char *path) {
     if (path == NULL) {
@@ -199,6 +236,7 @@ static void repl_save(const char *path) {
     }
     printf("saved %zu entries to %s\n", ctxc_history_count(cli_history_get()),
            path);
+    repl_mark_saved();
 }
 
 static bool repl_add(const char *line) {
@@ -310,6 +348,7 @@ static size_t chat_messages(void) {
 static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
     (void)user;
     if (len > 0) {
+        cli_status_clear(); /* the reply takes the line */
         cli_term_write(&chat_term, text, len);
         fflush(stdout);
         chat_streamed_any = true;
@@ -412,9 +451,17 @@ static void repl_job_finish(void) {
     if (!ctxc_session_job_active(&repl_session)) {
         return;
     }
-    repl_status("[waiting for the summary in progress]");
+    repl_status("[waiting for the summary in progress; Ctrl-C cancels it]");
     const ctxc_port_t *p = cli_llm_port();
+    (void)cli_interrupt_take();
     while (!repl_job_tick()) {
+        if (cli_interrupt_take()) {
+            ctxc_session_compress_cancel(&repl_session);
+            printf("[summary in progress cancelled: the history is as it "
+                   "is]\n");
+            fflush(stdout);
+            return;
+        }
         if (p != NULL && p->transport.ops != NULL &&
             p->transport.ops->wait != NULL) {
             p->transport.ops->wait(p->transport.ctx, 50);
@@ -427,6 +474,10 @@ static void repl_job_finish(void) {
  * and redrawn after a status line. One UTF-8 character per call. */
 static int repl_getc(EditLine *el, wchar_t *wc) {
     for (;;) {
+        if (cli_interrupt_take()) { /* Ctrl-C: the key bound to cancel */
+            *wc = (wchar_t)3;
+            return 1;
+        }
         bool job = ctxc_session_job_active(&repl_session);
         struct pollfd pf = {0, POLLIN, 0};
         int r = poll(&pf, 1, job ? 20 : -1);
@@ -442,7 +493,13 @@ static int repl_getc(EditLine *el, wchar_t *wc) {
         break;
     }
     unsigned char b[4];
-    ssize_t n = read(0, b, 1);
+    ssize_t n;
+    while ((n = read(0, b, 1)) < 0 && errno == EINTR) {
+        if (cli_interrupt_take()) {
+            *wc = (wchar_t)3;
+            return 1;
+        }
+    }
     if (n <= 0) {
         return n == 0 ? 0 : -1;
     }
@@ -509,10 +566,21 @@ static void chat_send(const char *line) {
                     "never compressed (/set context-limit N)\n");
             warned = true;
         }
-    } else if (ctxc_session_before_send(&repl_session, 0, &rep, &err) !=
-               CTXC_OK) {
-        chat_failed("compress before sending", &err);
-        return;
+    } else {
+        repl_status_begin_summary();
+        ctxc_status_t bst = ctxc_session_before_send(&repl_session, 0, &rep,
+                                                     &err);
+        cli_status_end();
+        if (bst == CTXC_E_CANCELLED) {
+            repl_diag("stopped (Ctrl-C) while summarising: the history is "
+                      "unchanged, nothing sent\n(the history keeps your "
+                      "line; no reply added)\n");
+            return;
+        }
+        if (bst != CTXC_OK) {
+            chat_failed("compress before sending", &err);
+            return;
+        }
     }
     if (rep.job == CTXC_SEND_JOB_STARTED) {
         repl_status("[summary: being fetched in the background; keep "
@@ -563,8 +631,17 @@ static void chat_send(const char *line) {
     size_t len = 0;
     ctxc_llm_usage_t usage;
     memset(&usage, 0, sizeof usage);
+    cli_status_begin("waiting for the reply", &chat_client, ref.provider,
+                     ref.model);
     ctxc_status_t st = llm.complete(&llm, &req, chat_reply, sizeof chat_reply,
                                     &len, &usage, &err);
+    cli_status_end();
+    if (st == CTXC_E_CANCELLED) {
+        chat_end_line();
+        repl_diag("stopped (Ctrl-C): the reply so far is dropped\n(the "
+                  "history keeps your line; no reply added)\n");
+        return;
+    }
     /* the reply buffer (err.needed known); any other limit (the key, header
      * lines, an SSE event...) has its own message, below */
     if (st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply) {
@@ -635,6 +712,185 @@ static void repl_pin(const char *arg, bool on) {
            changed == 0 ? " nothing changed" : "", pinned, count);
 }
 
+/* ---- what leaving would lose ----------------------------------------------
+ * The history is "saved" when its canonical JSONL is what was loaded or
+ * last written by /save (a hash of the export, so an edit that keeps the
+ * counts is seen too); the /set changes of the session are remembered as
+ * typed, the last of each key. */
+
+static uint64_t repl_saved_hash;
+
+static ctxc_status_t hash_write(void *user, const char *data, size_t len) {
+    uint64_t *h = user;
+    for (size_t i = 0; i < len; i++) { /* FNV-1a */
+        *h = (*h ^ (unsigned char)data[i]) * 1099511628211ull;
+    }
+    return CTXC_OK;
+}
+
+static uint64_t repl_history_hash(void) {
+    uint64_t h = 14695981039346656037ull;
+    (void)ctxc_export(cli_history_get(), hash_write, &h, NULL);
+    return h;
+}
+
+static void repl_mark_saved(void) { repl_saved_hash = repl_history_hash(); }
+
+#define REPL_SETS_MAX 32u
+static struct {
+    char key[64];
+    char value[CTXC_CFG_SETTINGS_VALUE_BYTES];
+} repl_sets[REPL_SETS_MAX];
+static size_t repl_set_count;
+
+/* A /set that took effect: "KEY VALUE" or "unset KEY". */
+static void repl_note_set(const char *arg) {
+    bool unset = strncmp(arg, "unset ", 6) == 0;
+    const char *k = unset ? arg + 6 : arg;
+    while (*k == ' ' || *k == '\t') {
+        k++;
+    }
+    size_t kl = strcspn(k, " \t");
+    const char *v = k + kl;
+    while (*v == ' ' || *v == '\t') {
+        v++;
+    }
+    if (kl == 0 || kl >= sizeof repl_sets[0].key ||
+        (!unset && strlen(v) >= sizeof repl_sets[0].value)) {
+        return;
+    }
+    size_t i = 0;
+    while (i < repl_set_count &&
+           !(strlen(repl_sets[i].key) == kl &&
+             strncmp(repl_sets[i].key, k, kl) == 0)) {
+        i++;
+    }
+    if (unset) { /* back to the file's value: nothing to keep */
+        if (i < repl_set_count) {
+            repl_sets[i] = repl_sets[--repl_set_count];
+        }
+        return;
+    }
+    if (i == repl_set_count) {
+        if (repl_set_count == REPL_SETS_MAX) {
+            return;
+        }
+        repl_set_count++;
+    }
+    size_t vl = strlen(v);
+    while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) {
+        vl--; /* a completed value ends with a blank */
+    }
+    snprintf(repl_sets[i].key, sizeof repl_sets[i].key, "%.*s", (int)kl, k);
+    snprintf(repl_sets[i].value, sizeof repl_sets[i].value, "%.*s", (int)vl,
+             v);
+}
+
+/* A question on the terminal, answered with a line: false on Ctrl-C or
+ * Ctrl-D (no answer). The answer without surrounding blanks. */
+static bool repl_ask(const char *question, char *buf, size_t cap) {
+    fputs(question, stdout);
+    fflush(stdout);
+    size_t n = 0;
+    (void)cli_interrupt_take();
+    for (;;) {
+        char c;
+        ssize_t r = read(0, &c, 1);
+        if (r < 0 && errno == EINTR) {
+            if (cli_interrupt_take()) {
+                putchar('\n');
+                return false;
+            }
+            continue;
+        }
+        if (r <= 0) {
+            putchar('\n');
+            return false;
+        }
+        if (c == '\n' || c == '\r') {
+            break;
+        }
+        if (n + 1 < cap) {
+            buf[n++] = c;
+        }
+    }
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) {
+        n--;
+    }
+    buf[n] = '\0';
+    size_t lead = strspn(buf, " \t");
+    memmove(buf, buf + lead, n - lead + 1);
+    return true;
+}
+
+/* Leaving: unsaved history and /set changes. On a terminal the user is
+ * asked (the history: to the --history file, Enter saves; without one, a
+ * file name; the /set changes: into settings.json, Enter keeps them for
+ * this session only); a script is told on stderr what was not saved. */
+static void repl_leave(bool tty) {
+    ctxc_history_t *h = cli_history_get();
+    char ans[1024];
+    if (repl_history_hash() != repl_saved_hash) {
+        char q[1400];
+        if (!tty) {
+            fprintf(stderr,
+                    "note: the history's changes were not saved (%s)\n",
+                    repl_history_file != NULL
+                        ? "/save writes them to the --history file"
+                        : "/save FILE writes them");
+        } else if (repl_history_file != NULL) {
+            snprintf(q, sizeof q, "save the history (%zu entr%s) to %s? [Y/n] ",
+                     ctxc_history_count(h),
+                     ctxc_history_count(h) == 1 ? "y" : "ies",
+                     repl_history_file);
+            if (repl_ask(q, ans, sizeof ans) &&
+                (ans[0] == '\0' || ans[0] == 'y' || ans[0] == 'Y')) {
+                repl_save(NULL);
+            } else {
+                printf("not saved\n");
+            }
+        } else {
+            snprintf(q, sizeof q,
+                     "the history (%zu entr%s) is not saved: file to save "
+                     "it to (Enter: leave without saving)? ",
+                     ctxc_history_count(h),
+                     ctxc_history_count(h) == 1 ? "y" : "ies");
+            for (int tries = 0; tries < 3; tries++) {
+                if (!repl_ask(q, ans, sizeof ans) || ans[0] == '\0') {
+                    printf("not saved\n");
+                    break;
+                }
+                repl_failed = false;
+                repl_save(ans);
+                if (!repl_failed) {
+                    break;
+                }
+            }
+        }
+    }
+    if (tty && repl_set_count > 0) {
+        printf("this session's /set changes:");
+        for (size_t i = 0; i < repl_set_count; i++) {
+            printf("%s %s %s", i > 0 ? "," : "", repl_sets[i].key,
+                   repl_sets[i].value);
+        }
+        printf("\n");
+        if (repl_ask("keep them in settings.json? [y/N] ", ans, sizeof ans) &&
+            (ans[0] == 'y' || ans[0] == 'Y')) {
+            for (size_t i = 0; i < repl_set_count; i++) {
+                ctxc_error_t err;
+                if (ctxc_settings_persist_set(&repl_settings, repl_sets[i].key,
+                                              repl_sets[i].value,
+                                              &err) != CTXC_OK) {
+                    repl_error(repl_sets[i].key, &err);
+                }
+            }
+            printf("kept in settings.json\n");
+        }
+    }
+    fflush(stdout);
+}
+
 /* One line; false to quit. */
 static bool repl_line(char *line) {
     size_t n = strlen(line);
@@ -683,6 +939,9 @@ static bool repl_line(char *line) {
         ctxc_error_t err;
         ctxc_status_t st =
             ctxc_settings_command(&repl_settings, p, repl_write, NULL, &err);
+        if (st == CTXC_OK && strcmp(word, "/set") == 0) {
+            repl_note_set(arg);
+        }
         if (st == CTXC_E_NOT_FOUND) { /* not a settings command word */
             char hint[160];
             cli_suggest(word, repl_all_commands, hint, sizeof hint);
@@ -846,6 +1105,19 @@ static bool repl_line_ok(size_t len, bool nul) {
     return len <= REPL_LINE_MAX && !nul;
 }
 
+/* Ctrl-C at the prompt: the line typed so far is dropped (CANCEL_LINE);
+ * at an empty prompt (CANCEL_EMPTY) the first says how to leave, the
+ * second in a row leaves. repl_getc turns SIGINT into the key ^C, bound to
+ * this function (and the key itself, when the terminal sends it). */
+static enum { CANCEL_NONE, CANCEL_LINE, CANCEL_EMPTY } repl_cancel;
+
+static unsigned char repl_interrupt_key(EditLine *el, int ch) {
+    (void)ch;
+    const LineInfo *li = el_line(el);
+    repl_cancel = li->lastchar == li->buffer ? CANCEL_EMPTY : CANCEL_LINE;
+    return CC_NEWLINE;
+}
+
 static int repl_loop_editline(void) {
     EditLine *el = el_init("ctxc", stdin, stdout, stderr);
     History *hist = history_init();
@@ -861,12 +1133,30 @@ static int repl_loop_editline(void) {
     el_set(el, EL_ADDFN, "ctxc-complete", "complete a command, key or value",
            repl_complete);
     el_set(el, EL_BIND, "^I", "ctxc-complete", NULL);
-    if (repl_chat) {
-        el_set(el, EL_GETCFN, repl_getc);
-    }
+    el_set(el, EL_ADDFN, "ctxc-interrupt", "drop the line; twice: leave",
+           repl_interrupt_key);
+    el_set(el, EL_BIND, "^C", "ctxc-interrupt", NULL);
+    el_set(el, EL_GETCFN, repl_getc);
+    int empty_interrupts = 0;
     for (;;) {
         int count = 0;
+        repl_cancel = CANCEL_NONE;
         const char *got = el_gets(el, &count);
+        if (repl_cancel != CANCEL_NONE) {
+            printf("^C\n");
+            fflush(stdout);
+            if (repl_cancel == CANCEL_LINE) {
+                empty_interrupts = 0;
+                continue; /* the line is dropped, a new prompt */
+            }
+            if (++empty_interrupts >= 2) {
+                break;
+            }
+            printf("(Ctrl-C again or Ctrl-D to leave)\n");
+            fflush(stdout);
+            continue;
+        }
+        empty_interrupts = 0;
         if (got == NULL || count <= 0) {
             putchar('\n');
             break;
@@ -904,6 +1194,11 @@ static int repl_loop_stdin(void) {
                 repl_buf[len] = (char)c;
             }
             len += len <= REPL_LINE_MAX ? 1u : 0u;
+        }
+        if (c == EOF && ferror(stdin) && errno == EINTR &&
+            cli_interrupt_take()) {
+            clearerr(stdin); /* Ctrl-C: the script ends here */
+            break;
         }
         if (c == EOF && ferror(stdin)) {
             fprintf(stderr, "%s: stdin: read error: %s\n", repl_who(),
@@ -1063,6 +1358,8 @@ static int repl_main(int argc, char **argv) {
     if (repl_chat && !llm) {
         return CLI_EXIT_FAIL;
     }
+    repl_mark_saved(); /* what was loaded (or nothing) is saved */
+    cli_interrupt_install();
     cli_term_init(&chat_term, stdout, isatty(1) != 0);
     cli_term_init(&chat_err_term, stderr, isatty(2) != 0);
     bool tty = isatty(0) && isatty(1);
@@ -1082,6 +1379,9 @@ static int repl_main(int argc, char **argv) {
     }
     int rc = tty ? repl_loop_editline() : repl_loop_stdin();
     repl_job_finish(); /* a summary in flight is waited for, then applied */
+    if (rc == CLI_EXIT_OK) {
+        repl_leave(tty);
+    }
     if (rc == CLI_EXIT_OK && !tty && repl_failed) {
         rc = CLI_EXIT_FAIL; /* a script: one of its lines failed */
     }

@@ -791,7 +791,9 @@ static void test_repl_uses_the_llm_strategies(void **state) {
                base_of("openai"), NULL);
     assert_int_equal(g_status, 0);
     assert_contains(g_out, "compressed with middle-out: 87 -> ");
-    assert_int_equal(g_err[0], '\0');
+    /* a script is told, never asked; the example is not written */
+    assert_string_equal(g_err, "note: the history's changes were not saved "
+                               "(/save writes them to the --history file)\n");
 }
 
 /* ---- on a terminal (libedit) --------------------------------------------- */
@@ -823,6 +825,10 @@ static void test_chat_on_a_terminal(void **state) {
     pty_expect(m, "entries 2, ");
     pty_expect(m, "you> ");
     pty_type(m, "/quit\r");
+    pty_expect(m, "the history (2 entries) is not saved: file to save it to "
+                  "(Enter: leave without saving)? ");
+    pty_type(m, "\r");
+    pty_expect(m, "not saved");
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     close(m);
@@ -892,6 +898,10 @@ static void test_prompt_live_while_a_summary_is_fetched(void **state) {
     pty_type(m, "/save\r");
     pty_expect(m, "saved ");
     pty_type(m, "/quit\r");
+    /* saved: no question about the history; the /set changes: kept for
+     * this session only (Enter) */
+    pty_expect(m, "keep them in settings.json? [y/N] ");
+    pty_type(m, "\r");
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     close(m);
@@ -905,6 +915,284 @@ static void test_prompt_live_while_a_summary_is_fetched(void **state) {
     assert_non_null(typed);
     assert_true(typed > sum); /* kept after the result, in order */
     assert_true(strstr(saved, "first turn") < typed);
+}
+
+/* ---- Ctrl-C, leaving, the status line -------------------------------- */
+
+/* The child's exit status once it has ended (it must end within 60 s). */
+static int exit_of(pid_t pid) {
+    int st = 0;
+    for (int i = 0; i < 600; i++) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        assert_true(r >= 0);
+        if (r == pid) {
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+        }
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    fail_msg("the CLI did not exit");
+    return -1;
+}
+
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Ctrl-C at the prompt drops the line typed so far and the program goes
+ * on; at an empty prompt the first Ctrl-C says how to leave and a second
+ * leaves, asking first whether to save the history to the --history file
+ * (Enter: yes), which did not exist before. */
+static void test_ctrl_c_at_the_prompt(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc", (char *)"repl", (char *)"--history",
+                    g_hist, NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "first line\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "half a line");
+    pty_expect(m, "half a line");
+    pty_type(m, "\x03");
+    pty_expect(m, "^C");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 1, "); /* the dropped line was not added */
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "\x03");
+    pty_expect(m, "(Ctrl-C again or Ctrl-D to leave)");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "\x03");
+    char q[600];
+    snprintf(q, sizeof q, "save the history (1 entry) to %s? [Y/n] ", g_hist);
+    pty_expect(m, q);
+    pty_type(m, "\r");
+    pty_expect(m, "saved 1 entries to ");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+    static char saved[4096];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "first line");
+    assert_null(strstr(saved, "half a line"));
+}
+
+/* Ctrl-D with unsaved changes and no --history: the history is saved to
+ * the file named at the question, and the session's /set changes go into
+ * settings.json when the user says so. */
+static void test_leaving_asks_what_to_keep(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc", (char *)"repl", NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set context-limit 7777\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "a line worth keeping\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "\x04");
+    pty_expect(m, "the history (1 entry) is not saved: file to save it to "
+                  "(Enter: leave without saving)? ");
+    char line[500];
+    snprintf(line, sizeof line, "%s\r", g_hist);
+    pty_type(m, line);
+    pty_expect(m, "saved 1 entries to ");
+    pty_expect(m, "this session's /set changes: context-limit 7777");
+    pty_expect(m, "keep them in settings.json? [y/N] ");
+    pty_type(m, "y\r");
+    pty_expect(m, "kept in settings.json");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+    static char text[4096];
+    slurp(g_hist, text, sizeof text - 1);
+    assert_contains(text, "a line worth keeping");
+    char p[600];
+    snprintf(p, sizeof p, "%s/settings.json", g_home);
+    slurp(p, text, sizeof text - 1);
+    assert_contains(text, "\"context-limit\": 7777");
+    assert_contains(text, "network.ca-file"); /* what was there stays */
+}
+
+/* A script is never asked: what it did not save is named on stderr, and
+ * nothing is written. */
+static void test_script_told_what_was_not_saved(void **state) {
+    (void)state;
+    run_v_repl("a line\n", "--history", g_hist, NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_err, "note: the history's changes were not saved "
+                           "(/save writes them to the --history file)");
+    FILE *f = fopen(g_hist, "rb");
+    assert_null(f);
+    run_v_repl("a line\n/save\n", "--history", g_hist, NULL);
+    assert_int_equal(g_status, 0);
+    assert_int_equal(g_err[0], '\0');
+}
+
+/* Ctrl-C during a reply that stalls (fixture-hang: 20 s after its first
+ * piece): the call is stopped at once, the program goes on at the prompt
+ * with the human line kept and no reply added. Before it, the status line
+ * names the provider and model. */
+static void test_ctrl_c_stops_a_stalled_reply(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc",       (char *)"chat",
+                    (char *)"--provider", (char *)"openai",
+                    (char *)"--model",    (char *)"fixture-hang",
+                    (char *)"--base-url", (char *)base_of("openai"),
+                    (char *)"--system",   g_marker,
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "you> ");
+    pty_type(m, "tell me slowly\r");
+    pty_expect(m, "[waiting for the reply - openai fixture-hang - ");
+    pty_expect(m, "<state_snapshot>"); /* the first piece, then silence */
+    double t0 = mono_s();
+    pty_type(m, "\x03");
+    pty_expect(m, "stopped (Ctrl-C): the reply so far is dropped");
+    pty_expect(m, "you> ");
+    assert_true(mono_s() - t0 < 10.0); /* not the 20 s of the stall */
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 1, "); /* the line, no reply */
+    pty_expect(m, "you> ");
+    pty_type(m, "/quit\r");
+    pty_expect(m, "file to save it to (Enter: leave without saving)? ");
+    pty_type(m, "\r");
+    pty_expect(m, "not saved");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+}
+
+/* Ctrl-C while /compress waits for a middle-out summary that stalls: the
+ * status line says what is summarised and by which model; the history is
+ * unchanged and the chat goes on. */
+static void test_ctrl_c_stops_a_stalled_summary(void **state) {
+    (void)state;
+    char p[600], text[600];
+    snprintf(p, sizeof p, "%s/profiles/hang.json", g_home);
+    snprintf(text, sizeof text,
+             "{\"provider\": \"openai\", \"model\": \"fixture-hang\", "
+             "\"base-url\": \"%s\"}\n",
+             base_of("openai"));
+    put_file(p, text);
+    static char hist[16384];
+    size_t k = 0;
+    for (int i = 0; i < 12; i++) {
+        k += (size_t)snprintf(hist + k, sizeof hist - k,
+                              "{\"speaker\":\"%s\",\"blocks\":[{\"type\":"
+                              "\"text\",\"text\":\"earlier %d: %s\"}]}\n",
+                              i % 2 ? "ai" : "human", i, LONG_LINE);
+    }
+    put_file(g_hist, hist);
+    char *argv[] = {(char *)"ctxc",       (char *)"chat",
+                    (char *)"--history",  g_hist,
+                    (char *)"--provider", (char *)"openai",
+                    (char *)"--model",    (char *)"fixture-chat",
+                    (char *)"--base-url", (char *)base_of("openai"),
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "you> ");
+    pty_type(m, "/set compression.strategy middle-out\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/set compression.profile hang\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/set context-limit 1000\r");
+    pty_expect(m, "you> ");
+    pty_type(m, "/compress\r");
+    pty_expect(m, "[summarising 12 entries (");
+    pty_expect(m, " with middle-out - openai fixture-hang - ");
+    pty_expect(m, "bytes received"); /* the first piece, then silence */
+    pty_type(m, "\x03");
+    pty_expect(m, "compress: stopped (Ctrl-C); the history is unchanged");
+    pty_expect(m, "you> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 12, ");
+    pty_expect(m, "you> ");
+    pty_type(m, "/quit\r"); /* the history is as loaded: no question */
+    pty_expect(m, "keep them in settings.json? [y/N] ");
+    pty_type(m, "\r");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+    static char after[16384];
+    slurp(g_hist, after, sizeof after - 1);
+    assert_string_equal(after, hist);
+    snprintf(p, sizeof p, "%s/settings.json", g_home);
+    slurp(p, after, sizeof after - 1);
+    assert_null(strstr(after, "context-limit")); /* not kept: Enter */
+}
+
+/* A reply that fails with 429 and Retry-After: 1: the status line counts
+ * down to the next attempt. */
+static void test_status_line_counts_down_a_retry(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc",       (char *)"chat",
+                    (char *)"--provider", (char *)"openai",
+                    (char *)"--model",    (char *)"fixture-error-429",
+                    (char *)"--base-url", (char *)base_of("openai"),
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "you> ");
+    pty_type(m, "are you busy?\r");
+    pty_expect(m, "[waiting for the reply - openai fixture-error-429 - ");
+    pty_expect(m, "attempt 1 failed: attempt 2 of 3 in 1 s");
+    pty_expect(m, "attempt 2 failed: attempt 3 of 3 in 1 s");
+    pty_expect(m, "(the history keeps your line; no reply added)");
+    pty_expect(m, "you> ");
+    pty_type(m, "\x04");
+    pty_expect(m, "(Enter: leave without saving)? ");
+    pty_type(m, "\r");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+}
+
+/* `ctxc compress` on a terminal: the header first, then the status line
+ * while the summary (fixture-stall: 2.5 s) is awaited, then the table;
+ * into a file (stderr not a terminal) no status line at all. */
+static void test_compress_status_line(void **state) {
+    (void)state;
+    char example[512], out[600];
+    snprintf(example, sizeof example,
+             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    snprintf(out, sizeof out, "%s/out.jsonl", g_base);
+    char *argv[] = {(char *)"ctxc",       (char *)"compress",
+                    example,              (char *)"--strategy",
+                    (char *)"middle-out", (char *)"--context-limit",
+                    (char *)"1000",       (char *)"--provider",
+                    (char *)"openai",     (char *)"--model",
+                    (char *)"fixture-stall", (char *)"--base-url",
+                    (char *)base_of("openai"), (char *)"-o",
+                    out,                  NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "coding-session.jsonl: strategy middle-out");
+    pty_expect(m, "[summarising ");
+    pty_expect(m, " with middle-out - openai fixture-stall - ");
+    pty_expect(m, "summary written by openai model fixture-stall");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+    run("compress", example, "--strategy", "middle-out", "--context-limit",
+        "1000", "--provider", "openai", "--model", "fixture-stall",
+        "--base-url", base_of("openai"), "-o", out, NULL);
+    assert_int_equal(g_status, 0);
+    assert_null(strstr(g_err, "[summarising"));
+    assert_null(strstr(g_err, "\033"));
+    assert_true(strncmp(g_err, "ctxc compress ", 14) == 0 &&
+                strstr(g_err, "coding-session.jsonl: strategy middle-out") <
+                    strchr(g_err, '\n')); /* the header is the first line */
 }
 
 int main(void) {
@@ -941,6 +1229,20 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_repl_uses_the_llm_strategies,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_chat_on_a_terminal, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_at_the_prompt, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_leaving_asks_what_to_keep, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_script_told_what_was_not_saved,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_stops_a_stalled_reply,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_stops_a_stalled_summary,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_line_counts_down_a_retry,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_status_line, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, load_fixture, NULL);

@@ -14,9 +14,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,15 +141,72 @@ static inline void pty_expect_copy(int m, const char *needle, char *out,
     pty_expect(m, needle);
 }
 
+/* The terminal's size (columns x rows), as a window would set it. */
+static inline void pty_set_size(int m, unsigned short cols,
+                                unsigned short rows) {
+    struct winsize ws;
+    memset(&ws, 0, sizeof ws);
+    ws.ws_col = cols;
+    ws.ws_row = rows;
+    assert_int_equal(ioctl(m, TIOCSWINSZ, &ws), 0);
+}
+
 static inline void pty_type(int m, const char *keys) {
     assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
 }
 
-/* /quit, then the child must exit with status 0. */
+/* /quit, leaving nothing saved: the questions asked on leaving (the
+ * history to the --history file [Y/n]: n; a file name: Enter; the /set
+ * changes into settings.json [y/N]: Enter) are answered; then the child
+ * must exit with status 0 (within PTY_QUIET_MS of silence). */
 static inline void pty_finish(int m, pid_t pid) {
     pty_type(m, "/quit\r");
+    static char tail[4096];
+    size_t tl = 0;
     int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
+    for (int waited = 0;; ) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        assert_true(r >= 0);
+        if (r == pid) {
+            break;
+        }
+        if (waited >= PTY_QUIET_MS) {
+            kill(pid, SIGKILL);
+            fail_msg("the CLI did not exit after /quit; it shows:\n%s", tail);
+        }
+        struct pollfd p = {m, POLLIN, 0};
+        int got = poll(&p, 1, 100);
+        waited += got > 0 ? 0 : 100;
+        if (got <= 0) {
+            continue;
+        }
+        if (tl > sizeof tail - 512) { /* keep the end */
+            memmove(tail, tail + tl - 256, 256);
+            tl = 256;
+        }
+        ssize_t n = read(m, tail + tl, sizeof tail - 1 - tl);
+        if (n <= 0) {
+            continue; /* the child is gone: waitpid says so */
+        }
+        size_t from = tl;
+        for (ssize_t i = 0; i < n; i++) { /* NUL padding dropped */
+            char c = tail[from + (size_t)i];
+            if (c != '\0') {
+                tail[tl++] = c;
+            }
+        }
+        tail[tl] = '\0';
+        const char *answer = strstr(tail, "? [Y/n] ") != NULL ? "n\r"
+                             : strstr(tail, "leave without saving)? ") != NULL ||
+                                     strstr(tail, "? [y/N] ") != NULL
+                                 ? "\r"
+                                 : NULL;
+        if (answer != NULL) {
+            pty_type(m, answer);
+            tl = 0;
+            tail[0] = '\0';
+        }
+    }
     close(m);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
