@@ -1150,7 +1150,7 @@ static void test_status_line_counts_down_a_retry(void **state) {
     pty_expect(m, "attempt 2 failed: attempt 3 of 3 in 1 s");
     pty_expect(m, "(the history keeps your line; no reply added)");
     pty_expect(m, "you> ");
-    pty_type(m, "\x04");
+    pty_type(m, "/quit\r");
     pty_expect(m, "(Enter: leave without saving)? ");
     pty_type(m, "\r");
     assert_int_equal(exit_of(pid), 0);
