@@ -23,7 +23,7 @@ set(_ls_test_asan lwip_nosys0_asan)
 
 if(NOT CTXC_NET_SOURCES OR NOT EXISTS "${_ls_lw}/src/core/tcp.c" OR
    NOT EXISTS "${_ls_lw}/port/sys_arch.c" OR NOT EXISTS "${_ls_mb}/library/ssl_tls.c")
-    set(_ls_why "no lwIP/mbedTLS sources in CTXC_NET_SOURCES='${CTXC_NET_SOURCES}' (`make test` fetches them into build/third_party: port/lwip/fetch_sources.sh)")
+    set(_ls_why "no lwIP/mbedTLS sources (lwip/src, lwip/port/sys_arch.c, mbedtls/library) in CTXC_NET_SOURCES='${CTXC_NET_SOURCES}' (`make test` fetches them into build/third_party: port/lwip/fetch_sources.sh)")
     message(STATUS "lwip_nosys0: skipped, ${_ls_why}")
     foreach(v IN LISTS _ls_variants)
         add_test(NAME ${_ls_test_${v}}
