@@ -142,6 +142,9 @@ FUZZ_CMAKE_ARGS  := -DCTXC_TARGET=host-fuzz -DCTXC_BUILD_TESTS=ON -DCTXC_FUZZ=ON
 # by `make test` / `make cortex-m4` (target net-sources).
 NET_SRC          := $(BUILD)/third_party
 CROSS_CMAKE_ARGS := -DCTXC_TARGET=$(CROSS) -DCTXC_NET_SOURCES=$(abspath $(NET_SRC))
+# The host test tree builds them too, for port/lwip's NO_SYS=0 test
+# (test/lwip_sys: lwIP's tcpip thread on the host).
+TEST_CMAKE_ARGS  += -DCTXC_NET_SOURCES=$(abspath $(NET_SRC))
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 

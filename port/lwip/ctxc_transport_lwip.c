@@ -67,7 +67,9 @@ int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len,
     return 0;
 }
 
-void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
+/* The pool's usage; the caller holds the core lock (NO_SYS=0: the tcpip
+ * thread allocates from the pool in lwIP's callbacks). */
+static void pool_usage(size_t *now, size_t *max) {
     *now = 0;
     *max = 0;
 #if defined(MBEDTLS_MEMORY_DEBUG)
@@ -79,11 +81,19 @@ void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
 #endif
 }
 
+void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max) {
+    CORE_LOCK();
+    pool_usage(now, max);
+    CORE_UNLOCK();
+}
+
 void ctxc_lwip_tls_pool_reset_max(void) {
 #if defined(MBEDTLS_MEMORY_DEBUG)
+    CORE_LOCK();
     if (pool_ready) {
         mbedtls_memory_buffer_alloc_max_reset();
     }
+    CORE_UNLOCK();
 #endif
 }
 
@@ -131,11 +141,24 @@ static uint64_t now_ms(const ctxc_lwip_transport_t *t) {
     return t->cfg.clock(t->cfg.clock_ctx);
 }
 
-/* Lets the stack run for a moment (see the header: NO_SYS or RTOS). */
-static void idle(ctxc_lwip_transport_t *t) {
+/* One pump of the stack inside a step (connect_poll, send, recv), which
+ * must not wait. NO_SYS: the netif poll and lwIP's timers. NO_SYS=0: nothing
+ * (the tcpip thread and the driver move the data on their own; cfg.poll
+ * blocks for a tick, which only wait() may do). */
+static void pump(ctxc_lwip_transport_t *t) {
 #if NO_SYS
     t->cfg.poll(t->cfg.poll_ctx);
     sys_check_timeouts();
+#else
+    (void)t;
+#endif
+}
+
+/* Lets the stack run for a moment inside wait() (see the header: NO_SYS
+ * or RTOS). NO_SYS=0: the core lock released while cfg.poll blocks. */
+static void idle(ctxc_lwip_transport_t *t) {
+#if NO_SYS
+    pump(t);
 #else
     CORE_UNLOCK();
     t->cfg.poll(t->cfg.poll_ctx);
@@ -456,7 +479,7 @@ static bool alloc_failure(int code) {
 static ctxc_status_t pool_too_small(ctxc_lwip_transport_t *t,
                                     const char *what, ctxc_error_t *err) {
     size_t now = 0, max = 0;
-    ctxc_lwip_tls_pool_usage(&now, &max);
+    pool_usage(&now, &max);
     return ctxc_error_set(err, CTXC_E_TLS,
                           "%s:%u: %s: TLS pool too small (needed at least %u "
                           "bytes, the pool has %u)",
@@ -938,7 +961,7 @@ static ctxc_status_t lw_connect_poll(void *ctx, ctxc_error_t *err) {
                             "connect_poll: no connect under way");
     } else {
         if (t->phase != PHASE_UP) {
-            idle(t);
+            pump(t);
         }
         st = settle(t, step(t, err), err);
     }
@@ -1004,7 +1027,7 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
             }
         }
         if (pass == 0) {
-            idle(t); /* one pump: acknowledgements free room */
+            pump(t); /* one pump: acknowledgements free room */
         }
     }
     CORE_UNLOCK();
@@ -1022,7 +1045,7 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
     CORE_LOCK();
     if (t->rx == NULL && !t->eof && !t->failed && t->ssl_err == 0 &&
         t->pcb != NULL) {
-        idle(t); /* one pump */
+        pump(t); /* one pump */
     }
     int32_t r = 0;
     if (t->rx != NULL) {
@@ -1116,17 +1139,21 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
                                   const char **version, const char **suite) {
     *version = "";
     *suite = "";
+    CORE_LOCK();
     if (t != NULL && t->tls && t->up && t->pcb != NULL) {
         const mbedtls_ssl_context *ssl = altcp_tls_context(t->pcb);
         *version = mbedtls_ssl_get_version(ssl);
         *suite = mbedtls_ssl_get_ciphersuite(ssl);
     }
+    CORE_UNLOCK();
 }
 
 void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
                                   uint32_t *handshake, uint32_t *records) {
+    CORE_LOCK();
     *handshake = t != NULL ? t->handshake_ticks : 0u;
     *records = t != NULL ? t->record_ticks : 0u;
+    CORE_UNLOCK();
 }
 
 unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {
@@ -1134,15 +1161,21 @@ unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {
 }
 
 bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t) {
-    return t != NULL && t->tls && t->up && t->resumed;
+    CORE_LOCK();
+    bool r = t != NULL && t->tls && t->up && t->resumed;
+    CORE_UNLOCK();
+    return r;
 }
 
 const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t) {
-    if (t == NULL || !t->tls || !t->up || t->group == 0) {
+    CORE_LOCK();
+    uint16_t group = t != NULL && t->tls && t->up ? t->group : 0u;
+    CORE_UNLOCK();
+    if (group == 0) {
         return "";
     }
     const mbedtls_ecp_curve_info *ci =
-        mbedtls_ecp_curve_info_from_grp_id((mbedtls_ecp_group_id)t->group);
+        mbedtls_ecp_curve_info_from_grp_id((mbedtls_ecp_group_id)group);
     return ci != NULL ? ci->name : "";
 }
 

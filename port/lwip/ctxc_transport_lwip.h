@@ -36,17 +36,21 @@
  *                 handles CTXC_E_IN_PROGRESS (a connect that blocked
  *                 inside the transport would hold a resumable job's poll
  *                 for the whole handshake).
- *   connect_poll  pumps the stack once (NO_SYS: cfg.poll and
- *                 sys_check_timeouts; NO_SYS=0: cfg.poll with the core lock
- *                 released) and advances the connect by what happened: the
+ *   connect_poll  pumps the stack once (NO_SYS=1: cfg.poll and
+ *                 sys_check_timeouts; NO_SYS=0: nothing to pump, the tcpip
+ *                 thread moves the data) and advances the connect by what
+ *                 happened: the
  *                 DNS answer starts the TCP connect, the handshake's end
  *                 (lwIP runs it in its receive callbacks) makes it CTXC_OK;
  *                 a refusal, a rejected certificate or the connect timeout
  *                 (counted from connect) is the error. Never waits.
  *   send / recv   move what can be moved; when nothing can, pump the stack
- *                 once and try again, then answer 0 (try again). They never
- *                 wait: a caller that wants to block calls wait().
- *   wait(ms)      pumps the stack until one of lwIP's callbacks ran (data or
+ *                 once (NO_SYS=1) and try again, then answer 0 (try
+ *                 again). They never wait (cfg.poll, which blocks under
+ *                 NO_SYS=0, is never called from them): a caller that
+ *                 wants to block calls wait().
+ *   wait(ms)      pumps the stack (NO_SYS=0: releases the core lock and
+ *                 calls cfg.poll) until one of lwIP's callbacks ran (data or
  *                 a close arrived, sent data was acknowledged, the DNS
  *                 answered, the connect or handshake ended) or ms passed,
  *                 or the connect timeout, whichever is first; returns at
@@ -83,13 +87,31 @@
  *     netif poll: received frames into lwIP) and sys_check_timeouts();
  *     nothing else needs to run lwIP between the transport's calls, but
  *     the stack moves only while the transport (or the firmware) pumps it.
- *   NO_SYS=0 (an RTOS, lwIP's tcpip thread): every lwIP call of the
- *     transport is made under LOCK_TCPIP_CORE() (LWIP_TCPIP_CORE_LOCKING=1
- *     is required), the callbacks run in the tcpip thread; while waiting
- *     the transport releases the lock and calls cfg.poll (one pump), which
- *     should block for a moment (e.g. vTaskDelay(1)) so that wait() does
- *     not spin; the tcpip thread and the netif driver move the data. Use
- *     it from one task at a time.
+ *   NO_SYS=0 (an RTOS, lwIP's tcpip thread). The integrator provides
+ *     lwIP's sys_arch for the RTOS (threads, semaphores, mailboxes,
+ *     mutexes, sys_now), builds lwIP with LWIP_TCPIP_CORE_LOCKING=1 (the
+ *     port does not compile without it; LOCK_TCPIP_CORE/UNLOCK_TCPIP_CORE
+ *     from the sys_arch), calls tcpip_init() once and waits for its done
+ *     callback before the first connect, brings the netif up (under the
+ *     core lock or through tcpip_callback), and sets cfg.poll to a
+ *     one-tick delay (vTaskDelay(1), k_msleep(1)): it is called only by
+ *     wait(), with the core lock released, so that wait() sleeps.
+ *     Threads: the transport's ops, ctxc_lwip_transport_init/_deinit and
+ *     the getters below are called from application tasks, never from the
+ *     tcpip thread, an lwIP callback, or with the core lock held (it is
+ *     not recursive); each takes the core lock around its lwIP and mbedTLS
+ *     work. One transport is used by one task at a time (the session's
+ *     mutex when tasks share the session). lwIP's callbacks run in the
+ *     tcpip thread with the lock held, and with them the TLS handshake and
+ *     the record decryption: mbedTLS's pool allocations and the hooks
+ *     cfg.entropy (when the random generator reseeds), cfg.time
+ *     (certificate dates) and cfg.ticks run there too, so they must be
+ *     callable from that thread and must not call the transport.
+ *     connect_poll, send and recv never wait, but like every call they
+ *     take the core lock and so may block while the tcpip thread holds it
+ *     (a handshake step's public-key operation runs there). Tested on the
+ *     host with lwIP's POSIX sys_arch under ThreadSanitizer
+ *     (test/lwip_sys: ctest lwip_nosys0, lwip_nosys0_asan).
  *
  * Memory: everything ctxc keeps is in the caller's ctxc_lwip_transport_t;
  * mbedTLS (and the altcp TLS state) allocate from cfg.tls_pool through
@@ -132,7 +154,8 @@ typedef struct {
     uint32_t connect_timeout_ms; /* DNS + TCP + handshake; 0: default */
     ctxc_clock_fn clock;         /* milliseconds; required */
     void *clock_ctx;
-    ctxc_lwip_poll_fn poll; /* NO_SYS: the netif poll; required */
+    ctxc_lwip_poll_fn poll; /* NO_SYS=1: the netif poll; NO_SYS=0: a
+                               one-tick delay (wait() only); required */
     void *poll_ctx;
     ctxc_entropy_fn entropy; /* seeds TLS; NULL: TLS connects fail */
     void *entropy_ctx;
@@ -234,7 +257,8 @@ bool ctxc_lwip_transport_tls_resumed(const ctxc_lwip_transport_t *t);
 const char *ctxc_lwip_transport_tls_group(const ctxc_lwip_transport_t *t);
 
 /* Bytes of the TLS pool in use now and at most so far (0 without
- * MBEDTLS_MEMORY_DEBUG). */
+ * MBEDTLS_MEMORY_DEBUG). NO_SYS=0: this and the getters above take the
+ * core lock (the tcpip thread writes what they read). */
 void ctxc_lwip_tls_pool_usage(size_t *now, size_t *max);
 
 /* Starts the high-water mark of ctxc_lwip_tls_pool_usage() anew from the
