@@ -236,6 +236,37 @@ def check_frontend(out, fe, feports):
         if not m or "(%s)" % code not in m.group(1) or "SSL - " not in m.group(1):
             fail("fe-%s: the caller's error is not CTXC_E_TLS with mbedTLS's text and code %s"
                  % (case, code))
+    # a fatal alert sealed with the connection's keys, in the body: mbedTLS's
+    # MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE at once; with the close right
+    # after it the alert is still the error (not the missing close_notify)
+    alerts = []
+    for case in ("alert", "alert-close"):
+        m = re.search(r"case fe-%s: before_send.*?\ntls: [^\n]*handshake done[^\n]*\n"
+                      r"tls: recv error (\d+) ms after the request: ([^\n]*)" % case, out, re.S)
+        if not m or "(-0x7780)" not in m.group(2):
+            fail("fe-%s: no receive error with mbedTLS's fatal-alert code -0x7780" % case)
+        if int(m.group(1)) >= 1000:
+            fail("fe-%s: the error took %s ms to surface" % (case, m.group(1)))
+        c = re.search(r"case fe-%s: CTXC_E_TLS: ([^\n]*)" % case, out)
+        if not c or "(-0x7780)" not in c.group(1) or "SSL - A fatal alert message" not in c.group(1):
+            fail("fe-%s: the caller's error is not CTXC_E_TLS with mbedTLS's fatal-alert text "
+                 "and code" % case)
+        alerts.append("%s %s ms" % (case, m.group(1)))
+    # the streamed answer (SSE in 16 KiB records) brought the summary the
+    # unary one did: the same summary bytes, the same compressed history
+    sums = {}
+    for case in ("fe-p256", "fe-p256-stream"):
+        m = re.search(r"^case %s: summary (\d+) bytes, crc (\w+); history export (\d+) bytes, "
+                      r"crc (\w+)$" % case, out, re.M)
+        if not m or int(m.group(1)) == 0:
+            fail("%s: no summary line" % case)
+        sums[case] = m.groups()
+    if sums["fe-p256"] != sums["fe-p256-stream"]:
+        fail("the streamed summary differs from the unary one: %s vs %s"
+             % (sums["fe-p256-stream"], sums["fe-p256"]))
+    if not re.search(r"case fe-p256-stream: before_send.*?\ntls: fixture\.ctxc\.test:%d handshake "
+                     r"done.*?\ncase fe-p256-stream: CTXC_OK" % feports["p256"], out, re.S):
+        fail("fe-p256-stream: no call to the p256 front end that compressed")
     if not re.search(r"case fe-p256-resumed: before_send.*?\ntls: fixture\.ctxc\.test:%d handshake done "
                      r"\(TLSv1\.2, \S+, session resumed\).*?\ncase fe-p256-resumed: CTXC_OK"
                      % feports["p256"], out, re.S):
@@ -251,6 +282,20 @@ def check_frontend(out, fe, feports):
     with open(os.path.join(fe, "frontend.log")) as f:
         log = f.read()
     sys.stdout.write(log)
+    for case in ("fe-alert", "fe-alert-close"):
+        if not re.search(r"^alert alert seq=\d+ desc=80 close=%s$"
+                         % ("yes" if case.endswith("close") else "no"), log, re.M):
+            fail("%s: the front end did not send its sealed fatal alert" % case)
+    m = re.search(r"^sse p256 events=(\d+) bytes=(\d+) split=(\d+) packed=(\d+)\n"
+                  r"records p256 app=([\d,]+)$", log, re.M)
+    if not m:
+        fail("the front end wrote no streamed answer")
+    ev, sse_bytes, split, packed, recs = m.groups()
+    if int(split) < 1 or int(packed) < 2 or max(int(x) for x in recs.split(",")) < 16384:
+        fail("the streamed answer was not SSE events packed into and cut across 16 KiB "
+             "records: %s" % m.group(0))
+    stream_line = ("%s SSE events (%s bytes) in records of %s bytes, %s events cut across "
+                   "records, up to %s in one" % (ev, sse_bytes, recs, split, packed))
     for line in re.findall(r"^serverhello \S+ ext=\[([^\]]*)\]", log, re.M):
         if "1" in line.split():
             fail("the front end answered max_fragment_length")
@@ -266,6 +311,11 @@ def check_frontend(out, fe, feports):
           "records of %s bytes received, no max_fragment_length; bad MAC, record too large and "
           "close without close_notify reported, expired and not-yet-valid refused, the second "
           "call resumed" % big)
+    print("lwip_image: front end: fatal alert (internal_error, sealed with the connection's "
+          "keys) in the body reported as CTXC_E_TLS -0x7780: %s" % ", ".join(alerts))
+    print("lwip_image: front end: streamed (OpenAI SSE): %s; summary %s bytes crc %s, history "
+          "export %s bytes crc %s, the same as the unary answer's"
+          % ((stream_line,) + sums["fe-p256-stream"]))
 
 
 def records(ports, test_id):
@@ -620,7 +670,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted):
             "arg=--wronghost=%d" % ports["wronghost"], "arg=--silent=%d" % ports["silent"],
             "arg=--ntp=%d" % ntp.port, "arg=--test-id=" + test_id] + \
         (["arg=--fe=" + ":".join(str(feports[k]) for k in
-                                  ("p384", "rsa", "p256", "expired", "notyet", "chacha", "aes256"))]
+                                  ("p384", "rsa", "p256", "expired", "notyet", "chacha", "aes256",
+                                   "alert"))]
          if feports else [])
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)

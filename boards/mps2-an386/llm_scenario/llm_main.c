@@ -4,7 +4,8 @@
  * lwIP + mbedTLS (port/lwip) and the board's LAN9118 (QEMU user net).
  *
  *   ctxc_lwip.elf --good=PORT --wronghost=PORT [--silent=PORT] [--ntp=PORT]
- *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]] [--test-id=ID]
+ *                 [--fe=P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256[:ALERT]]]
+ *                 [--test-id=ID]
  *                          (arguments: -semihosting-config arg=...)
  *
  * The example session (scenario_data.c, from flash) is imported, the
@@ -345,7 +346,7 @@ typedef struct {
     ctxc_status_t st;
 } result_t;
 
-static result_t results[16];
+static result_t results[24];
 static unsigned result_count;
 
 static void row(const result_t *r) {
@@ -375,11 +376,54 @@ static void row(const result_t *r) {
     img_flush_line();
 }
 
+/* "case NAME: summary N bytes, crc X; history export crc Y": the summary
+ * entry's text (its first text block) and the whole compressed history,
+ * to compare one answer's summary across transfers (streamed or not). */
+static void summary_line(const char *name) {
+    size_t len = 0;
+    uint32_t crc = 0;
+    bool seen = false;
+    for (size_t i = 0; i < ctxc_history_count(&hist) && !seen; i++) {
+        ctxc_entry_t e;
+        if (ctxc_history_get(&hist, i, &e) != CTXC_OK ||
+            (e.flags & CTXC_ENTRY_IS_SUMMARY) == 0u) {
+            continue;
+        }
+        ctxc_block_t b;
+        const uint8_t *cur = NULL;
+        while (!seen && ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.ptr != NULL) {
+                len = b.u.text.text.len;
+                crc = img_crc32(0, b.u.text.text.ptr, len);
+                seen = true;
+            }
+        }
+    }
+    img_sink_t ex = {NULL, 0, 0, 0};
+    uint32_t all = export_crc(&hist, &ex);
+    img_put_s("case ");
+    img_put_s(name);
+    img_put_s(": summary ");
+    img_put_u(len);
+    img_put_s(" bytes, crc ");
+    img_put_x32(crc);
+    img_put_s("; history export ");
+    img_put_u(ex.len);
+    img_put_s(" bytes, crc ");
+    img_put_x32(all);
+    img_flush_line();
+    check(seen, "the compressed history has a summary text", CTXC_OK);
+}
+
 /* One before_send on a fresh import; read_timeout: network.read-timeout-ms
  * for this case (short only where the stall must exceed it). */
 static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
                               const char *read_timeout, ctxc_status_t want) {
     result_t *r = &results[result_count++];
+    if (result_count >= sizeof results / sizeof results[0]) {
+        check(false, "results[] has room for this case", CTXC_OK);
+        return CTXC_E_TOO_LARGE;
+    }
     r->name = name;
     ctxc_history_clear(&hist);
     ctxc_status_t st =
@@ -459,6 +503,7 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
               "history byte-identical after the failure", st);
     } else {
         check(report.compressed, "before_send compressed", st);
+        summary_line(name);
     }
     return st;
 }
@@ -718,7 +763,7 @@ static void transport_steps(const ctxc_lwip_transport_config_t *base,
  * trust store with the fixture's CA). */
 
 typedef struct {
-    uint16_t p384, rsa, p256, expired, notyet, chacha, aes256;
+    uint16_t p384, rsa, p256, expired, notyet, chacha, aes256, alert;
 } fe_ports_t;
 
 static bool last_error_has(const char *what) {
@@ -765,6 +810,12 @@ static void frontend_cases(const fe_ports_t *fe) {
                                 "session", CTXC_OK);
         }
     }
+    /* the same answer streamed (SSE): the front end packs its events into
+     * 16 KiB records and cuts some across them; the summary must be the
+     * one fe-p256 received whole (the test compares the summary lines) */
+    set("stream", "true");
+    (void)run_case("fe-p256-stream", fe->p256, "fe-ok", "15000", CTXC_OK);
+    set("stream", "false");
     /* errors after the handshake: at once, CTXC_E_TLS, with mbedTLS's
      * text and code in the error the caller of ctxc receives */
     (void)run_case("fe-badmac", fe->p256, "fe-badmac", "15000", CTXC_E_TLS);
@@ -781,6 +832,27 @@ static void frontend_cases(const fe_ports_t *fe) {
           "a record too large surfaces to the caller with its code within a "
           "second",
           CTXC_OK);
+    /* a fatal alert (internal_error) sealed with the connection's keys in
+     * the middle of the body: mbedTLS's "fatal alert message" code, at
+     * once; then the same alert followed by the TCP close at once (the
+     * alert, not the missing close_notify, is the error) */
+    if (fe->alert != 0) {
+        (void)run_case("fe-alert", fe->alert, "fe-alert", "15000", CTXC_E_TLS);
+        check(recv_failed && recv_error_after_ms < 1000u &&
+                  last_error_has("(-0x7780)") &&
+                  caller_error_has("(-0x7780)") &&
+                  caller_error_has("fatal alert"),
+              "a fatal alert surfaces to the caller with its text and code "
+              "within a second",
+              CTXC_OK);
+        (void)run_case("fe-alert-close", fe->alert, "fe-alert-close", "15000",
+                       CTXC_E_TLS);
+        check(recv_failed && recv_error_after_ms < 1000u &&
+                  last_error_has("(-0x7780)") &&
+                  caller_error_has("(-0x7780)"),
+              "a fatal alert then the close: the alert is the caller's error",
+              CTXC_OK);
+    }
     (void)run_case("fe-cut", fe->p256, "fe-cut", "15000", CTXC_E_NETWORK);
     check(recv_failed && last_error_has("without TLS close_notify") &&
               caller_error_has("without TLS close_notify"),
@@ -1356,7 +1428,7 @@ int main(int argc, char **argv) {
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
-    fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0};
+    fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0, 0};
     bool job = false;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--good=", 7) == 0) {
@@ -1364,13 +1436,13 @@ int main(int argc, char **argv) {
         } else if (strncmp(argv[i], "--wronghost=", 12) == 0) {
             wronghost = arg_port(argv[i] + 12);
         } else if (strncmp(argv[i], "--fe=", 5) == 0) {
-            /* P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256]: one argument (the semihosting
-             * command line is short) */
-            uint16_t *slot[7] = {&fe.p384,   &fe.rsa,    &fe.p256,
+            /* P384:RSA:P256:EXPIRED:NOTYET[:CHACHA:AES256[:ALERT]]: one
+             * argument (the semihosting command line is short) */
+            uint16_t *slot[8] = {&fe.p384,   &fe.rsa,    &fe.p256,
                                  &fe.expired, &fe.notyet, &fe.chacha,
-                                 &fe.aes256};
+                                 &fe.aes256,  &fe.alert};
             const char *a = argv[i] + 5;
-            for (size_t k = 0; k < 7 && *a != '\0'; k++) {
+            for (size_t k = 0; k < 8 && *a != '\0'; k++) {
                 *slot[k] = arg_port(a);
                 while (*a >= '0' && *a <= '9') {
                     a++;
