@@ -3,7 +3,8 @@
 #   make            install build deps if missing, build the host CLI: build/host/ctxc
 #   make run        build, then run the main job (RUN_CMD)
 #   make test       install test deps if missing, fetch lwIP + mbedTLS (once),
-#                   build the clang fuzz tree (build/fuzz), host + cortex-m4,
+#                   build the clang fuzz tree (build/fuzz), host + cortex-m4
+#                   (+ the lwIP image in the lab TLS profile, build/cortex-m4-lab),
 #                   print the cortex-m4 size table, run every test (ctest,
 #                   last; libfuzzer_<target>: each fuzz target briefly)
 #   make bench      build the host tree, run the benchmark (summary on stdout,
@@ -51,6 +52,8 @@ BUILD     := build
 HOST_DIR  := $(BUILD)/host
 CROSS     := cortex-m4
 CROSS_DIR := $(BUILD)/$(CROSS)
+# the lwIP image in the lab TLS profile (-DMPS2_TLS_PROFILE=lab)
+LAB_DIR   := $(BUILD)/$(CROSS)-lab
 CLI       := $(HOST_DIR)/ctxc
 
 # The main job of `make run`. Change it here.
@@ -163,6 +166,9 @@ test: deps-test net-sources fuzz-build
 	$(CMAKE) --build $(HOST_DIR) -j $(JOBS)
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS)
+	@# the lwIP image in the lab TLS profile (ctest lwip_target_lab)
+	$(CMAKE) -S . -B $(LAB_DIR) $(CROSS_CMAKE_ARGS) -DMPS2_TLS_PROFILE=lab
+	$(CMAKE) --build $(LAB_DIR) -j $(JOBS) --target ctxc_lwip
 	@# Informational here; a failure shows up again in ctest (symbols_cortex-m4).
 	-@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size symbols | $(NO_PROGRESS)
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
@@ -243,7 +249,6 @@ readme-tables: deps-cross net-sources
 # The lwIP image's cost tables in docs/device.md (docs/device.md, "Cost on
 # the target"): both TLS profiles built, the production image's test run
 # under QEMU -icount shift=0.
-LAB_DIR := $(BUILD)/$(CROSS)-lab
 LWIP_ELF := boards/mps2-an386/ctxc_lwip.elf
 device-tables: deps-test net-sources
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)

@@ -212,6 +212,13 @@ int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
     if (t != NULL) {
         t->handshake_ticks += ticks_now(t) - t0;
     }
+    /* altcp_tls_mbedtls closes on a failed handshake and keeps no code:
+     * the code for tcp_failed's "TLS handshake failed: ..." */
+    if (r < 0 && r != MBEDTLS_ERR_SSL_WANT_READ &&
+        r != MBEDTLS_ERR_SSL_WANT_WRITE && t != NULL && t->pcb != NULL &&
+        altcp_tls_context(t->pcb) == ssl && t->ssl_err == 0) {
+        t->ssl_err = r;
+    }
     return r;
 }
 
@@ -790,6 +797,13 @@ static ctxc_status_t tcp_failed(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
                               (unsigned)t->port, why);
     }
     if (t->failed && t->err == ERR_CLSD && tls) {
+        if (t->ssl_err != 0) { /* mbedTLS's code from the handshake */
+            char why[128];
+            tls_error_text(t->ssl_err, why, sizeof why);
+            return ctxc_error_set(err, CTXC_E_TLS,
+                                  "%s:%u: TLS handshake failed: %s", t->host,
+                                  (unsigned)t->port, why);
+        }
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS handshake failed",
                               t->host, (unsigned)t->port);
     }

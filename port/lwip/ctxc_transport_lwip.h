@@ -195,7 +195,8 @@ typedef struct {
     bool dns_found;
     uint32_t dns_addr; /* IPv4, network order */
     uint32_t verify_flags;
-    int ssl_err;    /* what mbedtls_ssl_read answered after the handshake */
+    int ssl_err;    /* what mbedtls_ssl_read answered after the handshake
+                     * (or mbedtls_ssl_handshake, when it failed) */
     uint16_t group; /* the key exchange's group (mbedtls_ecp_group_id) */
     void *trust;    /* the parsed trust store (mbedtls_x509_crt, pool) */
     void *session;  /* the last handshake's session (mbedtls_ssl_session) */

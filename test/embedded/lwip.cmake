@@ -23,6 +23,13 @@
 #                        fixture; a broken DER is "CA certificate 1 does not
 #                        parse (...)"; a 6000-byte pool is "TLS pool too
 #                        small (needed at least N bytes ...)"
+#   lwip_target_lab      --lab: the image built with -DMPS2_TLS_PROFILE=lab
+#                        (build/<t>-lab, `make test` builds it): the
+#                        fixture's cases compress as in production with
+#                        ECDHE-ECDSA-AES-128-GCM over P-256; a front end
+#                        that ignores max_fragment_length (16 KiB records),
+#                        the P-384 root chain, the P-384 root in the store
+#                        and the RSA chain refused with clear errors
 #   lwip_target_job      --job: the resumable job on the board, a voice turn
 #                        every 200 ms of board time while the summary
 #                        streams; the longest poll, the handshake's polls,
@@ -32,7 +39,8 @@
 #   footprint_lwip       the footprint table of the image (lwip_size.py)
 #   footprint_lwip       the footprint rows (lwip_size.py) are read
 # The image comes from the cross tree: cache variable CTXC_LWIP_IMAGE_<T>,
-# default build/<t>/boards/mps2-an386/ctxc_lwip.elf.
+# default build/<t>/boards/mps2-an386/ctxc_lwip.elf; the lab profile's from
+# CTXC_LWIP_LAB_IMAGE_<T>, default build/<t>-lab/boards/mps2-an386/ctxc_lwip.elf.
 foreach(t IN LISTS CTXC_TARGETS)
     if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386" OR
        NOT DEFINED MF_targets.${t}.emulator)
@@ -43,6 +51,10 @@ foreach(t IN LISTS CTXC_TARGETS)
     set(${var} "${_build_root}/${t}/boards/mps2-an386/ctxc_lwip.elf"
         CACHE FILEPATH "the lwIP image of target ${t}, run by lwip_target")
     set(image "${${var}}")
+    string(TOUPPER "CTXC_LWIP_LAB_IMAGE_${t}" labvar)
+    string(REPLACE "-" "_" labvar "${labvar}")
+    set(${labvar} "${_build_root}/${t}-lab/boards/mps2-an386/ctxc_lwip.elf"
+        CACHE FILEPATH "the lwIP image of target ${t} in the lab TLS profile, run by lwip_target_lab")
     separate_arguments(emu UNIX_COMMAND "${MF_targets.${t}.emulator}")
     ctxc_target_tool(${t} objcopy objcopy)
     ctxc_target_tool(${t} nm nm)
@@ -79,6 +91,19 @@ foreach(t IN LISTS CTXC_TARGETS)
         SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
         FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
         PASS_REGULAR_EXPRESSION "lwip_image: providers: .*lwip_image: ok")
+    # the lab TLS profile at run time (issue 26): the fixture's cases, then
+    # what the profile cannot do refused with clear errors
+    add_test(NAME lwip_target_lab
+        COMMAND python3 "${_here}/lwip_image.py" --lab "${objcopy}" "${${labvar}}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_lab PROPERTIES
+        LABELS "target;embedded" TIMEOUT 600 SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "lwip_image: SKIP:"
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs"
+        PASS_REGULAR_EXPRESSION "lwip_image: lab: the fixture's P-256 chain: .*lwip_image: ok"
+        FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
     # the resumable job on the board (issue 27): voice turns every 200 ms
     # of board time while the summary streams; faults with turns arriving
     add_test(NAME lwip_target_job
