@@ -7,6 +7,12 @@
 #   lwip_budget_selftest_stack / _pool  the same output against the largest
 #                             budget the rule refuses (high-water x 5/4
 #                             minus one byte): must fail
+#   lwip_target_budget_selftest  the image's own check (its "budget:" line,
+#                             a failed check): the --job run with budgets of
+#                             1024 bytes (--budget-stack, --budget-pool,
+#                             given in the emulator's -semihosting-config,
+#                             which QEMU puts before lwip_image.py's
+#                             arguments) must fail
 # Included after lwip.cmake (it adds to lwip_target's properties only).
 foreach(t IN LISTS CTXC_TARGETS)
     if(NOT MF_targets.${t}.board STREQUAL "boards/mps2-an386" OR
@@ -38,4 +44,26 @@ foreach(t IN LISTS CTXC_TARGETS)
         set_tests_properties(lwip_budget_selftest_${what} PROPERTIES
             LABELS "target;embedded" FIXTURES_REQUIRED lwip_target_log)
     endforeach()
+    separate_arguments(emu UNIX_COMMAND "${MF_targets.${t}.emulator}")
+    # the budgets' arguments before the image (the emulator ends with -kernel)
+    list(GET emu -1 last)
+    if(last STREQUAL "-kernel")
+        list(REMOVE_AT emu -1)
+    endif()
+    list(APPEND emu -semihosting-config
+         "arg=ctxc_lwip,arg=--budget-stack=1024,arg=--budget-pool=1024")
+    if(last STREQUAL "-kernel")
+        list(APPEND emu -kernel)
+    endif()
+    ctxc_target_tool(${t} objcopy objcopy)
+    add_test(NAME lwip_target_budget_selftest
+        COMMAND sh "${_here}/scenario_expect_fail.sh"
+                "FAIL: budget: the stack's high-water x 5/4 exceeds"
+                python3 "${_here}/lwip_image.py" --job "${objcopy}" "${image}"
+                "${CTXC_FIXTURE_DIR}"
+                "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl"
+                ${emu})
+    set_tests_properties(lwip_target_budget_selftest PROPERTIES
+        LABELS "target;embedded" TIMEOUT 300
+        FIXTURES_REQUIRED "ctxc_https;ctxc_certs")
 endforeach()
