@@ -39,6 +39,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import lwip_budget  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
