@@ -1609,7 +1609,7 @@ int main(int argc, char **argv) {
         job_scenario(good, wronghost);
         ctxc_lwip_transport_deinit(&net);
         budget_check();
-    img_put_s("lwip image: ");
+        img_put_s("lwip image: ");
         img_put_u(checks);
         img_put_s(" checks, ");
         img_put_u(failed);
