@@ -28,8 +28,12 @@
 #   make device-tables  build the lwIP image in both TLS profiles (production
 #                   in build/cortex-m4, lab in build/cortex-m4-lab), run its
 #                   test under QEMU -icount against the fixture and the
-#                   front-end server, write the cost tables into
-#                   docs/device.md (test/embedded/device_tables.py; slow)
+#                   front-end server, write the cost tables and the
+#                   image's stack and TLS pool budgets into docs/device.md
+#                   (test/embedded/device_tables.py; slow), and the
+#                   scenario image's entry points under -icount
+#   make device-tables-scenario  only the scenario image's entry-point
+#                   table of docs/device.md (seconds)
 #   make flash-walk the core's cortex-m4 flash at every first-parent commit
 #                   since FLASH_BASE (default f4b8370, before issue 10), one
 #                   row per change (test/embedded/flash_walk.py; slow: a
@@ -151,7 +155,7 @@ TEST_CMAKE_ARGS  += -DCTXC_NET_SOURCES=$(abspath $(NET_SRC))
 # Drops CMake's "[100%] Built target x" lines around the report targets.
 NO_PROGRESS := grep -v '^\[ *[0-9]*%\] Built target'
 
-.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables device-tables flash-walk clean help deps-build deps-dist deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
+.PHONY: all run test bench fuzz fuzz-build cortex-m4 size dist docs readme-tables device-tables device-tables-scenario flash-walk clean help deps-build deps-dist deps-cross deps-test deps-bench deps-fuzz deps-docs net-sources
 
 all: deps-build
 	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS)
@@ -258,6 +262,12 @@ device-tables: deps-test net-sources
 	python3 test/embedded/device_tables.py run arm-none-eabi-objcopy $(CROSS_DIR)/$(LWIP_ELF) \
 	    $(LAB_DIR)/$(LWIP_ELF) $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf $(EXAMPLE) docs/device.md \
 	    qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
+
+device-tables-scenario: deps-cross
+	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
+	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_scenario
+	python3 test/embedded/device_tables.py scenario $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf \
+	    docs/device.md qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).

@@ -12,7 +12,8 @@
 #define MPS2_HISTORY_MAX_ENTRIES 256
 /* History byte arena: the example session (boards/host/examples,
  * 87 entries) takes about 68 KB of arena; 96 KiB holds it with room for a
- * conversation to grow before compression. */
+ * conversation to grow before compression, and holds the scenario's
+ * 256-entry histories (gen_histories.py, about 100 KB of JSONL each). */
 #define MPS2_HISTORY_ARENA_BYTES (96u * 1024u)
 /* Work area scratch for the entries a plan or a density step inserts. */
 #define MPS2_WORK_SCRATCH_BYTES (32u * 1024u)

@@ -703,6 +703,9 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted, lab=F
     took = time.monotonic() - t0
     out = run.stdout + run.stderr
     sys.stdout.write(out)
+    if os.environ.get("CTXC_LWIP_LOG"):  # the output, for lwip_budget.py
+        with open(os.environ["CTXC_LWIP_LOG"], "w") as f:
+            f.write(out)
     print("lwip_image: QEMU run took %.1f s, exit status %d" % (took, run.returncode))
     if run.returncode == SKIP and "SKIP:" in out:
         return SKIP

@@ -28,7 +28,7 @@ ORDER = [
     "the trust store (.ctxc_ca, 8 KiB; trust_store.c)",
     "image + board code (llm_main.c, image_util.c, lan9118.c, net_board.c, startup.c)",
     "newlib + libgcc (string functions, rdimon, 64-bit division)",
-    "stack (project.yml memory.stack)",
+    "stack (MPS2_LWIP_STACK_BYTES, net/board_net.h: the budget of docs/device.md)",
 ]
 
 

@@ -23,10 +23,11 @@
 set(_scn_dir "${CMAKE_SOURCE_DIR}/boards/mps2-an386/scenario")
 set(_scn_example "${CMAKE_SOURCE_DIR}/boards/host/examples/coding-session.jsonl")
 set(_scn_seeds 6) # as boards/mps2-an386/CMakeLists.txt (CTXC_SCENARIO_SEEDS)
+set(_scn_full 2)  # as boards/mps2-an386/CMakeLists.txt (CTXC_SCENARIO_FULL)
 add_custom_command(
     OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c"
     COMMAND python3 "${_scn_dir}/gen_histories.py"
-            "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c" "${_scn_example}" ${_scn_seeds}
+            "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c" "${_scn_example}" ${_scn_seeds} ${_scn_full}
     DEPENDS "${_scn_dir}/gen_histories.py" "${_scn_example}"
     VERBATIM)
 add_executable(scenario_host "${_scn_dir}/scenario.c" "${_scn_dir}/host_main.c"

@@ -50,6 +50,8 @@ STATIC = {
     "ctxc_session_before_send (high-density)":
         "ctxc_session_before_send+compress_run:ctxc__hd_compress"
         "+optimize_with:ctxc__hd_optimize",
+    "ctxc_session_before_send (top-down-truncation)":
+        "ctxc_session_before_send+compress_run:ctxc__td_compress",
     "ctxc_session_compress (top-down-truncation)":
         "ctxc_session_compress+compress_run:ctxc__td_compress",
     "ctxc_session_compress (high-density)":

@@ -35,6 +35,13 @@
  * (connect, connect_poll, send, recv, never wait), wait(300) on an idle
  * connection, and the connect timeout from connect_poll against the
  * fixture's silent endpoint (--silent=PORT; skipped without it).
+ *
+ * Every mode ends with the budgets (budget_check): the run's stack
+ * high-water from the top of the image's stack (MPS2_LWIP_STACK_BYTES) and
+ * the TLS pool's (MPS2_TLS_POOL_BYTES), each with a quarter of it to spare
+ * (high-water x 5/4 within the budget), else a failed check.
+ * --budget-stack=N / --budget-pool=N check against N bytes instead (the
+ * self-test of the check uses budgets too small).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +87,12 @@ static char export_buf[EXPORT_CAP];
 static ctxc_port_t port;
 static ctxc_lwip_transport_t net;
 static uint8_t tls_pool[MPS2_TLS_POOL_BYTES] __attribute__((aligned(8)));
+/* The TLS pool's high-water over the whole run (the port's is restarted
+ * per front-end case). */
+static size_t pool_hw;
+/* The budgets checked at the end: 0, the image's own (its stack, the TLS
+ * pool array); --budget-stack= / --budget-pool= (the check's self-test). */
+static size_t budget_stack, budget_pool;
 static ctxc_provider_client_t client;
 static ctxc_provider_binding_t binding;
 static ctxc_http_header_t test_hdr[1];
@@ -91,10 +104,29 @@ static unsigned checks, failed;
 
 #define PAINT 0xC7C7C7C7u
 extern uint32_t __stack_limit__[];
+extern uint32_t __stack_top__[];
 static uint32_t *painted_top;
+/* The run's deepest stack, bytes below __stack_top__ (main paints the
+ * stack first; each repaint keeps what the last painting saw). */
+static size_t stack_hw;
+
+static void stack_fold(void) {
+    if (painted_top == NULL) {
+        return;
+    }
+    const uint32_t *p = __stack_limit__;
+    while (p < painted_top && *p == PAINT) {
+        p++;
+    }
+    size_t used = (size_t)((uintptr_t)__stack_top__ - (uintptr_t)p);
+    if (used > stack_hw) {
+        stack_hw = used;
+    }
+}
 
 __attribute__((noinline)) static void stack_paint(void) {
     uint32_t *sp;
+    stack_fold();
     __asm__ volatile("mov %0, sp" : "=r"(sp));
     painted_top = sp - 16;
     for (uint32_t *p = __stack_limit__; p < painted_top; p++) {
@@ -468,6 +500,11 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     size_t stack = stack_used(&frame_mark);
     uint32_t hs = 0, rec = 0;
     ctxc_lwip_transport_tls_work(&net, &hs, &rec);
+    size_t pool_now = 0, pool_max = 0;
+    ctxc_lwip_tls_pool_usage(&pool_now, &pool_max);
+    if (pool_max > pool_hw) {
+        pool_hw = pool_max;
+    }
     img_put_s("cost: case ");
     img_put_s(name);
     img_put_s(": stack ");
@@ -972,6 +1009,41 @@ static void sntp_wait(uint16_t ntp) {
     check(now != 0, "SNTP answered", CTXC_OK);
 }
 
+/* ---- the budgets ------------------------------------------------------- */
+
+/* The run's stack and TLS pool high-water against the image's budgets
+ * (docs/device.md, "Budgets"): each high-water with a quarter of it on top
+ * must fit (5 x high-water <= 4 x budget); a failed check otherwise. The
+ * "budget:" line is what test/embedded/lwip_budget.py reads. */
+static void budget_check(void) {
+    size_t now = 0, max = 0;
+    stack_fold();
+    ctxc_lwip_tls_pool_usage(&now, &max);
+    if (max > pool_hw) {
+        pool_hw = max;
+    }
+    size_t stack_bytes =
+        budget_stack != 0
+            ? budget_stack
+            : (size_t)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__);
+    size_t pool_bytes = budget_pool != 0 ? budget_pool : sizeof tls_pool;
+    img_put_s("budget: stack ");
+    img_put_u(stack_hw);
+    img_put_s(" of ");
+    img_put_u(stack_bytes);
+    img_put_s(" bytes at most (the run, from the top); tls pool ");
+    img_put_u(pool_hw);
+    img_put_s(" of ");
+    img_put_u(pool_bytes);
+    img_put_s(" bytes at most; margin: high-water x 5/4 within the budget");
+    img_flush_line();
+    check(stack_hw * 5u <= stack_bytes * 4u,
+          "budget: the stack's high-water x 5/4 exceeds the image's stack",
+          CTXC_OK);
+    check(pool_hw * 5u <= pool_bytes * 4u,
+          "budget: the TLS pool's high-water x 5/4 exceeds the pool", CTXC_OK);
+}
+
 /* ---- one call against the configured endpoint --------------------------- */
 
 static int device_call(uint16_t ntp) {
@@ -1010,6 +1082,7 @@ static int device_call(uint16_t ntp) {
         check_invariant();
     }
     ctxc_lwip_transport_deinit(&net);
+    budget_check();
     img_put_s("lwip image: ");
     img_put_u(checks);
     img_put_s(" checks, ");
@@ -1441,6 +1514,7 @@ static void job_scenario(uint16_t good, uint16_t wronghost) {
 
 int main(int argc, char **argv) {
     img_out_init(board_write);
+    stack_paint(); /* the whole stack below main: the run's high-water */
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
@@ -1508,6 +1582,15 @@ int main(int argc, char **argv) {
             if (v > 0 && v < pool_bytes) {
                 pool_bytes = v;
             }
+        } else if (strncmp(argv[i], "--budget-stack=", 15) == 0 ||
+                   strncmp(argv[i], "--budget-pool=", 14) == 0) {
+            bool stack = argv[i][9] == 's';
+            size_t v = 0;
+            for (const char *a = argv[i] + (stack ? 15 : 14);
+                 *a >= '0' && *a <= '9'; a++) {
+                v = v * 10u + (size_t)(*a - '0');
+            }
+            *(stack ? &budget_stack : &budget_pool) = v;
         } else if (strncmp(argv[i], "--ntp=", 6) == 0) {
             ntp = arg_port(argv[i] + 6);
         } else if (strncmp(argv[i], "--silent=", 9) == 0) {
@@ -1603,7 +1686,13 @@ int main(int argc, char **argv) {
     img_put_u(ctxc_lwip_transport_trust_count(&net));
     img_put_s(" anchors parsed into a ");
     img_put_u(pool_bytes);
-    img_put_s("-byte TLS pool");
+    img_put_s("-byte TLS pool (");
+    {
+        size_t now = 0, max = 0;
+        ctxc_lwip_tls_pool_usage(&now, &max);
+        img_put_u(now);
+    }
+    img_put_s(" bytes in use)");
     img_flush_line();
     ctxc_history_clear(&hist);
     st = ctxc_import_text(&imp, &hist, scn_inputs[0].text, scn_inputs[0].len,
@@ -1620,6 +1709,7 @@ int main(int argc, char **argv) {
     if (job) {
         job_scenario(good, wronghost);
         ctxc_lwip_transport_deinit(&net);
+        budget_check();
         img_put_s("lwip image: ");
         img_put_u(checks);
         img_put_s(" checks, ");
@@ -1681,6 +1771,7 @@ int main(int argc, char **argv) {
     img_put_s(" in use at the end");
     img_flush_line();
     ctxc_lwip_transport_deinit(&net);
+    budget_check();
     img_put_s("lwip image: ");
     img_put_u(checks);
     img_put_s(" checks, ");

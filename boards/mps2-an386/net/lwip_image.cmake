@@ -93,6 +93,14 @@ add_custom_command(
     DEPENDS "${_net}/gen_trust_store.py" "${MPS2_TRUST_STORE_LIST}" "${_net}/board_net.h"
     COMMENT "lwIP image: the trust store from ca-certificates"
     VERBATIM)
+# The image's stack: its own budget (MPS2_LWIP_STACK_BYTES, board_net.h, set
+# from the measured high-water with a margin; docs/device.md "Budgets"), not
+# project.yml's stack of the scenario image.
+file(STRINGS "${_net}/board_net.h" _lwip_stack_line REGEX "define MPS2_LWIP_STACK_BYTES")
+string(REGEX REPLACE ".*MPS2_LWIP_STACK_BYTES +([0-9]+).*" "\\1" _lwip_stack "${_lwip_stack_line}")
+if(NOT _lwip_stack MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "net/board_net.h: no MPS2_LWIP_STACK_BYTES number")
+endif()
 add_executable(ctxc_lwip
     llm_scenario/llm_main.c common/image_util.c net/net_board.c lan9118.c startup.c
     "${CMAKE_CURRENT_BINARY_DIR}/trust_store.c"
@@ -106,9 +114,11 @@ target_link_options(ctxc_lwip PRIVATE ${CTXC_TARGET_CFLAGS} -nostartfiles
     "-T${CMAKE_CURRENT_SOURCE_DIR}/mps2-an386.ld"
     "-Wl,--defsym=__flash_size=${_mem_flash}"
     "-Wl,--defsym=__ram_size=${_mem_ram}"
-    "-Wl,--defsym=__stack_size=${_mem_stack}"
+    "-Wl,--defsym=__stack_size=${_lwip_stack}"
     -Wl,--gc-sections
     "-Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/ctxc_lwip.map")
+# a new number in board_net.h configures anew
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_net}/board_net.h")
 target_link_libraries(ctxc_lwip PRIVATE
     ${CTXC_PROJECT_NAME}_port_lwip lwip213 mbedtls228
     ${CTXC_PROJECT_NAME}_port_romfs ${CTXC_PROJECT_NAME}

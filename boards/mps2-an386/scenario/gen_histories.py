@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Generates the scenario's histories as C arrays (scenario_data.c).
 
-    gen_histories.py OUT.c EXAMPLE.jsonl SEEDS
+    gen_histories.py OUT.c EXAMPLE.jsonl SEEDS [FULL]
 
 The example session is embedded byte for byte; SEEDS (e.g. 6) more
 histories come from a seed-based generator (its own xorshift64*, so the
 bytes depend only on the seed): coding-agent turns with reads, writes and
 edits of a few files (read-write pruning, file dedupe), repeated shell
 commands (recency pruning), thinking and code blocks, text, an unanswered
-tool call now and then. Lines stay well under the board's
-CTXC_CFG_JSON_MAX_TOKENS. The same file is compiled into the target image
-and the host build, so both run on the same bytes.
+tool call now and then. FULL (default 0) more histories ("full-N") have
+exactly FULL_ENTRIES (256, the board's MPS2_HISTORY_MAX_ENTRIES) entries:
+the same generator with shorter blocks (LEAN), so that a whole history
+fits the board's 96 KiB arena; they are the largest histories the board
+holds, on which the image's entry points are timed (docs/device.md).
+Lines stay well under the board's CTXC_CFG_JSON_MAX_TOKENS. The same file
+is compiled into the target image and the host build, so both run on the
+same bytes.
 """
 import json
 import sys
@@ -50,6 +55,10 @@ PATHS = ["src/main.c", "src/sensor.c", "src/control.c", "src/log.c",
          "include/sensor.h", "tests/test_sensor.c", "Makefile", "README.md"]
 COMMANDS = ["make test", "make", "git status", "git diff --stat",
             "./build/app --self-test"]
+# the full histories: entries each (boards/mps2-an386/board_sizes.h,
+# MPS2_HISTORY_MAX_ENTRIES), and the divisor of their block lengths
+FULL_ENTRIES = 256
+LEAN = 3
 
 
 def words(r, n):
@@ -76,29 +85,38 @@ def line(speaker, blocks, m):
                       ensure_ascii=False, separators=(",", ":"))
 
 
-def history(seed, turns):
+def history(seed, turns, entries=0):
+    """turns coding-agent turns; with entries (> 3): turns until the
+    history is about to reach that many entries, short text turns up to one
+    less, the closing answer last (exactly `entries` lines), blocks LEAN
+    times shorter."""
     r = Rng(seed)
+    k = LEAN if entries else 1
+
+    def n(x):
+        return max(1, x // k)
+
     out = []
     t = 0
     callno = 0
     out.append(line("human", [{"type": "text", "text": "Task %d: %s." % (
-        seed, words(r, 12 + r.below(30)))}], meta(r, t, False)))
-    for _ in range(turns):
+        seed, words(r, n(12) + r.below(n(30))))}], meta(r, t, False)))
+    while (turns > 0 and t < turns) or (entries and len(out) < entries - 3):
         t += 1
         kind = r.below(10)
         if kind == 0:
             out.append(line("human", [{"type": "text", "text": words(
-                r, 5 + r.below(40))}], meta(r, t, False)))
+                r, n(5) + r.below(n(40)))}], meta(r, t, False)))
             continue
         blocks = []
         if r.chance(50):
             blocks.append({"type": "thinking",
-                           "thought": words(r, 10 + r.below(60))})
+                           "thought": words(r, n(10) + r.below(n(60)))})
         if r.chance(60):
-            blocks.append({"type": "text", "text": words(r, 4 + r.below(20))})
+            blocks.append({"type": "text", "text": words(r, n(4) + r.below(n(20)))})
         if kind == 1:
             blocks.append({"type": "code", "language": "c",
-                           "code": code_text(r, 2 + r.below(12))})
+                           "code": code_text(r, n(2) + r.below(n(12)))})
             out.append(line("ai", blocks, meta(r, t, True)))
             continue
         calls = []
@@ -109,10 +127,10 @@ def history(seed, turns):
             path = r.pick(PATHS)
             if op == 0 or op == 1:
                 name, params = "read_file", {"file_path": path}
-                res = "\n".join(code_text(r, 1) for _ in range(3 + r.below(25)))
+                res = "\n".join(code_text(r, 1) for _ in range(n(3) + r.below(n(25))))
             elif op == 2:
                 name, params = "write_file", {"file_path": path,
-                                              "content": code_text(r, 2 + r.below(8))}
+                                              "content": code_text(r, n(2) + r.below(n(8)))}
                 res = "Successfully wrote %s." % path
             elif op == 3:
                 name, params = "replace", {"file_path": path,
@@ -121,7 +139,7 @@ def history(seed, turns):
                 res = "Replaced 1 occurrence in %s." % path
             else:
                 name, params = "run_shell_command", {"command": r.pick(COMMANDS)}
-                res = "\n".join(words(r, 6) for _ in range(2 + r.below(20)))
+                res = "\n".join(words(r, 6) for _ in range(n(2) + r.below(n(20))))
             calls.append((cid, name, res))
             blocks.append({"type": "tool_call", "id": cid, "name": name,
                            "parameters": params})
@@ -136,6 +154,10 @@ def history(seed, turns):
                     b["error"] = "exit status 2"
                 resp.append(b)
             out.append(line("tool", resp, meta(r, t, False)))
+    while entries and len(out) < entries - 1:
+        t += 1
+        out.append(line("human", [{"type": "text", "text": words(
+            r, n(5) + r.below(n(40)))}], meta(r, t, False)))
     out.append(line("ai", [{"type": "text", "text": "Done: " + words(r, 20)}],
                     meta(r, t + 1, True)))
     return ("\n".join(out) + "\n").encode("utf-8")
@@ -150,17 +172,21 @@ def c_array(name, data):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.stderr.write("usage: gen_histories.py OUT.c EXAMPLE.jsonl SEEDS\n")
+    if len(sys.argv) not in (4, 5):
+        sys.stderr.write("usage: gen_histories.py OUT.c EXAMPLE.jsonl SEEDS [FULL]\n")
         return 2
     out_path, example, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    full = int(sys.argv[4]) if len(sys.argv) == 5 else 0
     inputs = []
     with open(example, "rb") as f:
         inputs.append(("example", f.read()))
     for seed in range(1, seeds + 1):
         inputs.append(("gen-%d" % seed, history(seed, 12 + (seed * 7) % 40)))
-    parts = ["/* Generated by gen_histories.py (the example session and %d "
-             "seeded histories). Do not edit. */\n" % seeds,
+    for i in range(1, full + 1):
+        inputs.append(("full-%d" % i, history(100 + i, 0, FULL_ENTRIES)))
+    parts = ["/* Generated by gen_histories.py (the example session, %d "
+             "seeded histories and %d of %d entries). Do not edit. */\n"
+             % (seeds, full, FULL_ENTRIES),
              "#include \"scenario.h\"\n\n"]
     for i, (_, data) in enumerate(inputs):
         parts.append(c_array("input_%d" % i, data))

@@ -8,7 +8,9 @@
  *                   ctxc_settings_command() and read back through the typed
  *                   accessors; a persistent /settings set must answer
  *                   CTXC_E_READ_ONLY and change nothing
- *   before_send     ctxc_session_before_send() with high-density
+ *   before_send     ctxc_session_before_send() with high-density and with
+ *                   top-down-truncation (the LLM-free strategies; middle-out
+ *                   and one-shot need a provider, the lwIP image runs them)
  *   compress        ctxc_session_compress() with top-down-truncation and
  *                   with high-density, each on a fresh import
  *   density         ctxc_session_optimize() (the density step)
@@ -90,6 +92,7 @@ enum {
     EP_SETTINGS_LOAD,
     EP_SETTINGS_COMMAND,
     EP_BEFORE_SEND,
+    EP_BEFORE_SEND_TD,
     EP_COMPRESS_TD,
     EP_COMPRESS_HD,
     EP_OPTIMIZE,
@@ -101,20 +104,30 @@ static const char *const ep_names[EP_COUNT] = {
     "ctxc_settings_load",
     "ctxc_settings_command",
     "ctxc_session_before_send (high-density)",
+    "ctxc_session_before_send (top-down-truncation)",
     "ctxc_session_compress (top-down-truncation)",
     "ctxc_session_compress (high-density)",
     "ctxc_session_optimize (density step)",
 };
-static size_t ep_max[EP_COUNT];
-static uint32_t ep_ticks[EP_COUNT]; /* the longest call, board ticks */
+static size_t ep_max[EP_COUNT]; /* the deepest stack over every call */
+/* Board ticks of the longest call on the largest history (most entries;
+ * the 256-entry ones), and that history's name and entries (lines). */
+static uint32_t ep_ticks[EP_COUNT];
+static const char *ep_hist[EP_COUNT];
+static size_t ep_entries[EP_COUNT];
+static const char *cur_hist = "-";
+static size_t cur_entries;
 
 static void note_stack(unsigned ep, size_t used) {
     if (used > ep_max[ep]) {
         ep_max[ep] = used;
     }
     uint32_t t = scn_stack_ticks();
-    if (t > ep_ticks[ep]) {
+    if (ep_hist[ep] == NULL || cur_entries > ep_entries[ep] ||
+        (cur_entries == ep_entries[ep] && t > ep_ticks[ep])) {
         ep_ticks[ep] = t;
+        ep_hist[ep] = cur_hist;
+        ep_entries[ep] = cur_entries;
     }
 }
 
@@ -187,22 +200,22 @@ static void row(const char *hname, const char *op, ctxc_status_t st, size_t n0,
     img_put_pad(12);
     img_put_s("| ");
     img_put_s(op);
-    img_put_pad(44);
+    img_put_pad(46);
     img_put_s("| ");
     img_put_s(ctxc_status_name(st));
-    img_put_pad(62);
+    img_put_pad(64);
     img_put_s("| ");
     img_put_u(n0);
-    img_put_pad(70);
+    img_put_pad(72);
     img_put_s("| ");
     img_put_u(t0);
-    img_put_pad(79);
+    img_put_pad(81);
     img_put_s("| ");
     img_put_u(ctxc_history_count(h));
-    img_put_pad(87);
+    img_put_pad(89);
     img_put_s("| ");
     img_put_u(ctxc_history_tokens(h));
-    img_put_pad(96);
+    img_put_pad(98);
     img_put_s("| ");
     img_put_x32(crc);
     img_put_s(" |");
@@ -300,18 +313,22 @@ static void start_session(const char *hname, const char *op) {
     ctxc_session_set_workspace(&session, WORKSPACE);
 }
 
-/* Operation on a fresh import: row + checks. which: 0 before_send,
- * 1 compress top-down, 2 compress high-density, 3 density step. */
+/* Operation on a fresh import: row + checks. which: 0 before_send
+ * high-density, 1 compress top-down, 2 compress high-density, 3 density
+ * step, 4 before_send top-down. */
+#define OP_COUNT 5u
 static void run_op(const scn_input_t *in, unsigned which) {
-    static const char *const ops[4] = {
+    static const char *const ops[OP_COUNT] = {
         "before_send high-density", "compress top-down-truncation",
-        "compress high-density", "density step (optimize)"};
+        "compress high-density", "density step (optimize)",
+        "before_send top-down-truncation"};
     const char *op = ops[which];
     ctxc_status_t st = import_input(in);
     if (!check(st == CTXC_OK, in->name, op, "import", st)) {
         return;
     }
-    st = set_strategy(which == 1 ? "top-down-truncation" : "high-density");
+    st = set_strategy(which == 1 || which == 4 ? "top-down-truncation"
+                                               : "high-density");
     check(st == CTXC_OK, in->name, op, "/set compression.strategy", st);
     start_session(in->name, op);
     size_t n0 = ctxc_history_count(&hist);
@@ -319,8 +336,14 @@ static void run_op(const scn_input_t *in, unsigned which) {
     ctxc_send_report_t report = {0};
     switch (which) {
     case 0:
-        MEASURED(EP_BEFORE_SEND, st,
-                 ctxc_session_before_send(&session, 0, &report, &err));
+    case 4:
+        if (which == 0) {
+            MEASURED(EP_BEFORE_SEND, st,
+                     ctxc_session_before_send(&session, 0, &report, &err));
+        } else {
+            MEASURED(EP_BEFORE_SEND_TD, st,
+                     ctxc_session_before_send(&session, 0, &report, &err));
+        }
         check(st != CTXC_OK ||
                   report.tokens_after == ctxc_history_tokens(&hist),
               in->name, op, "report.tokens_after is the history's total", st);
@@ -389,6 +412,13 @@ static void run_no_space(const scn_input_t *in) {
 
 static void run_input(const scn_input_t *in) {
     static const char op[] = "import";
+    cur_hist = in->name;
+    cur_entries = 0; /* one entry a line */
+    for (const char *p = in->text, *end = in->text + in->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        cur_entries++;
+        p = nl != NULL ? nl + 1 : end;
+    }
     ctxc_status_t st = import_input(in);
     check(st == CTXC_OK, in->name, op, "status", st);
     uint32_t crc;
@@ -398,7 +428,7 @@ static void run_input(const scn_input_t *in) {
         return;
     }
     configure(in->name, ctxc_history_tokens(&hist));
-    for (unsigned which = 0; which < 4; which++) {
+    for (unsigned which = 0; which < OP_COUNT; which++) {
         run_op(in, which);
     }
     run_no_space(in);
@@ -411,6 +441,10 @@ unsigned scn_run(unsigned flags) {
     checks = failed = 0;
     memset(ep_max, 0, sizeof ep_max);
     memset(ep_ticks, 0, sizeof ep_ticks);
+    memset(ep_hist, 0, sizeof ep_hist);
+    memset(ep_entries, 0, sizeof ep_entries);
+    cur_hist = "-";
+    cur_entries = 0;
 
     ctxc_fs_t fs = ctxc_romfs();
     ctxc_settings_init(&settings, &fs);
@@ -425,17 +459,17 @@ unsigned scn_run(unsigned flags) {
     img_put_s("| history");
     img_put_pad(12);
     img_put_s("| operation");
-    img_put_pad(44);
+    img_put_pad(46);
     img_put_s("| status");
-    img_put_pad(62);
+    img_put_pad(64);
     img_put_s("| n0");
-    img_put_pad(70);
+    img_put_pad(72);
     img_put_s("| tokens0");
-    img_put_pad(79);
+    img_put_pad(81);
     img_put_s("| n1");
-    img_put_pad(87);
+    img_put_pad(89);
     img_put_s("| tokens1");
-    img_put_pad(96);
+    img_put_pad(98);
     img_put_s("| export crc |");
     img_flush_line();
     img_put_s("|---|---|---|---:|---:|---:|---:|---|");
@@ -460,7 +494,11 @@ unsigned scn_run(unsigned flags) {
             img_put_s(ep_names[ep]);
             img_put_s(" ");
             img_put_u(ep_ticks[ep]);
-            img_put_s(" at most (25 MHz counter)");
+            img_put_s(" at most (25 MHz counter; history ");
+            img_put_s(ep_hist[ep] != NULL ? ep_hist[ep] : "-");
+            img_put_s(", ");
+            img_put_u(ep_entries[ep]);
+            img_put_s(" entries)");
             img_flush_line();
         }
     }
