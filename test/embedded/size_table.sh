@@ -42,7 +42,8 @@ fi
     }
     END {
         if (w < 9) w = 9
-        printf "Size of %s (bytes; flash = text + data, RAM = data + bss)\n\n", lib
+        shown = lib; sub(/^.*\/build\//, "build/", shown) # not the checkout path
+        printf "Size of %s (bytes; flash = text + data, RAM = data + bss)\n\n", shown
         printf "| %-*s | %8s | %8s | %8s | %8s | %8s |\n", w, "object", "text", "data", "bss", "flash", "RAM"
         dash = sprintf("%*s", w, ""); gsub(/ /, "-", dash)
         printf "|-%s-|---------:|---------:|---------:|---------:|---------:|\n", dash
