@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How long pty_expect() waits without output (valgrind is slow). */
@@ -152,6 +153,10 @@ static inline void pty_set_size(int m, unsigned short cols,
 }
 
 static inline void pty_type(int m, const char *keys) {
+    /* a moment for the line editor to settle after what was expected
+     * (keys typed at once were lost under a loaded machine's sanitizers) */
+    struct timespec settle = {0, 100000000L};
+    nanosleep(&settle, NULL);
     assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
 }
 
