@@ -186,12 +186,33 @@ static void repl_compress(void) {
     size_t n0 = ctxc_history_count(h);
     uint64_t t0 = ctxc_history_tokens(h);
     ctxc_error_t err;
+    const ctxc_strategy_t *st = NULL;
+    (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
+    if (st != NULL && st->requires_llm &&
+        ctxc_settings_string(&repl_settings,
+                             CTXC_SETTING_COMPRESSION_PROFILE) == NULL) {
+        /* the summary model, named with this prompt's own commands */
+        const char *pv =
+            ctxc_settings_string(&repl_settings, CTXC_SETTING_PROVIDER);
+        const char *md = ctxc_settings_string(&repl_settings, CTXC_SETTING_MODEL);
+        if (pv == NULL || md == NULL) {
+            repl_diag("error: /compress: %s asks a model for its summary: "
+                      "%s%s%s%s (or /set compression.profile NAME), or "
+                      "/set compression.strategy top-down-truncation or "
+                      "high-density (no model)\n",
+                      st->name, pv == NULL ? "/set provider P (" : "",
+                      pv == NULL ? cli_provider_list(", ") : "",
+                      pv == NULL ? ")" : "",
+                      md == NULL ? pv == NULL ? " and /set model M"
+                                              : "/set model M"
+                                 : "");
+            return;
+        }
+    }
     if (ctxc_session_optimize(&repl_session, &err) != CTXC_OK) {
         repl_error("density step", &err);
         return;
     }
-    const ctxc_strategy_t *st = NULL;
-    (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
     repl_status_begin_summary();
     ctxc_status_t cst = ctxc_session_compress(&repl_session, &err);
     cli_status_end();

@@ -794,6 +794,17 @@ static void test_repl_uses_the_llm_strategies(void **state) {
     /* a script is told, never asked; the example is not written */
     assert_string_equal(g_err, "note: the history's changes were not saved "
                                "(/save writes them to the --history file)\n");
+    /* without a model: told how with this prompt's own commands, at once */
+    run_v_repl("/set context-limit 1000\n/compress\n/stats\n", "--history",
+               example, NULL);
+    assert_int_equal(g_status, 1);
+    assert_contains(g_err, "error: /compress: middle-out asks a model for "
+                           "its summary: /set provider P (openai, anthropic, "
+                           "gemini) and /set model M (or /set "
+                           "compression.profile NAME), or /set "
+                           "compression.strategy top-down-truncation or "
+                           "high-density (no model)\n");
+    assert_contains(g_out, "entries 87, "); /* nothing changed */
 }
 
 /* ---- on a terminal (libedit) --------------------------------------------- */
