@@ -153,8 +153,10 @@ static inline void pty_set_size(int m, unsigned short cols,
 }
 
 static inline void pty_type(int m, const char *keys) {
-    /* a moment for the line editor to settle after what was expected
-     * (keys typed at once were lost under a loaded machine's sanitizers) */
+    /* a moment for the line editor after what was expected: libedit
+     * writes its prompt before it puts the terminal in raw mode, and a key
+     * typed in between is taken by the cooked line discipline (a Ctrl-D
+     * becomes a NUL byte; seen under valgrind's load) */
     struct timespec settle = {0, 100000000L};
     nanosleep(&settle, NULL);
     assert_int_equal(write(m, keys, strlen(keys)), (ssize_t)strlen(keys));
