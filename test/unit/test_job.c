@@ -574,19 +574,30 @@ static void test_before_send_prefetch(void **state) {
 /* compression.on-limit at the threshold with the summary not there:
  * top-down-truncation cancels the job and compresses at once (reported in
  * the report, the metadata and the log); wait polls the job to its end. */
-static void test_before_send_on_limit(void **state) {
-    (void)state;
+/* 20 alternating entries at 50 % of a context limit of twice their
+ * tokens (threshold 0.9, prefetch 0.4, on-limit `on_limit`): a before_send
+ * of nothing starts the job, which the fake model keeps in flight; answers
+ * the history's tokens (a message of that size crosses the threshold). */
+static uint64_t job_in_flight(const char *on_limit) {
     alternating(20);
     uint64_t tokens = ctxc_history_tokens(&hist);
     t_set_uint(&set, "context-limit", tokens * 2);
     t_set(&set, "compression-threshold", "0.9");
     t_set(&set, "compression.prefetch-threshold", "0.4");
-    t_set(&set, "compression.on-limit", "top-down-truncation");
+    t_set(&set, "compression.on-limit", on_limit);
     fk.steps = 1000;
     ctxc_send_report_t rep;
     ctxc_error_t err;
     assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
     assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+    return tokens;
+}
+
+static void test_before_send_on_limit(void **state) {
+    (void)state;
+    uint64_t tokens = job_in_flight("top-down-truncation");
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
     /* a long message pushes past the threshold */
     ctxc_status_t st = ctxc_session_before_send(&sess, tokens, &rep, &err);
     if (st != CTXC_OK) {
@@ -632,17 +643,9 @@ static bool stop_after_some_steps(void *ctx) {
 
 static void test_before_send_wait_stopped_by_the_port(void **state) {
     (void)state;
-    alternating(20);
-    uint64_t tokens = ctxc_history_tokens(&hist);
-    t_set_uint(&set, "context-limit", tokens * 2);
-    t_set(&set, "compression-threshold", "0.9");
-    t_set(&set, "compression.prefetch-threshold", "0.4");
-    t_set(&set, "compression.on-limit", "wait");
-    fk.steps = 1000;
+    uint64_t tokens = job_in_flight("wait");
     ctxc_send_report_t rep;
     ctxc_error_t err;
-    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
-    assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
     /* past the threshold: before_send waits for the job, and is stopped */
     port.stop = stop_after_some_steps;
     ctxc_status_t st = ctxc_session_before_send(&sess, tokens, &rep, &err);
