@@ -32,7 +32,9 @@
  * before a turn) it stops the call through the port's stop hook: the
  * history is as before the call (a chat turn keeps the human line). While
  * a model call runs a status line on stderr (a terminal only) says what is
- * done, by which model, for how long, and counts down a retry.
+ * done, by which model, for how long, and counts down a retry. Keys typed
+ * during a call wait for the next prompt; a Ctrl-D among them leaves there
+ * (repl_tty_hold).
  *
  * Leaving with unsaved changes: on a terminal the user is asked (the
  * history: to the --history file, Enter saves; without one, a file name;
@@ -48,6 +50,7 @@
 #include <histedit.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1139,6 +1142,40 @@ static unsigned char repl_interrupt_key(EditLine *el, int ch) {
     return CC_NEWLINE;
 }
 
+/* Keys typed while a line is worked on (a reply streams, a summary is
+ * awaited) wait in the terminal, which libedit has put back in its cooked
+ * mode; there the EOF key is not a byte: a Ctrl-D typed then would reach
+ * the next prompt as a NUL and be lost. While a line is worked on the EOF
+ * key is switched off, so a Ctrl-D stays the byte 4 that libedit reads at
+ * the next prompt as "leave"; the terminal's settings are put back exactly
+ * as they were before libedit takes the terminal again (it would otherwise
+ * take the changed settings for the user's own). */
+static struct termios repl_tty_saved;
+static bool repl_tty_held;
+
+static void repl_tty_hold(void) {
+    struct termios t;
+    if (tcgetattr(0, &t) != 0) {
+        return;
+    }
+    repl_tty_saved = t;
+#ifdef _POSIX_VDISABLE
+    t.c_cc[VEOF] = _POSIX_VDISABLE;
+#else
+    t.c_cc[VEOF] = 0;
+#endif
+    if (tcsetattr(0, TCSANOW, &t) == 0) { /* what was typed stays */
+        repl_tty_held = true;
+    }
+}
+
+static void repl_tty_release(void) {
+    if (repl_tty_held) {
+        (void)tcsetattr(0, TCSANOW, &repl_tty_saved);
+        repl_tty_held = false;
+    }
+}
+
 static int repl_loop_editline(void) {
     EditLine *el = el_init("ctxc", stdin, stdout, stderr);
     History *hist = history_init();
@@ -1162,7 +1199,9 @@ static int repl_loop_editline(void) {
     for (;;) {
         int count = 0;
         repl_cancel = CANCEL_NONE;
+        repl_tty_release();
         const char *got = el_gets(el, &count);
+        repl_tty_hold();
         if (repl_cancel != CANCEL_NONE) {
             printf("^C\n");
             fflush(stdout);
@@ -1198,6 +1237,7 @@ static int repl_loop_editline(void) {
             break;
         }
     }
+    repl_tty_release(); /* the questions on leaving read cooked lines */
     history_end(hist);
     el_end(el);
     return CLI_EXIT_OK;

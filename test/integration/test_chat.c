@@ -1086,6 +1086,33 @@ static void test_ctrl_c_stops_a_stalled_reply(void **state) {
     close(m);
 }
 
+/* Ctrl-D typed while a reply is awaited (fixture-stall: 2.5 s of silence
+ * before its text) is kept for the next prompt, where it leaves: the reply
+ * is completed and added first, then the leaving question comes. */
+static void test_ctrl_d_typed_during_a_reply_leaves(void **state) {
+    (void)state;
+    char *argv[] = {(char *)"ctxc",       (char *)"chat",
+                    (char *)"--provider", (char *)"openai",
+                    (char *)"--model",    (char *)"fixture-stall",
+                    (char *)"--base-url", (char *)base_of("openai"),
+                    NULL};
+    pid_t pid;
+    pty_screen_len = 0;
+    int m = pty_spawn(&pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "you> ");
+    pty_type(m, "one slow reply\r");
+    pty_expect(m, "[waiting for the reply - openai fixture-stall - ");
+    pty_type(m, "\x04"); /* the reply is 2.5 s away */
+    pty_expect(m, "</state_snapshot>"); /* the reply goes on to its end */
+    pty_expect(m, "the history (2 entries) is not saved: file to save it "
+                  "to (Enter: leave without saving)? ");
+    pty_type(m, "\r");
+    pty_expect(m, "not saved");
+    assert_int_equal(exit_of(pid), 0);
+    close(m);
+}
+
 /* Ctrl-C while /compress waits for a middle-out summary that stalls: the
  * status line says what is summarised and by which model; the history is
  * unchanged and the chat goes on. */
@@ -1247,6 +1274,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ctrl_c_stops_a_stalled_summary, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_ctrl_d_typed_during_a_reply_leaves,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_line_counts_down_a_retry, setup,
                                         teardown),
     };
