@@ -953,7 +953,9 @@ static void test_thinking_and_429_once(void **state) {
     check_wire("gemini", "fixture-429-once", true, 2);
     check_result(0, 16, SUMMARY, false);
     assert_int_equal(rec.n_delays, 1);
-    assert_int_equal(rec.delays[0], 1000);
+    /* what is left of the pause by the port clock when the delay hook is
+     * called: a millisecond or a few less under a sanitizer's load */
+    assert_in_range(rec.delays[0], 990, 1000);
 }
 
 /* A long latest request in the middle stays there and goes in full. */
@@ -1090,8 +1092,9 @@ static void test_503_retries_exhausted(void **state) {
         fails_with("one-shot", APIS[a], "fixture-error-503", port_good, a != 0,
                    CTXC_E_HTTP_STATUS, msg[a], 3);
         assert_int_equal(rec.n_delays, 2);
-        assert_int_equal(rec.delays[0], 500);
-        assert_int_equal(rec.delays[1], 1000);
+        /* 500 ms, doubled: what is left of each by the port clock */
+        assert_in_range(rec.delays[0], 490, 500);
+        assert_in_range(rec.delays[1], 990, 1000);
     }
 }
 
