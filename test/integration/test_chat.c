@@ -959,6 +959,21 @@ static double mono_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* `ctxc chat` with the fixture's OpenAI API and `model` on a terminal of
+ * 200 x 40, at its first prompt. */
+static int chat_on_a_terminal(const char *model, pid_t *pid) {
+    char *argv[] = {(char *)"ctxc",       (char *)"chat",
+                    (char *)"--provider", (char *)"openai",
+                    (char *)"--model",    (char *)model,
+                    (char *)"--base-url", (char *)base_of("openai"),
+                    NULL};
+    pty_screen_len = 0;
+    int m = pty_spawn(pid, argv);
+    pty_set_size(m, 200, 40);
+    pty_expect(m, "you> ");
+    return m;
+}
+
 /* Ctrl-C at the prompt drops the line typed so far and the program goes
  * on; at an empty prompt the first Ctrl-C says how to leave and a second
  * leaves, asking first whether to save the history to the --history file
@@ -1091,16 +1106,8 @@ static void test_ctrl_c_stops_a_stalled_reply(void **state) {
  * is completed and added first, then the leaving question comes. */
 static void test_ctrl_d_typed_during_a_reply_leaves(void **state) {
     (void)state;
-    char *argv[] = {(char *)"ctxc",       (char *)"chat",
-                    (char *)"--provider", (char *)"openai",
-                    (char *)"--model",    (char *)"fixture-stall",
-                    (char *)"--base-url", (char *)base_of("openai"),
-                    NULL};
     pid_t pid;
-    pty_screen_len = 0;
-    int m = pty_spawn(&pid, argv);
-    pty_set_size(m, 200, 40);
-    pty_expect(m, "you> ");
+    int m = chat_on_a_terminal("fixture-stall", &pid);
     pty_type(m, "one slow reply\r");
     pty_expect(m, "[waiting for the reply - openai fixture-stall - ");
     pty_type(m, "\x04"); /* the reply is 2.5 s away */
@@ -1166,16 +1173,8 @@ static void test_ctrl_c_stops_a_stalled_summary(void **state) {
  * down to the next attempt. */
 static void test_status_line_counts_down_a_retry(void **state) {
     (void)state;
-    char *argv[] = {(char *)"ctxc",       (char *)"chat",
-                    (char *)"--provider", (char *)"openai",
-                    (char *)"--model",    (char *)"fixture-error-429",
-                    (char *)"--base-url", (char *)base_of("openai"),
-                    NULL};
     pid_t pid;
-    pty_screen_len = 0;
-    int m = pty_spawn(&pid, argv);
-    pty_set_size(m, 200, 40);
-    pty_expect(m, "you> ");
+    int m = chat_on_a_terminal("fixture-error-429", &pid);
     pty_type(m, "are you busy?\r");
     pty_expect(m, "[waiting for the reply - openai fixture-error-429 - ");
     pty_expect(m, "attempt 1 failed: attempt 2 of 3 in 1 s");
