@@ -46,6 +46,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <wchar.h>
 #include <histedit.h>
 #include <stdarg.h>
@@ -1151,9 +1152,44 @@ static unsigned char repl_interrupt_key(EditLine *el, int ch) {
  * as they were before libedit takes the terminal again (it would otherwise
  * take the changed settings for the user's own). */
 static struct termios repl_tty_saved;
-static bool repl_tty_held;
+static volatile sig_atomic_t repl_tty_held;
+
+static void repl_tty_release(void) {
+    if (repl_tty_held) {
+        (void)tcsetattr(0, TCSANOW, &repl_tty_saved);
+        repl_tty_held = 0;
+    }
+}
+
+/* A signal that ends the program while the key is off (SIGTERM, SIGHUP,
+ * SIGQUIT) puts the terminal back first (tcsetattr is async-signal-safe),
+ * then ends it as it would have. */
+static void repl_tty_on_fatal(int sig) {
+    if (repl_tty_held) {
+        (void)tcsetattr(0, TCSANOW, &repl_tty_saved);
+    }
+    (void)signal(sig, SIG_DFL);
+    (void)raise(sig);
+}
 
 static void repl_tty_hold(void) {
+    static bool installed;
+    if (!installed) {
+        installed = true;
+        (void)atexit(repl_tty_release); /* an exit() while held */
+        static const int fatal[] = {SIGTERM, SIGHUP, SIGQUIT};
+        for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+            struct sigaction old;
+            if (sigaction(fatal[i], NULL, &old) == 0 &&
+                old.sa_handler == SIG_DFL) { /* an ignored one stays so */
+                struct sigaction sa;
+                memset(&sa, 0, sizeof sa);
+                sa.sa_handler = repl_tty_on_fatal;
+                sigemptyset(&sa.sa_mask);
+                (void)sigaction(fatal[i], &sa, NULL);
+            }
+        }
+    }
     struct termios t;
     if (tcgetattr(0, &t) != 0) {
         return;
@@ -1165,14 +1201,7 @@ static void repl_tty_hold(void) {
     t.c_cc[VEOF] = 0;
 #endif
     if (tcsetattr(0, TCSANOW, &t) == 0) { /* what was typed stays */
-        repl_tty_held = true;
-    }
-}
-
-static void repl_tty_release(void) {
-    if (repl_tty_held) {
-        (void)tcsetattr(0, TCSANOW, &repl_tty_saved);
-        repl_tty_held = false;
+        repl_tty_held = 1;
     }
 }
 

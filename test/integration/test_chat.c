@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1169,6 +1170,23 @@ static void test_ctrl_c_stops_a_stalled_summary(void **state) {
     assert_null(strstr(after, "context-limit")); /* not kept: Enter */
 }
 
+/* Ended by SIGTERM while a reply is awaited (its EOF key switched off for
+ * the call): the terminal is left as it was found, Ctrl-D its EOF key. */
+static void test_terminal_restored_when_killed_during_a_reply(void **state) {
+    (void)state;
+    pid_t pid;
+    int m = chat_on_a_terminal("fixture-hang", &pid);
+    pty_type(m, "tell me slowly\r");
+    pty_expect(m, "<stat"); /* the first piece, then 20 s of silence */
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    assert_int_equal(exit_of(pid), 1000 + SIGTERM);
+    struct termios t;
+    assert_int_equal(tcgetattr(m, &t), 0);
+    assert_int_equal(t.c_cc[VEOF], 4); /* Ctrl-D */
+    assert_true((t.c_lflag & ICANON) != 0);
+    close(m);
+}
+
 /* A reply that fails with 429 and Retry-After: 1: the status line counts
  * down to the next attempt. */
 static void test_status_line_counts_down_a_retry(void **state) {
@@ -1275,6 +1293,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ctrl_d_typed_during_a_reply_leaves,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_terminal_restored_when_killed_during_a_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_line_counts_down_a_retry, setup,
                                         teardown),
     };
