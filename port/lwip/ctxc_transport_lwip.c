@@ -749,6 +749,13 @@ static ctxc_status_t start_tcp(ctxc_lwip_transport_t *t, const ip_addr_t *addr,
                               "block: MEMP_NUM_ALTCP_PCB, MEMP_NUM_TCP_PCB)",
                               t->host, (unsigned)t->port);
     }
+    /* Nagle's algorithm off (TCP_NODELAY). A request leaves in several
+     * writes (TLS records, the HTTP head and body); with Nagle on, the
+     * stack keeps a short last segment back until the peer has
+     * acknowledged the one before, and a peer delays that ACK (lwIP's
+     * delayed ACK: up to 250 ms): every call waited that long. On a TLS
+     * pcb altcp hands this to the TCP pcb under it. */
+    altcp_nagle_disable(pcb);
     if (tls && mbedtls_ssl_set_hostname(altcp_tls_context(pcb), t->host) != 0) {
         altcp_abort(pcb);
         return ctxc_error_set(err, CTXC_E_TLS, "%s:%u: TLS setup: host name",

@@ -40,6 +40,12 @@
  *              the history byte for byte as before
  *   reset      a job against :445: CTXC_E_NETWORK (reset), the history as
  *              before
+ *   nodelay    a TLS connect to :443 and a plain TCP connect to :8080 (a
+ *              listener that takes and drops what it gets): each up, its
+ *              TCP connection with Nagle's algorithm off (lwIP's
+ *              altcp_nagle_disabled on the port's pcb: with Nagle on, a
+ *              request's last short segment waits for the server's
+ *              delayed ACK, about 200 ms a call)
  * and every transport call is checked to come from the agent thread, every
  * server callback to run in the tcpip thread. Output: one line per case,
  * the threads' line, then "lwip_nosys0: N checks, M failed: ok|FAILED";
@@ -78,6 +84,7 @@
 #define PORT_WRONGHOST 444
 #define PORT_RESET 445
 #define PORT_NOTHING 4430
+#define PORT_PLAIN 8080
 #define SUMMARY_MARK "lwip-nosys0 summary"
 
 /* ---- checks ----------------------------------------------------------------
@@ -409,6 +416,36 @@ static void make_answers(void) {
     free(sse);
 }
 
+/* The plain TCP listener (:8080): takes what arrives, drops it, closes
+ * when the client does. */
+static err_t plain_recv(void *arg, struct altcp_pcb *pcb, struct pbuf *p,
+                        err_t err) {
+    (void)arg;
+    (void)err;
+    on_tcpip_thread();
+    if (p == NULL) {
+        altcp_recv(pcb, NULL);
+        if (altcp_close(pcb) != ERR_OK) {
+            altcp_abort(pcb);
+            return ERR_ABRT;
+        }
+        return ERR_OK;
+    }
+    altcp_recved(pcb, p->tot_len);
+    pbuf_free(p);
+    return ERR_OK;
+}
+
+static err_t plain_accept(void *arg, struct altcp_pcb *pcb, err_t err) {
+    (void)arg;
+    on_tcpip_thread();
+    if (err != ERR_OK || pcb == NULL) {
+        return ERR_VAL;
+    }
+    altcp_recv(pcb, plain_recv);
+    return ERR_OK;
+}
+
 /* With the core lock held. */
 static bool server_start(void) {
     for (int i = 0; i < SLOTS; i++) {
@@ -438,6 +475,15 @@ static bool server_start(void) {
         altcp_arg(listeners[i], &listener_mode[i]);
         altcp_accept(listeners[i], srv_accept);
     }
+    struct altcp_pcb *plain = altcp_tcp_new_ip_type(IPADDR_TYPE_V4);
+    if (plain == NULL || altcp_bind(plain, IP4_ADDR_ANY, PORT_PLAIN) != ERR_OK) {
+        return false;
+    }
+    plain = altcp_listen(plain);
+    if (plain == NULL) {
+        return false;
+    }
+    altcp_accept(plain, plain_accept);
     return true;
 }
 
@@ -717,15 +763,22 @@ static ctxc_status_t session_begin(void) {
 /* ---- the cases
  * --------------------------------------------------------------- */
 
-static void case_refused(void) {
-    ctxc_error_t err;
-    memset(&err, 0, sizeof err);
-    ctxc_status_t st = port.transport.ops->connect(port.transport.ctx, HOST,
-                                                   PORT_NOTHING, true, &err);
+/* A connect through the transport's ops, driven by wait + connect_poll
+ * until it is up or failed; the connection stays open. */
+static ctxc_status_t connect_done(uint16_t p, bool tls, ctxc_error_t *err) {
+    memset(err, 0, sizeof *err);
+    ctxc_status_t st =
+        port.transport.ops->connect(port.transport.ctx, HOST, p, tls, err);
     for (int i = 0; i < 10000 && st == CTXC_E_IN_PROGRESS; i++) {
         port.transport.ops->wait(port.transport.ctx, 50);
-        st = port.transport.ops->connect_poll(port.transport.ctx, &err);
+        st = port.transport.ops->connect_poll(port.transport.ctx, err);
     }
+    return st;
+}
+
+static void case_refused(void) {
+    ctxc_error_t err;
+    ctxc_status_t st = connect_done(PORT_NOTHING, true, &err);
     port.transport.ops->close(port.transport.ctx);
     printf("case refused: TLS connect to %s:%d (nothing listens): %s: %s\n",
            HOST, PORT_NOTHING, ctxc_status_name(st), ctxc_error_message(&err));
@@ -922,6 +975,39 @@ static void case_reset(void) {
     free(before.buf);
 }
 
+static void case_nodelay(void) {
+    static const struct {
+        uint16_t port;
+        bool tls;
+        const char *what;
+    } conns_tried[] = {{PORT_GOOD, true, "TLS"}, {PORT_PLAIN, false, "TCP"}};
+    for (size_t i = 0; i < sizeof conns_tried / sizeof conns_tried[0]; i++) {
+        ctxc_error_t err;
+        ctxc_status_t st =
+            connect_done(conns_tried[i].port, conns_tried[i].tls, &err);
+        /* lwIP's own flag (TF_NODELAY of the TCP pcb; through the TLS
+         * pcb for TLS), read from the port's pcb under the core lock */
+        LOCK_TCPIP_CORE();
+        bool up = st == CTXC_OK && net.pcb != NULL;
+        bool nodelay = up && altcp_nagle_disabled(net.pcb) != 0;
+        UNLOCK_TCPIP_CORE();
+        port.transport.ops->close(port.transport.ctx);
+        printf("case nodelay: %s connect to %s:%u: %s%s%s; Nagle's algorithm "
+               "%s\n",
+               conns_tried[i].what, HOST, (unsigned)conns_tried[i].port,
+               ctxc_status_name(st), st == CTXC_OK ? "" : ": ",
+               st == CTXC_OK ? "" : ctxc_error_message(&err),
+               !up ? "not known (no connection)"
+                   : nodelay ? "off (TCP_NODELAY)" : "ON");
+        check(up, "nodelay: %s connect: %s: %s", conns_tried[i].what,
+              ctxc_status_name(st), ctxc_error_message(&err));
+        check(nodelay,
+              "nodelay: the %s connection has Nagle's algorithm on (its "
+              "request's last segment waits for the peer's delayed ACK)",
+              conns_tried[i].what);
+    }
+}
+
 static void *agent(void *arg) {
     (void)arg;
     agent_tid = pthread_self();
@@ -984,6 +1070,7 @@ static void *agent(void *arg) {
     case_job();
     case_wronghost();
     case_reset();
+    case_nodelay();
 
     ctxc_session_deinit(&session);
     LOCK_TCPIP_CORE();
