@@ -171,6 +171,14 @@ const char *cli_absolute_path(const char *path);
 const char *cli_net_hint(const ctxc_error_t *err);
 /* The compiled-in providers, `sep`-separated (a static string). */
 const char *cli_provider_list(const char *sep);
+/* When strategy st asks a model for its summary and the settings name none
+ * (no compression.profile; provider or model unset): what is to be given,
+ * in the caller's own words for the two (`provider`: "--provider P" or
+ * "/set provider P"), e.g. "--provider P (openai, anthropic, gemini) and
+ * --model M" (a static string). NULL when nothing is missing. */
+const char *cli_summary_model_missing(const ctxc_settings_store_t *s,
+                                      const ctxc_strategy_t *st,
+                                      const char *provider, const char *model);
 /* --verbose: status names and the library's log shown (cli_llm.c). */
 extern bool cli_verbose;
 

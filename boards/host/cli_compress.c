@@ -228,24 +228,17 @@ int cli_cmd_compress(int argc, char **argv) {
     }
 
     /* the summary model, before anything is read: named by the flags */
-    if (!optimize_only && strategy->requires_llm &&
-        ctxc_settings_string(&cli_settings,
-                             CTXC_SETTING_COMPRESSION_PROFILE) == NULL) {
-        const char *pv =
-            ctxc_settings_string(&cli_settings, CTXC_SETTING_PROVIDER);
-        const char *md = ctxc_settings_string(&cli_settings, CTXC_SETTING_MODEL);
-        if (pv == NULL || md == NULL) {
-            fprintf(stderr,
-                    "ctxc compress: %s asks a model for its summary: give "
-                    "%s%s%s (or --profile NAME with them), or "
-                    "--strategy top-down-truncation or high-density (no "
-                    "model)\n",
-                    strategy->name, pv == NULL ? "--provider P (" : "",
-                    pv == NULL ? cli_provider_list(", ") : "",
-                    pv == NULL ? md == NULL ? ") and --model M" : ")"
-                               : "--model M");
-            return CLI_EXIT_USAGE;
-        }
+    const char *missing =
+        optimize_only ? NULL
+                      : cli_summary_model_missing(&cli_settings, strategy,
+                                                  "--provider P", "--model M");
+    if (missing != NULL) {
+        fprintf(stderr,
+                "ctxc compress: %s asks a model for its summary: give %s (or "
+                "--profile NAME with them), or --strategy top-down-truncation "
+                "or high-density (no model)\n",
+                strategy->name, missing);
+        return CLI_EXIT_USAGE;
     }
 
     const char *name;

@@ -63,6 +63,29 @@ const char *cli_provider_list(const char *sep) {
     return list[0] != '\0' ? list : "(none in this build)";
 }
 
+const char *cli_summary_model_missing(const ctxc_settings_store_t *s,
+                                      const ctxc_strategy_t *st,
+                                      const char *provider, const char *model) {
+    static char what[256];
+    if (st == NULL || !st->requires_llm ||
+        ctxc_settings_string(s, CTXC_SETTING_COMPRESSION_PROFILE) != NULL) {
+        return NULL;
+    }
+    bool no_pv = ctxc_settings_string(s, CTXC_SETTING_PROVIDER) == NULL;
+    bool no_md = ctxc_settings_string(s, CTXC_SETTING_MODEL) == NULL;
+    if (!no_pv && !no_md) {
+        return NULL;
+    }
+    if (no_pv) {
+        snprintf(what, sizeof what, "%s (%s)%s%s", provider,
+                 cli_provider_list(", "), no_md ? " and " : "",
+                 no_md ? model : "");
+    } else {
+        snprintf(what, sizeof what, "%s", model);
+    }
+    return what;
+}
+
 /* todos of --todos FILE */
 static ctxc_todo_t llm_todos[64];
 static char llm_todo_text[16384];

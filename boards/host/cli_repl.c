@@ -192,26 +192,16 @@ static void repl_compress(void) {
     ctxc_error_t err;
     const ctxc_strategy_t *st = NULL;
     (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
-    if (st != NULL && st->requires_llm &&
-        ctxc_settings_string(&repl_settings,
-                             CTXC_SETTING_COMPRESSION_PROFILE) == NULL) {
-        /* the summary model, named with this prompt's own commands */
-        const char *pv =
-            ctxc_settings_string(&repl_settings, CTXC_SETTING_PROVIDER);
-        const char *md = ctxc_settings_string(&repl_settings, CTXC_SETTING_MODEL);
-        if (pv == NULL || md == NULL) {
-            repl_diag("error: /compress: %s asks a model for its summary: "
-                      "%s%s%s%s (or /set compression.profile NAME), or "
-                      "/set compression.strategy top-down-truncation or "
-                      "high-density (no model)\n",
-                      st->name, pv == NULL ? "/set provider P (" : "",
-                      pv == NULL ? cli_provider_list(", ") : "",
-                      pv == NULL ? ")" : "",
-                      md == NULL ? pv == NULL ? " and /set model M"
-                                              : "/set model M"
-                                 : "");
-            return;
-        }
+    /* the summary model, named with this prompt's own commands */
+    const char *missing = cli_summary_model_missing(
+        &repl_settings, st, "/set provider P", "/set model M");
+    if (missing != NULL) {
+        repl_diag("error: /compress: %s asks a model for its summary: %s (or "
+                  "/set compression.profile NAME), or /set "
+                  "compression.strategy top-down-truncation or high-density "
+                  "(no model)\n",
+                  st->name, missing);
+        return;
     }
     if (ctxc_session_optimize(&repl_session, &err) != CTXC_OK) {
         repl_error("density step", &err);
