@@ -1014,7 +1014,7 @@ static void test_ctrl_c_at_the_prompt(void **state) {
     assert_null(strstr(saved, "half a line"));
 }
 
-/* Leaving with unsaved changes and no --history: the history is saved to
+/* Ctrl-D with unsaved changes and no --history: the history is saved to
  * the file named at the question, and the session's /set changes go into
  * settings.json when the user says so. */
 static void test_leaving_asks_what_to_keep(void **state) {
@@ -1028,7 +1028,7 @@ static void test_leaving_asks_what_to_keep(void **state) {
     pty_expect(m, "ctxc> ");
     pty_type(m, "a line worth keeping\r");
     pty_expect(m, "ctxc> ");
-    pty_type(m, "/quit\r");
+    pty_type(m, "\x04");
     pty_expect(m, "the history (1 entry) is not saved: file to save it to "
                   "(Enter: leave without saving)? ");
     char line[500];
