@@ -302,3 +302,239 @@ const unsigned char *ctxc__compress_pins(const ctxc_compress_ctx_t *ctx,
     }
     return pin;
 }
+
+/* ---- the limits, and dropping the oldest entries ------------------------- */
+
+CTXC__SIZE_NOINLINE size_t ctxc_target_count(size_t capacity,
+                                             uint16_t threshold) {
+    return (size_t)((uint64_t)capacity * threshold * 6u / 10000u);
+}
+
+unsigned ctxc_limits_over(const ctxc_limits_t *l) {
+    unsigned over = 0;
+    if (l->max_entries > 0 &&
+        ((uint64_t)l->entries + l->reserve_entries) * 1000u >
+            (uint64_t)l->max_entries * l->entries_threshold) {
+        over |= CTXC_LIMIT_ENTRIES;
+    }
+    if (l->arena_bytes > 0 &&
+        ((uint64_t)l->bytes + l->reserve_bytes) * 1000u >
+            (uint64_t)l->arena_bytes * l->bytes_threshold) {
+        over |= CTXC_LIMIT_BYTES;
+    }
+    return over;
+}
+
+void ctxc__targets(const ctxc_compress_ctx_t *ctx, uint64_t tokens,
+                   ctxc__targets_t *t) {
+    const ctxc_limits_t *l = &ctx->values.limits;
+    unsigned over = ctxc_limits_over(l);
+    t->tokens = tokens;
+    t->entries = SIZE_MAX;
+    t->bytes = SIZE_MAX;
+    if (over & CTXC_LIMIT_ENTRIES) {
+        t->entries = ctxc_target_count(l->max_entries, l->entries_threshold);
+    }
+    if (over & CTXC_LIMIT_BYTES) {
+        t->bytes = ctxc_target_count(l->arena_bytes, l->bytes_threshold);
+    }
+}
+
+/* What the plan leaves of store entry idx: its tokens and bytes after the
+ * plan (an INSERT replacing it, else the entry as it is). *k walks the
+ * plan's ops along increasing idx. */
+static void after_plan(const ctxc_plan_t *plan, const ctxc_view_t *v,
+                       size_t *k, size_t idx, uint64_t *tok, size_t *size) {
+    for (; *k < plan->count; (*k)++) {
+        const ctxc_plan_op_t *op = &plan->ops[*k];
+        bool before = op->kind == CTXC_PLAN_KEEP
+                          ? op->to <= idx
+                          : op->replaces != UINT32_MAX && op->replaces < idx;
+        if (!before) {
+            if (op->kind == CTXC_PLAN_INSERT && op->replaces == idx) {
+                *tok = op->tokens;
+                *size = op->size;
+                return;
+            }
+            break;
+        }
+    }
+    *tok = v->slots_[idx].tokens;
+    *size = v->slots_[idx].size;
+}
+
+/* Running totals of what dropping the view positions [0, cut) takes away
+ * (pinned positions stay), up to store index `sidx`. */
+typedef struct {
+    size_t cut, sidx, k;
+    uint64_t tokens;
+    size_t entries, bytes, pinned;
+} drop_t;
+
+static void drop_next(drop_t *d, const ctxc_plan_t *plan, const ctxc_view_t *v,
+                      const unsigned char *pin) {
+    size_t idx = ctxc_view_index(v, d->cut);
+    uint64_t tok;
+    size_t size;
+    for (; d->sidx < idx; d->sidx++) { /* entries outside the view */
+        after_plan(plan, v, &d->k, d->sidx, &tok, &size);
+        d->entries++;
+        d->bytes += size;
+    }
+    if (pin != NULL && pin[d->cut]) {
+        d->pinned++;
+    } else {
+        after_plan(plan, v, &d->k, idx, &tok, &size);
+        d->tokens += tok;
+        d->entries++;
+        d->bytes += size;
+    }
+    d->sidx = idx + 1u;
+    d->cut++;
+}
+
+/* The totals of what the plan leaves: *bytes of the whole history. */
+static size_t plan_bytes_saved(const ctxc_plan_t *plan, const ctxc_view_t *v) {
+    size_t saved = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind == CTXC_PLAN_INSERT && op->replaces < v->store_count &&
+            v->slots_[op->replaces].size > op->size) {
+            saved += v->slots_[op->replaces].size - op->size;
+        }
+    }
+    return saved;
+}
+
+/* Pinned entries that alone break a target: CTXC_E_TOO_LARGE naming the
+ * limit and by how much. */
+static ctxc_status_t pins_fit(const ctxc_compress_ctx_t *ctx,
+                              const unsigned char *pin,
+                              const ctxc__targets_t *t, uint64_t tokens,
+                              ctxc_error_t *err) {
+    const ctxc_view_t *v = &ctx->view;
+    uint64_t ptok = 0;
+    size_t pent = 0, pbytes = 0;
+    for (size_t p = 0; p < v->count; p++) {
+        if (pin[p]) {
+            const ctxc_slot_t *sl = &v->slots_[ctxc_view_index(v, p)];
+            ptok += sl->tokens;
+            pent++;
+            pbytes += sl->size;
+        }
+    }
+    /* entries appended after the range (a job's) stay as well */
+    const ctxc_limits_t *l = &ctx->values.limits;
+    if (l->entries > v->store_count) {
+        pent += l->entries - v->store_count;
+    }
+    if (tokens >= t->tokens && ptok >= t->tokens) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "the pinned entries alone need %z tokens, the "
+                          "target is %z (context-limit x threshold x 0.6): "
+                          "unpin some or raise the context limit",
+                          (size_t)ptok, (size_t)t->tokens);
+    }
+    if (pent > t->entries) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "the pinned entries alone take %z entries, %z over "
+                          "the target of %z (slots x "
+                          "compression.entries-threshold x 0.6): unpin some "
+                          "or give the history more slots",
+                          pent, pent - t->entries, t->entries);
+    }
+    if (pbytes > t->bytes) {
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "the pinned entries alone take %z arena bytes, %z "
+                          "over the target of %z (arena x "
+                          "compression.bytes-threshold x 0.6): unpin some or "
+                          "give the history a larger arena",
+                          pbytes, pbytes - t->bytes, t->bytes);
+    }
+    return CTXC_OK;
+}
+
+ctxc_status_t ctxc__truncate(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                             const ctxc_boundary_t *bd,
+                             const unsigned char *pin, const ctxc__targets_t *t,
+                             uint64_t *tokens, size_t *dropped,
+                             size_t *cut_out, ctxc_error_t *err) {
+    const ctxc_view_t *v = &ctx->view;
+    const ctxc_limits_t *l = &ctx->values.limits;
+    size_t n = v->count;
+    *dropped = 0;
+    *cut_out = 0;
+    if (pin != NULL) {
+        ctxc_status_t st = pins_fit(ctx, pin, t, *tokens, err);
+        if (st != CTXC_OK) {
+            return st;
+        }
+    }
+    size_t entries = l->entries > 0 ? l->entries : v->store_count;
+    size_t saved = plan_bytes_saved(plan, v);
+    size_t bytes = l->bytes > saved ? l->bytes - saved : 0;
+    /* oldest first until every target holds (pinned entries stay) */
+    drop_t d = {0};
+    while (d.cut < n &&
+           (*tokens - d.tokens >= t->tokens || entries - d.entries > t->entries ||
+            bytes - d.bytes > t->bytes)) {
+        drop_next(&d, plan, v, pin);
+    }
+    size_t cut = ctxc_boundary_forward(bd, d.cut);
+    size_t min_keep_cut = n >= 2 ? n - 2 : 0; /* keep at least 2 entries */
+    if (cut > min_keep_cut) {
+        cut = ctxc_boundary_backward(bd, min_keep_cut);
+    }
+    if (cut < d.cut) { /* moved back: count again */
+        memset(&d, 0, sizeof d);
+    }
+    while (d.cut < cut) {
+        drop_next(&d, plan, v, pin);
+    }
+    if (cut == d.pinned) {
+        return CTXC_OK; /* nothing to drop (all of it pinned) */
+    }
+    *cut_out = cut;
+    /* the plan from the cut on, after the pinned entries before it */
+    size_t cidx = cut < n ? ctxc_view_index(v, cut) : v->store_count;
+    size_t k = 0;
+    while (k < plan->count &&
+           (plan->ops[k].kind == CTXC_PLAN_KEEP
+                ? plan->ops[k].to <= cidx
+                : plan->ops[k].replaces != UINT32_MAX &&
+                      plan->ops[k].replaces < cidx)) {
+        k++;
+    }
+    size_t m = d.pinned;
+    size_t inserts = 0, gone = 0; /* the inserts counted for apply */
+    for (size_t j = 0; j < plan->count; j++) {
+        inserts += plan->ops[j].kind == CTXC_PLAN_INSERT;
+        gone += j < k && plan->ops[j].kind == CTXC_PLAN_INSERT;
+    }
+    if (m + (plan->count - k) > plan->cap) {
+        return ctxc__fail_space(err, m + (plan->count - k) - plan->cap,
+                                "plan holds its maximum of %z ops", plan->cap);
+    }
+    memmove(&plan->ops[m], &plan->ops[k],
+            (plan->count - k) * sizeof(ctxc_plan_op_t));
+    plan->count = m + (plan->count - k);
+    if (m < plan->count && plan->ops[m].kind == CTXC_PLAN_KEEP &&
+        plan->ops[m].from < cidx) {
+        plan->ops[m].from = (uint32_t)cidx;
+    }
+    for (size_t p = 0, w = 0; w < m; p++) {
+        if (pin[p]) { /* a pinned entry before the cut stays in place */
+            size_t at = ctxc_view_index(v, p);
+            memset(&plan->ops[w], 0, sizeof plan->ops[w]);
+            plan->ops[w].kind = CTXC_PLAN_KEEP;
+            plan->ops[w].from = (uint32_t)at;
+            plan->ops[w].to = (uint32_t)(at + 1u);
+            w++;
+        }
+    }
+    plan->counted_ = plan->counted_ == inserts ? inserts - gone : 0;
+    *tokens -= d.tokens;
+    *dropped = cut - d.pinned;
+    plan->meta.entries_dropped = *dropped;
+    return CTXC_OK;
+}

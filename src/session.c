@@ -401,6 +401,47 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     return r;
 }
 
+/* The history's entry and byte limits now, with the settings' thresholds
+ * and reserves (add_room's need in place of a smaller reserve). */
+static void limits_of(const ctxc_session_t *s, ctxc_limits_t *l) {
+    const ctxc_history_t *h = s->history;
+    uint32_t re = 4, rb = 2048;
+    memset(l, 0, sizeof *l);
+    l->entries = h->count;
+    l->max_entries = h->max_entries;
+    l->bytes = h->used;
+    l->arena_bytes = h->arena_bytes;
+    l->entries_threshold = 900;
+    l->bytes_threshold = 900;
+    (void)ctxc_settings_ratio(s->settings,
+                              CTXC_SETTING_COMPRESSION_ENTRIES_THRESHOLD,
+                              &l->entries_threshold);
+    (void)ctxc_settings_ratio(s->settings,
+                              CTXC_SETTING_COMPRESSION_BYTES_THRESHOLD,
+                              &l->bytes_threshold);
+    (void)ctxc_settings_int(s->settings,
+                            CTXC_SETTING_COMPRESSION_RESERVE_ENTRIES, &re);
+    (void)ctxc_settings_int(s->settings, CTXC_SETTING_COMPRESSION_RESERVE_BYTES,
+                            &rb);
+    l->reserve_entries = re > s->room_entries_ ? re : s->room_entries_;
+    l->reserve_bytes = rb > s->room_bytes_ ? rb : s->room_bytes_;
+}
+
+/* The limits over their threshold with `pending` more tokens
+ * (CTXC_LIMIT_* bits). */
+static unsigned triggers(const ctxc_session_t *s, const ctxc_strategy_t *st,
+                         uint64_t pending) {
+    ctxc_limits_t l;
+    limits_of(s, &l);
+    uint64_t limit = ctxc_settings_context_limit(s->settings);
+    unsigned over = ctxc_limits_over(&l);
+    if (ctxc_history_tokens(s->history) + pending >
+        limit * threshold_of(s, st) / 1000u) {
+        over |= CTXC_LIMIT_TOKENS;
+    }
+    return over;
+}
+
 /* The compression context over the store's entries [0, n) (n = the
  * count: all of them). */
 static ctxc_status_t build_ctx(ctxc_session_t *s, const ctxc_strategy_t *st,
@@ -424,6 +465,7 @@ static ctxc_status_t build_ctx(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx->estimate_user = s->history->estimate_user;
     ctx->current_tokens = ctxc_history_tokens(s->history);
     ctxc_settings_strategy_values(s->settings, st, &ctx->values);
+    limits_of(s, &ctx->values.limits);
     ctx->values.density.workspace_root = s->workspace_root;
     ctx->profile =
         ctxc_settings_string(s->settings, CTXC_SETTING_COMPRESSION_PROFILE);
@@ -446,6 +488,8 @@ static void log_result(ctxc_session_t *s, const ctxc_strategy_t *st,
                        const ctxc_plan_t *plan, ctxc_status_t r) {
     if (r == CTXC_OK) {
         s->last_compress = plan->meta;
+        s->last_compress.entries_after = s->history->count;
+        s->last_compress.bytes_after = s->history->used;
         ctxc_port_log(
             s->port, CTXC_LOG_INFO,
             "compressed with %s: %z -> %z entries, %z -> %z tokens", st->name,
@@ -473,6 +517,9 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     uint64_t t0 = ctxc_port_now_ms(s->port);
     s->locked_ = true;
     r = st->compress(&ctx, &plan, err);
+    plan.meta.trigger = triggers(s, st, 0);
+    plan.meta.entries_before = s->history->count;
+    plan.meta.bytes_before = s->history->used;
     if (r == CTXC_OK) {
         r = ctxc_history_apply_plan(s->history, &plan, err);
     }
@@ -578,12 +625,15 @@ static ctxc_status_t at_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctxc_status_t r = compress_with(s, fb, err);
     rep->job = CTXC_SEND_JOB_FALLBACK;
     rep->fallback = fb->name;
-    rep->compressed = true;
+    rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
     if (r == CTXC_OK) {
         s->last_compress.fallback = why_job;
     }
     return r;
 }
+
+static unsigned prefetch_due(const ctxc_session_t *s, uint64_t now,
+                             uint64_t limit, uint16_t prefetch);
 
 static ctxc_status_t before_send_with(ctxc_session_t *s,
                                       const ctxc_strategy_t *st,
@@ -600,7 +650,16 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     /* 1. settle */
     rep.tokens = ctxc_history_tokens(s->history);
     rep.threshold_tokens = limit * threshold_of(s, st) / 1000u;
-    rep.emergency = rep.tokens + pending_tokens > limit;
+    ctxc_limits_t lim;
+    limits_of(s, &lim);
+    unsigned emerg =
+        (rep.tokens + pending_tokens > limit ? CTXC_LIMIT_TOKENS : 0u) |
+        (lim.entries + lim.reserve_entries > lim.max_entries
+             ? CTXC_LIMIT_ENTRIES
+             : 0u) |
+        (lim.bytes + lim.reserve_bytes > lim.arena_bytes ? CTXC_LIMIT_BYTES
+                                                         : 0u);
+    rep.emergency = emerg != 0;
     uint16_t prefetch = 0;
     bool jobs = st->requires_llm &&
                 ctxc_settings_ratio(s->settings,
@@ -630,24 +689,33 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
             }
         }
     }
-    /* 3. threshold check, 4. compress */
+    /* 3. threshold check (each limit), 4. compress */
     uint64_t now = ctxc_history_tokens(s->history) + pending_tokens;
-    bool over = rep.emergency || now > rep.threshold_tokens;
+    rep.trigger = triggers(s, st, pending_tokens) | emerg;
+    bool over = rep.trigger != 0;
     r = CTXC_OK;
+    unsigned early = 0;
     if (rep.job == CTXC_SEND_JOB_APPLIED) {
-        rep.compressed = true; /* one compression per call */
+        /* one compression per call; what started the job triggered it */
+        rep.compressed = !s->last_compress.unchanged;
+        rep.trigger = s->last_compress.trigger;
     } else if (over && jobs) {
         r = at_limit(s, st, &rep, err);
     } else if (over) {
-        rep.compressed = true;
         r = compress_with(s, st, err);
+        rep.compressed = r == CTXC_OK && !s->last_compress.unchanged;
     } else if (jobs && !ctxc_session_job_active(s) && prefetch > 0 &&
                rep.job == CTXC_SEND_JOB_NONE &&
-               now > limit * prefetch / 1000u) {
+               (early = prefetch_due(s, now, limit, prefetch)) != 0) {
         r = job_start(s, err);
         if (r == CTXC_OK) {
             rep.job = CTXC_SEND_JOB_STARTED;
+            s->job_.plan.meta.trigger = early; /* past the prefetch ratio */
         }
+    }
+    if (rep.compressed && rep.trigger != 0 &&
+        rep.job != CTXC_SEND_JOB_APPLIED) {
+        s->last_compress.trigger = rep.trigger;
     }
     rep.tokens_after = ctxc_history_tokens(s->history);
     if (report != NULL) {
@@ -656,9 +724,122 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     return r;
 }
 
+/* The limits past the prefetch threshold (thousandths; CTXC_LIMIT_* bits):
+ * tokens (now, with what the request adds), entries or bytes (with their
+ * reserve). */
+static unsigned prefetch_due(const ctxc_session_t *s, uint64_t now,
+                             uint64_t limit, uint16_t prefetch) {
+    ctxc_limits_t l;
+    limits_of(s, &l);
+    l.entries_threshold = prefetch;
+    l.bytes_threshold = prefetch;
+    return ctxc_limits_over(&l) |
+           (now > limit * prefetch / 1000u ? CTXC_LIMIT_TOKENS : 0u);
+}
+
+/* add_room's compression: the configured strategy when it needs no model;
+ * else a job's result when its poll brings it, else the network-free
+ * strategy of compression.on-limit (a job in progress is cancelled). */
+static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
+                               ctxc_error_t *err) {
+    const ctxc_strategy_t *st;
+    ctxc_status_t r = find_strategy(s, &st, err);
+    if (r != CTXC_OK) {
+        return r;
+    }
+    if (ctxc_session_job_active(s)) {
+        size_t before = s->history->count;
+        r = job_poll(s, err);
+        if (r == CTXC_OK) {
+            rep->job = CTXC_SEND_JOB_APPLIED;
+            rep->compressed = !s->last_compress.unchanged;
+            if (s->history->count < before || rep->compressed) {
+                return CTXC_OK;
+            }
+        } else if (r == CTXC_E_IN_PROGRESS) {
+            job_end(s); /* the device does not wait for the network */
+        }
+    }
+    const ctxc_strategy_t *use = st;
+    if (st->requires_llm) {
+        const char *name;
+        use = on_limit(s, &name);
+        if (use == NULL) {
+            use = ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
+        }
+        if (use == NULL) {
+            use = ctxc_strategy_get(CTXC_STRATEGY_HIGH_DENSITY);
+        }
+        if (use == NULL) {
+            return ctxc__fail(err, CTXC_E_NO_SPACE,
+                              "no room for the entry, and no strategy of this "
+                              "build makes room without a model");
+        }
+        rep->job = CTXC_SEND_JOB_FALLBACK;
+        rep->fallback = use->name;
+    }
+    rep->trigger = triggers(s, st, 0);
+    r = compress_with(s, use, err);
+    if (r == CTXC_OK) {
+        s->last_compress.trigger = rep->trigger;
+        rep->compressed = rep->compressed || !s->last_compress.unchanged;
+        if (use != st) {
+            s->last_compress.fallback =
+                "no room for the entry being appended, and the summary was "
+                "not there";
+        }
+    }
+    return r;
+}
+
+static ctxc_status_t add_room_with(ctxc_session_t *s, const ctxc_entry_in_t *in,
+                                   ctxc_send_report_t *rep,
+                                   ctxc_error_t *err) {
+    ctxc_error_t local;
+    ctxc_error_t *e = err != NULL ? err : &local;
+    const ctxc_history_t *h = s->history;
+    rep->tokens = ctxc_history_tokens(h);
+    ctxc_status_t r = ctxc_history_append(s->history, in, e);
+    for (int round = 0; round < 2 && r == CTXC_E_NO_SPACE; round++) {
+        size_t free_bytes = h->arena_bytes - h->used;
+        s->room_entries_ = 1;
+        s->room_bytes_ = 0;
+        if (h->count < h->max_entries) { /* short of bytes */
+            s->room_bytes_ = free_bytes + e->needed;
+            if (s->room_bytes_ > h->arena_bytes) {
+                size_t over = s->room_bytes_ - h->arena_bytes;
+                s->room_entries_ = s->room_bytes_ = 0;
+                return ctxc__fail_space(err, over,
+                                        "the entry needs %z arena bytes, the "
+                                        "whole arena has %z: no compression "
+                                        "makes room for it",
+                                        h->arena_bytes + over,
+                                        h->arena_bytes);
+            }
+        }
+        r = make_room(s, rep, e);
+        s->room_entries_ = s->room_bytes_ = 0;
+        if (r != CTXC_OK) {
+            return r;
+        }
+        r = ctxc_history_append(s->history, in, e);
+    }
+    if (r == CTXC_OK) {
+        s->density_dirty_ = true;
+    }
+    rep->tokens_after = ctxc_history_tokens(h);
+    return r;
+}
+
 /* The public entry points: one dispatcher, inside the port's mutex. */
 
-typedef enum { OP_ADD, OP_OPTIMIZE, OP_COMPRESS, OP_BEFORE_SEND } op_t;
+typedef enum {
+    OP_ADD,
+    OP_ADD_ROOM,
+    OP_OPTIMIZE,
+    OP_COMPRESS,
+    OP_BEFORE_SEND
+} op_t;
 
 static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
                          uint64_t pending_tokens, ctxc_send_report_t *report,
@@ -678,6 +859,8 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
         if (r == CTXC_OK) {
             s->density_dirty_ = true;
         }
+    } else if (op == OP_ADD_ROOM) {
+        r = add_room_with(s, in, report, err);
     } else if ((r = find_strategy(s, &st, err)) != CTXC_OK) {
         /* r says why */
     } else if (op != OP_COMPRESS && (r = wired(s, st, err)) != CTXC_OK) {
@@ -703,6 +886,21 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
 ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                ctxc_error_t *err) {
     return run(s, OP_ADD, in, 0, NULL, err);
+}
+
+ctxc_status_t ctxc_session_add_room(ctxc_session_t *s,
+                                    const ctxc_entry_in_t *in,
+                                    ctxc_send_report_t *report,
+                                    ctxc_error_t *err) {
+    ctxc_send_report_t local;
+    if (report == NULL) {
+        report = &local;
+    }
+    memset(report, 0, sizeof *report);
+    if (s == NULL || s->history == NULL || s->settings == NULL) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "session is NULL");
+    }
+    return run(s, OP_ADD_ROOM, in, 0, report, err);
 }
 
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err) {
@@ -761,7 +959,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
     lock(s);
     report->tokens_after = ctxc_history_tokens(s->history);
     unlock(s);
-    report->compressed = true;
+    report->compressed = !s->last_compress.unchanged;
     report->job = CTXC_SEND_JOB_WAITED;
     return CTXC_OK;
 }
@@ -885,6 +1083,7 @@ static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
     j->gen = s->history->gen_;
     j->t0 = ctxc_port_now_ms(s->port);
     ctxc_plan_init(&j->plan, s->work);
+    j->plan.meta.trigger = triggers(s, st, 0);
     memset(&j->llm, 0, sizeof j->llm);
     s->locked_ = true;
 #if LLM_STRATEGIES_
@@ -936,6 +1135,8 @@ static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
         }
     }
     s->history->frozen_ = 0;
+    plan->meta.entries_before = count;
+    plan->meta.bytes_before = s->history->used;
     if (r == CTXC_OK) {
         s->locked_ = true;
         r = ctxc_history_apply_plan(s->history, plan, err);

@@ -20,6 +20,9 @@ static inline const ctxc_setting_spec_t *ctxc__spec(ctxc_setting_id_t id) {
 }
 
 /* The bit of `id` in a set of keys (a layer's `set`, a file's keys). */
+_Static_assert(CTXC_SETTING_COUNT <= 32,
+               "a settings layer keeps one bit per setting in a uint32_t: "
+               "32 settings at most (widen ctxc_settings_layer_t.set)");
 static inline uint32_t ctxc__setting_bit(ctxc_setting_id_t id) {
     return (uint32_t)1u << id;
 }

@@ -119,4 +119,34 @@ const unsigned char *ctxc__compress_pins(const ctxc_compress_ctx_t *ctx,
                                          ctxc__pairs_t *pairs,
                                          uint64_t *pinned_tokens);
 
+/* ---- the limits of a compression (boundary.c) ---------------------------
+ * The token target always; the entry and byte targets of the whole history
+ * only for a limit over its threshold when the compression starts
+ * (ctxc_limits_over; SIZE_MAX: none). */
+typedef struct {
+    uint64_t tokens; /* of the view */
+    size_t entries;  /* of the whole history */
+    size_t bytes;    /* of the whole history */
+} ctxc__targets_t;
+
+void ctxc__targets(const ctxc_compress_ctx_t *ctx, uint64_t tokens,
+                   ctxc__targets_t *t);
+
+/* Drops the oldest unpinned entries of the context's view until every
+ * target holds, on top of `plan` (its ops in order over the store: KEEP
+ * ranges and INSERTs that replace one entry each; *tokens: the view's
+ * tokens after it). The cut is a valid split of `bd` and at least 2
+ * entries of the view stay; pinned entries before it stay in place.
+ * Rewrites the plan in place, lowers *tokens by what was dropped and sets
+ * *dropped (also plan->meta.entries_dropped; 0: the plan is as it was)
+ * and *cut (the view position of the first entry kept after the pinned
+ * ones; 0 when nothing was dropped).
+ * Errors: CTXC_E_TOO_LARGE when the pinned entries alone break a target
+ * (the message names the limit and by how much), CTXC_E_NO_SPACE (ops). */
+ctxc_status_t ctxc__truncate(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                             const ctxc_boundary_t *bd,
+                             const unsigned char *pin, const ctxc__targets_t *t,
+                             uint64_t *tokens, size_t *dropped,
+                             size_t *cut_out, ctxc_error_t *err);
+
 #endif /* CTXC_STRATEGIES_H */

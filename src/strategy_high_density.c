@@ -1911,9 +1911,29 @@ static ctxc_status_t hd_compress_in(const ctxc_compress_ctx_t *ctx,
         CTXC_OK) {
         return st;
     }
-    plan->meta.middle_compressed = summarized_count;
+    /* the summaries were not enough (a conversation without tool output,
+     * or a limit of entries or bytes): the oldest unpinned entries go, as
+     * top-down-truncation drops them (meta.entries_dropped says how many) */
+    ctxc__targets_t t;
+    ctxc__targets(ctx, target, &t);
+    size_t dropped = 0, cut = 0;
+    if ((st = ctxc__truncate(ctx, plan, &bd, pin, &t, &estimate, &dropped,
+                             &cut, err)) != CTXC_OK) {
+        return st;
+    }
+    if (dropped > 0) { /* the summaries kept: those after the cut */
+        summarized_count = 0;
+        for (size_t k = 0; k < plan->count; k++) {
+            summarized_count += plan->ops[k].kind == CTXC_PLAN_INSERT;
+        }
+        plan->meta.compressed_count = n - dropped;
+        if (n - cut < plan->meta.bottom_preserved) {
+            plan->meta.bottom_preserved = n - cut;
+        }
+    }
+    plan->meta.middle_compressed = summarized_count + dropped;
     plan->meta.tokens_after = estimate;
-    plan->meta.unchanged = summarized_count == 0;
+    plan->meta.unchanged = summarized_count + dropped == 0;
     return CTXC_OK;
 }
 

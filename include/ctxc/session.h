@@ -99,6 +99,10 @@ typedef struct {
     ctxc_status_t (*spill_fn_)(void *user, size_t index, size_t block,
                                char *id, ctxc_error_t *err);
     ctxc_session_job_t job_; /* private: the compression job */
+    /* private: what ctxc_session_add_room() needs freed for the entry it
+     * appends (0 otherwise) */
+    size_t room_entries_;
+    size_t room_bytes_;
 } ctxc_session_t;
 
 /** settings is kept by pointer (it must outlive the session). The session
@@ -212,6 +216,34 @@ void ctxc_session_set_transcript(ctxc_session_t *s, const char *path);
 ctxc_status_t ctxc_session_add(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                ctxc_error_t *err);
 
+struct ctxc_send_report;
+
+/** Appends an entry, making room first when it does not fit: the append
+ * that a device calls for every turn. When the slots or the arena cannot
+ * take the entry, it compresses and appends again (at most twice):
+ *   - with a strategy that needs no model (top-down-truncation,
+ *     high-density) that strategy, its targets lowered so that the entry
+ *     fits;
+ *   - with an LLM strategy a compression job in progress is polled once
+ *     (its result, when it is there, may be enough); otherwise the job is
+ *     cancelled and the network-free strategy of compression.on-limit
+ *     compresses now (top-down-truncation when on-limit is "wait", else
+ *     high-density when that is the only one in the build): report->job is
+ *     CTXC_SEND_JOB_FALLBACK and report->fallback names it. A device never
+ *     waits for the network to append a turn.
+ * `report` (may be NULL) says whether and why it compressed
+ * (report->compressed, report->trigger). The compression is kept when the
+ * append after it fails.
+ * Errors: those of ctxc_session_add(); CTXC_E_NO_SPACE without compressing
+ * when the entry is larger than the whole arena (err->needed: the bytes
+ * over) or when no strategy of this build can run without a model; a
+ * strategy's own errors (CTXC_E_TOO_LARGE: pinned entries hold the room,
+ * the message says which limit), with the history as it was. */
+ctxc_status_t ctxc_session_add_room(ctxc_session_t *s,
+                                    const ctxc_entry_in_t *in,
+                                    struct ctxc_send_report *report,
+                                    ctxc_error_t *err);
+
 /** The threshold in force (thousandths): ephemeral, else profile, else the
  * strategy's default. Errors: those of ctxc_strategy_find(). */
 ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
@@ -242,13 +274,20 @@ typedef enum {
     CTXC_SEND_JOB_FAILED    /**< the job ended with the error returned */
 } ctxc_send_job_t;
 
-/** What ctxc_session_before_send() did. */
-typedef struct {
+/** What ctxc_session_before_send() (and ctxc_session_add_room()) did. */
+typedef struct ctxc_send_report {
     uint64_t tokens;           /**< settled history tokens before anything ran */
     uint64_t threshold_tokens; /**< limit x threshold */
-    bool emergency;            /**< tokens + pending above the context limit */
+    bool emergency; /**< a limit would be exceeded: tokens + pending above the
+                         context limit, or the entries (bytes) with their
+                         reserve above the slots (arena) */
     bool optimized;            /**< the density step ran */
-    bool compressed;           /**< compress ran */
+    bool compressed; /**< a compression changed the history (a strategy
+                          that found nothing to do leaves it false; see
+                          ctxc_session_t.last_compress for what it freed) */
+    /** the limits over their threshold that made it compress
+     * (CTXC_LIMIT_TOKENS, _ENTRIES, _BYTES; 0: none) */
+    unsigned trigger;
     uint64_t tokens_after; /**< settled history tokens after it */
     ctxc_send_job_t job; /**< what became of a compression job */
     const char *fallback; /**< the network-free strategy that ran instead of
@@ -257,8 +296,14 @@ typedef struct {
 
 /** Call before sending the history with `pending_tokens` more (the new
  * message, tool definitions...). Density step when due (always on the
- * emergency path), then compress when tokens + pending exceed the threshold
- * or the context limit. `report` may be NULL.
+ * emergency path), then compress when any of the three limits is near its
+ * end: tokens + pending over threshold x context limit, the entries plus
+ * compression.reserve-entries over compression.entries-threshold x the
+ * slots, the arena bytes in use plus compression.reserve-bytes over
+ * compression.bytes-threshold x the arena. The strategy then frees each
+ * limit that triggered down to its target (capacity x threshold x 0.6), so
+ * the turn appended after this call has its slots and bytes.
+ * report->trigger says which limits triggered; `report` may be NULL.
  * The two steps are committed one by one: when the compression fails after
  * a density step succeeded, the error is returned and the history is exactly
  * as the density step left it (as if ctxc_session_optimize() had been called

@@ -139,6 +139,20 @@ extern const char *const ctxc_on_limit_names[];
       "wait|top-down-truncation|high-density",                                 \
       "at compression-threshold with a job's summary not yet there: wait "     \
       "for it, or cancel it and compress now without the network")             \
+    X(COMPRESSION_ENTRIES_THRESHOLD, "compression.entries-threshold", RATIO,  \
+      NULL, "0.9", 0, 1000, NONE, 1, "Chat Compression", "0-1",               \
+      "fraction of the history's entry slots at which compression runs "      \
+      "(with compression.reserve-entries counted as used)")                   \
+    X(COMPRESSION_BYTES_THRESHOLD, "compression.bytes-threshold", RATIO, NULL, \
+      "0.9", 0, 1000, NONE, 1, "Chat Compression", "0-1",                      \
+      "fraction of the history's arena bytes at which compression runs "      \
+      "(with compression.reserve-bytes counted as used)")                     \
+    X(COMPRESSION_RESERVE_ENTRIES, "compression.reserve-entries", INT, NULL,   \
+      "4", 0, 65535, NONE, 1, "Chat Compression", "entries",                   \
+      "entry slots before_send keeps free for the turn appended after it")    \
+    X(COMPRESSION_RESERVE_BYTES, "compression.reserve-bytes", INT, NULL,       \
+      "2048", 0, UINT32_MAX, NONE, 1, "Chat Compression", "bytes",             \
+      "arena bytes before_send keeps free for the turn appended after it")    \
     X(COMPRESSION_PRESERVE_THRESHOLD, "compression-preserve-threshold", RATIO, \
       NULL, "0.2", 0, 1000, NONE, 1, "Chat Compression", "0-1",                \
       "fraction of the history kept verbatim at the end")                      \
@@ -361,8 +375,8 @@ typedef struct {
 #define CTXC__FILE_WORST_(id, key, type, ...)                                  \
     +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
 /** The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
- * every setting at its longest value, 1085 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES
- * bytes (2365 with the default 128). 0 is allowed: no file buffer, no
+ * every setting at its longest value, 1255 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (2535 with the default 128). 0 is allowed: no file buffer, no
  * settings file, no profiles (a device without a filesystem). */
 #define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
     (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
@@ -370,8 +384,8 @@ typedef struct {
 _Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
                    CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
                "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
-               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1085 + 10 x "
-               "CTXC_CFG_SETTINGS_VALUE_BYTES (2365 with the default 128)");
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1255 + 10 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (2535 with the default 128)");
 #endif
 
 /** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the

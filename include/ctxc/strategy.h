@@ -136,7 +136,42 @@ typedef struct ctxc_strategy_values {
     uint16_t top_preserve_threshold; /**< head fraction kept (middle-out) */
     ctxc_density_config_t density; /**< the density step's settings */
     ctxc_fact_check_t fact_check; /**< the fact check (middle-out, one-shot) */
+    /** The history's other two limits (ctxc_limits_t; the session fills
+     * it from the store and the settings; all zero: tokens only, as a
+     * context made by hand). */
+    struct ctxc_limits {
+        size_t entries;     /**< entries stored now (the whole history) */
+        size_t max_entries; /**< its slots (0: no entry limit) */
+        size_t bytes;       /**< arena bytes in use now */
+        size_t arena_bytes; /**< the arena's bytes (0: no byte limit) */
+        uint16_t entries_threshold; /**< compression.entries-threshold */
+        uint16_t bytes_threshold;   /**< compression.bytes-threshold */
+        size_t reserve_entries; /**< slots kept free for the next turn */
+        size_t reserve_bytes;   /**< arena bytes kept free for it */
+    } limits;
 } ctxc_strategy_values_t;
+
+/** The history's limits as a compression sees them (see
+ * ctxc_strategy_values_t.limits). */
+typedef struct ctxc_limits ctxc_limits_t;
+
+/** Which limit of a history: the bits of ctxc_compress_meta_t.trigger and
+ * ctxc_send_report_t.trigger. */
+#define CTXC_LIMIT_TOKENS 0x1u  /**< the context limit (tokens) */
+#define CTXC_LIMIT_ENTRIES 0x2u /**< the slot array (entries) */
+#define CTXC_LIMIT_BYTES 0x4u   /**< the arena (bytes) */
+
+/** The entries or bytes a compression brings a limit down to when that
+ * limit is over its threshold: capacity x threshold x 0.6, rounded down,
+ * as the token target. */
+size_t ctxc_target_count(size_t capacity, uint16_t threshold);
+
+/** The limits over their threshold now (CTXC_LIMIT_ENTRIES,
+ * CTXC_LIMIT_BYTES; the token limit is the caller's: it knows what the
+ * next request adds): entries + reserve_entries over max_entries x
+ * entries_threshold, bytes + reserve_bytes over arena_bytes x
+ * bytes_threshold. A limit of 0 is never over. */
+unsigned ctxc_limits_over(const ctxc_limits_t *l);
 
 /** Resolvers of the LLM strategies, called only when a summary call will be
  * made (after the split checks).
@@ -343,6 +378,17 @@ typedef struct {
     size_t anchors_added; /**< anchors listed in the section ctxc appended */
     /** whether a second call asked for the missing ones (retry) */
     bool fact_retry_made;
+    /** the limits over their threshold when it started (CTXC_LIMIT_*
+     * bits); the strategy freed each of these down to its target */
+    unsigned trigger;
+    /** oldest unpinned entries dropped whole to meet a limit:
+     * top-down-truncation always; high-density when its one-line summaries
+     * were not enough (the view's entries, as middle_compressed counts) */
+    size_t entries_dropped;
+    /** @{ the whole history's entries and arena bytes before and after
+     * (set by the session when the plan is applied) */
+    size_t entries_before, entries_after, bytes_before, bytes_after;
+    /** @} */
 } ctxc_compress_meta_t;
 
 /** The new history as ops over the store. Ops are in order; KEEP ranges are

@@ -184,4 +184,33 @@ t_density_step(ctxc_history_t *h, const ctxc_density_config_t *cfg,
     return result.counts;
 }
 
+/* Compresses `h` with the strategy of `set` at the lowest context limit
+ * (threshold 1; from 10 tokens up in steps of 10, the history imported from
+ * `jsonl` again before each try) whose target is met without dropping an
+ * entry: for high-density, every result that has to be summarised is, and
+ * nothing is dropped. *s is the session of the last try; returns the limit
+ * (fails the test when there is none up to 100000). */
+static inline uint64_t t_compress_no_drop(ctxc_history_t *h, ctxc_work_t *w,
+                                          ctxc_settings_store_t *set,
+                                          const char *workspace,
+                                          const char *jsonl,
+                                          ctxc_session_t *s) {
+    for (uint64_t limit = 10; limit < 100000; limit += 10) {
+        ctxc_error_t err;
+        t_import(h, jsonl);
+        t_set_uint(set, "context-limit", limit);
+        t_set_ratio(set, "compression-threshold", 1000);
+        assert_int_equal(ctxc_session_init(s, h, w, set, NULL), CTXC_OK);
+        ctxc_session_set_workspace(s, workspace);
+        if (ctxc_session_compress(s, &err) != CTXC_OK) {
+            fail_msg("compress failed: %s", err.message);
+        }
+        if (s->last_compress.entries_dropped == 0) {
+            return limit;
+        }
+    }
+    fail_msg("no limit up to 100000 tokens without a dropped entry");
+    return 0;
+}
+
 #endif /* CTXC_TEST_SUPPORT_H */

@@ -1553,7 +1553,7 @@ static void test_repl_completion(void **state) {
     }
     if (strstr(shown, "compression.strategy") == NULL ||
         strstr(shown, "network.call-deadline-ms") == NULL || lines < 3 ||
-        lines > 16 || widest > 80) {
+        lines > 20 || widest > 80) {
         fail_msg("want the keys in columns; %zu lines, widest %zu:\n%s", lines,
                  widest, shown);
     }

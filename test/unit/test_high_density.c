@@ -650,6 +650,19 @@ static ctxc_session_t compress(uint64_t limit, uint32_t threshold) {
     return s;
 }
 
+/* compress at the lowest context limit whose target the one-line
+ * summaries meet without dropping an entry (t_compress_no_drop): every
+ * result that has to be summarised is, and nothing is dropped. */
+static ctxc_session_t compress_all(void) {
+    static t_dump_t orig;
+    ctxc_session_t s;
+    t_dump(&hist, &orig);
+    (void)t_compress_no_drop(&hist, &work, &set, workspace, orig.buf, &s);
+    memcpy(&before, &orig, sizeof before);
+    t_dump(&hist, &after);
+    return s;
+}
+
 #define LONG_OUT                                                               \
     "cc -c sensor.c\\ncc -c control.c\\ncc -c main.c\\nld -o thermo sensor.o "  \
     "control.o main.o\\nrunning 14 tests... all passed in 0.02 seconds\\n"
@@ -675,7 +688,7 @@ static void test_compress_summarises_older_results_and_keeps_the_tail(void **sta
     (void)state;
     ten_turns();
     /* 11 entries; preserve 0.2 keeps floor(11 x 0.8) = 8.. as the tail */
-    ctxc_session_t s = compress(10, 1000); /* target 6: aim as low as possible */
+    ctxc_session_t s = compress_all(); /* aim as low as the summaries go */
     assert_int_equal(ctxc_history_count(&hist), 11);
     assert_string_equal(t_block_text(&hist, 2, 0),
                         "\"[summarized] read_file src/sensor.c: ok\"");
@@ -724,7 +737,7 @@ static void test_compress_counts_rewritten_entries_as_a_recount(void **state) {
                     CALL("s3", "run_shell_command", "{\"command\":\"make check\"}")
                     RESP("s3", "run_shell_command", LONG_OUT LONG_OUT)
                     HUMAN("thanks") HUMAN("more") HUMAN("done"));
-    compress(10, 1000);
+    compress_all();
     ctxc_entry_t e;
     ctxc_block_t b;
     ctxc_history_get(&hist, 2, &e);
@@ -772,7 +785,7 @@ static void test_compress_summary_argument(void **state) {
                     RESP("c6", "sh", LONG_OUT LONG_OUT)
                     HUMAN("a") HUMAN("b") HUMAN("c") HUMAN("d") HUMAN("e") HUMAN("f")
                     HUMAN("g") HUMAN("h") HUMAN("i") HUMAN("j") HUMAN("k") HUMAN("l"));
-    compress(10, 1000);
+    compress_all();
     assert_string_equal(t_block_text(&hist, 2, 0),
                         "\"[summarized] grep \\\"x\\\"\\\\t: ok\"");
     assert_string_equal(t_block_text(&hist, 4, 0),
@@ -826,6 +839,10 @@ static void test_compress_without_room_for_the_index_gives_the_same_result(void 
     static t_dump_t indexed;
     void (*makers[])(void) = {ten_turns, rich_history, far_history};
     for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
+        setup(NULL);
+        makers[m]();
+        (void)compress_all();
+        uint64_t limit = ctxc_settings_context_limit(&set);
         for (int tiny = 0; tiny < 2; tiny++) {
             ctxc_work_t small = work;
             small.index_slots = tiny ? 2 : work.index_slots;
@@ -833,7 +850,7 @@ static void test_compress_without_room_for_the_index_gives_the_same_result(void 
             makers[m]();
             ctxc_session_t s;
             ctxc_error_t err;
-            t_set_uint(&set, "context-limit", 10);
+            t_set_uint(&set, "context-limit", limit);
             t_set_ratio(&set, "compression-threshold", 1000);
             assert_int_equal(ctxc_session_init(&s, &hist, &small, &set, NULL), CTXC_OK);
             ctxc_session_set_workspace(&s, workspace);
@@ -898,8 +915,11 @@ static void test_compress_in_a_small_work_area_gives_the_same_result(void **stat
     void (*makers[])(void) = {ten_turns, rich_history, far_history};
     for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
         setup(NULL);
+        /* the small history's 24 slots stay under their threshold */
+        t_set(&set, "compression.entries-threshold", "1");
+        t_set(&set, "compression.reserve-entries", "0");
         makers[m]();
-        ctxc_session_t s = compress(10, 1000);
+        ctxc_session_t s = compress_all();
         assert_string_not_equal(after.buf, before.buf);
         memcpy(&large, &after, sizeof large);
         t_import(&hist_small, before.buf);
@@ -922,9 +942,23 @@ static void test_compress_with_a_larger_preserved_tail(void **state) {
     (void)state;
     ten_turns();
     t_set(&set, "compression-preserve-threshold", "1"); /* all verbatim */
-    ctxc_session_t s = compress(10, 1000);
+    uint64_t total = ctxc_history_tokens(&hist);
+    /* a target the history meets: nothing to summarise, nothing changes */
+    ctxc_session_t s = compress(total * 10000 / 6000 + 10, 1000);
     assert_true(s.last_compress.unchanged);
     assert_string_equal(after.buf, before.buf);
+    /* a target it does not meet: no summary either (the whole history is
+     * the preserved tail), the oldest entries go, the rest stays verbatim */
+    setup(NULL);
+    ten_turns();
+    t_set(&set, "compression-preserve-threshold", "1");
+    s = compress(10, 1000);
+    assert_null(strstr(after.buf, "[summarized]"));
+    /* 11 entries; at least 2 stay, and the call of s3 with its result */
+    assert_int_equal(s.last_compress.entries_dropped, 8);
+    assert_int_equal(ctxc_history_count(&hist), 3);
+    assert_string_equal(before.buf + strlen(before.buf) - strlen(after.buf),
+                        after.buf);
 }
 
 int main(void) {

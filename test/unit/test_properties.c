@@ -134,6 +134,7 @@ static struct {
     size_t inputs, entries;
     size_t td_runs, hd_runs, send_runs, send_compressed;
     size_t td_checks, td_missed, hd_checks, hd_missed, unchanged_under_target;
+    size_t hd_dropped; /* high-density outputs that dropped the oldest */
     size_t optimize_changed, compress_changed;
     size_t nospace_optimize, nospace_compress, nospace_send, small_ok;
     size_t bad_strategy_runs, reimports, stats_compared;
@@ -872,28 +873,54 @@ static bool check_top_down(uint64_t target, const char *phase) {
     return s > 0;
 }
 
-/* high-density: same entries; only tool entries before the kept tail change,
- * and only by results becoming "[summarized] ..." strings that cost fewer
- * tokens; target missed -> every older result summarised or its summary
- * would not be smaller; no more summarised than needed. Returns true when
- * an entry changed. */
+/* high-density: the same entries, or a suffix of them when the summaries
+ * were not enough (the oldest dropped as top-down-truncation drops them:
+ * at a valid cut, at least 2 kept, no further once below the target); only
+ * tool entries before the kept tail change, and only by results becoming
+ * "[summarized] ..." strings that cost fewer tokens; target missed -> every
+ * older result kept summarised or its summary would not be smaller; no more
+ * summarised than needed when nothing was dropped. Returns true when an
+ * entry changed. */
 static bool check_high_density(uint64_t target, size_t bottom_preserved,
                                const char *phase) {
     size_t in_n = ctxc_history_count(&ref), out_n = ctxc_history_count(&hist);
     g_stat.hd_checks++;
-    CHECK(out_n == in_n, "%s: %zu entries out of %zu", phase, out_n, in_n);
+    CHECK(out_n <= in_n, "%s: %zu entries out of %zu", phase, out_n, in_n);
+    size_t d = in_n - out_n; /* dropped: output entry i is input d + i */
+    size_t c = 0;            /* the cut's view position */
+    for (size_t i = 0; i < d; i++) {
+        c += rv_pos[i] >= 0;
+    }
+    size_t maxcut = rv_n >= 2 ? rv_n - 2 : 0;
     size_t split = ref_adjust(rv_n * 800u / 1000u);
-    CHECK(bottom_preserved == rv_n - split,
+    size_t tail_from = split > c ? split : c;
+    CHECK(bottom_preserved == rv_n - tail_from,
           "%s: bottom_preserved %zu, expected %zu (tail from view position %zu)",
-          phase, bottom_preserved, rv_n - split, split);
+          phase, bottom_preserved, rv_n - tail_from, tail_from);
     uint64_t after = ctxc_history_tokens(&hist);
+    if (d > 0) {
+        g_stat.hd_dropped++;
+        CHECK(rv_valid[c] && c <= maxcut,
+              "%s: dropped %zu entries: the cut at view position %zu is not "
+              "a valid one keeping 2 of %zu",
+              phase, d, c, rv_n);
+        CHECK(rv_suffix[0] >= target, "%s: dropped entries below the target",
+              phase);
+        for (size_t k = c + 1; after >= target && k <= maxcut; k++) {
+            CHECK(!rv_valid[k], "%s: %" PRIu64 " tokens left over the target "
+                                "%" PRIu64 " but the valid cut at %zu was "
+                                "not taken",
+                  phase, after, target, k);
+        }
+    }
     size_t last_changed = SIZE_MAX;
-    for (size_t i = 0; i < out_n; i++) {
-        if (entry_equal(&hist, i, &ref, i)) {
+    for (size_t o = 0; o < out_n; o++) {
+        size_t i = d + o; /* the input's index */
+        if (entry_equal(&hist, o, &ref, i)) {
             continue;
         }
         ctxc_entry_t eo, ei;
-        get_entry(&hist, i, &eo);
+        get_entry(&hist, o, &eo);
         get_entry(&ref, i, &ei);
         last_changed = i;
         CHECK(ei.speaker == CTXC_SPEAKER_TOOL && rv_pos[i] >= 0 &&
@@ -940,7 +967,7 @@ static bool check_high_density(uint64_t target, size_t bottom_preserved,
               " but entry %zu changed",
               phase, rv_suffix[0], target, last_changed);
     }
-    if (last_changed != SIZE_MAX) {
+    if (last_changed != SIZE_MAX && d == 0) {
         ctxc_entry_t e;
         get_entry(&hist, last_changed, &e);
         uint64_t saved = ref_tokens[last_changed] - e.tokens;
@@ -952,10 +979,10 @@ static bool check_high_density(uint64_t target, size_t bottom_preserved,
     }
     if (after >= target) {
         g_stat.hd_missed++;
-        for (size_t p = 0; p < split; p++) {
+        for (size_t p = c; p < split; p++) {
             size_t i = rv_idx[p];
             ctxc_entry_t eo;
-            get_entry(&hist, i, &eo);
+            get_entry(&hist, i - d, &eo);
             if (eo.speaker != CTXC_SPEAKER_TOOL) {
                 continue;
             }
@@ -983,7 +1010,7 @@ static bool check_high_density(uint64_t target, size_t bottom_preserved,
             }
         }
     }
-    return last_changed != SIZE_MAX;
+    return d > 0 || last_changed != SIZE_MAX;
 }
 
 /* ---- store images: fresh copies and failure atomicity -----------------------
@@ -1469,8 +1496,8 @@ static void run_send(const char *strategy, const dcfg_t *d, uint64_t limit,
           "report threshold_tokens %" PRIu64, rep.threshold_tokens);
     CHECK(rep.emergency == (before + pending > limit), "report emergency %d",
           (int)rep.emergency);
-    CHECK(!rep.emergency || rep.compressed, "emergency without compress");
-    CHECK(rep.compressed || after + pending <= rep.threshold_tokens,
+    CHECK(!rep.emergency || rep.trigger != 0, "emergency without a trigger");
+    CHECK(rep.trigger != 0 || after + pending <= rep.threshold_tokens,
           "not compressed although %" PRIu64 " + %" PRIu64
           " pending > threshold %" PRIu64,
           after, pending, rep.threshold_tokens);
@@ -2688,9 +2715,10 @@ static void print_stats(const char *what) {
            g_stat.unchanged_under_target, g_stat.send_runs,
            g_stat.send_compressed, g_stat.optimize_changed);
     printf("[ properties ]   outputs checked: top-down %zu (target unreachable "
-           "in %zu), high-density %zu (target missed in %zu)\n",
+           "in %zu), high-density %zu (target missed in %zu, oldest entries "
+           "dropped in %zu)\n",
            g_stat.td_checks, g_stat.td_missed, g_stat.hd_checks,
-           g_stat.hd_missed);
+           g_stat.hd_missed, g_stat.hd_dropped);
     printf("[ properties ]   256-byte work area: CTXC_E_NO_SPACE from optimize "
            "%zu, compress %zu, before_send %zu; succeeded %zu; bad-strategy "
            "inputs %zu; re-imports %zu; stats compared %zu\n",

@@ -379,15 +379,18 @@ static void test_a_strategy_changed_after_init_is_used(void **state) {
     t_set(&set, "context-limit", "10");
     start();
     add_lines(10);
-    /* high-density only summarises tool results: nothing to do here */
+    /* no tool result to summarise: high-density drops the oldest lines
+     * (two stay) and says so */
     assert_int_equal(ctxc_session_compress(&s, NULL), CTXC_OK);
     assert_int_equal(s.last_compress.strategy, CTXC_STRATEGY_HIGH_DENSITY);
-    assert_int_equal(ctxc_history_count(&hist), 10);
+    assert_int_equal(s.last_compress.entries_dropped, 8);
+    assert_int_equal(ctxc_history_count(&hist), 2);
     ctxc_send_report_t r;
     add_lines(1);
     assert_int_equal(ctxc_session_before_send(&s, 0, &r, NULL), CTXC_OK);
     assert_true(r.optimized); /* high-density has a density step */
-    assert_int_equal(ctxc_history_count(&hist), 11);
+    assert_true(r.compressed);
+    assert_int_equal(ctxc_history_count(&hist), 2);
 
     t_set(&set, "compression.strategy", "top-down-truncation");
     add_lines(1);
@@ -465,7 +468,11 @@ static void test_anchored_tokens_drive_the_check(void **state) {
     ctxc_send_report_t r;
     assert_int_equal(ctxc_session_before_send(&s, 0, &r, NULL), CTXC_OK);
     assert_int_equal(r.tokens, 900);
-    assert_true(r.compressed); /* 900 > 850 */
+    assert_int_equal(r.trigger, CTXC_LIMIT_TOKENS); /* 900 > 850 */
+    /* two entries: top-down-truncation keeps them, nothing changed */
+    assert_false(r.compressed);
+    assert_true(s.last_compress.unchanged);
+    assert_int_equal(ctxc_history_count(&hist), 2);
 }
 
 static void test_errors_propagate_and_change_nothing(void **state) {

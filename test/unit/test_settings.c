@@ -106,6 +106,14 @@ static void test_registry_lists_every_key(void **state) {
         {"compression.prefetch-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
         {"compression.on-limit", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
+        {"compression.entries-threshold", CTXC_SETTING_TYPE_RATIO,
+         "Chat Compression"},
+        {"compression.bytes-threshold", CTXC_SETTING_TYPE_RATIO,
+         "Chat Compression"},
+        {"compression.reserve-entries", CTXC_SETTING_TYPE_INT,
+         "Chat Compression"},
+        {"compression.reserve-bytes", CTXC_SETTING_TYPE_INT,
+         "Chat Compression"},
         {"compression-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
         {"compression-top-preserve-threshold", CTXC_SETTING_TYPE_RATIO,
@@ -901,7 +909,7 @@ static void test_unreadable_settings_file(void **state) {
     big[sizeof big - 1] = '\0';
     mem_put(&mfs, "settings.json", big);
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_TOO_LARGE);
-    assert_contains(err.message, "settings.json: larger than the 2432 bytes");
+    assert_contains(err.message, "settings.json: larger than the 2560 bytes");
     assert_int_equal(ctxc_settings_persist_set(&st, "model", "x", &err),
                      CTXC_E_TOO_LARGE);
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
@@ -914,6 +922,10 @@ static void test_unreadable_settings_file(void **state) {
     "\"retry\", \"compression-threshold\": 0.5, "                              \
     "\"compression.prefetch-threshold\": 0.6, "                               \
     "\"compression.on-limit\": \"high-density\", "                           \
+    "\"compression.entries-threshold\": 0.8, "                                \
+    "\"compression.bytes-threshold\": 0.75, "                                 \
+    "\"compression.reserve-entries\": 6, "                                    \
+    "\"compression.reserve-bytes\": 4096, "                                   \
     "\"compression-preserve-threshold\": 0.25, "                               \
     "\"compression-top-preserve-threshold\": 0.1, \"context-limit\": 32000, "  \
     "\"compression.density.readWritePruning\": false, "                        \
@@ -945,7 +957,8 @@ static void test_files_with_many_json_values(void **state) {
     if (ctxc_settings_load(&st, &err) != CTXC_OK) {
         fail_msg("%s", err.message);
     }
-    assert_int_equal(st.persistent.set, (1u << CTXC_SETTING_COUNT) - 1u);
+    assert_int_equal(st.persistent.set,
+                     (uint32_t)((1ull << CTXC_SETTING_COUNT) - 1u));
     assert_string_equal(val(&st, "compression.strategy"), "high-density");
     assert_string_equal(val(&st, "compression.density.recencyRetention"), "7");
     assert_string_equal(val(&st, "model"), "gpt-4o");

@@ -543,17 +543,9 @@ static void test_scans_agree_with_the_index(void **state) {
 
 static void test_summaries_through_the_table(void **state) {
     (void)state;
-    ctxc_error_t err;
-    t_import(&hist, SUMMARIES_JSONL);
     t_set(&set, "compression.density.readTools", "peek:target");
-    t_set_uint(&set, "context-limit", 10);
-    t_set_ratio(&set, "compression-threshold", 1000);
     ctxc_session_t s;
-    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
-    ctxc_session_set_workspace(&s, "/w");
-    if (ctxc_session_compress(&s, &err) != CTXC_OK) {
-        fail_msg("compress failed: %s", err.message);
-    }
+    (void)t_compress_no_drop(&hist, &work, &set, "/w", SUMMARIES_JSONL, &s);
     assert_string_equal(t_block_text(&hist, 2, 0),
                         "\"[summarized] shell bash -lc make \\\"all\\\": ok\"");
     assert_string_equal(t_block_text(&hist, 4, 0),
@@ -570,13 +562,9 @@ static void test_summaries_through_the_table(void **state) {
     assert_string_equal(t_block_text(&hist, 14, 0),
                         "\"[summarized] execute_command npm test: error\"");
     /* the spec's vocabulary alone: the generic keys (`command` of peek) */
-    t_import(&hist, SUMMARIES_JSONL);
     t_set(&set, "compression.density.vocabularies", "spec");
     t_set(&set, "compression.density.readTools", "cat");
-    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
-    if (ctxc_session_compress(&s, &err) != CTXC_OK) {
-        fail_msg("compress failed: %s", err.message);
-    }
+    (void)t_compress_no_drop(&hist, &work, &set, "/w", SUMMARIES_JSONL, &s);
     assert_string_equal(t_block_text(&hist, 2, 0),
                         "\"[summarized] shell: ok\"");
     assert_string_equal(t_block_text(&hist, 12, 0),
