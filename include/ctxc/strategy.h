@@ -127,6 +127,20 @@ typedef struct ctxc_fact_check {
                            means no section) */
 } ctxc_fact_check_t;
 
+/** The history's entry and byte limits as a compression sees them
+ * (ctxc_strategy_values_t.limits; the session fills it from the store and
+ * the settings, see ctxc_limits_over()). */
+typedef struct ctxc_limits {
+    size_t entries;     /**< entries stored now (the whole history) */
+    size_t max_entries; /**< its slots (0: no entry limit) */
+    size_t bytes;       /**< arena bytes in use now */
+    size_t arena_bytes; /**< the arena's bytes (0: no byte limit) */
+    uint16_t entries_threshold; /**< compression.entries-threshold */
+    uint16_t bytes_threshold;   /**< compression.bytes-threshold */
+    size_t reserve_entries; /**< slots kept free for the next turn */
+    size_t reserve_bytes;   /**< arena bytes kept free for it */
+} ctxc_limits_t;
+
 /** Values the strategies read (the settings registry of a later issue feeds
  * them; today the session's settings struct does). */
 typedef struct ctxc_strategy_values {
@@ -136,24 +150,12 @@ typedef struct ctxc_strategy_values {
     uint16_t top_preserve_threshold; /**< head fraction kept (middle-out) */
     ctxc_density_config_t density; /**< the density step's settings */
     ctxc_fact_check_t fact_check; /**< the fact check (middle-out, one-shot) */
-    /** The history's other two limits (ctxc_limits_t; the session fills
-     * it from the store and the settings; all zero: tokens only, as a
-     * context made by hand). */
-    struct ctxc_limits {
-        size_t entries;     /**< entries stored now (the whole history) */
-        size_t max_entries; /**< its slots (0: no entry limit) */
-        size_t bytes;       /**< arena bytes in use now */
-        size_t arena_bytes; /**< the arena's bytes (0: no byte limit) */
-        uint16_t entries_threshold; /**< compression.entries-threshold */
-        uint16_t bytes_threshold;   /**< compression.bytes-threshold */
-        size_t reserve_entries; /**< slots kept free for the next turn */
-        size_t reserve_bytes;   /**< arena bytes kept free for it */
-    } limits;
+    /** the history's entry and byte limits (the session fills them from
+     * the store and the settings; all zero: tokens only, as in a context
+     * made by hand) */
+    ctxc_limits_t limits;
 } ctxc_strategy_values_t;
 
-/** The history's limits as a compression sees them (see
- * ctxc_strategy_values_t.limits). */
-typedef struct ctxc_limits ctxc_limits_t;
 
 /** Which limit of a history: the bits of ctxc_compress_meta_t.trigger and
  * ctxc_send_report_t.trigger. */
