@@ -254,6 +254,22 @@ static void repl_save(const char *path) {
     repl_mark_saved();
 }
 
+/* What an append that had to make room did (ctxc_session_add_room): one
+ * line, as before_send's. */
+static void repl_room_report(const ctxc_send_report_t *rep) {
+    if (!rep->compressed) {
+        return;
+    }
+    const ctxc_compress_meta_t *m = &repl_session.last_compress;
+    const ctxc_strategy_t *st = ctxc_strategy_get(m->strategy);
+    printf("[no room for the entry: compressed with %s%s: %zu -> %zu "
+           "entries, %zu -> %zu arena bytes]\n",
+           st != NULL ? st->name : "?",
+           rep->fallback != NULL ? " (the summary was not there)" : "",
+           m->entries_before, m->entries_after, m->bytes_before,
+           m->bytes_after);
+}
+
 static bool repl_add(const char *line) {
     ctxc_block_t b;
     memset(&b, 0, sizeof b);
@@ -265,10 +281,12 @@ static bool repl_add(const char *line) {
     in.blocks = &b;
     in.block_count = 1;
     ctxc_error_t err;
-    if (ctxc_session_add(&repl_session, &in, &err) != CTXC_OK) {
+    ctxc_send_report_t rep;
+    if (ctxc_session_add_room(&repl_session, &in, &rep, &err) != CTXC_OK) {
         repl_error("add", &err);
         return false;
     }
+    repl_room_report(&rep);
     return true;
 }
 
@@ -384,8 +402,11 @@ static void chat_add_reply(const char *text, size_t len) {
     in.blocks = &b;
     in.block_count = 1;
     ctxc_error_t err;
-    if (ctxc_session_add(&repl_session, &in, &err) != CTXC_OK) {
+    ctxc_send_report_t rep;
+    if (ctxc_session_add_room(&repl_session, &in, &rep, &err) != CTXC_OK) {
         repl_error("the reply was not added to the history", &err);
+    } else {
+        repl_room_report(&rep);
     }
 }
 
@@ -607,8 +628,8 @@ static void chat_send(const char *line) {
     }
     if (rep.job == CTXC_SEND_JOB_APPLIED) {
         repl_job_report(CTXC_OK, NULL);
-    } else if (rep.compressed && repl_session.last_compress.unchanged &&
-        ctxc_history_count(h) == n0) {
+    } else if (rep.trigger != 0 && !rep.compressed &&
+               ctxc_history_count(h) == n0) {
         printf("[compression ran: history unchanged]\n");
     } else if (rep.compressed || ctxc_history_count(h) != n0) {
         const ctxc_strategy_t *st = NULL;
