@@ -4,7 +4,8 @@
 #   scenario_target              the image under the target's emulator
 #                                (project.yml targets.<t>.emulator) passes:
 #                                every check, every stack budget (label target)
-#   scenario_target_vs_host      both print the same result table
+#   scenario_target_vs_host      both print the same result tables (the
+#                                histories' and the voice day's)
 #   scenario_target_selftest     the image with --plant-fault (one export byte
 #                                corrupted before its re-import check) fails
 #   scenario_target_hardfault    the image with --hard-fault exits 3 after the
@@ -31,7 +32,7 @@ add_custom_command(
     DEPENDS "${_scn_dir}/gen_histories.py" "${_scn_example}"
     VERBATIM)
 add_executable(scenario_host "${_scn_dir}/scenario.c" "${_scn_dir}/host_main.c"
-               "${_scn_dir}/../common/image_util.c"
+               "${_scn_dir}/../common/image_util.c" "${_scn_dir}/../voice/voice_day.c"
                "${CMAKE_CURRENT_BINARY_DIR}/scenario_data.c")
 target_include_directories(scenario_host PRIVATE "${_scn_dir}")
 target_compile_options(scenario_host PRIVATE ${CTXC_TARGET_CFLAGS} ${CTXC_WARNINGS})

@@ -86,7 +86,7 @@ def static_worst(ci_dir, arg):
 
 SCENARIO_PARTS = ["libctxc.a (the library)", "libctxc_port_romfs.a (romfs port)",
                   "histories in flash (scenario_data.c)",
-                  "scenario + board code (scenario.c, target_main.c, image_util.c, startup.c)",
+                  "scenario + board code (scenario.c, voice_day.c, target_main.c, image_util.c, startup.c)",
                   "newlib + libgcc (string functions, rdimon, 64-bit division)",
                   "stack (project.yml memory.stack)"]
 

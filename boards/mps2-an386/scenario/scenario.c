@@ -17,6 +17,10 @@
  *   no-space        an import into a small arena until CTXC_E_NO_SPACE: the
  *                   history is byte-identical afterwards (CRC32 of its
  *                   arena bytes and slots, and of its export)
+ *   voice day       10,000 short voice turns into 128 slots and a 32 KiB
+ *                   arena (../voice/voice_day.h), once with each LLM-free
+ *                   strategy, with its own checks after every append and
+ *                   its own table (after the histories' rows)
  *
  * After every operation: the token total equals the sum of the entries'
  * estimates, and the pairing invariant holds (the export re-imports into a
@@ -35,6 +39,7 @@
 
 #include "../board_sizes.h"
 #include "../common/image_util.h"
+#include "../voice/voice_day.h"
 #include "scenario.h"
 
 #define SMALL_ARENA_BYTES (8u * 1024u) /* the arena-exhaustion case */
@@ -434,6 +439,23 @@ static void run_input(const scn_input_t *in) {
     run_no_space(in);
 }
 
+/* The voice day (issue 36; ../voice/voice_day.h): 10,000 short turns into
+ * 128 slots and a 32 KiB arena, once with each LLM-free strategy; its
+ * table after the histories' (the host suite test_voice_day runs the same
+ * days). */
+static void run_voice_day(void) {
+    static const char *const strategies[] = {"top-down-truncation",
+                                             "high-density"};
+    vd_stats_t vs;
+    vd_table_head();
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+        vd_cfg_t cfg = {strategies[i], VD_TURNS, VD_SEED, false, NULL, NULL, 0};
+        failed += vd_run(&cfg, &vs);
+        checks += vs.checks;
+        vd_table_row(&cfg, &vs);
+    }
+}
+
 unsigned scn_run(unsigned flags) {
     img_out_init(scn_write);
     flags_ = flags;
@@ -477,6 +499,7 @@ unsigned scn_run(unsigned flags) {
     for (size_t i = 0; i < scn_input_count; i++) {
         run_input(&scn_inputs[i]);
     }
+    run_voice_day();
     img_put_s("scenario end");
     img_flush_line();
 
