@@ -295,6 +295,24 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
     if (st != CTXC_OK) {
         return st;
     }
+    /* inserted records staged in the arena's free tail (the session's
+     * network-free steps write them there): out of the way of the new
+     * history first, to the arena's end */
+    const uint8_t *staged = plan->scratch;
+    if (inserts > 0 && staged >= h->arena + h->used &&
+        staged < h->arena + h->arena_bytes &&
+        (size_t)(staged - h->arena) < new_used) {
+        size_t len = plan->scratch_used;
+        if (new_used + len > h->arena_bytes) {
+            return ctxc__fail_space(err, new_used + len - h->arena_bytes,
+                                    "the new history needs %z arena bytes "
+                                    "and its %z staged bytes beside them, the "
+                                    "arena has %z",
+                                    new_used, len, h->arena_bytes);
+        }
+        memmove(h->arena + h->arena_bytes - len, staged, len);
+        staged = h->arena + h->arena_bytes - len;
+    }
     /* 2. move the kept records, each once, then their slots; 3. copy the
      * inserted records into the gaps left between them */
     place_runs(h, plan, new_used, false);
@@ -315,7 +333,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
             }
             continue;
         }
-        memcpy(h->arena + pos, plan->scratch + op->offset, op->size);
+        memcpy(h->arena + pos, staged + op->offset, op->size);
         /* inserted entries are counted with the store's own estimator */
         ctxc_slot_t s = {(uint32_t)pos,   op->size,    op->tokens,
                          op->block_count, op->speaker, op->flags};

@@ -363,6 +363,27 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
     return ctxc_spill_restore_block(s->spill, id, out, cap, len, err);
 }
 
+/* The work area a network-free step (the density step, a compress of an
+ * LLM-free strategy) writes in: the session's, with its scratch swapped for
+ * the arena's free tail when that is larger. The records the step inserts
+ * are staged there and placed by the plan's application (which moves them
+ * out of the way first when the new history is longer than the old one);
+ * nothing can append in between, the step holds the session. A firmware's
+ * work scratch then only needs what a step inserts when the arena is
+ * nearly full. */
+static ctxc_work_t *step_work(const ctxc_session_t *s, ctxc_work_t *tmp) {
+    const ctxc_history_t *h = s->history;
+    size_t at = (h->used + 7u) & ~(size_t)7u; /* the arena is 8-aligned */
+    size_t tail = at < h->arena_bytes ? h->arena_bytes - at : 0;
+    if (tail <= s->work->scratch_cap) {
+        return s->work;
+    }
+    *tmp = *s->work;
+    tmp->scratch = h->arena + at;
+    tmp->scratch_cap = tail;
+    return tmp;
+}
+
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
     s->density_dirty_ = false; /* cleared whether it runs or not */
@@ -381,15 +402,17 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctxc_settings_density(s->settings, &density);
     density.workspace_root = s->workspace_root;
     ctxc_density_result_t result;
+    ctxc_work_t tmp;
+    ctxc_work_t *w = step_work(s, &tmp);
     s->locked_ = true;
     if (s->spill != NULL && s->spill_fn_ != NULL) {
         density.spill = s->spill_fn_;
         density.spill_user = s;
         s->spill->keep_from_ = 0xFFFFFFFFu; /* ctxc_spill_begin() */
     }
-    r = st->optimize(&raw, &density, s->work, &result, err);
+    r = st->optimize(&raw, &density, w, &result, err);
     if (r == CTXC_OK) {
-        r = ctxc_density_apply(s->history, &result, s->work, err);
+        r = ctxc_density_apply(s->history, &result, w, err);
     }
     if (s->spill != NULL) {
         s->spill->keep_from_ = 0; /* ctxc_spill_end() */
@@ -512,8 +535,12 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     if (r != CTXC_OK) {
         return r;
     }
+    ctxc_work_t tmp;
+    if (!st->requires_llm) { /* an LLM strategy's scratch outlives a call */
+        ctx.work = step_work(s, &tmp);
+    }
     ctxc_plan_t plan;
-    ctxc_plan_init(&plan, s->work);
+    ctxc_plan_init(&plan, ctx.work);
     uint64_t t0 = ctxc_port_now_ms(s->port);
     s->locked_ = true;
     r = st->compress(&ctx, &plan, err);

@@ -472,9 +472,19 @@ static void test_import_exhaustion(void **state) {
     }
 }
 
+/* The arena ends where its bytes do: the session stages a step's inserted
+ * records in the arena's free tail when that is larger than the work
+ * scratch, so the scratch sizes below are all there is only without one.
+ * The arena's own threshold is put out of the way. */
+static void no_free_tail(void) {
+    hist.arena_bytes = hist.used;
+    t_set(&store, "compression.bytes-threshold", "1");
+    t_set(&store, "compression.reserve-bytes", "0");
+}
+
 /* The density step and each strategy's compress with every scratch size
- * from 0 up: CTXC_E_NO_SPACE, history unchanged, and the size plus
- * err->needed is enough. */
+ * from 0 up (and no free tail in the arena): CTXC_E_NO_SPACE, history
+ * unchanged, and the size plus err->needed is enough. */
 static void scratch_sweep(const char *strategy, const char *limit,
                           bool density) {
     ctxc_error_t err;
@@ -484,11 +494,13 @@ static void scratch_sweep(const char *strategy, const char *limit,
     size_t step = 64; /* sizes sampled every 64 bytes, then every size
                          in the 64 below the first that works */
     for (size_t cap = 0; cap <= full; cap += step) {
+        hist.arena_bytes = 1u << 17;
         t_import(&hist, example);
         session_with(&store, strategy, limit, NULL);
         if (!density) {
             assert_int_equal(ctxc_session_optimize(&sess, NULL), CTXC_OK);
         }
+        no_free_tail();
         t_snapshot(&hist, &before_snap);
         work.scratch_cap = cap;
         tally_space.runs++;
@@ -519,11 +531,13 @@ static void scratch_sweep(const char *strategy, const char *limit,
         size_t grown = cap, rounds = 0;
         for (;;) {
             grown = grown + err.needed <= full ? grown + err.needed : full;
+            hist.arena_bytes = 1u << 17;
             t_import(&hist, example);
             session_with(&store, strategy, limit, NULL);
             if (!density) {
                 assert_int_equal(ctxc_session_optimize(&sess, NULL), CTXC_OK);
             }
+            no_free_tail();
             work.scratch_cap = grown;
             st = density ? ctxc_session_optimize(&sess, &err)
                          : ctxc_session_compress(&sess, &err);
@@ -555,6 +569,7 @@ static void test_work_area_exhaustion(void **state) {
      * none) */
     assert_true(tally_space.injected > before + 100);
     scratch_sweep("top-down-truncation", "9000", false);
+    hist.arena_bytes = 1u << 17;
 }
 
 /* A plan that replaces an entry with a larger one, applied to arenas of

@@ -425,6 +425,121 @@ static void test_add_room_with_every_slot_pinned(void **state) {
     t_assert_unchanged(&hist, &snap);
 }
 
+/* ---- records staged in the arena's free tail ------------------------------ */
+
+/* A plan whose inserted records are staged in the arena's free tail (as the
+ * session's network-free steps stage them) and whose new history is longer
+ * than the old one, so the kept records moving up would run over the
+ * staged bytes: they are moved out of the way first. Inserted before and
+ * after the kept entries; and an arena too small for both: NO_SPACE,
+ * nothing changed. */
+static void test_plan_staged_in_the_arena_tail(void **state) {
+    (void)state;
+    for (int before = 0; before < 2; before++) {
+        setup(NULL);
+        for (unsigned i = 0; i < 3; i++) {
+            add_short(&bhist, i);
+        }
+        static t_dump_t old;
+        t_dump(&bhist, &old);
+        ctxc_plan_t plan;
+        ctxc_plan_init(&plan, &work);
+        size_t at = (bhist.used + 7u) & ~(size_t)7u;
+        plan.scratch = bhist.arena + at;
+        plan.scratch_cap = bhist.arena_bytes - at;
+        ctxc_block_t b = t_text("a new entry, staged in the arena's tail");
+        ctxc_entry_in_t in = {CTXC_SPEAKER_AI, &b, 1, CTXC_STR_ABSENT};
+        ctxc_error_t err;
+        if (!before) {
+            assert_int_equal(ctxc_plan_keep(&plan, 0, 3, &err), CTXC_OK);
+        }
+        assert_int_equal(ctxc_plan_insert(&plan, &in, NULL, NULL, UINT32_MAX,
+                                          &err),
+                         CTXC_OK);
+        if (before) {
+            assert_int_equal(ctxc_plan_keep(&plan, 0, 3, &err), CTXC_OK);
+        }
+        assert_int_equal(ctxc_history_apply_plan(&bhist, &plan, &err),
+                         CTXC_OK);
+        assert_int_equal(ctxc_history_count(&bhist), 4);
+        size_t k = before ? 0 : 3;
+        assert_string_equal(t_block_text(&bhist, k, 0),
+                            "a new entry, staged in the arena's tail");
+        for (unsigned i = 0; i < 3; i++) {
+            char want[16];
+            snprintf(want, sizeof want, "turn %u", i);
+            assert_string_equal(t_block_text(&bhist, before + i, 0), want);
+        }
+        assert_true(strstr(old.buf, "turn 2") != NULL);
+    }
+    /* no room for the new history beside the staged bytes */
+    setup(NULL);
+    for (unsigned i = 0; i < 3; i++) {
+        add_short(&bhist, i);
+    }
+    size_t at = (bhist.used + 7u) & ~(size_t)7u;
+    ctxc_plan_t plan;
+    ctxc_plan_init(&plan, &work);
+    plan.scratch = bhist.arena + at;
+    plan.scratch_cap = bhist.arena_bytes - at;
+    static char big[1400];
+    memset(big, 'b', sizeof big - 1);
+    ctxc_block_t b = t_text(big);
+    ctxc_entry_in_t in = {CTXC_SPEAKER_AI, &b, 1, CTXC_STR_ABSENT};
+    ctxc_error_t err;
+    assert_int_equal(ctxc_plan_keep(&plan, 0, 3, &err), CTXC_OK);
+    for (int i = 0; i < 2; i++) { /* 2 x 1400 staged, 2 x 1400 more kept */
+        assert_int_equal(ctxc_plan_insert(&plan, &in, NULL, NULL, UINT32_MAX,
+                                          &err),
+                         CTXC_OK);
+    }
+    t_snapshot(&bhist, &snap);
+    assert_int_equal(ctxc_history_apply_plan(&bhist, &plan, &err),
+                     CTXC_E_NO_SPACE);
+    assert_non_null(strstr(err.message, "staged bytes"));
+    t_assert_unchanged(&bhist, &snap);
+}
+
+/* The session's high-density steps with a work area of 256 bytes of
+ * scratch over a voice-like stream: the arena's free tail holds what they
+ * insert, before_send keeps it free, nothing fails. */
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY
+CTXC_WORK_DEFINE(tiny, 64, 256);
+static void test_a_tiny_scratch_is_enough_with_a_free_tail(void **state) {
+    (void)state;
+    t_set(&set, "context-limit", "600");
+    t_set(&set, "compression.strategy", "high-density");
+    assert_int_equal(ctxc_session_init(&s, &hist, &tiny, &set, NULL), CTXC_OK);
+    ctxc_error_t err;
+    unsigned summarised = 0;
+    for (unsigned i = 0; i < 300; i++) {
+        char id[16], out[200];
+        snprintf(id, sizeof id, "c%u", i);
+        snprintf(out, sizeof out,
+                 "\"light %u on in the kitchen, the living room and the hall; "
+                 "all other lights stay as they were\"",
+                 i);
+        ctxc_block_t call = t_call(id, "smart_home", "{\"command\":\"on\"}");
+        ctxc_block_t resp = t_resp(id, "smart_home", out, NULL);
+        ctxc_block_t text = t_text("turn the lights on please");
+        ctxc_entry_in_t ins[3] = {{CTXC_SPEAKER_HUMAN, &text, 1, {0}},
+                                  {CTXC_SPEAKER_AI, &call, 1, {0}},
+                                  {CTXC_SPEAKER_TOOL, &resp, 1, {0}}};
+        for (int k = 0; k < 3; k++) {
+            ctxc_send_report_t rep;
+            if (ctxc_session_before_send(&s, 20, &rep, &err) != CTXC_OK ||
+                ctxc_session_add_room(&s, &ins[k], &rep, &err) != CTXC_OK) {
+                fail_msg("turn %u: %s", i, err.message);
+            }
+        }
+        if (s.last_compress.middle_compressed > s.last_compress.entries_dropped) {
+            summarised++;
+        }
+    }
+    assert_true(summarised > 0); /* summaries were written, in the tail */
+}
+#endif
+
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT
 /* ---- an LLM strategy: add_room never waits for the network ---------------- */
 
@@ -533,6 +648,11 @@ int main(void) {
         cmocka_unit_test_setup(test_add_room_of_an_entry_larger_than_the_arena,
                                setup),
         cmocka_unit_test_setup(test_add_room_with_every_slot_pinned, setup),
+        cmocka_unit_test_setup(test_plan_staged_in_the_arena_tail, setup),
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY
+        cmocka_unit_test_setup(test_a_tiny_scratch_is_enough_with_a_free_tail,
+                               setup),
+#endif
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT
         cmocka_unit_test_setup(test_add_room_with_an_llm_strategy_falls_back,
                                setup),

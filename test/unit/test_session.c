@@ -42,6 +42,7 @@ static void base_settings(void) {
 
 static int setup(void **state) {
     (void)state;
+    hist.arena_bytes = 32768; /* as declared (a test may end it early) */
     ctxc_history_clear(&hist);
     ctxc_history_set_estimator(&hist, NULL, NULL);
     ctxc_settings_init(&set, NULL); /* no filesystem */
@@ -726,15 +727,37 @@ static void test_no_space_in_the_work_area_changes_nothing(void **state) {
     for (int i = 0; i < 8; i++) {
         t_add_text(&hist, CTXC_SPEAKER_HUMAN, LINE);
     }
+    /* the arena's free tail is larger than the scratch: the summaries are
+     * staged there, and the result is that of a large work area */
+    static t_dump_t large;
+    size_t used = hist.used;
     t_snapshot(&hist, &snap);
     ctxc_error_t err;
-    /* summaries of 4 results need more than 256 bytes of scratch */
+    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
+    assert_true(s.last_compress.middle_compressed > 0);
+    t_dump(&hist, &large);
+    t_import(&hist, snap.content.buf);
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    assert_int_equal(ctxc_session_compress(&s, &err), CTXC_OK);
+    static t_dump_t with_scratch;
+    t_dump(&hist, &with_scratch);
+    assert_string_equal(large.buf, with_scratch.buf);
+    /* an arena that ends where its bytes do: the 256 bytes are all there
+     * is, and summaries of 4 results need more */
+    t_import(&hist, snap.content.buf);
+    assert_int_equal(hist.used, used);
+    hist.arena_bytes = hist.used;
+    t_set(&set, "compression.bytes-threshold", "1");
+    t_set(&set, "compression.reserve-bytes", "0");
+    assert_int_equal(ctxc_session_init(&s, &hist, &tiny, &set, NULL), CTXC_OK);
+    t_snapshot(&hist, &snap);
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_NO_SPACE);
     assert_true(err.needed > 0);
     t_assert_unchanged(&hist, &snap);
     /* no fallback: the same error again, not another strategy's result */
     assert_int_equal(ctxc_session_compress(&s, &err), CTXC_E_NO_SPACE);
     t_assert_unchanged(&hist, &snap);
+    hist.arena_bytes = 32768;
 }
 
 /* An estimator that tries to add to the history while it is locked. */
