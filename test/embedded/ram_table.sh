@@ -1,15 +1,22 @@
 #!/bin/sh
 # ram_table.sh -- RAM of ctxc's caller-owned storage, read from the compiled
-# RAM probe object (boards/<board>/ram_probe.c).
+# RAM probe object (boards/<board>/ram_probe.c): a line per storage, the
+# storage beyond the history (all but the history's arena and slot array,
+# and but the separate HTTP work area: a firmware with a provider client
+# uses the client's own), and the total.
 #
-#   ram_table.sh NM OBJECT
+#   ram_table.sh NM OBJECT [BUDGET]
+#
+# With BUDGET (bytes) it fails (exit 1) when the storage beyond the history
+# takes more (the board's MPS2_RAM_BEYOND_HISTORY_BUDGET).
 set -eu
-if [ $# -ne 2 ]; then
-    echo "usage: $0 NM OBJECT" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+    echo "usage: $0 NM OBJECT [BUDGET]" >&2
     exit 2
 fi
 nm_tool=$1
 obj=$2
+budget=${3:-}
 if [ ! -f "$obj" ]; then
     echo "ram_table: object '$obj' does not exist" >&2
     exit 2
@@ -46,8 +53,24 @@ total=0
     esac
     echo "| $what | \`$name\` | $bytes |"
 done
-"$nm_tool" -S "$obj" | awk '$3 ~ /^[bBdD]$/ { print $2 }' | {
-    total=0
-    while read -r size; do total=$((total + $(printf '%d' "0x$size"))); done
-    echo "| **total** | | $total |"
-}
+# the totals: everything, and what is beyond the history
+total=0
+beyond=0
+for row in $("$nm_tool" -S "$obj" | awk '$3 ~ /^[bBdD]$/ { print $4 ":" $2 }'); do
+    name=${row%%:*}
+    bytes=$(printf '%d' "0x${row#*:}")
+    total=$((total + bytes))
+    case "$name" in
+    ram_history_arena_|ram_history_slots_|ram_http_work) ;;
+    *) beyond=$((beyond + bytes)) ;;
+    esac
+done
+echo "| **beyond the history** (all but its arena and slot array, and but the separate HTTP work area: a provider client holds its own) | | $beyond |"
+echo "| **total** | | $total |"
+if [ -n "$budget" ]; then
+    if [ "$beyond" -gt "$budget" ]; then
+        echo "ram_table: the storage beyond the history takes $beyond bytes, over the budget of $budget" >&2
+        exit 1
+    fi
+    echo "ram_table: the storage beyond the history takes $beyond bytes of the budget of $budget" >&2
+fi

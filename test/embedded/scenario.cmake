@@ -72,6 +72,22 @@ foreach(t IN LISTS CTXC_TARGETS)
                 "${_img_dir}/ctxc_minimal_app.elf" .noinit
                 hist_arena_ hist_slots_ work_scratch_ work_ops_ work_map_)
     set_tests_properties(placement_minimal PROPERTIES LABELS "embedded")
+    # the caller-owned RAM beyond the history against the board's budget
+    # (MPS2_RAM_BEYOND_HISTORY_BUDGET, boards/mps2-an386/board_sizes.h),
+    # read from the RAM probe's object; and the check fails on 1 KiB
+    file(STRINGS "${CMAKE_SOURCE_DIR}/boards/mps2-an386/board_sizes.h" _rb
+         REGEX "^#define MPS2_RAM_BEYOND_HISTORY_BUDGET [0-9]+")
+    string(REGEX REPLACE "^#define MPS2_RAM_BEYOND_HISTORY_BUDGET ([0-9]+).*"
+           "\\1" _rb "${_rb}")
+    set(_ram_obj "${_img_dir}/CMakeFiles/ram_probe.dir/ram_probe.c.obj")
+    add_test(NAME ram_budget
+        COMMAND sh "${_here}/ram_table.sh" "${nm}" "${_ram_obj}" "${_rb}")
+    add_test(NAME ram_budget_selftest
+        COMMAND sh "${_here}/ram_table.sh" "${nm}" "${_ram_obj}" 1024)
+    set_tests_properties(ram_budget PROPERTIES LABELS "embedded"
+        PASS_REGULAR_EXPRESSION "bytes of the budget of [0-9]+")
+    set_tests_properties(ram_budget_selftest PROPERTIES LABELS "embedded"
+        PASS_REGULAR_EXPRESSION "over the budget of 1024")
     add_test(NAME footprint_minimal
         COMMAND python3 "${_here}/minimal_size.py" "${_img_dir}/ctxc_minimal_app.map"
                 "${_img_dir}/ctxc_scenario.map")
