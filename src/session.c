@@ -428,14 +428,12 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
  * and reserves (add_room's need in place of a smaller reserve). */
 static void limits_of(const ctxc_session_t *s, ctxc_limits_t *l) {
     const ctxc_history_t *h = s->history;
-    uint32_t re = 4, rb = 2048;
+    uint32_t re = 0, rb = 0; /* the registry's defaults: never unset */
     memset(l, 0, sizeof *l);
     l->entries = h->count;
     l->max_entries = h->max_entries;
     l->bytes = h->used;
     l->arena_bytes = h->arena_bytes;
-    l->entries_threshold = 900;
-    l->bytes_threshold = 900;
     (void)ctxc_settings_ratio(s->settings,
                               CTXC_SETTING_COMPRESSION_ENTRIES_THRESHOLD,
                               &l->entries_threshold);
