@@ -122,7 +122,8 @@ const unsigned char *ctxc__compress_pins(const ctxc_compress_ctx_t *ctx,
 /* ---- the limits of a compression (boundary.c) ---------------------------
  * The token target always; the entry and byte targets of the whole history
  * only for a limit over its threshold when the compression starts
- * (ctxc_limits_over; SIZE_MAX: none). */
+ * (ctxc_limits_over; SIZE_MAX: none): capacity x threshold x 0.6, at most
+ * the capacity less the reserve. */
 typedef struct {
     uint64_t tokens; /* of the view */
     size_t entries;  /* of the whole history */

@@ -231,6 +231,7 @@ static void test_pinned_entries_over_the_slot_target(void **state) {
 
 static void test_pinned_entries_over_the_byte_target(void **state) {
     (void)state;
+    t_set(&set, "compression.reserve-bytes", "512"); /* target 2211 */
     start(&bhist, llm_free[0]);
     ctxc_error_t err;
     for (unsigned i = 0; i < 15; i++) {
@@ -406,6 +407,27 @@ static void test_add_room_of_an_entry_larger_than_the_arena(void **state) {
     assert_true(err.needed > 0);
     assert_false(rep.compressed);
     t_assert_unchanged(&bhist, &snap);
+}
+
+/* An entry of 60 % of the arena into a full one: the byte target is
+ * lowered below 0.54 of the arena so that it fits. */
+static void test_add_room_of_a_large_entry(void **state) {
+    (void)state;
+    start(&bhist, llm_free[0]);
+    ctxc_error_t err;
+    unsigned i = 0;
+    while (add_padded(&bhist, i, false, NULL, &err) == CTXC_OK && i < 64) {
+        i++;
+    }
+    static char big[2500];
+    memset(big, 'w', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ctxc_send_report_t rep;
+    assert_int_equal(add_room_text(big, &rep, &err), CTXC_OK);
+    assert_true(rep.compressed);
+    size_t n = ctxc_history_count(&bhist);
+    assert_string_equal(t_block_text(&bhist, n - 1, 0), big);
+    assert_true(n >= 2); /* the entries before it that fit stay */
 }
 
 /* Pinned entries hold every slot: the strategy's error comes back and
@@ -647,6 +669,7 @@ int main(void) {
         cmocka_unit_test_setup(test_add_room_when_the_arena_is_full, setup),
         cmocka_unit_test_setup(test_add_room_of_an_entry_larger_than_the_arena,
                                setup),
+        cmocka_unit_test_setup(test_add_room_of_a_large_entry, setup),
         cmocka_unit_test_setup(test_add_room_with_every_slot_pinned, setup),
         cmocka_unit_test_setup(test_plan_staged_in_the_arena_tail, setup),
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
