@@ -2,8 +2,11 @@
  * ctxc — the compression session (dispatcher) over a history store.
  *
  *   add()          appends an entry and marks the density step due
+ *   add_room()     the same, compressing first (network-free) when the
+ *                  entry does not fit in the slots or the arena
  *   before_send()  settle tokens -> density step (when due and the strategy
- *                  has one) -> threshold check -> compress
+ *                  has one) -> threshold check of the three limits (tokens,
+ *                  entries, arena bytes) -> compress
  *   compress()     runs the configured strategy and applies its plan
  *
  * While a compression or a density step runs, the history is locked:
@@ -254,7 +257,12 @@ ctxc_status_t ctxc_session_threshold(const ctxc_session_t *s,
  * LLM resolver), CTXC_E_NO_SPACE (work area), CTXC_E_BUSY. */
 ctxc_status_t ctxc_session_optimize(ctxc_session_t *s, ctxc_error_t *err);
 
-/** Runs the configured strategy and applies its plan.
+/** Runs the configured strategy and applies its plan: the strategy brings
+ * the tokens under its target and, for the entry slots or the arena bytes
+ * when they are over their threshold (ctxc_limits_over(), with the
+ * reserves), those under theirs (docs/design.md, "The three limits").
+ * last_compress says what it did (trigger, entries_dropped, the entries,
+ * bytes and tokens before and after; unchanged when nothing was freed).
  * Errors: CTXC_E_UNKNOWN_STRATEGY, CTXC_E_PROFILE_NOT_FOUND (an LLM strategy
  * and compression.profile names a profile that does not exist:
  * before anything else), CTXC_E_UNAVAILABLE (an LLM strategy and no LLM resolver),
