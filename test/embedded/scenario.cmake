@@ -14,6 +14,17 @@
 #                                (the budget check can fail)
 #   scenario_host_selftest       the host build with --plant-fault fails
 #   symbols_scenario_image       no heap allocator linked into the image
+#   voice_target                 the voice profile's image (boards/mps2-an386/
+#                                voice_profile) under the emulator passes;
+#                                voice_target_selftest: with --plant-fault
+#                                (a wrong API key) it fails
+#   symbols_voice_image          no heap allocator in the voice image
+#   flash_budget_<profile>       the library's flash in the profile (full:
+#                                every object of the archive; voice, minimal:
+#                                its share of the image, from the link map)
+#                                within the board's MPS2_FLASH_<P>_BUDGET;
+#                                flash_budget_<profile>_selftest: the check
+#                                fails on a budget of 1 KiB
 #   stack_static_<t>             the static stack summary (stack_static.py)
 #                                of the cross library runs
 #   index_code_<t>               the cross library has the index code its
@@ -88,6 +99,50 @@ foreach(t IN LISTS CTXC_TARGETS)
         PASS_REGULAR_EXPRESSION "bytes of the budget of [0-9]+")
     set_tests_properties(ram_budget_selftest PROPERTIES LABELS "embedded"
         PASS_REGULAR_EXPRESSION "over the budget of 1024")
+    # the voice profile (boards/mps2-an386/voice_profile): the image runs
+    # (and fails with a planted fault), no heap allocator is linked
+    set(_voice "${_img_dir}/ctxc_voice_app.elf")
+    add_test(NAME voice_target COMMAND ${emu} "${_voice}")
+    add_test(NAME voice_target_selftest
+        COMMAND sh "${_here}/scenario_expect_fail.sh" "FAIL: voice: every request"
+                ${emu} "${_voice}" -semihosting-config "arg=ctxc_voice_app,arg=--plant-fault")
+    add_test(NAME symbols_voice_image
+        COMMAND sh "${_here}/check_symbols.sh" "${nm}" "${_voice}")
+    set_tests_properties(voice_target voice_target_selftest PROPERTIES
+        LABELS "embedded;target" TIMEOUT 120)
+    set_tests_properties(voice_target PROPERTIES
+        PASS_REGULAR_EXPRESSION "voice: ok" FAIL_REGULAR_EXPRESSION "FAIL|FAULT")
+    set_tests_properties(symbols_voice_image PROPERTIES LABELS "embedded")
+    # the library's flash per profile against the board's budgets
+    # (MPS2_FLASH_<P>_BUDGET, boards/mps2-an386/board_sizes.h): the whole
+    # archive, the voice and the minimal image's share from their link
+    # maps; and each check fails on 1 KiB
+    string(TOUPPER "CTXC_LIB_${t}" _libvar)
+    string(REPLACE "-" "_" _libvar "${_libvar}")
+    ctxc_target_tool(${t} size _size)
+    set(_flash_full "${${_libvar}}" "${_size}")
+    set(_flash_voice "${_img_dir}/ctxc_voice_app.map")
+    set(_flash_minimal "${_img_dir}/ctxc_minimal_app.map")
+    foreach(p IN ITEMS full voice minimal)
+        string(TOUPPER "${p}" _P)
+        file(STRINGS "${CMAKE_SOURCE_DIR}/boards/mps2-an386/board_sizes.h" _fb
+             REGEX "^#define MPS2_FLASH_${_P}_BUDGET [0-9]+")
+        string(REGEX REPLACE "^#define MPS2_FLASH_${_P}_BUDGET ([0-9]+).*"
+               "\\1" _fb "${_fb}")
+        if(NOT _fb MATCHES "^[0-9]+$")
+            message(FATAL_ERROR " boards/mps2-an386/board_sizes.h: no MPS2_FLASH_${_P}_BUDGET")
+        endif()
+        add_test(NAME flash_budget_${p}
+            COMMAND python3 "${_here}/flash_profiles.py" --check=${p}
+                    --budget=${_fb} ${_flash_${p}})
+        add_test(NAME flash_budget_${p}_selftest
+            COMMAND python3 "${_here}/flash_profiles.py" --check=${p}
+                    --budget=1024 ${_flash_${p}})
+        set_tests_properties(flash_budget_${p} PROPERTIES LABELS "embedded"
+            PASS_REGULAR_EXPRESSION "the ${p} profile takes [0-9]+ bytes of flash of the budget of ${_fb}")
+        set_tests_properties(flash_budget_${p}_selftest PROPERTIES LABELS "embedded"
+            PASS_REGULAR_EXPRESSION "FAIL: flash_profiles: the ${p} profile takes [0-9]+ bytes of flash, over the budget of 1024")
+    endforeach()
     add_test(NAME footprint_minimal
         COMMAND python3 "${_here}/minimal_size.py" "${_img_dir}/ctxc_minimal_app.map"
                 "${_img_dir}/ctxc_scenario.map")
