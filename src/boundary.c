@@ -325,6 +325,14 @@ unsigned ctxc_limits_over(const ctxc_limits_t *l) {
     return over;
 }
 
+/* capacity x threshold x 0.6, and never less room than the reserve
+ * (ctxc_session_add_room's entry: its need in place of a smaller one). */
+static size_t target_of(size_t capacity, uint16_t threshold, size_t reserve) {
+    size_t room = capacity > reserve ? capacity - reserve : 0;
+    size_t t = ctxc_target_count(capacity, threshold);
+    return t < room ? t : room;
+}
+
 void ctxc__targets(const ctxc_compress_ctx_t *ctx, uint64_t tokens,
                    ctxc__targets_t *t) {
     const ctxc_limits_t *l = &ctx->values.limits;
@@ -332,22 +340,13 @@ void ctxc__targets(const ctxc_compress_ctx_t *ctx, uint64_t tokens,
     t->tokens = tokens;
     t->entries = SIZE_MAX;
     t->bytes = SIZE_MAX;
-    /* capacity x threshold x 0.6, and never less room than the reserve
-     * (ctxc_session_add_room's entry: its need in place of a smaller
-     * reserve) */
     if (over & CTXC_LIMIT_ENTRIES) {
-        size_t room = l->max_entries > l->reserve_entries
-                          ? l->max_entries - l->reserve_entries
-                          : 0;
-        t->entries = ctxc_target_count(l->max_entries, l->entries_threshold);
-        t->entries = t->entries < room ? t->entries : room;
+        t->entries = target_of(l->max_entries, l->entries_threshold,
+                               l->reserve_entries);
     }
     if (over & CTXC_LIMIT_BYTES) {
-        size_t room = l->arena_bytes > l->reserve_bytes
-                          ? l->arena_bytes - l->reserve_bytes
-                          : 0;
-        t->bytes = ctxc_target_count(l->arena_bytes, l->bytes_threshold);
-        t->bytes = t->bytes < room ? t->bytes : room;
+        t->bytes =
+            target_of(l->arena_bytes, l->bytes_threshold, l->reserve_bytes);
     }
 }
 

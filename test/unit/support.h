@@ -213,4 +213,51 @@ static inline uint64_t t_compress_no_drop(ctxc_history_t *h, ctxc_work_t *w,
     return 0;
 }
 
+/* A scripted summary model for the LLM strategies
+ * (ctxc_session_set_llm_resolver(s, t_model_resolve, NULL)): every request
+ * is answered with t_model()->answer (NULL: a short state snapshot) and
+ * counted in t_model()->calls. */
+typedef struct {
+    unsigned calls;
+    const char *answer;
+} t_model_t;
+
+static inline t_model_t *t_model(void) {
+    static t_model_t m;
+    return &m;
+}
+
+static inline ctxc_status_t t_model_complete(const ctxc_llm_t *llm,
+                                             const ctxc_llm_request_t *req,
+                                             char *out, size_t cap,
+                                             size_t *len,
+                                             ctxc_llm_usage_t *usage,
+                                             ctxc_error_t *err) {
+    (void)llm;
+    (void)req;
+    (void)usage;
+    (void)err;
+    const char *a = t_model()->answer != NULL
+                        ? t_model()->answer
+                        : "<state_snapshot>turns</state_snapshot>";
+    size_t n = strlen(a);
+    assert_true(n < cap);
+    memcpy(out, a, n + 1);
+    *len = n;
+    t_model()->calls++;
+    return CTXC_OK;
+}
+
+static inline ctxc_status_t t_model_resolve(void *user, const char *profile,
+                                            const ctxc_llm_t **llm,
+                                            ctxc_error_t *err) {
+    static const ctxc_llm_t m = {t_model_complete, NULL, "fake", "fake-1",
+                                 NULL,             NULL, NULL};
+    (void)user;
+    (void)profile;
+    (void)err;
+    *llm = &m;
+    return CTXC_OK;
+}
+
 #endif /* CTXC_TEST_SUPPORT_H */

@@ -565,54 +565,23 @@ static void test_a_tiny_scratch_is_enough_with_a_free_tail(void **state) {
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT
 /* ---- an LLM strategy: add_room never waits for the network ---------------- */
 
-static unsigned model_calls;
-
-static ctxc_status_t model_complete(const ctxc_llm_t *llm,
-                                    const ctxc_llm_request_t *req, char *out,
-                                    size_t cap, size_t *len,
-                                    ctxc_llm_usage_t *usage,
-                                    ctxc_error_t *err) {
-    (void)llm;
-    (void)req;
-    (void)usage;
-    (void)err;
-    static const char a[] = "<state_snapshot>turns</state_snapshot>";
-    assert_true(sizeof a < cap);
-    memcpy(out, a, sizeof a);
-    *len = sizeof a - 1u;
-    model_calls++;
-    return CTXC_OK;
-}
-
-static const ctxc_llm_t model = {model_complete, NULL, "fake", "fake-1",
-                                 NULL,           NULL, NULL};
-
-static ctxc_status_t resolve(void *user, const char *profile,
-                             const ctxc_llm_t **llm, ctxc_error_t *err) {
-    (void)user;
-    (void)profile;
-    (void)err;
-    *llm = &model;
-    return CTXC_OK;
-}
-
 static void test_add_room_with_an_llm_strategy_falls_back(void **state) {
     (void)state;
     static const char *const on_limit[] = {"wait", "high-density"};
     for (size_t k = 0; k < 2; k++) {
         setup(NULL);
         ctxc_session_init(&s, &hist, &work, &set, NULL);
-        ctxc_session_set_llm_resolver(&s, resolve, NULL);
+        ctxc_session_set_llm_resolver(&s, t_model_resolve, NULL);
         t_set(&set, "compression.strategy", "middle-out");
         t_set(&set, "compression.on-limit", on_limit[k]);
         for (unsigned i = 0; i < 64; i++) {
             add_short(&hist, i);
         }
-        model_calls = 0;
+        t_model()->calls = 0;
         ctxc_send_report_t rep;
         ctxc_error_t err;
         assert_int_equal(add_room_text("one more", &rep, &err), CTXC_OK);
-        assert_int_equal(model_calls, 0);
+        assert_int_equal(t_model()->calls, 0);
         assert_int_equal(rep.job, CTXC_SEND_JOB_FALLBACK);
         assert_string_equal(rep.fallback, k == 0 ? "top-down-truncation"
                                                  : "high-density");
@@ -628,7 +597,7 @@ static void test_add_room_with_an_llm_strategy_falls_back(void **state) {
 static void test_prefetch_on_the_slots(void **state) {
     (void)state;
     ctxc_session_init(&s, &hist, &work, &set, NULL);
-    ctxc_session_set_llm_resolver(&s, resolve, NULL);
+    ctxc_session_set_llm_resolver(&s, t_model_resolve, NULL);
     t_set(&set, "compression.strategy", "middle-out");
     t_set(&set, "compression.prefetch-threshold", "0.5");
     for (unsigned i = 0; i < 29; i++) { /* 29 + 4 > 32 */
@@ -637,10 +606,10 @@ static void test_prefetch_on_the_slots(void **state) {
     ctxc_send_report_t rep;
     send_ok(0, &rep);
     assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
-    model_calls = 0;
+    t_model()->calls = 0;
     send_ok(0, &rep); /* its poll makes the call and applies it */
     assert_int_equal(rep.job, CTXC_SEND_JOB_APPLIED);
-    assert_int_equal(model_calls, 1);
+    assert_int_equal(t_model()->calls, 1);
     assert_true(rep.compressed);
     assert_int_equal(rep.trigger, CTXC_LIMIT_ENTRIES);
     assert_int_equal(s.last_compress.trigger, CTXC_LIMIT_ENTRIES);

@@ -31,42 +31,14 @@
 
 #include "ctxc/ctxc.h"
 #include "image_util.h"
+#include "support.h"
 #include "voice_day.h"
 
-/* The scripted model of the middle-out run: a short snapshot of whatever
- * it is asked. */
-static uint32_t model_calls;
-
-static ctxc_status_t model_complete(const ctxc_llm_t *llm,
-                                    const ctxc_llm_request_t *req, char *out,
-                                    size_t cap, size_t *len,
-                                    ctxc_llm_usage_t *usage,
-                                    ctxc_error_t *err) {
-    (void)llm;
-    (void)req;
-    (void)usage;
-    (void)err;
-    static const char a[] =
-        "<state_snapshot>The user asked for lights, timers, music and the "
-        "weather; all were done.</state_snapshot>";
-    assert_true(sizeof a < cap);
-    memcpy(out, a, sizeof a);
-    *len = sizeof a - 1u;
-    model_calls++;
-    return CTXC_OK;
-}
-
-static const ctxc_llm_t model = {model_complete, NULL, "fake", "fake-1",
-                                 NULL,           NULL, NULL};
-
-static ctxc_status_t resolve(void *user, const char *profile,
-                             const ctxc_llm_t **llm, ctxc_error_t *err) {
-    (void)user;
-    (void)profile;
-    (void)err;
-    *llm = &model;
-    return CTXC_OK;
-}
+/* The middle-out run's model: a short snapshot of whatever it is asked
+ * (support.h's scripted model). */
+static const char snapshot[] =
+    "<state_snapshot>The user asked for lights, timers, music and the "
+    "weather; all were done.</state_snapshot>";
 
 /* The driver's lines (its FAIL: lines and the table) to stdout. */
 static void write_out(const char *data, size_t len) {
@@ -79,12 +51,13 @@ static vd_stats_t stats;
 /* One run of the driver: nothing fails, the table row is printed, and the
  * requests stay under the limit. */
 static void voice_day(const vd_cfg_t *cfg) {
-    model_calls = 0;
+    t_model()->calls = 0;
+    t_model()->answer = snapshot;
     img_out_init(write_out);
     unsigned failed = vd_run(cfg, &stats);
     vd_table_row(cfg, &stats);
     if (cfg->llm_resolver != NULL) {
-        print_message("(%u model calls, %u fallbacks)\n", model_calls,
+        print_message("(%u model calls, %u fallbacks)\n", t_model()->calls,
                       stats.fallbacks);
     }
     assert_int_equal(failed, 0);
@@ -136,9 +109,9 @@ static void test_voice_day_middle_out(void **state) {
     (void)state;
     /* the compression job started at 0.7 of the limit (prefetch) */
     vd_cfg_t cfg = {"middle-out", voice_turns(), VD_SEED, false,
-                    resolve,      NULL,          700};
+                    t_model_resolve, NULL,          700};
     voice_day(&cfg);
-    assert_true(model_calls > 0);
+    assert_true(t_model()->calls > 0);
 }
 #endif
 
