@@ -15,7 +15,8 @@
 #                   each for FUZZ_SECONDS (default 60); crashes are kept in
 #                   build/fuzz/crashes/<target>/ (test/fuzz/regressions/README.md)
 #   make cortex-m4  the cross tree: build/cortex-m4/src/libctxc.a, the images
-#   make size       the cortex-m4 size table
+#   make size       the cortex-m4 size table, the RAM table, the flash per
+#                   profile (full, voice, minimal)
 #   make dist       the self-contained source tree build/dist/ctxc-<version>/
 #                   and its tarball (docs/building.md "Using ctxc in your build";
 #                   docs/firmware-quickstart.md); needs cmake and make only
@@ -23,8 +24,8 @@
 #                   as errors) into build/docs/api/html
 #   make readme-tables  run the cortex-m4 images under QEMU and write the
 #                   generated tables of docs/footprint.md (output, stack,
-#                   footprint, library flash and RAM, the lwIP image) and
-#                   README.md's footprint headline
+#                   footprint, library flash and RAM, flash per profile, the
+#                   lwIP image) and README.md's footprint headline
 #   make device-tables  build the lwIP image in both TLS profiles (production
 #                   in build/cortex-m4, lab in build/cortex-m4-lab), run its
 #                   test under QEMU -icount against the fixture and the
@@ -174,7 +175,7 @@ test: deps-test net-sources fuzz-build
 	$(CMAKE) -S . -B $(LAB_DIR) $(CROSS_CMAKE_ARGS) -DMPS2_TLS_PROFILE=lab
 	$(CMAKE) --build $(LAB_DIR) -j $(JOBS) --target ctxc_lwip
 	@# Informational here; a failure shows up again in ctest (symbols_cortex-m4).
-	-@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size symbols | $(NO_PROGRESS)
+	-@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size flash-profiles symbols | $(NO_PROGRESS)
 	$(CTEST) --test-dir $(HOST_DIR) --output-on-failure --no-tests=error --no-label-summary -j $(JOBS)
 
 # Not a test: prints times, asserts nothing about them.
@@ -224,7 +225,7 @@ cortex-m4: deps-cross net-sources
 
 size: deps-cross
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
-	@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size | $(NO_PROGRESS)
+	@$(CMAKE) --build $(CROSS_DIR) --target size ram minimal-size flash-profiles | $(NO_PROGRESS)
 
 # The dist tree (cmake/ctxc_dist.cmake): a tree of its own that only
 # generates the manifest header and the prompt table and packs (CMake with
@@ -244,7 +245,8 @@ docs: deps-docs
 
 # The generated tables of docs/footprint.md (boards/mps2-an386): the
 # scenario image's output, stack and footprint, the library's flash and RAM,
-# the summary (also README.md's footprint headline) and the lwIP image.
+# the flash per profile, the summary (also README.md's footprint headline)
+# and the lwIP image.
 readme-tables: deps-cross net-sources
 	@$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS) >/dev/null
 	@$(CMAKE) --build $(CROSS_DIR) --target readme-tables | $(NO_PROGRESS)

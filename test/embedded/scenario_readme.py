@@ -27,6 +27,11 @@ With the options (the cross tree's readme-tables target passes them all):
                       each; also written into --readme=README.md between its
                       footprint-headline markers
 
+  profile-flash       with --voice-map=MAP --budgets=board_sizes.h as well
+                      (and --lib, --minimal-map): the library's flash in the
+                      full, voice and minimal profiles beside the board's
+                      budgets and the issue's goals (flash_profiles.py)
+
 Each table replaces the text between <!-- NAME:begin --> and
 <!-- NAME:end --> in DOC.md (docs/footprint.md). Fails when the image fails or a marker is
 missing.
@@ -230,6 +235,14 @@ def main():
                 f.write(top)
             print("scenario_readme: wrote the footprint headline into " + opts["readme"])
         print(table)
+    if all(k in opts for k in ("lib", "minimal-map", "voice-map", "budgets")):
+        import flash_profiles  # noqa: E402
+        objs = {"full": flash_profiles.measure(opts["lib"], size_tool),
+                "voice": flash_profiles.measure(opts["voice-map"]),
+                "minimal": flash_profiles.measure(opts["minimal-map"])}
+        text = replace_between(text, "profile-flash", flash_profiles.table(
+            objs, flash_profiles.board_values(opts["budgets"])))
+        written += ", the flash per profile"
     with open(readme, "w", encoding="utf-8") as f:
         f.write(text)
     print("scenario_readme: wrote %s into %s" % (written, readme))
