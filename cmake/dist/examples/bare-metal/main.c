@@ -5,8 +5,11 @@
  *      store, the session (no heap anywhere)
  *   2. settings by typed calls: the strategy and the model's context window
  *   3. a session over them, with a port that logs
- *   4. each turn: ctxc_session_add() the new entries, then
+ *   4. each turn: ctxc_session_add_room() the new entries (it makes room
+ *      first when the slots or the arena are full), then
  *      ctxc_session_before_send() before the history goes to the model
+ *      (it compresses when the tokens, the slots or the arena near their
+ *      end)
  *
  * It plays 40 turns of a conversation (a question, an answer) into a
  * history for a 600-token context window and prints, at the end,
@@ -63,7 +66,7 @@ static ctxc_status_t add(ctxc_speaker_t who, const char *text,
     in.speaker = who;
     in.blocks = &b;
     in.block_count = 1;
-    return ctxc_session_add(&session, &in, err);
+    return ctxc_session_add_room(&session, &in, NULL, err);
 }
 
 int main(void) {
