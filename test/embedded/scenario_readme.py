@@ -149,6 +149,8 @@ def summary(opts, emulator, scenario_output, size_tool):
     ram_lines = tool(["sh", os.path.join(HERE, "ram_table.sh"), opts["nm"],
                       opts["ram-object"]]).splitlines()
     full_ram = int(ram_lines[-1].strip("|").split("|")[-1].strip().strip("*"))
+    beyond = [l for l in ram_lines if "beyond the history" in l]
+    beyond_ram = int(beyond[-1].strip("|").split("|")[-1].strip())
     stacks = [(int(x.group(2)), x.group(1)) for x in
               re.finditer(r"^stack: (.+) (\d+) bytes \(budget", scenario_output, re.M)]
     full_stack, full_entry = max(stacks)
@@ -167,7 +169,12 @@ def summary(opts, emulator, scenario_output, size_tool):
         "**%d bytes of flash, %d bytes of RAM, %d bytes of stack**." % (min_flash, min_ram, min_stack),
         "- Full library (every strategy, settings commands, JSONL codec, three "
         "providers; 256 entries, 96 KiB arena): **%d bytes of flash, %d bytes "
-        "of RAM, %d bytes of stack**." % (full_flash, full_ram, full_stack)]
+        "of RAM, %d bytes of stack**." % (full_flash, full_ram, full_stack),
+        "- Of that RAM, beyond the history's arena and slots (work area, "
+        "import scratch, settings store, session, provider client): **%d "
+        "bytes**; the goal for a voice device is 16 KiB "
+        "([what stands between](docs/footprint.md#ram-beyond-the-history))."
+        % beyond_ram]
     return ("\n".join(rows) + "\n", "\n".join(headline) + "\n",
             "\n".join(flash_lines) + "\n", "\n".join(ram_lines) + "\n")
 
