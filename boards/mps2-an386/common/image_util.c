@@ -111,3 +111,13 @@ uint64_t img_entry_token_sum(const ctxc_history_t *h) {
     }
     return sum;
 }
+
+void img_put_status(ctxc_status_t st, const ctxc_error_t *err) {
+    if (st != CTXC_OK) {
+        img_put_s(" (");
+        img_put_s(ctxc_status_name(st));
+        img_put_s(": ");
+        img_put_s(ctxc_error_message(err));
+        img_put_s(")");
+    }
+}

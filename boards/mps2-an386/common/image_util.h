@@ -28,6 +28,8 @@ void img_put_u(uint64_t v);
 void img_put_x32(uint32_t v); /* eight hex digits */
 void img_put_pad(size_t col); /* spaces up to column col */
 void img_flush_line(void);    /* the line and "\n" to the writer */
+/* " (STATUS: message)" of a failed call; nothing for CTXC_OK. */
+void img_put_status(ctxc_status_t st, const ctxc_error_t *err);
 
 /* ---- checksums ---------------------------------------------------------- */
 

@@ -97,13 +97,7 @@ static bool check(bool ok, const char *what, ctxc_status_t status) {
         img_put_u(st->appends);
         img_put_s(" appends: ");
         img_put_s(what);
-        if (status != CTXC_OK) {
-            img_put_s(" (");
-            img_put_s(ctxc_status_name(status));
-            img_put_s(": ");
-            img_put_s(ctxc_error_message(&vd_err));
-            img_put_s(")");
-        }
+        img_put_status(status, &vd_err);
         img_flush_line();
     }
     return ok;

@@ -70,13 +70,7 @@ static bool check(bool ok, const char *what, ctxc_status_t st) {
         failed++;
         img_put_s("FAIL: voice: ");
         img_put_s(what);
-        if (st != CTXC_OK) {
-            img_put_s(" (");
-            img_put_s(ctxc_status_name(st));
-            img_put_s(": ");
-            img_put_s(ctxc_error_message(&err));
-            img_put_s(")");
-        }
+        img_put_status(st, &err);
         img_flush_line();
     }
     return ok;
