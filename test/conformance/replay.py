@@ -270,17 +270,18 @@ def is_unary(meta):
 
 
 def run_case(cli, work, certs, history, case, meta, body, extra_args=(), command="compress",
-             stdin_text=None, save_path=None):
+             stdin_text=None, save_path=None, settings=None, context_limit="4000", no_stream=None):
     """Serves `body` per `meta` (and the row's content_encoding) to one CLI
     run; returns a dict: rc, stdout, stderr, out path (None unless written),
-    request, server error."""
+    request, server error. settings: more keys for the run's settings.json;
+    no_stream: ask with --no-stream (None: when the recording is unary)."""
     name = case["name"]
     home = os.path.join(work, "home", name)
     shutil.rmtree(home, ignore_errors=True)
     os.makedirs(home)
     with open(os.path.join(home, "settings.json"), "w", encoding="utf-8") as f:
-        json.dump({"network.ca-file": os.path.join(certs, "ca.pem"), "compression.retries": 0,
-                   "network.read-timeout-ms": 10000}, f)
+        json.dump(dict({"network.ca-file": os.path.join(certs, "ca.pem"), "compression.retries": 0,
+                        "network.read-timeout-ms": 10000}, **(settings or {})), f)
     headers = [["Content-Type", meta["content_type"]]]
     encoding = case.get("content_encoding") or meta.get("content_encoding")
     if encoding:
@@ -303,8 +304,8 @@ def run_case(cli, work, certs, history, case, meta, body, extra_args=(), command
     argv += ["--provider", provider, "--model", case.get("model", MODELS[provider]),
              "--base-url", base, "--key-env", KEY_VAR]
     if command == "compress":
-        argv += ["--context-limit", "4000", "-o", out]
-        if is_unary(meta):
+        argv += ["--context-limit", context_limit, "-o", out]
+        if is_unary(meta) if no_stream is None else no_stream:
             argv.append("--no-stream")
     argv += list(extra_args)
     env = dict(os.environ, CTXC_HOME=home)
