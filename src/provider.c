@@ -151,7 +151,9 @@ static const char *const keys[] = {"error",
                                    "promptTokenCount",
                                    "candidatesTokenCount",
                                    "promptFeedback",
-                                   "blockReason"};
+                                   "blockReason",
+                                   "index",
+                                   "detail"};
 enum {
     K_ERROR = 1,
     K_MESSAGE,
@@ -176,7 +178,9 @@ enum {
     K_PROMPTTOKENCOUNT,
     K_CANDIDATESTOKENCOUNT,
     K_PROMPTFEEDBACK,
-    K_BLOCKREASON
+    K_BLOCKREASON,
+    K_INDEX,
+    K_DETAIL
 };
 #define A0 0x80u         /* the first array element */
 #define ANY CTXC__JS_ANY /* any array element */
@@ -190,11 +194,13 @@ enum {
     T_TEXT,    /* answer text, tentatively */
     T_FINISH,  /* usage->finish_reason */
     T_MSG,     /* msg_: an error message */
-    T_REFUSAL, /* msg_: a refusal */
+    T_REFUSAL, /* msg_: a refusal (its pieces appended) */
     T_BLOCK,   /* block_: a Gemini block reason */
-    T_WORD,    /* word_: an Anthropic event or block type */
+    T_WORD,    /* word_: an Anthropic event or block type, an OpenAI
+                  choice's finish reason */
     T_IN,      /* usage->input_tokens */
-    T_OUT      /* usage->output_tokens */
+    T_OUT,     /* usage->output_tokens */
+    T_INDEX    /* an OpenAI choice's index */
 };
 
 /* reader.flags_ */
@@ -203,7 +209,12 @@ enum {
     F_REFUSAL = 2u, /* a refusal was read */
     F_OPEN = 4u,    /* a JSON text is being read */
     F_KEEP = 8u,    /* Anthropic: this event / block is text */
-    F_THOUGHT = 16u /* Gemini: this part is a thought */
+    F_SKIP = 16u,   /* this scope's text is not the answer's: a Gemini part
+                       that is a thought, an OpenAI choice other than 0 */
+    /* 32u: F_CBD (Anthropic) */
+    F_CUT = 64u, /* the refusal did not fit msg_: the message says so */
+    F_TOP = 128u /* msg_ holds an error body's top-level message or detail
+                    (an error object's message replaces it) */
 };
 
 static ctxc__js_t *jsr(reader_t *r) { return (ctxc__js_t *)(void *)r->js_; }
@@ -211,11 +222,13 @@ static ctxc__js_t *jsr(reader_t *r) { return (ctxc__js_t *)(void *)r->js_; }
 _Static_assert(sizeof(ctxc__js_t) <= sizeof(((reader_t *)0)->js_),
                "CTXC_PROVIDER_JSON_STATE_BYTES must hold the JSON reader");
 
-/* Printable ASCII of a piece of UTF-8 into buf[0 .. cap - 1): a character
- * outside it is one '?', newlines and tabs are spaces. */
-static void put_printable(char *buf, size_t cap, uint8_t *len, const char *p,
+/* Printable ASCII of a piece of UTF-8 appended to buf[0 .. cap - 1): a
+ * character outside it is one '?', newlines and tabs are spaces. Returns
+ * false when some of it did not fit. */
+static bool put_printable(char *buf, size_t cap, uint8_t *len, const char *p,
                           size_t n) {
-    for (size_t i = 0; i < n && *len + 1u < cap; i++) {
+    size_t i = 0;
+    for (; i < n && *len + 1u < cap; i++) {
         unsigned char ch = (unsigned char)p[i];
         if (ch >= 0x80u && ch < 0xC0u) {
             continue; /* a continuation byte: its lead byte was the '?' */
@@ -225,6 +238,12 @@ static void put_printable(char *buf, size_t cap, uint8_t *len, const char *p,
                                                    : '?';
     }
     buf[*len] = '\0';
+    for (; i < n; i++) { /* what is left: only the rest of a character? */
+        if ((unsigned char)p[i] < 0x80u || (unsigned char)p[i] >= 0xC0u) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static void on_str(void *user, const char *p, size_t n) {
@@ -241,18 +260,23 @@ static void on_str(void *user, const char *p, size_t n) {
     }
     case T_FINISH: {
         char *f = r->usage->finish_reason;
-        put_printable(f, sizeof r->usage->finish_reason, &r->fin_len_, p, n);
+        (void)put_printable(f, sizeof r->usage->finish_reason, &r->fin_len_, p,
+                            n);
         break;
     }
     case T_MSG:
+        (void)put_printable(r->msg_, sizeof r->msg_, &r->msg_len_, p, n);
+        break;
     case T_REFUSAL:
-        put_printable(r->msg_, sizeof r->msg_, &r->msg_len_, p, n);
+        if (!put_printable(r->msg_, sizeof r->msg_, &r->msg_len_, p, n)) {
+            r->flags_ |= F_CUT;
+        }
         break;
     case T_BLOCK:
-        put_printable(r->block_, sizeof r->block_, &r->block_len_, p, n);
+        (void)put_printable(r->block_, sizeof r->block_, &r->block_len_, p, n);
         break;
     case T_WORD:
-        put_printable(r->word_, sizeof r->word_, &r->word_len_, p, n);
+        (void)put_printable(r->word_, sizeof r->word_, &r->word_len_, p, n);
         break;
     default:
         break;
@@ -264,9 +288,11 @@ static bool want(reader_t *r, uint8_t target) {
     r->cur_ = target;
     if (target == T_FINISH) {
         r->fin_len_ = 0;
-    } else if (target == T_MSG || target == T_REFUSAL) {
-        r->msg_len_ = 0;
+    } else if (target == T_MSG ||
+               (target == T_REFUSAL && (r->flags_ & F_REFUSAL) == 0)) {
+        r->msg_len_ = 0; /* a refusal's later pieces are appended */
         r->msg_[0] = '\0';
+        r->flags_ &= (uint8_t)~F_CUT;
     } else if (target == T_WORD) {
         r->word_len_ = 0;
         r->word_[0] = '\0';
@@ -278,13 +304,18 @@ static bool want(reader_t *r, uint8_t target) {
 
 /* Error objects, in every provider's answers and error bodies:
  * {"error": {"message": ...}}, {"error": "..."}, and the same as the first
- * element of an array. */
+ * element of an array. In an error body (reader.error_body) without one,
+ * a top-level "message" (Cerebras; {"object": "error", ...} of Mistral and
+ * older vLLM) or else a top-level "detail" string (Mistral's 401, FastAPI
+ * servers) is the provider's message: an error object's message replaces
+ * it, a message replaces a detail. */
 static bool error_begin(reader_t *r, const ctxc__js_t *js, int type,
                         bool *handled) {
     *handled = true;
     if (AT(K_ERROR) || AT(A0, K_ERROR)) {
         if (type == CTXC__JT_OBJECT || type == CTXC__JT_STRING) {
             r->flags_ |= F_ERROR;
+            r->flags_ &= (uint8_t)~F_TOP;
             r->msg_len_ = 0;
             r->msg_[0] = '\0';
         }
@@ -293,6 +324,15 @@ static bool error_begin(reader_t *r, const ctxc__js_t *js, int type,
     if ((AT(K_ERROR, K_MESSAGE) || AT(A0, K_ERROR, K_MESSAGE)) &&
         type == CTXC__JT_STRING) {
         return want(r, T_MSG);
+    }
+    if (r->error_body && type == CTXC__JT_STRING &&
+        (AT(K_MESSAGE) || AT(K_DETAIL))) {
+        uint8_t f = r->flags_;
+        if ((f & F_ERROR) == 0 || ((f & F_TOP) != 0 && AT(K_MESSAGE))) {
+            r->flags_ |= F_ERROR | F_TOP;
+            return want(r, T_MSG);
+        }
+        return false;
     }
     *handled = false;
     return false;
@@ -322,6 +362,10 @@ static void on_end(void *user, const ctxc__js_t *js, int type) {
             *(cur == T_IN ? &r->usage->input_tokens
                           : &r->usage->output_tokens) = x;
         }
+    } else if (type == CTXC__JT_NUMBER && cur == T_INDEX) {
+        bool zero = js->num[0] == '0' && js->num[1] == '\0';
+        r->flags_ &= (uint8_t)~F_SKIP;
+        r->flags_ |= zero ? 0u : F_SKIP;
     } else if (type == CTXC__JT_STRING && cur == T_FINISH) {
         if (r->fin_len_ > 0) {
             r->done = true;
@@ -395,17 +439,37 @@ static void openai_body(jw_t *w, const char *model, bool stream,
     jw_puts(w, "}");
 }
 
+/* The answer is choice 0 (ctxc never asks for n > 1, a server may still
+ * send more, interleaved): each element of choices is a scope whose text,
+ * refusal and finish reason count only when its index is 0 (no index: its
+ * place in the array). The index may come after the rest (JSON objects are
+ * unordered), so the text is tentative (mark_), the refusal's start is
+ * kept (wordfor_, which OpenAI does not use otherwise) and the finish
+ * reason waits in word_ until the choice ends. A stream's text is the
+ * delta: some servers (Perplexity) also send the whole message so far in
+ * every chunk; a whole answer's is the message. */
 static bool openai_begin(reader_t *r, const ctxc__js_t *js, int type) {
-    if (type == CTXC__JT_STRING) {
-        if (AT(K_CHOICES, A0, K_FINISH_REASON)) {
-            return want(r, T_FINISH);
+    if (type == CTXC__JT_OBJECT && AT(K_CHOICES, ANY)) {
+        r->mark_ = r->tlen_;
+        r->wordfor_ = r->msg_len_;
+        r->word_len_ = 0;
+        r->word_[0] = '\0';
+        r->flags_ &= (uint8_t)~F_SKIP; /* no index: its place decides */
+        r->flags_ |= js->path[1] != CTXC__JS_ELEM(0) ? F_SKIP : 0u;
+        return false;
+    }
+    if (type == CTXC__JT_NUMBER && AT(K_CHOICES, ANY, K_INDEX)) {
+        return want(r, T_INDEX);
+    }
+    uint8_t part = r->stream ? K_DELTA : K_MESSAGE;
+    if (type == CTXC__JT_STRING && (r->flags_ & F_SKIP) == 0) {
+        if (AT(K_CHOICES, ANY, K_FINISH_REASON)) {
+            return want(r, T_WORD);
         }
-        if (AT(K_CHOICES, A0, K_DELTA, K_CONTENT) ||
-            AT(K_CHOICES, A0, K_MESSAGE, K_CONTENT)) {
+        if (AT(K_CHOICES, ANY, part, K_CONTENT)) {
             return want(r, T_TEXT);
         }
-        if (AT(K_CHOICES, A0, K_DELTA, K_REFUSAL) ||
-            AT(K_CHOICES, A0, K_MESSAGE, K_REFUSAL)) {
+        if (AT(K_CHOICES, ANY, part, K_REFUSAL)) {
             return want(r, T_REFUSAL);
         }
     } else if (type == CTXC__JT_NUMBER) {
@@ -417,6 +481,29 @@ static bool openai_begin(reader_t *r, const ctxc__js_t *js, int type) {
         }
     }
     return false;
+}
+
+/* A choice ended: kept when it is choice 0, else its text and refusal are
+ * dropped; choice 0's finish reason is the answer's. */
+static void openai_scope(reader_t *r, const ctxc__js_t *js) {
+    if (!AT(K_CHOICES, ANY)) {
+        return;
+    }
+    bool keep = (r->flags_ & F_SKIP) == 0;
+    scope_end(r, keep);
+    if (!keep) {
+        if (r->msg_len_ > r->wordfor_) { /* its refusal: dropped */
+            r->msg_len_ = r->wordfor_;
+            r->msg_[r->msg_len_] = '\0';
+            r->flags_ &=
+                (uint8_t) ~(r->msg_len_ == 0 ? F_REFUSAL | F_CUT : F_CUT);
+        }
+    } else if (r->word_len_ > 0) {
+        memcpy(r->usage->finish_reason, r->word_, r->word_len_ + 1u);
+        r->fin_len_ = r->word_len_;
+        r->done = true;
+    }
+    r->flags_ &= (uint8_t)~F_SKIP;
 }
 #endif
 
@@ -594,10 +681,10 @@ static bool gemini_begin(reader_t *r, const ctxc__js_t *js, int type) {
     } else if (type == CTXC__JT_OBJECT &&
                AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY)) {
         r->mark_ = r->tlen_;
-        r->flags_ &= (uint8_t)~F_THOUGHT;
+        r->flags_ &= (uint8_t)~F_SKIP;
     } else if (type == CTXC__JT_TRUE &&
                AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY, K_THOUGHT)) {
-        r->flags_ |= F_THOUGHT;
+        r->flags_ |= F_SKIP;
     }
     return false;
 }
@@ -606,7 +693,7 @@ static bool gemini_begin(reader_t *r, const ctxc__js_t *js, int type) {
  * after the text). */
 static void gemini_scope(reader_t *r, const ctxc__js_t *js) {
     if (AT(K_CANDIDATES, A0, K_CONTENT, K_PARTS, ANY)) {
-        scope_end(r, (r->flags_ & F_THOUGHT) == 0);
+        scope_end(r, (r->flags_ & F_SKIP) == 0);
     }
 }
 #endif
@@ -623,7 +710,7 @@ static void gemini_scope(reader_t *r, const ctxc__js_t *js) {
 #define CTXC__PV_OPENAI                                                        \
     "https://api.openai.com/v1", "/chat/completions", false, "Authorization",  \
         "Bearer ", NULL, NULL, "length", {"stop", NULL}, openai_body,          \
-        openai_begin, no_scope, no_scope, keep_all
+        openai_begin, openai_scope, no_scope, keep_all
 #define CTXC__PV_ANTHROPIC                                                     \
     "https://api.anthropic.com", "/v1/messages", false, "x-api-key", "",       \
         "anthropic-version", "2023-06-01", "max_tokens",                       \
@@ -697,7 +784,7 @@ ctxc_status_t ctxc_provider_feed(ctxc_provider_reader_t *r, const char *data,
                                  size_t len, ctxc_error_t *err) {
     if ((r->flags_ & F_OPEN) == 0) {
         ctxc__js_init(jsr(r), keys, sizeof keys / sizeof keys[0], &handler, r);
-        r->flags_ = (uint8_t)((r->flags_ & F_REFUSAL) | F_OPEN);
+        r->flags_ = (uint8_t)((r->flags_ & (F_REFUSAL | F_CUT)) | F_OPEN);
         r->tlen_ = r->len;
         r->mark_ = r->len;
         r->cur_ = T_NONE;
@@ -758,6 +845,30 @@ bool ctxc_provider_error_message(const ctxc_provider_reader_t *r,
     return true;
 }
 
+/* A refusal as the error: its whole text when it fits the error message,
+ * else as much as fits followed by " ... (cut)" (also when it did not fit
+ * the reader's msg_). */
+static ctxc_status_t refused(reader_t *r, ctxc_error_t *err) {
+    static const char lead[] = ": the model refused: ";
+    static const char cut[] = " ... (cut)";
+    const char *name = r->provider->name;
+    size_t text = r->msg_len_;
+    bool is_cut = (r->flags_ & F_CUT) != 0;
+    size_t fixed = strlen(name) + sizeof lead - 1u;
+    size_t room =
+        CTXC_CFG_ERROR_MESSAGE_LEN > 0 ? CTXC_CFG_ERROR_MESSAGE_LEN - 1u : 0u;
+    if (is_cut || fixed + text > room) {
+        is_cut = true;
+        size_t max = room > fixed + (sizeof cut - 1u)
+                         ? room - fixed - (sizeof cut - 1u)
+                         : 0u;
+        text = text < max ? text : max;
+    }
+    r->msg_[text] = '\0'; /* the reader is done with it */
+    return ctxc__fail(err, CTXC_E_STOPPED, "%s%s%s%s", name, lead, r->msg_,
+                      is_cut ? cut : "");
+}
+
 static bool is_reason(const char *s, const char *reason) {
     return reason != NULL && strcmp(s, reason) == 0;
 }
@@ -789,8 +900,7 @@ ctxc_status_t ctxc_provider_finish(ctxc_provider_reader_t *r,
                           p->name, reason);
     }
     if ((r->flags_ & F_REFUSAL) != 0) {
-        return ctxc__fail(err, CTXC_E_STOPPED, "%s: the model refused: %s",
-                          p->name, r->msg_);
+        return refused(r, err);
     }
     if (!r->done) {
         return ctxc__fail(err, CTXC_E_PARSE,
@@ -836,6 +946,7 @@ static ctxc_status_t body_cb(void *user, ctxc_http_write_fn write,
 /* A streamed event's data, as it arrives. */
 static ctxc_status_t on_event_data(void *user, const char *data, size_t len) {
     ctxc_provider_client_t *c = user;
+    c->reader_.stream = true; /* what came, whatever was asked */
     return ctxc_provider_feed(&c->reader_, data, len, c->call_.err);
 }
 
@@ -853,13 +964,15 @@ static ctxc_status_t on_body(void *user, const char *data, size_t len) {
     ctxc_provider_reader_t *r = &c->reader_;
     const ctxc_http_response_t *resp = &c->call_.resp;
     if (resp->status >= 400u) { /* an error body: its message is read */
+        r->error_body = true;
         if (!c->call_.err_body_bad &&
             ctxc_provider_feed(r, data, len, NULL) != CTXC_OK) {
             c->call_.err_body_bad = true;
         }
     } else if (resp->status >= 200u && resp->status < 300u &&
                !resp->event_stream) {
-        return ctxc_provider_feed(r, data, len, c->call_.err); /* whole */
+        r->stream = false; /* a whole answer, also to a streamed request */
+        return ctxc_provider_feed(r, data, len, c->call_.err);
     }
     return CTXC_OK;
 }

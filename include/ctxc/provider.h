@@ -79,7 +79,8 @@ const char *ctxc_provider_default_base_url(const ctxc_provider_t *p);
  * (private; checked by the build). */
 #define CTXC_PROVIDER_JSON_STATE_BYTES 128u
 
-/** Bytes kept of a provider's error or refusal message. */
+/** Bytes kept of a provider's error or refusal message (a longer refusal is
+ * cut, and its error says so). */
 #define CTXC_PROVIDER_MESSAGE_BYTES 160u
 
 /** An answer reader: fed the JSON of each streamed event (or of a whole
@@ -95,15 +96,23 @@ typedef struct {
     bool done;  /**< public: the provider said the answer is complete */
     bool any;   /**< public: a whole JSON text was read */
     bool stream; /**< public: the answer is an event stream (else one JSON body) */
+    /** public: the text fed is an HTTP error body (status >= 400; the
+     * client sets it): without an error object, a top-level "message" or
+     * else "detail" string is the provider's message */
+    bool error_body;
     ctxc_llm_usage_t *usage; /**< public: where usage and the finish reason go (may be NULL) */
     const ctxc_provider_t *provider; /**< public: the provider whose answers it reads */
     ctxc_llm_write_fn on_text; /**< public: ctxc_llm_request_t.on_text */
     void *on_text_user; /**< public: pointer handed to on_text */
     size_t tlen_; /**< text appended, not yet known to be the answer's */
     size_t mark_; /**< start of the current text scope */
+    /* wordfor_: Anthropic: what word_ holds; OpenAI: msg_len_ where the
+     * current choice began. word_: Anthropic: an event, delta or block
+     * type; OpenAI: the current choice's finish reason until the choice is
+     * known to be choice 0. */
     uint8_t cur_, flags_, root_, wordfor_;
     uint8_t fin_len_, msg_len_, block_len_, word_len_;
-    char msg_[CTXC_PROVIDER_MESSAGE_BYTES];
+    char msg_[CTXC_PROVIDER_MESSAGE_BYTES]; /* an error message, a refusal */
     char block_[24];
     char word_[24];
     uint64_t js_[CTXC_PROVIDER_JSON_STATE_BYTES / 8u];

@@ -739,6 +739,384 @@ static void test_model_in_path(void **state) {
         ctxc_provider_llm(&client, &ref, &port, 0, true, &llm, &err), CTXC_OK);
 }
 
+/* ---- issue 41: answer shapes of the second conformance set ----------------
+ *
+ * Each answer goes through the client as a live call does (the HTTP
+ * client, chunk and SSE readers, the answer reader, the error path and the
+ * key masking), over an in-memory transport that hands the response out in
+ * 7-byte pieces, as the conformance replay sends it. */
+
+static const char KEY[] = "sk-unit-0123456789abcdefghij";
+
+typedef struct {
+    char resp[16384];
+    size_t len, pos;
+} canned_t;
+static canned_t canned;
+
+static ctxc_status_t cn_connect(void *ctx, const char *host, uint16_t port,
+                                bool tls, ctxc_error_t *e) {
+    (void)host, (void)port, (void)tls, (void)e;
+    ((canned_t *)ctx)->pos = 0;
+    return CTXC_OK;
+}
+static int32_t cn_send(void *ctx, const uint8_t *data, size_t len) {
+    (void)ctx, (void)data;
+    return (int32_t)(len < 4096u ? len : 4096u);
+}
+static int32_t cn_recv(void *ctx, uint8_t *buf, size_t cap) {
+    canned_t *c = ctx;
+    if (c->pos >= c->len) {
+        return CTXC_TRANSPORT_EOF;
+    }
+    size_t n = c->len - c->pos < 7u ? c->len - c->pos : 7u;
+    n = n < cap ? n : cap;
+    memcpy(buf, c->resp + c->pos, n);
+    c->pos += n;
+    return (int32_t)n;
+}
+static void cn_close(void *ctx) { (void)ctx; }
+static const ctxc_transport_ops_t cn_ops = {
+    cn_connect, cn_send, cn_recv, cn_close, NULL, NULL, NULL};
+static ctxc_status_t cn_key(void *ctx, const char *name, char *buf, size_t cap,
+                            size_t *len, ctxc_error_t *e) {
+    (void)ctx, (void)name, (void)e;
+    assert_true(sizeof KEY <= cap);
+    memcpy(buf, KEY, sizeof KEY);
+    *len = sizeof KEY - 1u;
+    return CTXC_OK;
+}
+
+/* One call of api's client (stream or not) answered with HTTP status,
+ * content type and body; the text goes to out (cap bytes). */
+static ctxc_status_t call_with(const char *api, bool stream, unsigned status,
+                               const char *type, const char *body, size_t cap) {
+    static ctxc_provider_client_t client;
+    ctxc_port_t port;
+    memset(&port, 0, sizeof port);
+    port.transport.ops = &cn_ops;
+    port.transport.ctx = &canned;
+    port.key = cn_key;
+    int n = snprintf(canned.resp, sizeof canned.resp,
+                     "HTTP/1.1 %u X\r\nContent-Type: %s\r\nContent-Length: "
+                     "%u\r\nConnection: close\r\n\r\n%s",
+                     status, type, (unsigned)strlen(body), body);
+    assert_true(n > 0 && (size_t)n < sizeof canned.resp);
+    canned.len = (size_t)n;
+    ctxc_provider_ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    strcpy(ref.provider, api);
+    strcpy(ref.model, "m-1");
+    strcpy(ref.base_url, "http://127.0.0.1:9");
+    strcpy(ref.auth_key_name, "UNIT_KEY");
+    ctxc_llm_t llm;
+    assert_int_equal(
+        ctxc_provider_llm(&client, &ref, &port, 0, stream, &llm, &err),
+        CTXC_OK);
+    ctxc_llm_request_t req;
+    memset(&req, 0, sizeof req);
+    req.message_count = 1;
+    req.message = msg_part;
+    memset(out, 'x', sizeof out);
+    memset(&usage, 0, sizeof usage);
+    memset(&err, 0, sizeof err);
+    size_t len = 0;
+    assert_true(cap <= sizeof out);
+    ctxc_status_t st = llm.complete(&llm, &req, out, cap, &len, &usage, &err);
+    if (st == CTXC_OK) {
+        assert_int_equal(len, strlen(out));
+    }
+    return st;
+}
+
+static ctxc_status_t stream_call(const char *sse, size_t cap) {
+    return call_with("openai", true, 200, "text/event-stream", sse, cap);
+}
+
+/* A refusal streamed in pieces (gpt-4o structured output, content null):
+ * the whole refusal is the message, not its last piece; one longer than
+ * the reader keeps is cut and says so. */
+static void test_refusal_in_pieces(void **state) {
+    (void)state;
+    static const char sse[] =
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+        "null,\"refusal\":\"\"},\"finish_reason\":null}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"refusal\":\"I'm\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"refusal\":\" very sorry,\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"refusal\":\" but I can't assist "
+        "with that request\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"refusal\":\".\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{},\"finish_reason\":"
+        "\"stop\"}"
+        "]}\n\n"
+        "data: [DONE]\n\n";
+    static const char want[] = "openai: the model refused: I'm very sorry, but "
+                               "I can't assist with that request.";
+    assert_int_equal(stream_call(sse, sizeof out), CTXC_E_STOPPED);
+    assert_string_equal(err.message, want);
+    /* the same through the reader alone, byte by byte */
+    assert_int_equal(stream_bytes("openai", sse, sizeof out), CTXC_E_STOPPED);
+    assert_string_equal(err.message, want);
+    /* unary: one piece, as before */
+    assert_int_equal(
+        call_with("openai", false, 200, "application/json",
+                  "{\"choices\":[{\"index\":0,\"message\":{\"content\":null,"
+                  "\"refusal\":\"I'm very sorry, but I can't assist with "
+                  "that request.\"},\"finish_reason\":\"stop\"}]}",
+                  sizeof out),
+        CTXC_E_STOPPED);
+    assert_string_equal(err.message, want);
+    /* 40 pieces of 10 bytes: 400 bytes, more than the message holds */
+    static char big[8192];
+    size_t n = 0;
+    for (unsigned i = 0; i < 40; i++) {
+        n += (size_t)snprintf(big + n, sizeof big - n,
+                              "data: {\"choices\":["
+                              "{\"index\":0,\"delta\":{\"refusal\":"
+                              "\"piece %02u. \"}}"
+                              "]}\n\n",
+                              i);
+    }
+    snprintf(big + n, sizeof big - n, "%s",
+             "data: {\"choices\":["
+             "{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}"
+             "]}\n\n");
+    assert_int_equal(stream_call(big, sizeof out), CTXC_E_STOPPED);
+    assert_non_null(strstr(err.message, "openai: the model refused"));
+    assert_non_null(strstr(err.message, "piece 00. piece 01. piece 02."));
+    size_t len = strlen(err.message);
+    assert_true(len > 10);
+    assert_string_equal(err.message + len - 10, " ... (cut)");
+    assert_null(strstr(err.message, "piece 39."));
+    assert_true(strlen(err.message) < sizeof err.message);
+}
+
+/* Servers that send the whole message so far beside each delta
+ * (Perplexity): only the delta is the stream. */
+static void test_cumulative_message_beside_delta(void **state) {
+    (void)state;
+    static const char sse[] =
+        "data: {\"choices\":["
+        "{\"index\":0,\"finish_reason\":null,\"message\":{\"role\":"
+        "\"assistant\",\"content\":\"Hello\"},\"delta\":{\"role\":"
+        "\"assistant\",\"content\":\"Hello\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"finish_reason\":null,\"delta\":{\"content\":"
+        "\" there\"},\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"Hello there\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"finish_reason\":\"stop\",\"message\":{"
+        "\"content\":\"Hello there!\"},\"delta\":{\"content\":\"!\"}}"
+        "]}\n\n";
+    assert_int_equal(stream_call(sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "Hello there!");
+    assert_int_equal(stream_bytes("openai", sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "Hello there!");
+    /* a whole answer's text is its message, also when a stream was asked
+     * for and a whole answer came */
+    static const char one[] = "{\"choices\":[{\"index\":0,\"message\":{"
+                              "\"content\":\"Hi\"},\"finish_reason\":"
+                              "\"stop\"}]}";
+    assert_int_equal(whole("openai", one, sizeof out), CTXC_OK);
+    assert_string_equal(out, "Hi");
+    for (int s = 0; s < 2; s++) {
+        assert_int_equal(call_with("openai", s == 0, 200, "application/json",
+                                   one, sizeof out),
+                         CTXC_OK);
+        assert_string_equal(out, "Hi");
+        assert_int_equal(
+            call_with("anthropic", s == 0, 200, "application/json",
+                      "{\"type\":\"message\",\"content\":[{\"type\":\"text\","
+                      "\"text\":\"Hi\"}],\"stop_reason\":\"end_turn\"}",
+                      sizeof out),
+            CTXC_OK);
+        assert_string_equal(out, "Hi");
+    }
+}
+
+/* Two choices interleaved (n=2): only choice 0 is the answer, its finish
+ * reason the answer's; the choice's index may come after its delta, and
+ * both choices may be in one chunk. */
+static void test_two_choices_interleaved(void **state) {
+    (void)state;
+    static const char sse[] =
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+        "\"\"},\"finish_reason\":null}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"content\":\"I'm\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{\"role\":\"assistant\",\"content\":"
+        "\"\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{\"content\":\"I'm\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"content\":\" unable\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"delta\":{\"content\":\" sadly\"},\"index\":1}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"delta\":{\"refusal\":\"no\"},\"index\":1}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{},\"finish_reason\":"
+        "\"length\"}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"delta\":{\"content\":\" "
+        "to\"},\"index\":0},{\"index\":1,"
+        "\"delta\":{\"content\":\" to\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{\"content\":\"!"
+        "\"}},{\"index\":0,"
+        "\"delta\":{\"content\":\" say.\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{},\"finish_"
+        "reason\":\"stop\"}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{},\"finish_"
+        "reason\":\"stop\"}"
+        "]}\n\n"
+        "data: [DONE]\n\n";
+    assert_int_equal(stream_call(sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "I'm unable to say.");
+    assert_string_equal(usage.finish_reason, "stop");
+    assert_int_equal(stream_bytes("openai", sse, sizeof out), CTXC_OK);
+    assert_string_equal(out, "I'm unable to say.");
+    /* choice 0 cut by the output limit, choice 1 stopped: cut */
+    static const char cut[] =
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{\"content\":\"I'm\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{\"content\":\"Yes.\"}}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}"
+        "]}\n\n"
+        "data: {\"choices\":["
+        "{\"index\":1,\"delta\":{},\"finish_reason\":"
+        "\"stop\"}"
+        "]}\n\n"
+        "data: [DONE]\n\n";
+    assert_int_equal(stream_call(cut, sizeof out), CTXC_E_PARSE);
+    assert_non_null(strstr(err.message, "cut off"));
+    /* a whole answer with two choices: the one of index 0 */
+    assert_int_equal(
+        whole(
+            "openai",
+            "{\"choices\":[{\"message\":{\"content\":\"B\"},\"finish_reason\":"
+            "\"length\",\"index\":1},{\"index\":0,\"message\":{\"content\":"
+            "\"A\"},\"finish_reason\":\"stop\"}]}",
+            sizeof out),
+        CTXC_OK);
+    assert_string_equal(out, "A");
+    assert_string_equal(usage.finish_reason, "stop");
+}
+
+/* Error bodies without {"error":{"message":...}}: a top-level message
+ * (Cerebras), {"object":"error","message":...} (Mistral, older vLLM),
+ * {"detail": "..."} (Mistral's 401, FastAPI servers): the provider's
+ * message, not the raw JSON; an error object still wins; a key the message
+ * echoes is masked; the message is bounded. */
+static void test_error_body_shapes(void **state) {
+    (void)state;
+    static const struct {
+        unsigned status;
+        const char *body, *want;
+    } c[] = {
+        {401,
+         "{\"message\":\"Wrong API Key\",\"type\":\"invalid_request_error\","
+         "\"param\":\"api_key\",\"code\":\"wrong_api_key\"}",
+         "openai: HTTP 401: Wrong API Key"},
+        {400,
+         "{\"object\":\"error\",\"message\":\"Invalid model: bad model\","
+         "\"type\":\"invalid_model\",\"param\":null,\"code\":\"1500\"}",
+         "openai: HTTP 400: Invalid model: bad model"},
+        {401, "{\"detail\":\"Unauthorized\"}",
+         "openai: HTTP 401: Unauthorized"},
+        {422, "{\"detail\":\"d\",\"message\":\"m\"}", "openai: HTTP 422: m"},
+        {400, "{\"message\":\"m\",\"detail\":\"d\"}", "openai: HTTP 400: m"},
+        {400, "{\"message\":\"top\",\"error\":{\"message\":\"inner\"}}",
+         "openai: HTTP 400: inner"},
+        {400, "{\"error\":{\"message\":\"inner\"},\"detail\":\"top\"}",
+         "openai: HTTP 400: inner"},
+        {500, "{\"error\":\"a string\",\"message\":\"top\"}",
+         "openai: HTTP 500: a string"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        for (int s = 0; s < 2; s++) {
+            assert_int_equal(call_with("openai", s == 0, c[i].status,
+                                       "application/json", c[i].body,
+                                       sizeof out),
+                             CTXC_E_HTTP_STATUS);
+            assert_string_equal(err.message, c[i].want);
+            assert_int_equal(usage.http_status, c[i].status);
+        }
+    }
+    /* the key echoed in a top-level message or detail: masked */
+    static char body[512];
+    snprintf(body, sizeof body, "{\"message\":\"bad key %s.\"}", KEY);
+    assert_int_equal(
+        call_with("openai", true, 401, "application/json", body, sizeof out),
+        CTXC_E_HTTP_STATUS);
+    assert_non_null(strstr(err.message, "HTTP 401: bad key *****"));
+    assert_null(strstr(err.message, "0123456789"));
+    snprintf(body, sizeof body, "{\"detail\":\"key %s\"}", KEY);
+    assert_int_equal(
+        call_with("anthropic", true, 401, "application/json", body, sizeof out),
+        CTXC_E_HTTP_STATUS);
+    assert_non_null(strstr(err.message, "anthropic: HTTP 401: key *****"));
+    assert_null(strstr(err.message, "0123456789"));
+    /* a long message: cut to the reader's bound, printable */
+    static char longb[4096];
+    size_t n = (size_t)snprintf(longb, sizeof longb, "{\"message\":\"");
+    for (size_t i = 0; i < 2000; i++) {
+        if (i % 50u == 49u) {
+            longb[n++] = '\\'; /* \n */
+            longb[n++] = 'n';
+        } else {
+            longb[n++] = 'a';
+        }
+    }
+    snprintf(longb + n, sizeof longb - n, "\"}");
+    assert_int_equal(
+        call_with("gemini", false, 500, "application/json", longb, sizeof out),
+        CTXC_E_HTTP_STATUS);
+    assert_non_null(strstr(err.message, "gemini: HTTP 500: aaaa"));
+    assert_null(strchr(err.message, '\n'));
+    assert_null(strchr(err.message, '{'));
+    /* in a 200 answer a top-level message is not an error */
+    assert_int_equal(
+        call_with("openai", false, 200, "application/json",
+                  "{\"message\":\"note\",\"choices\":[{\"index\":0,\"message\":"
+                  "{\"content\":\"Sum\"},\"finish_reason\":\"stop\"}]}",
+                  sizeof out),
+        CTXC_OK);
+    assert_string_equal(out, "Sum");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bodies_exact),
@@ -757,6 +1135,10 @@ int main(void) {
         cmocka_unit_test(test_deciding_key_after_the_text),
         cmocka_unit_test(test_error_body_message),
         cmocka_unit_test(test_sse_streaming_mode),
+        cmocka_unit_test(test_refusal_in_pieces),
+        cmocka_unit_test(test_cumulative_message_beside_delta),
+        cmocka_unit_test(test_two_choices_interleaved),
+        cmocka_unit_test(test_error_body_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
