@@ -5,10 +5,12 @@
  * and whole (the input is the body, read in place as the client does).
  *
  * Input: byte 0 picks the provider (mod 3), streaming (bit 2) and a small
- * output buffer (bit 3); the rest is the answer.
+ * output buffer (bit 3); a whole answer is read as an HTTP error body when
+ * bit 4 is set (it also sizes the pieces); the rest is the answer.
  * Invariants: a refusal says why; an accepted answer is NUL-terminated
  * inside the buffer, valid UTF-8, and its length is what the reader says;
- * a text that does not fit is CTXC_E_TOO_LARGE with the bytes needed.
+ * a text that does not fit is CTXC_E_TOO_LARGE with the bytes needed; the
+ * provider's message of an error is printable ASCII inside its bound.
  */
 #include "fuzz.h"
 
@@ -34,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&usage, 0, sizeof usage);
     static ctxc_provider_reader_t r;
     ctxc_provider_reader_init(&r, p, stream, out, cap, &usage);
+    r.error_body = !stream && (data[0] & 16u) != 0;
     ctxc_error_t err;
     ctxc_status_t st = CTXC_OK;
     if (stream) {
@@ -60,6 +63,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             st = ctxc_provider_end(&r, &err);
         }
         fuzz_check_error(st, &err, "provider read (whole)");
+        const char *msg = NULL;
+        if (st == CTXC_E_HTTP_STATUS &&
+            !ctxc_provider_error_message(&r, &msg)) {
+            fuzz_fail("an error in the answer without the provider's message");
+        }
+        for (size_t i = 0; msg != NULL && msg[i] != '\0'; i++) {
+            if (i + 1u >= CTXC_PROVIDER_MESSAGE_BYTES || msg[i] < 0x20 ||
+                msg[i] > 0x7E) {
+                fuzz_fail("the provider's message is not printable ASCII "
+                          "inside its bound (byte %zu)",
+                          i);
+            }
+        }
     }
     if (st != CTXC_OK) {
         return 0;

@@ -151,9 +151,25 @@ def provider_answers():
     ge_whole = (b'{"candidates":[{"content":{"parts":[{"text":"a","thought":true},{"text":"b"}]},'
                 b'"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":1}}')
     err = b'{"error":{"message":"Incorrect API key provided","type":"auth"}}'
+    # issue 41: a refusal in pieces, the whole message beside each delta,
+    # two choices interleaved, error bodies without an error object
+    oa_refusal = (b'{"choices":[{"index":0,"delta":{"content":null,"refusal":""}}]}\n'
+                  b'{"choices":[{"index":0,"delta":{"refusal":"I can"}}]}\n'
+                  b'{"choices":[{"index":0,"delta":{"refusal":"not."},"finish_reason":"stop"}]}\n')
+    oa_cumulative = (b'{"choices":[{"index":0,"message":{"content":"He"},"delta":{"content":"He"}}]}\n'
+                     b'{"choices":[{"index":0,"message":{"content":"Hey"},"delta":{"content":"y"},'
+                     b'"finish_reason":"stop"}]}\n')
+    oa_two = (b'{"choices":[{"index":0,"delta":{"content":"a"}}]}\n'
+              b'{"choices":[{"delta":{"content":"b","refusal":"r"},"finish_reason":"length","index":1}]}\n'
+              b'{"choices":[{"index":1,"delta":{}},{"index":0,"delta":{"content":"c"},'
+              b'"finish_reason":"stop"}]}\n')
+    top = b'{"object":"error","message":"Invalid model","type":"invalid_model","code":"1500"}'
+    detail = b'{"detail":"Unauthorized"}'
     return [bytes([0]) + oa_whole, bytes([4]) + oa_stream, bytes([1]) + an_whole,
             bytes([5]) + an_stream, bytes([2]) + ge_whole, bytes([6]) + ge_whole,
-            bytes([0]) + err, bytes([12]) + oa_stream]
+            bytes([0]) + err, bytes([12]) + oa_stream, bytes([4]) + oa_refusal,
+            bytes([4]) + oa_cumulative, bytes([4]) + oa_two, bytes([16]) + top,
+            bytes([17]) + detail, bytes([18]) + err]
 
 
 def main():
