@@ -177,7 +177,7 @@ static ctxc_status_t get_name(word_t w, char *name, ctxc_error_t *err) {
 static void out_source(out_t *o, const ctxc_settings_store_t *s,
                        ctxc_setting_id_t id, ctxc_setting_source_t src) {
     if (src == CTXC_SOURCE_EPHEMERAL &&
-        (s->from_profile & ((uint32_t)1u << id)) != 0 &&
+        (s->from_profile & ((ctxc_setting_bits_t)1u << id)) != 0 &&
         s->profile[0] != '\0') {
         out_f(o, "profile " ARG, s->profile);
     } else {
@@ -412,7 +412,7 @@ static bool list_one(void *user, const char *name) {
     return l->o->st == CTXC_OK;
 }
 
-static size_t popcount(uint32_t m) {
+static size_t popcount(ctxc_setting_bits_t m) {
     size_t n = 0;
     for (; m != 0u; m &= m - 1u) {
         n++;
@@ -476,7 +476,7 @@ static ctxc_status_t cmd_profile(ctxc_settings_store_t *s, const word_t *w,
         out_s(o, popcount(s->from_profile) == 1 ? " setting\n" : " settings\n");
         for (size_t i = 0; i < CTXC_SETTING_COUNT; i++) {
             ctxc_setting_value_t v;
-            if ((s->from_profile & ((uint32_t)1u << i)) != 0 &&
+            if ((s->from_profile & ((ctxc_setting_bits_t)1u << i)) != 0 &&
                 ctxc_settings_get_layer(s, (ctxc_setting_id_t)i,
                                         CTXC_SOURCE_EPHEMERAL, &v)) {
                 out_f(o, "  " ARG " = ", ctxc_settings_registry[i].key);

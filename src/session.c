@@ -522,6 +522,8 @@ static void log_result(ctxc_session_t *s, const ctxc_strategy_t *st,
     }
 }
 
+static void job_succeeded(ctxc_session_t *s);
+
 /* The strategy's compress and the plan applied: the context and the plan
  * (ctxc_compress_ctx_t, ctxc_plan_t) in a frame of their own, which the
  * checks of compress_with (the profile check reads the settings file) do
@@ -551,6 +553,9 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     s->locked_ = false;
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     log_result(s, st, &plan, r);
+    if (r == CTXC_OK && plan.meta.llm_call_made) {
+        job_succeeded(s); /* the model answers again: no cooldown */
+    }
     return r;
 }
 
@@ -610,6 +615,122 @@ static const ctxc_strategy_t *on_limit(const ctxc_session_t *s,
     return NULL;
 }
 
+/* The network-free strategy that keeps a limit when the summary is not
+ * there: compression.on-limit's, else (wait) top-down-truncation, else
+ * high-density; NULL when the build has neither. */
+static const ctxc_strategy_t *network_free(const ctxc_session_t *s) {
+    const char *name;
+    const ctxc_strategy_t *fb = on_limit(s, &name);
+    if (fb == NULL) {
+        fb = ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
+    }
+    if (fb == NULL) {
+        fb = ctxc_strategy_get(CTXC_STRATEGY_HIGH_DENSITY);
+    }
+    return fb;
+}
+
+/* ---- the background summaries' failures ----------------------------------
+ * (ctxc_session_job_health in session.h: backoff 5 s x 2^(n-1), the
+ * cooldown after compression.failure-limit failures in a row). */
+
+#define JOB_BACKOFF_MS 5000u
+
+static uint32_t failure_limit(const ctxc_session_t *s) {
+    uint32_t n = 3;
+    (void)ctxc_settings_int(s->settings, CTXC_SETTING_COMPRESSION_FAILURE_LIMIT,
+                            &n);
+    return n > 0 ? n : 1;
+}
+
+static void job_failed(ctxc_session_t *s, ctxc_status_t r) {
+    uint32_t cooldown = 0;
+    (void)ctxc_settings_int(s->settings, CTXC_SETTING_COMPRESSION_COOLDOWN_MS,
+                            &cooldown);
+    if (s->job_failures_ < UINT32_MAX) {
+        s->job_failures_++;
+    }
+    s->job_last_ = r;
+    uint64_t wait = cooldown;
+    if (s->job_failures_ < failure_limit(s)) {
+        uint32_t k = s->job_failures_ - 1u;
+        wait = (uint64_t)JOB_BACKOFF_MS << (k < 16u ? k : 16u);
+        wait = wait < cooldown ? wait : cooldown;
+    }
+    s->job_retry_at_ = ctxc_port_now_ms(s->port) + wait;
+    ctxc_port_log(s->port, CTXC_LOG_WARN,
+                  "compression job failed (%s), %z in a row: the next one "
+                  "not before %z ms%s",
+                  ctxc_status_name(r), (size_t)s->job_failures_, (size_t)wait,
+                  s->job_failures_ >= failure_limit(s) ? " (cooldown)" : "");
+}
+
+static void job_succeeded(ctxc_session_t *s) {
+    s->job_failures_ = 0;
+    s->job_last_ = CTXC_OK;
+    s->job_retry_at_ = 0;
+}
+
+/* No job may start now (a backoff or the cooldown runs). */
+static bool job_held(const ctxc_session_t *s) {
+    if (s->job_failures_ == 0) {
+        return false;
+    }
+    if (s->port == NULL || s->port->clock == NULL) { /* cannot be timed */
+        return s->job_failures_ >= failure_limit(s);
+    }
+    return ctxc_port_now_ms(s->port) < s->job_retry_at_;
+}
+
+void ctxc_session_job_health(const ctxc_session_t *s, ctxc_job_health_t *out) {
+    memset(out, 0, sizeof *out);
+    if (s == NULL || s->settings == NULL) {
+        return;
+    }
+    out->failures = s->job_failures_;
+    out->last = s->job_last_;
+    out->cooling_down = s->job_failures_ >= failure_limit(s);
+    uint64_t now = ctxc_port_now_ms(s->port);
+    out->retry_in_ms = job_held(s) && s->job_retry_at_ > now
+                           ? s->job_retry_at_ - now
+                           : 0;
+}
+
+/* The summary is not there and will not come in time (its job failed, or
+ * a backoff or the cooldown runs): the network-free fallback keeps the
+ * limit, reported; without one in the build, `why` (the job's error) is
+ * returned. */
+static ctxc_status_t keep_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                ctxc_send_report_t *rep, ctxc_status_t why,
+                                ctxc_error_t *err) {
+    const ctxc_strategy_t *fb = network_free(s);
+    if (fb == NULL) {
+        return why != CTXC_OK
+                   ? why
+                   : ctxc__fail(err, CTXC_E_UNAVAILABLE,
+                                "the summary model is cooling down after "
+                                "failures and no network-free strategy is "
+                                "in this build");
+    }
+    if (ctxc_session_job_active(s)) {
+        job_end(s);
+    }
+    ctxc_port_log(s->port, CTXC_LOG_WARN,
+                  "before_send: fallback to %s instead of %s's summary: its "
+                  "jobs failed (%z in a row)",
+                  fb->name, st->name, (size_t)s->job_failures_);
+    ctxc_status_t r = compress_with(s, fb, err);
+    rep->job = CTXC_SEND_JOB_FALLBACK;
+    rep->fallback = fb->name;
+    rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
+    if (r == CTXC_OK) {
+        s->last_compress.fallback =
+            "the summary model failed: its jobs are held off "
+            "(compression.failure-limit, compression.cooldown-ms)";
+    }
+    return r;
+}
+
 /* At the threshold while the summary has not arrived (a job in progress,
  * or prefetch on and none yet): wait for it (the caller's loop, outside
  * the mutex), or compress now with the network-free strategy of
@@ -623,6 +744,9 @@ static ctxc_status_t at_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
                           "compression.on-limit %s: that strategy is not in "
                           "this build",
                           name);
+    }
+    if (fb == NULL && !ctxc_session_job_active(s) && job_held(s)) {
+        return keep_limit(s, st, rep, s->job_last_, err);
     }
     if (fb == NULL) { /* wait */
         if (!ctxc_session_job_active(s)) {
@@ -692,15 +816,16 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
                                     &prefetch);
     /* a job in progress: one poll, no density step (its range is frozen) */
     if (ctxc_session_job_active(s)) {
-        r = job_poll(s, err);
+        ctxc_error_t jerr; /* the job's error goes to the log, not `err` */
+        r = job_poll(s, &jerr);
         rep.job = r == CTXC_E_IN_PROGRESS ? CTXC_SEND_JOB_RUNNING
                   : r == CTXC_OK          ? CTXC_SEND_JOB_APPLIED
                                           : CTXC_SEND_JOB_FAILED;
-        if (r != CTXC_OK && r != CTXC_E_IN_PROGRESS) {
-            if (report != NULL) {
-                *report = rep;
-            }
-            return r;
+        if (rep.job == CTXC_SEND_JOB_FAILED) {
+            rep.job_status = r;
+            ctxc_port_log(s->port, CTXC_LOG_WARN,
+                          "before_send: the compression job failed: %s",
+                          ctxc_error_message(&jerr));
         }
         jobs = true;
     }
@@ -724,13 +849,15 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
         /* one compression per call; what started the job triggered it */
         rep.compressed = !s->last_compress.unchanged;
         rep.trigger = s->last_compress.trigger;
+    } else if (over && rep.job == CTXC_SEND_JOB_FAILED) {
+        r = keep_limit(s, st, &rep, rep.job_status, err);
     } else if (over && jobs) {
         r = at_limit(s, st, &rep, err);
     } else if (over) {
         r = compress_with(s, st, err);
         rep.compressed = r == CTXC_OK && !s->last_compress.unchanged;
     } else if (jobs && !ctxc_session_job_active(s) && prefetch > 0 &&
-               rep.job == CTXC_SEND_JOB_NONE &&
+               rep.job == CTXC_SEND_JOB_NONE && !job_held(s) &&
                (early = prefetch_due(s, now, limit, prefetch)) != 0) {
         r = job_start(s, err);
         if (r == CTXC_OK) {
@@ -975,6 +1102,21 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
         }
         r = ctxc_session_poll(s, err);
     } while (r == CTXC_E_IN_PROGRESS);
+    if (r != CTXC_OK && r != CTXC_E_CANCELLED) {
+        /* the limit needs the summary that failed: the network-free
+         * fallback keeps it */
+        const ctxc_strategy_t *st = NULL;
+        ctxc_status_t why = r;
+        lock(s);
+        r = find_strategy(s, &st, err);
+        if (r == CTXC_OK) {
+            report->job_status = why;
+            r = keep_limit(s, st, report, why, err);
+        }
+        report->tokens_after = ctxc_history_tokens(s->history);
+        unlock(s);
+        return r;
+    }
     if (r != CTXC_OK) {
         report->job = CTXC_SEND_JOB_FAILED;
         return r;
@@ -1236,6 +1378,11 @@ static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
     s->last_compress_ms = ctxc_port_now_ms(s->port) - j->t0;
     log_result(s, j->strategy, &j->plan, r);
     job_end(s);
+    if (r == CTXC_OK) {
+        job_succeeded(s);
+    } else {
+        job_failed(s, r);
+    }
     return r;
 }
 

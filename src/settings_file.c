@@ -113,7 +113,8 @@ static ctxc_status_t as_parse_error(ctxc_status_t st, ctxc_error_t *err) {
 
 ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
                                    ctxc__settings_visit_fn visit, void *user,
-                                   uint32_t *present, ctxc_error_t *err) {
+                                   ctxc_setting_bits_t *present,
+                                   ctxc_error_t *err) {
     ctxc__jtok_t t[SETTINGS_TOKENS];
     ctxc_status_t st = ctxc__json_scan(b, len, CTXC_CFG_JSON_MAX_DEPTH, t,
                                        SETTINGS_TOKENS, NULL, NULL, err);
@@ -126,7 +127,7 @@ ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
                           "%s",
                           json_kind(t[0].type));
     }
-    uint32_t seen = 0;
+    ctxc_setting_bits_t seen = 0;
     size_t key = 1;
     for (uint32_t k = 0; k < t[0].size; k++) {
         if (key + 1u >= SETTINGS_TOKENS) { /* not reached: SETTINGS_TOKENS */
@@ -181,7 +182,7 @@ static ctxc_status_t read_text(ctxc_settings_store_t *s, const char *path,
 }
 
 ctxc_status_t ctxc__settings_read(ctxc_settings_store_t *s, const char *path,
-                                  size_t *len, uint32_t *present,
+                                  size_t *len, ctxc_setting_bits_t *present,
                                   ctxc_error_t *err) {
     ctxc_status_t st = read_text(s, path, len, err);
     if (st == CTXC_OK) {

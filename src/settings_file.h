@@ -26,14 +26,15 @@ typedef void (*ctxc__settings_visit_fn)(void *user, ctxc_setting_id_t id,
  * CTXC_E_TOO_DEEP; nothing is visited then. */
 ctxc_status_t ctxc__settings_parse(const char *b, size_t len,
                                    ctxc__settings_visit_fn visit, void *user,
-                                   uint32_t *present, ctxc_error_t *err);
+                                   ctxc_setting_bits_t *present,
+                                   ctxc_error_t *err);
 
 /* Reads `path` into s->buf and checks it (as ctxc__settings_parse, no
  * visit); CTXC_OK leaves the text in s->buf[0..*len). Errors: the port's
  * (CTXC_E_NOT_FOUND when there is no file), CTXC_E_TOO_LARGE (larger than
  * the buffer), the parse errors prefixed with the path. */
 ctxc_status_t ctxc__settings_read(ctxc_settings_store_t *s, const char *path,
-                                  size_t *len, uint32_t *present,
+                                  size_t *len, ctxc_setting_bits_t *present,
                                   ctxc_error_t *err);
 
 /* The value of `id` to write, or false to leave the key out. */

@@ -102,7 +102,7 @@ ctxc_status_t ctxc_settings_profile_load(ctxc_settings_store_t *s,
         return st;
     }
     size_t len = 0;
-    uint32_t present = 0;
+    ctxc_setting_bits_t present = 0;
     st = ctxc__settings_read(s, path, &len, &present, err);
     if (st == CTXC_E_NOT_FOUND) {
         return profile_not_found(name, path, "", err);

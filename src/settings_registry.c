@@ -54,8 +54,8 @@ const ctxc_setting_spec_t ctxc_settings_registry[CTXC_SETTING_COUNT] = {
 #undef SPEC_
 };
 
-_Static_assert(CTXC_SETTING_COUNT <= 32,
-               "a layer keeps its set keys in 32 bits");
+_Static_assert(CTXC_SETTING_COUNT <= 64,
+               "a layer keeps its set keys in 64 bits");
 _Static_assert(CTXC_SETTINGS_STRING_COUNT < 0xFF, "string slots fit 8 bits");
 
 const ctxc_setting_spec_t *ctxc_setting_spec(ctxc_setting_id_t id) {

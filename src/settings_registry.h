@@ -20,11 +20,11 @@ static inline const ctxc_setting_spec_t *ctxc__spec(ctxc_setting_id_t id) {
 }
 
 /* The bit of `id` in a set of keys (a layer's `set`, a file's keys). */
-_Static_assert(CTXC_SETTING_COUNT <= 32,
-               "a settings layer keeps one bit per setting in a uint32_t: "
-               "32 settings at most (widen ctxc_settings_layer_t.set)");
-static inline uint32_t ctxc__setting_bit(ctxc_setting_id_t id) {
-    return (uint32_t)1u << id;
+_Static_assert(CTXC_SETTING_COUNT <= 64,
+               "a settings layer keeps one bit per setting in a "
+               "ctxc_setting_bits_t: 64 settings at most");
+static inline ctxc_setting_bits_t ctxc__setting_bit(ctxc_setting_id_t id) {
+    return (ctxc_setting_bits_t)1u << id;
 }
 
 /* Looks up a key given as the span p[0..n) of `kind` (raw or a JSON string

@@ -283,14 +283,14 @@
  * that settings.json and `profiles/<name>.json` are read into and written
  * from. A file larger than this is reported as unusable (never
  * overwritten). The build checks that a file holding every setting at its
- * longest value fits: at least 1255 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES (2535
+ * longest value fits: at least 1339 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES (2619
  * with the default 128; CTXC_SETTINGS_FILE_MIN_BYTES in ctxc/settings.h).
  * 0: no buffer, and the store uses no filesystem (no settings.json, no
  * profiles; ctxc_settings_init ignores its fs argument), for a device
- * without one. Default: 2560 (a file with every setting at its longest
- * needs 2535). */
+ * without one. Default: 2688 (a file with every setting at its longest
+ * needs 2619). */
 #ifndef CTXC_CFG_SETTINGS_FILE_BYTES
-#define CTXC_CFG_SETTINGS_FILE_BYTES 2560
+#define CTXC_CFG_SETTINGS_FILE_BYTES 2688
 #endif
 
 /** CTXC_CFG_SETTINGS_PROFILE_NAME_MAX: longest profile name, in characters

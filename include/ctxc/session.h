@@ -106,6 +106,12 @@ typedef struct {
      * appends (0 otherwise) */
     size_t room_entries_;
     size_t room_bytes_;
+    /* private: the background summaries' failures in a row, the last
+     * one's status, and the port clock's time before which no job starts
+     * (ctxc_session_job_health) */
+    uint32_t job_failures_;
+    ctxc_status_t job_last_;
+    uint64_t job_retry_at_;
 } ctxc_session_t;
 
 /** settings is kept by pointer (it must outlive the session). The session
@@ -298,6 +304,10 @@ typedef struct ctxc_send_report {
     unsigned trigger;
     uint64_t tokens_after; /**< settled history tokens after it */
     ctxc_send_job_t job; /**< what became of a compression job */
+    /** with job CTXC_SEND_JOB_FAILED: the status the job ended with (the
+     * call itself returned CTXC_OK when no limit needed the summary, or
+     * the network-free fallback kept the limit) */
+    ctxc_status_t job_status;
     const char *fallback; /**< the network-free strategy that ran instead of
                                a job's summary (FALLBACK), else NULL */
 } ctxc_send_report_t;
@@ -395,6 +405,33 @@ void ctxc_session_compress_cancel(ctxc_session_t *s);
 /** True while a job is in progress (started, not yet ended by a poll or a
  * cancel). */
 bool ctxc_session_job_active(const ctxc_session_t *s);
+
+/** How the background summaries fare (ctxc_session_job_health()). */
+typedef struct {
+    uint32_t failures;    /**< jobs failed in a row (0 after a success) */
+    ctxc_status_t last;   /**< the status the last failed job ended with
+                               (CTXC_OK: none failed since the last success) */
+    uint64_t retry_in_ms; /**< by the port clock, until before_send may
+                               start the next job (0: now) */
+    bool cooling_down;    /**< failures reached compression.failure-limit:
+                               the model is left alone until
+                               compression.cooldown-ms has passed */
+} ctxc_job_health_t;
+
+/** A failed background job (a poll or before_send ending it with an
+ * error) never costs the application a turn: before_send reports it
+ * (report->job CTXC_SEND_JOB_FAILED, report->job_status, a CTXC_LOG_WARN
+ * line) and returns CTXC_OK while no limit needs the summary; when one
+ * does, it compresses with the network-free fallback (the strategy of
+ * compression.on-limit, top-down-truncation for `wait`, else
+ * high-density), reported as CTXC_SEND_JOB_FALLBACK. The next job waits:
+ * 5 s after the first failure, twice as long after each one more, and
+ * compression.cooldown-ms once compression.failure-limit jobs failed in a
+ * row (meanwhile, at a limit, the fallback compresses). A job that
+ * succeeds ends it. Without a port clock the waits cannot be timed: after
+ * compression.failure-limit failures no job starts until a blocking
+ * ctxc_session_compress() with the model succeeds. */
+void ctxc_session_job_health(const ctxc_session_t *s, ctxc_job_health_t *out);
 
 #ifdef __cplusplus
 }

@@ -139,6 +139,14 @@ extern const char *const ctxc_on_limit_names[];
       "wait|top-down-truncation|high-density",                                 \
       "at compression-threshold with a job's summary not yet there: wait "     \
       "for it, or cancel it and compress now without the network")             \
+    X(COMPRESSION_FAILURE_LIMIT, "compression.failure-limit", INT, NULL, "3", \
+      1, 100, NONE, 1, "Chat Compression", "count",                            \
+      "failed summary jobs in a row after which the model is left alone for " \
+      "compression.cooldown-ms (the LLM-free fallback keeps the limits)")     \
+    X(COMPRESSION_COOLDOWN_MS, "compression.cooldown-ms", INT, NULL,          \
+      "300000", 0, 86400000, NONE, 1, "Chat Compression", "ms",               \
+      "how long the model is left alone after compression.failure-limit "    \
+      "failed jobs")                                                          \
     X(COMPRESSION_ENTRIES_THRESHOLD, "compression.entries-threshold", RATIO,  \
       NULL, "0.9", 0, 1000, NONE, 1, "Chat Compression", "0-1",               \
       "fraction of the history's entry slots at which compression runs "      \
@@ -327,9 +335,12 @@ ctxc_status_t ctxc_parse_ratio(const char *text, size_t len, uint16_t *out,
 /** Directory of the saved profiles (profiles/NAME.json) under the root. */
 #define CTXC_PROFILES_DIR "profiles"
 
+/** A set of setting ids, one bit each (bit id: setting id). */
+typedef uint64_t ctxc_setting_bits_t;
+
 /** One layer: which keys are set and their values. */
 typedef struct {
-    uint32_t set;                     /**< bit id: key id is set */
+    ctxc_setting_bits_t set;          /**< bit id: key id is set */
     uint32_t num[CTXC_SETTING_COUNT]; /**< ENUM index, BOOL 0/1, RATIO
                                          thousandths, INT */
     /** STRING values, one NUL-terminated slot each. */
@@ -354,7 +365,8 @@ typedef struct {
     ctxc_fs_t fs; /**< ops NULL: no filesystem */
     ctxc_settings_layer_t ephemeral; /**< /set, a loaded profile, command-line options */
     ctxc_settings_layer_t persistent; /**< the settings file */
-    uint32_t from_profile; /**< ephemeral keys the loaded profile set */
+    ctxc_setting_bits_t from_profile; /**< ephemeral keys the loaded
+                                           profile set */
     char profile[CTXC_CFG_SETTINGS_PROFILE_NAME_MAX + 1]; /**< loaded, or "" */
     bool file_bad;           /**< settings.json exists but is unusable */
     ctxc_error_t file_error; /**< why (path and reason), when file_bad */
@@ -375,8 +387,8 @@ typedef struct {
 #define CTXC__FILE_WORST_(id, key, type, ...)                                  \
     +(sizeof(key) + 7u + CTXC__FILE_WMAX_##type)
 /** The smallest CTXC_CFG_SETTINGS_FILE_BYTES but 0: a settings file with
- * every setting at its longest value, 1255 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES
- * bytes (2535 with the default 128). 0 is allowed: no file buffer, no
+ * every setting at its longest value, 1339 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES
+ * bytes (2619 with the default 128). 0 is allowed: no file buffer, no
  * settings file, no profiles (a device without a filesystem). */
 #define CTXC_SETTINGS_FILE_MIN_BYTES                                           \
     (4u CTXC_SETTINGS_LIST(CTXC__FILE_WORST_))
@@ -384,8 +396,8 @@ typedef struct {
 _Static_assert(CTXC_CFG_SETTINGS_FILE_BYTES == 0 ||
                    CTXC_CFG_SETTINGS_FILE_BYTES >= CTXC_SETTINGS_FILE_MIN_BYTES,
                "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or "
-               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1255 + 10 x "
-               "CTXC_CFG_SETTINGS_VALUE_BYTES (2535 with the default 128)");
+               "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1339 + 10 x "
+               "CTXC_CFG_SETTINGS_VALUE_BYTES (2619 with the default 128)");
 #endif
 
 /** Empties both layers and keeps a copy of *fs (NULL: no filesystem; then the

@@ -72,11 +72,11 @@ reject "depth 2" "CTXC_CFG_JSON_MAX_DEPTH must be at least 4" -DCTXC_CFG_JSON_MA
 reject "8 JSON tokens" "CTXC_CFG_JSON_MAX_TOKENS must be at least 16" -DCTXC_CFG_JSON_MAX_TOKENS=8
 reject "10-byte messages" "CTXC_CFG_ERROR_MESSAGE_LEN must be 0" -DCTXC_CFG_ERROR_MESSAGE_LEN=10
 reject "tiny settings values" "CTXC_CFG_SETTINGS_VALUE_BYTES must be at least 32" -DCTXC_CFG_SETTINGS_VALUE_BYTES=8
-reject "tiny settings file buffer" "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or at least CTXC_SETTINGS_FILE_MIN_BYTES = 1255 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES (2535 with the default 128)" -DCTXC_CFG_SETTINGS_FILE_BYTES=100
+reject "tiny settings file buffer" "CTXC_CFG_SETTINGS_FILE_BYTES must be 0 (no settings file) or at least CTXC_SETTINGS_FILE_MIN_BYTES = 1339 + 10 x CTXC_CFG_SETTINGS_VALUE_BYTES (2619 with the default 128)" -DCTXC_CFG_SETTINGS_FILE_BYTES=100
 probe "no settings file buffer" "$want_default" -DCTXC_CFG_SETTINGS_FILE_BYTES=0
 # 1024 is above the old floor of 512 and below the real minimum: the message
 # says how much is needed
-reject "settings file buffer under a full file" "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1255 + 10 x" -DCTXC_CFG_SETTINGS_FILE_BYTES=1024
+reject "settings file buffer under a full file" "at least CTXC_SETTINGS_FILE_MIN_BYTES = 1339 + 10 x" -DCTXC_CFG_SETTINGS_FILE_BYTES=1024
 reject "profile names longer than values" "CTXC_CFG_SETTINGS_PROFILE_NAME_MAX must be below" -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=200
 reject "profile names longer than paths" "too long for CTXC_CFG_PATH_MAX" -DCTXC_CFG_PATH_MAX=64 -DCTXC_CFG_SETTINGS_PROFILE_NAME_MAX=60
 reject "tiny HTTP I/O buffer" "CTXC_CFG_HTTP_IO_BUFFER_BYTES must be at least 64" -DCTXC_CFG_HTTP_IO_BUFFER_BYTES=16

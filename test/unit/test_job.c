@@ -670,6 +670,145 @@ static void test_before_send_wait_stopped_by_the_port(void **state) {
     assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
 }
 
+/* ---- a failed background job never costs a turn (issue 38 point 3) ----- */
+
+static uint64_t g_now; /* the port clock, moved by the tests */
+static uint64_t fake_clock(void *ctx) {
+    (void)ctx;
+    return g_now;
+}
+
+/* before_send(0) until the job in flight has ended; the calls all answer
+ * CTXC_OK; the report of the one that ended it. */
+static ctxc_send_report_t send_until_job_ends(void) {
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    for (int i = 0; i < 20; i++) {
+        memset(&err, 0, sizeof err);
+        assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err),
+                         CTXC_OK);
+        assert_int_equal(err.status, CTXC_OK); /* untouched */
+        if (!ctxc_session_job_active(&sess)) {
+            return rep;
+        }
+    }
+    fail_msg("the job did not end in 20 calls");
+    return rep;
+}
+
+static void test_a_failed_job_costs_no_turn(void **state) {
+    (void)state;
+    port.clock = fake_clock;
+    g_now = 1000;
+    uint64_t tokens = job_in_flight("wait");
+    fk.steps = 2;
+    fk.fail = CTXC_E_HTTP_STATUS; /* the provider is down */
+    ctxc_send_report_t rep = send_until_job_ends();
+    assert_int_equal(rep.job, CTXC_SEND_JOB_FAILED);
+    assert_int_equal(rep.job_status, CTXC_E_HTTP_STATUS);
+    assert_false(rep.compressed);
+    assert_same(&hist, &ref); /* the turn and the history are kept */
+    assert_non_null(strstr(g_log, "compression job failed"));
+    ctxc_job_health_t h;
+    ctxc_session_job_health(&sess, &h);
+    assert_int_equal(h.failures, 1);
+    assert_int_equal(h.last, CTXC_E_HTTP_STATUS);
+    assert_int_equal(h.retry_in_ms, 5000);
+    assert_false(h.cooling_down);
+    /* the backoff: no new job before it has passed */
+    ctxc_error_t err;
+    g_now += 4999;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_NONE);
+    assert_int_equal(fk.started, 1);
+    /* then one, failing again: 10 s; a third: the cooldown (300 s) */
+    uint64_t waits[2] = {1, 10000};
+    for (int k = 0; k < 2; k++) {
+        g_now += waits[k];
+        assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err),
+                         CTXC_OK);
+        assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+        rep = send_until_job_ends();
+        assert_int_equal(rep.job, CTXC_SEND_JOB_FAILED);
+    }
+    assert_int_equal(fk.started, 3);
+    ctxc_session_job_health(&sess, &h);
+    assert_int_equal(h.failures, 3);
+    assert_true(h.cooling_down);
+    assert_int_equal(h.retry_in_ms, 300000);
+    /* at the threshold during the cooldown: the network-free fallback keeps
+     * the limit, the model is not asked */
+    g_now += 1000;
+    assert_int_equal(ctxc_session_before_send(&sess, tokens, &rep, &err),
+                     CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_FALLBACK);
+    assert_string_equal(rep.fallback, "top-down-truncation");
+    assert_int_equal(fk.started, 3);
+    assert_non_null(sess.last_compress.fallback);
+    /* the cooldown over and the provider back: a job, and it succeeds */
+    g_now += 300000;
+    fk.fail = CTXC_OK;
+    alternating(20);
+    t_set_uint(&set, "context-limit", ctxc_history_tokens(&hist) * 2);
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_STARTED);
+    rep = send_until_job_ends();
+    assert_int_equal(rep.job, CTXC_SEND_JOB_APPLIED);
+    ctxc_session_job_health(&sess, &h);
+    assert_int_equal(h.failures, 0);
+    assert_int_equal(h.last, CTXC_OK);
+    assert_int_equal(h.retry_in_ms, 0);
+}
+
+/* The limit needs the summary (on-limit wait) and its job fails: the
+ * network-free fallback keeps the limit and the call answers CTXC_OK,
+ * with the job's status in the report. */
+static void test_a_failed_job_at_the_limit_falls_back(void **state) {
+    (void)state;
+    port.clock = fake_clock;
+    g_now = 1000;
+    uint64_t tokens = job_in_flight("wait");
+    fk.steps = 3;
+    fk.fail = CTXC_E_NETWORK;
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_before_send(&sess, tokens, &rep, &err),
+                     CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_FALLBACK);
+    assert_int_equal(rep.job_status, CTXC_E_NETWORK);
+    assert_string_equal(rep.fallback, "top-down-truncation");
+    assert_false(ctxc_session_job_active(&sess));
+    ctxc_job_health_t h;
+    ctxc_session_job_health(&sess, &h);
+    assert_int_equal(h.failures, 1);
+    assert_int_equal(h.last, CTXC_E_NETWORK);
+}
+
+/* Without a port clock the waits cannot be timed: after
+ * compression.failure-limit failures no job starts (the fallback keeps the
+ * limits) until a blocking compression with the model succeeds. */
+static void test_failures_without_a_clock(void **state) {
+    (void)state;
+    t_set(&set, "compression.failure-limit", "1");
+    uint64_t tokens = job_in_flight("wait");
+    (void)tokens;
+    fk.steps = 1;
+    fk.fail = CTXC_E_TIMEOUT;
+    (void)send_until_job_ends();
+    ctxc_job_health_t h;
+    ctxc_session_job_health(&sess, &h);
+    assert_true(h.cooling_down);
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_before_send(&sess, 0, &rep, &err), CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_NONE);
+    fk.fail = CTXC_OK;
+    g_model = &blocking;
+    assert_int_equal(ctxc_session_compress(&sess, &err), CTXC_OK);
+    ctxc_session_job_health(&sess, &h);
+    assert_int_equal(h.failures, 0);
+}
+
 #endif
 
 int main(void) {
@@ -692,6 +831,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_job_failed_retry_changes_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_failed_job_costs_no_turn, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_failed_job_at_the_limit_falls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failures_without_a_clock, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_before_send_on_limit, setup,
                                         teardown),

@@ -106,6 +106,9 @@ static void test_registry_lists_every_key(void **state) {
         {"compression.prefetch-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
         {"compression.on-limit", CTXC_SETTING_TYPE_ENUM, "Chat Compression"},
+        {"compression.failure-limit", CTXC_SETTING_TYPE_INT,
+         "Chat Compression"},
+        {"compression.cooldown-ms", CTXC_SETTING_TYPE_INT, "Chat Compression"},
         {"compression.entries-threshold", CTXC_SETTING_TYPE_RATIO,
          "Chat Compression"},
         {"compression.bytes-threshold", CTXC_SETTING_TYPE_RATIO,
@@ -909,7 +912,7 @@ static void test_unreadable_settings_file(void **state) {
     big[sizeof big - 1] = '\0';
     mem_put(&mfs, "settings.json", big);
     assert_int_equal(ctxc_settings_load(&st, &err), CTXC_E_TOO_LARGE);
-    assert_contains(err.message, "settings.json: larger than the 2560 bytes");
+    assert_contains(err.message, "settings.json: larger than the 2688 bytes");
     assert_int_equal(ctxc_settings_persist_set(&st, "model", "x", &err),
                      CTXC_E_TOO_LARGE);
     assert_string_equal(mem_get(&mfs, "settings.json"), big);
@@ -922,6 +925,7 @@ static void test_unreadable_settings_file(void **state) {
     "\"retry\", \"compression-threshold\": 0.5, "                              \
     "\"compression.prefetch-threshold\": 0.6, "                               \
     "\"compression.on-limit\": \"high-density\", "                           \
+    "\"compression.failure-limit\": 5, \"compression.cooldown-ms\": 60000, " \
     "\"compression.entries-threshold\": 0.8, "                                \
     "\"compression.bytes-threshold\": 0.75, "                                 \
     "\"compression.reserve-entries\": 6, "                                    \
@@ -958,7 +962,7 @@ static void test_files_with_many_json_values(void **state) {
         fail_msg("%s", err.message);
     }
     assert_int_equal(st.persistent.set,
-                     (uint32_t)((1ull << CTXC_SETTING_COUNT) - 1u));
+                     (1ull << CTXC_SETTING_COUNT) - 1u);
     assert_string_equal(val(&st, "compression.strategy"), "high-density");
     assert_string_equal(val(&st, "compression.density.recencyRetention"), "7");
     assert_string_equal(val(&st, "model"), "gpt-4o");
