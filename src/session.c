@@ -1169,17 +1169,35 @@ static bool answered(const ctxc_history_t *h, size_t i, ctxc_str_t id) {
     return false;
 }
 
-/* The job's range [0, n): before the first tool_call not answered yet,
- * then back to a valid split of the whole store (no call before n answered
- * at n or later). */
-static ctxc_status_t job_range(ctxc_session_t *s, size_t *out,
+/* Human entries after an unanswered tool call from which the call counts
+ * as abandoned (an interrupted tool): the user spoke three more times. */
+#define OPEN_CALL_TURNS 3u
+
+/* Whether OPEN_CALL_TURNS human entries follow entry i. */
+static bool abandoned(const ctxc_history_t *h, size_t i) {
+    unsigned turns = 0;
+    for (size_t j = i + 1; j < h->count && turns < OPEN_CALL_TURNS; j++) {
+        turns += h->slots[j].speaker == CTXC_SPEAKER_HUMAN;
+    }
+    return turns >= OPEN_CALL_TURNS;
+}
+
+/* The job's range [0, n): before the first tool_call still waiting for
+ * its result, then back to a valid split of the whole store (no call
+ * before n answered at n or later). A call without a result that
+ * OPEN_CALL_TURNS human entries follow is not waiting: the conversation
+ * moved on (an interrupted tool), and it is compressed with its range as
+ * any unpaired call is (docs/design.md, "Tool calls still waiting").
+ * *open: the range was cut by a waiting call. */
+static ctxc_status_t job_range(ctxc_session_t *s, size_t *out, bool *open,
                                ctxc_error_t *err) {
     const ctxc_history_t *h = s->history;
     size_t n = h->count;
+    *open = false;
     for (size_t i = 0; i < n; i++) {
         ctxc_entry_t e;
         (void)ctxc_history_get(h, i, &e);
-        if (e.speaker != CTXC_SPEAKER_AI) {
+        if (e.speaker != CTXC_SPEAKER_AI || abandoned(h, i)) {
             continue;
         }
         const uint8_t *cur = NULL;
@@ -1187,7 +1205,8 @@ static ctxc_status_t job_range(ctxc_session_t *s, size_t *out,
         while (ctxc_entry_next_block(&e, &cur, &b)) {
             if (b.type == CTXC_BLOCK_TOOL_CALL &&
                 !answered(h, i, b.u.tool_call.id)) {
-                n = i; /* an open call: it and what follows stay out */
+                n = i; /* a waiting call: it and what follows stay out */
+                *open = true;
                 break;
             }
         }
@@ -1236,8 +1255,9 @@ static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
         r = compress_checks(s, st, err);
     }
     size_t n = 0;
+    bool open = false;
     if (r == CTXC_OK) {
-        r = job_range(s, &n, err);
+        r = job_range(s, &n, &open, err);
     }
     if (r == CTXC_OK) {
         r = build_ctx(s, st, &j->ctx, n, err);
@@ -1247,6 +1267,7 @@ static ctxc_status_t job_start(ctxc_session_t *s, ctxc_error_t *err) {
     }
     j->strategy = st;
     j->snapshot = n;
+    j->open = open;
     j->gen = s->history->gen_;
     j->t0 = ctxc_port_now_ms(s->port);
     ctxc_plan_init(&j->plan, s->work);
@@ -1304,6 +1325,11 @@ static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
     s->history->frozen_ = 0;
     plan->meta.entries_before = count;
     plan->meta.bytes_before = s->history->used;
+    if (plan->meta.unchanged && j->open) {
+        plan->meta.unchanged_reason =
+            "the job's range ends before a tool call still waiting for its "
+            "result: too little before it to compress";
+    }
     if (r == CTXC_OK) {
         s->locked_ = true;
         r = ctxc_history_apply_plan(s->history, plan, err);

@@ -62,6 +62,8 @@ typedef struct {
     uint8_t state;   /**< none, a summary call, a plan to apply */
     bool wait;       /**< before_send waits for the job (on-limit wait) */
     size_t snapshot; /**< the job's range: entries [0, snapshot) */
+    bool open; /**< the range was cut before a tool call waiting for its
+                    result */
     uint32_t gen;    /**< the history's clear count at the start */
     uint64_t t0;     /**< the start, by the port clock */
     const ctxc_strategy_t *strategy; /**< the strategy it runs */
@@ -365,9 +367,12 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
 /** Starts a compression job with the configured strategy over the entries
  * [0, n) of now (the job's range): n is the history's count, moved back to
  * before the first tool_call whose tool_response is not in the history yet
- * and then to a valid split (no tool_call in the range has its response
- * after it), so a response that arrives during the job is never separated
- * from its call. The strategy plans the range (an LLM strategy resolves its
+ * (unless three human entries follow it: then it counts as abandoned, an
+ * interrupted tool, and stays in the range as any unpaired call) and then
+ * to a valid split (no tool_call in the range has its response after it),
+ * so a response that arrives during the job is never separated from its
+ * call. When a waiting call leaves too little before it, the job changes
+ * nothing and last_compress.unchanged_reason says so. The strategy plans the range (an LLM strategy resolves its
  * model and prompt and starts the summary call: the request body's count
  * pass, nothing connected or sent yet, the first poll connects; a strategy
  * without an LLM plans it whole now, network-free). Entries [0, n) are then frozen (ctxc/history.h:

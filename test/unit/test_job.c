@@ -395,6 +395,40 @@ static void test_open_tool_call_stays_out_of_the_range(void **state) {
     assert_int_equal(hs.unpaired_responses, 0);
 }
 
+/* A call whose result never came (an interrupted tool) at the start of a
+ * long conversation: three human turns after it, it no longer holds the
+ * job's range back, and the job compresses; a call still waiting (no
+ * three turns after it yet) with too little before it: the job changes
+ * nothing and says why. */
+static void test_an_abandoned_call_does_not_stop_compression(void **state) {
+    (void)state;
+    ctxc_block_t c1 = t_call("c1", "lights", "{\"room\":\"hall\"}");
+    add_both(CTXC_SPEAKER_HUMAN, text("msg", 0));
+    t_add(&hist, CTXC_SPEAKER_AI, &c1, 1);
+    t_add(&ref, CTXC_SPEAKER_AI, &c1, 1);
+    alternating(2);
+    /* waiting: one human turn after it; the range ends before it */
+    fk.steps = 0;
+    start_ok();
+    assert_int_equal(sess.job_.snapshot, 1);
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_OK);
+    assert_true(sess.last_compress.unchanged);
+    assert_non_null(strstr(sess.last_compress.unchanged_reason,
+                           "waiting for its result"));
+    assert_int_equal(fk.started, 0); /* too little to ask the model */
+    /* three human turns after it: abandoned, the job compresses */
+    alternating(16);
+    start_ok();
+    assert_int_equal(sess.job_.snapshot, ctxc_history_count(&hist));
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    assert_int_equal(st, CTXC_OK);
+    assert_false(sess.last_compress.unchanged);
+    assert_int_equal(fk.started, 1);
+}
+
 /* A model without the resumable form makes its call inside one poll; a
  * strategy without an LLM plans at start and applies at the first poll,
  * turns appended in between kept. */
@@ -832,6 +866,8 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_abandoned_call_does_not_stop_compression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_job_costs_no_turn, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
