@@ -21,12 +21,25 @@
 #include "ctxc/provider.h"
 #include "ctxc_port_posix.h"
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+/* CLI_EXIT_OVER: `ctxc compress` wrote its result, but it is still over
+ * the context limit. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAIL = 1,
+    CLI_EXIT_USAGE = 2,
+    CLI_EXIT_OVER = 3
+};
 
 /* ---- the shared state (cli_state.c) ---- */
 
 /* The CLI's one history (host board sizes). */
 ctxc_history_t *cli_history_get(void);
+
+/* The history as it is, kept aside (a second store of the same size);
+ * cli_history_restore() puts it back exactly (no job may be in progress
+ * between the two): a step that fails changes nothing. */
+void cli_history_snapshot(void);
+void cli_history_restore(void);
 
 /* Imports `path` ("-" = stdin) into the history; reports errors to stderr
  * as "FILE:LINE: reason". *name_out is the name used in messages. */

@@ -14,7 +14,13 @@
  * the strategy through a session, writes the compressed history as
  * canonical JSONL (stdout, or OUT through cli_save_history: a file is
  * replaced atomically, a FIFO or device is written to, "-" is stdout), and
- * prints a before/after table to stderr.
+ * prints a before/after table to stderr. The density step and the strategy
+ * are one step: when the strategy fails nothing is written.
+ *
+ * Exit status: 0 done; 1 bad input, I/O error or a failed step (nothing
+ * written); 2 usage error; 3 written, but the result is still over the
+ * context limit (the table's last line says by how much); 130 stopped by
+ * Ctrl-C (nothing written).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -372,5 +378,13 @@ int cli_cmd_compress(int argc, char **argv) {
     }
     fprintf(stderr, "time: density step %.3f ms, compress %.3f ms\n", t1 - t0,
             t2 - t1);
+    /* written, but a model given it would refuse it: a script must know */
+    if (!optimize_only && limit > 0 && after.tokens > limit) {
+        fprintf(stderr,
+                "over the limit: %" PRIu64 " tokens for a context limit of "
+                "%" PRIu64 " (%" PRIu64 " over; exit status 3)\n",
+                after.tokens, limit, after.tokens - limit);
+        return CLI_EXIT_OVER;
+    }
     return CLI_EXIT_OK;
 }

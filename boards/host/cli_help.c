@@ -83,7 +83,8 @@ static const char help_compress[] =
     "  --todos FILE.json, --transcript PATH: go into the summary request\n"
     "  --verbose             status codes and the library's log\n"
     "Options are settings for this run only (over --profile NAME, then\n"
-    "$CTXC_HOME/settings.json, then the defaults).\n";
+    "$CTXC_HOME/settings.json, then the defaults). Exit status 3: written,\n"
+    "but still over --context-limit (the table says by how much).\n";
 
 static const char help_repl[] =
     "usage: ctxc repl [--history FILE] [--profile NAME] [--workspace DIR]\n"
@@ -94,7 +95,9 @@ static const char help_repl[] =
     "as a human message. The provider options set the model that writes the\n"
     "summaries of middle-out and one-shot (or /set provider, /set model).\n"
     "When stdin is not a terminal the commands are read from it one per line;\n"
-    "errors go to stderr and the exit status is 1 when any line failed.\n";
+    "errors go to stderr and the exit status is 1 when any line failed.\n"
+    "--history FILE is written (atomically) before each prompt; the first\n"
+    "write over a file loaded keeps it as FILE.bak.\n";
 
 static const char help_chat[] =
     "usage: ctxc chat [--history FILE] [--profile NAME] [--workspace DIR]\n"
@@ -109,7 +112,8 @@ static const char help_chat[] =
     "shown, not obeyed (ESC as ^[, C1 as <U+009B>); the history keeps the\n"
     "reply as it came. When stdin is not a terminal lines are read from it;\n"
     "notes and errors go to stderr and the exit status is 1 when any line\n"
-    "failed.\n";
+    "failed. --history FILE is written (atomically) before each prompt; the\n"
+    "first write over a file loaded keeps it as FILE.bak.\n";
 
 static const char help_prompts[] =
     "usage: ctxc prompts list [--provider P] [--model M]\n"

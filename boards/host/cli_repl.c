@@ -36,21 +36,30 @@
  * during a call wait for the next prompt; a Ctrl-D among them leaves there
  * (repl_tty_hold).
  *
+ * --history FILE: a file that is there must load (one that cannot be read
+ * is an error, nothing written); the history is written to it before each
+ * prompt (atomically), the file as loaded kept as FILE.bak before it is
+ * first written over (repl_autosave). A compression that fails is undone
+ * with its density step (cli_history_snapshot).
+ *
  * Leaving with unsaved changes: on a terminal the user is asked (the
- * history: to the --history file, Enter saves; without one, a file name;
- * the session's /set changes: into settings.json, Enter keeps them for the
+ * history: to the --history file when its write failed, the question
+ * naming what changed, Enter saves; without one, a file name; the
+ * session's /set changes: into settings.json, Enter keeps them for the
  * session only); a script is never asked: a note on stderr says what was
  * not saved.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <wchar.h>
 #include <histedit.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +82,8 @@ static bool repl_chat;
 static const char *chat_system;
 /* a line failed (scripted: the exit status is 1) */
 static bool repl_failed;
+/* a compression changed the history in this session */
+static bool repl_compressed;
 
 /* A diagnostic: to stderr, and the line counts as failed. */
 static void repl_diag(const char *fmt, ...)
@@ -203,6 +214,12 @@ static void repl_compress(void) {
                   st->name, missing);
         return;
     }
+    /* the density step and the strategy are one step: a failure undoes
+     * both (the library would keep the density step) */
+    bool undo = !ctxc_session_job_active(&repl_session);
+    if (undo) {
+        cli_history_snapshot();
+    }
     if (ctxc_session_optimize(&repl_session, &err) != CTXC_OK) {
         repl_error("density step", &err);
         return;
@@ -210,12 +227,18 @@ static void repl_compress(void) {
     repl_status_begin_summary();
     ctxc_status_t cst = ctxc_session_compress(&repl_session, &err);
     cli_status_end();
+    if (cst != CTXC_OK && undo) {
+        cli_history_restore();
+    }
     if (cst == CTXC_E_CANCELLED) {
         repl_diag("compress: stopped (Ctrl-C); the history is unchanged\n");
         return;
     }
     if (cst != CTXC_OK) {
-        repl_error("compress", &err);
+        repl_diag("error: compress: %s%s\n", ctxc_error_message(&err),
+                  undo ? " (the history is unchanged: the density step "
+                         "undone too)"
+                       : "");
         return;
     }
     const ctxc_compress_meta_t *m = &repl_session.last_compress;
@@ -228,6 +251,7 @@ static void repl_compress(void) {
                    : "");
         return;
     }
+    repl_compressed = true;
     printf("compressed with %s: %zu -> %zu entries, %" PRIu64 " -> %" PRIu64
            " tokens\n",
            st != NULL ? st->name : "?", n0, ctxc_history_count(h), t0,
@@ -235,6 +259,8 @@ static void repl_compress(void) {
 }
 
 static void repl_mark_saved(void);
+static void repl_autosave(void);
+static bool repl_write_file(const char *who);
 
 /* Writes the history to path (or the --history file): cli_save_history. */
 static void repl_save(const char *path) {
@@ -245,7 +271,10 @@ static void repl_save(const char *path) {
         repl_diag("error: /save needs a FILE (no --history given)\n");
         return;
     }
-    if (!cli_save_history(cli_history_get(), path, "error: /save")) {
+    bool file = repl_history_file != NULL &&
+                strcmp(path, repl_history_file) == 0;
+    if (file ? !repl_write_file("error: /save")
+             : !cli_save_history(cli_history_get(), path, "error: /save")) {
         repl_failed = true;
         return;
     }
@@ -262,12 +291,30 @@ static void repl_room_report(const ctxc_send_report_t *rep) {
     }
     const ctxc_compress_meta_t *m = &repl_session.last_compress;
     const ctxc_strategy_t *st = ctxc_strategy_get(m->strategy);
+    repl_compressed = true;
     printf("[no room for the entry: compressed with %s%s: %zu -> %zu "
            "entries, %zu -> %zu arena bytes]\n",
            st != NULL ? st->name : "?",
            rep->fallback != NULL ? " (the summary was not there)" : "",
            m->entries_before, m->entries_after, m->bytes_before,
            m->bytes_after);
+}
+
+/* ctxc_session_add_room() as one step: when it fails, a compression it
+ * made room with (and its density step) is undone too. */
+static bool repl_add_room(const ctxc_entry_in_t *in, ctxc_send_report_t *rep,
+                          ctxc_error_t *err) {
+    bool undo = !ctxc_session_job_active(&repl_session);
+    if (undo) {
+        cli_history_snapshot();
+    }
+    if (ctxc_session_add_room(&repl_session, in, rep, err) == CTXC_OK) {
+        return true;
+    }
+    if (undo && !ctxc_session_job_active(&repl_session)) {
+        cli_history_restore();
+    }
+    return false;
 }
 
 static bool repl_add(const char *line) {
@@ -282,7 +329,7 @@ static bool repl_add(const char *line) {
     in.block_count = 1;
     ctxc_error_t err;
     ctxc_send_report_t rep;
-    if (ctxc_session_add_room(&repl_session, &in, &rep, &err) != CTXC_OK) {
+    if (!repl_add_room(&in, &rep, &err)) {
         repl_error("add", &err);
         return false;
     }
@@ -403,7 +450,7 @@ static void chat_add_reply(const char *text, size_t len) {
     in.block_count = 1;
     ctxc_error_t err;
     ctxc_send_report_t rep;
-    if (ctxc_session_add_room(&repl_session, &in, &rep, &err) != CTXC_OK) {
+    if (!repl_add_room(&in, &rep, &err)) {
         repl_error("the reply was not added to the history", &err);
     } else {
         repl_room_report(&rep);
@@ -449,6 +496,7 @@ static void repl_status(const char *text) {
 static void repl_job_report(ctxc_status_t st, const ctxc_error_t *err) {
     const ctxc_compress_meta_t *m = &repl_session.last_compress;
     if (st == CTXC_OK) {
+        repl_compressed = true;
         printf("[summary applied in the background: %zu -> %zu entries of "
                "its range, %" PRIu64 " -> %" PRIu64 " tokens; your turns "
                "since kept]\n",
@@ -522,6 +570,7 @@ static int repl_getc(EditLine *el, wchar_t *wc) {
         }
         if (r == 0) {
             if (repl_job_tick()) {
+                repl_autosave(); /* the summary applied */
                 el_set(el, EL_REFRESH);
             }
             continue;
@@ -603,10 +652,19 @@ static void chat_send(const char *line) {
             warned = true;
         }
     } else {
+        /* the density step and the strategy: one step (undone together) */
+        bool undo = !ctxc_session_job_active(&repl_session);
+        if (undo) {
+            cli_history_snapshot();
+        }
         repl_status_begin_summary();
         ctxc_status_t bst = ctxc_session_before_send(&repl_session, 0, &rep,
                                                      &err);
         cli_status_end();
+        if (bst != CTXC_OK && undo &&
+            !ctxc_session_job_active(&repl_session)) {
+            cli_history_restore();
+        }
         if (bst == CTXC_E_CANCELLED) {
             repl_diag("stopped (Ctrl-C) while summarising: the history is "
                       "unchanged, nothing sent\n(the history keeps your "
@@ -632,6 +690,7 @@ static void chat_send(const char *line) {
                ctxc_history_count(h) == n0) {
         printf("[compression ran: history unchanged]\n");
     } else if (rep.compressed || ctxc_history_count(h) != n0) {
+        repl_compressed = true;
         const ctxc_strategy_t *st = NULL;
         (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
         printf("[compressed with %s%s: %zu -> %zu entries, %" PRIu64
@@ -772,6 +831,149 @@ static uint64_t repl_history_hash(void) {
 
 static void repl_mark_saved(void) { repl_saved_hash = repl_history_hash(); }
 
+/* ---- saving as it happens (--history FILE) --------------------------------
+ * Before each prompt (after a line, a reply, a compression, a summary
+ * applied in the background) a history that differs from what FILE holds
+ * is written to it through cli_save_history (a temporary file, fsync,
+ * rename: a kill at any instant leaves the old or the new whole file);
+ * SIGHUP, SIGTERM and SIGQUIT wait for the rename. The first time the
+ * session writes over a file it loaded, that file is kept as FILE.bak (a
+ * hard link to it, or a copy where links cannot be made; an older FILE.bak
+ * is replaced): the history as loaded is never lost. */
+
+static uint64_t repl_file_hash; /* the history FILE holds */
+static bool repl_file_loaded;   /* FILE existed when the session began */
+static size_t repl_loaded_count;
+static bool repl_backup_made;
+static char repl_backup[4096];
+
+/* FILE.bak as a copy of FILE (no hard link possible there). */
+static bool repl_backup_copy(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        return false;
+    }
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        errno = e;
+        return false;
+    }
+    static char buf[65536];
+    bool ok = true;
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        for (ssize_t o = 0; ok && o < n;) {
+            ssize_t w = write(out, buf + o, (size_t)(n - o));
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            ok = w > 0;
+            o += w > 0 ? w : 0;
+        }
+        if (!ok) {
+            break;
+        }
+    }
+    int e = errno;
+    ok = ok && fsync(out) == 0;
+    e = ok ? 0 : e != 0 ? e : errno;
+    close(out);
+    close(in);
+    if (!ok) {
+        (void)unlink(to);
+        errno = e != 0 ? e : EIO;
+    }
+    return ok;
+}
+
+/* Keeps the loaded FILE as FILE.bak, once, before it is first written
+ * over; false (and why, on stderr) when it cannot be kept. */
+static bool repl_keep_backup(void) {
+    if (!repl_file_loaded || repl_backup_made) {
+        return true;
+    }
+    if ((size_t)snprintf(repl_backup, sizeof repl_backup, "%s.bak",
+                         repl_history_file) >= sizeof repl_backup) {
+        fprintf(stderr, "%s: %s: path too long for its backup; not written\n",
+                repl_who(), repl_history_file);
+        return false;
+    }
+    if (unlink(repl_backup) != 0 && errno != ENOENT) {
+        fprintf(stderr, "%s: %s: cannot replace it (%s); %s not written\n",
+                repl_who(), repl_backup, strerror(errno), repl_history_file);
+        return false;
+    }
+    /* the file itself, not a symbolic link to it (which the save would
+     * leave pointing at the new history) */
+    if (linkat(AT_FDCWD, repl_history_file, AT_FDCWD, repl_backup,
+               AT_SYMLINK_FOLLOW) != 0 &&
+        !repl_backup_copy(repl_history_file, repl_backup)) {
+        fprintf(stderr, "%s: %s: cannot keep the file as loaded there (%s); "
+                        "%s not written\n",
+                repl_who(), repl_backup, strerror(errno), repl_history_file);
+        return false;
+    }
+    repl_backup_made = true;
+    return true;
+}
+
+/* Writes the history to FILE (the backup first); false on an error
+ * (printed, prefixed with `who`). */
+static bool repl_write_file(const char *who) {
+    if (!repl_keep_backup()) {
+        return false;
+    }
+    /* a signal that would end the program waits for the rename */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGQUIT);
+    (void)sigprocmask(SIG_BLOCK, &block, &old);
+    bool ok = cli_save_history(cli_history_get(), repl_history_file, who);
+    if (ok) {
+        repl_file_hash = repl_history_hash();
+        repl_saved_hash = repl_file_hash;
+    }
+    (void)sigprocmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
+/* Before a prompt: FILE brought up to date. Only a regular file (or a
+ * missing one) is written as it happens; a FIFO or a device gets the
+ * history from /save. */
+static void repl_autosave(void) {
+    if (repl_history_file == NULL || repl_history_hash() == repl_file_hash) {
+        return;
+    }
+    struct stat sb;
+    if (stat(repl_history_file, &sb) == 0 ? !S_ISREG(sb.st_mode)
+                                          : errno != ENOENT) {
+        return;
+    }
+    fflush(stdout);
+    if (!repl_write_file("error: saving the history")) {
+        repl_failed = true;
+    }
+}
+
+/* What the history became: "compressed: 198 -> 176 entries" (or without
+ * "compressed: " when no compression ran). */
+static void repl_change(char *buf, size_t cap) {
+    snprintf(buf, cap, "%s%zu -> %zu entries",
+             repl_compressed ? "compressed: " : "", repl_loaded_count,
+             ctxc_history_count(cli_history_get()));
+}
+
 #define REPL_SETS_MAX 32u
 static struct {
     char key[64];
@@ -866,7 +1068,14 @@ static bool repl_ask(const char *question, char *buf, size_t cap) {
 static void repl_leave(bool tty) {
     ctxc_history_t *h = cli_history_get();
     char ans[1024];
-    if (repl_history_hash() != repl_saved_hash) {
+    char change[128];
+    repl_change(change, sizeof change);
+    if (repl_history_file != NULL) {
+        repl_autosave(); /* the last try */
+    }
+    if (repl_history_file != NULL
+            ? repl_history_hash() != repl_file_hash
+            : repl_history_hash() != repl_saved_hash) {
         char q[1400];
         if (!tty) {
             fprintf(stderr,
@@ -875,10 +1084,18 @@ static void repl_leave(bool tty) {
                         ? "/save writes them to the --history file"
                         : "/save FILE writes them");
         } else if (repl_history_file != NULL) {
-            snprintf(q, sizeof q, "save the history (%zu entr%s) to %s? [Y/n] ",
+            /* what changed since it was loaded, and where the file as
+             * loaded is kept */
+            char bak[4200] = "";
+            if (repl_file_loaded) {
+                snprintf(bak, sizeof bak, "; %s as loaded kept as %s.bak",
+                         repl_history_file, repl_history_file);
+            }
+            snprintf(q, sizeof q,
+                     "save the history (%zu entr%s; %s%s) to %s? [Y/n] ",
                      ctxc_history_count(h),
-                     ctxc_history_count(h) == 1 ? "y" : "ies",
-                     repl_history_file);
+                     ctxc_history_count(h) == 1 ? "y" : "ies", change,
+                     bak, repl_history_file);
             if (repl_ask(q, ans, sizeof ans) &&
                 (ans[0] == '\0' || ans[0] == 'y' || ans[0] == 'Y')) {
                 repl_save(NULL);
@@ -903,6 +1120,11 @@ static void repl_leave(bool tty) {
                 }
             }
         }
+    }
+    if (repl_backup_made) {
+        printf("%s: %zu entr%s (%s); the file as loaded is kept as %s\n",
+               repl_history_file, ctxc_history_count(h),
+               ctxc_history_count(h) == 1 ? "y" : "ies", change, repl_backup);
     }
     if (tty && repl_set_count > 0) {
         printf("this session's /set changes:");
@@ -1238,6 +1460,7 @@ static int repl_loop_editline(void) {
     int empty_interrupts = 0;
     for (;;) {
         int count = 0;
+        repl_autosave(); /* what the last line did is in FILE */
         repl_cancel = CANCEL_NONE;
         repl_tty_release();
         const char *got = el_gets(el, &count);
@@ -1286,6 +1509,7 @@ static int repl_loop_editline(void) {
 static int repl_loop_stdin(void) {
     for (;;) {
         (void)repl_job_tick();
+        repl_autosave(); /* what the last line did is in FILE */
         size_t len = 0; /* REPL_LINE_MAX + 1: too long */
         bool nul = false;
         int c;
@@ -1431,13 +1655,23 @@ static int repl_main(int argc, char **argv) {
     }
     ctxc_history_t *h = cli_history_get();
     if (repl_history_file != NULL) {
-        FILE *probe = fopen(repl_history_file, "rb");
-        if (probe != NULL) {
-            fclose(probe);
+        /* a missing file is a new history; one that is there must load
+         * (a file that cannot be read is an error, never a new file that
+         * would then be written over it) */
+        struct stat sb;
+        if (lstat(repl_history_file, &sb) == 0) {
             const char *name;
             if (!cli_load(repl_history_file, &name)) {
+                fprintf(stderr, "%s: %s: not loaded; nothing written\n", who,
+                        repl_history_file);
                 return CLI_EXIT_FAIL;
             }
+            repl_file_loaded = true;
+            repl_loaded_count = ctxc_history_count(h);
+        } else if (errno != ENOENT) {
+            fprintf(stderr, "%s: %s: cannot read: %s; nothing written\n", who,
+                    repl_history_file, strerror(errno));
+            return CLI_EXIT_FAIL;
         }
     }
     if (ctxc_session_init(&repl_session, h, &repl_work, &repl_settings, &err) !=
@@ -1460,6 +1694,7 @@ static int repl_main(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
     repl_mark_saved(); /* what was loaded (or nothing) is saved */
+    repl_file_hash = repl_saved_hash; /* FILE holds it (or nothing) */
     cli_interrupt_install();
     cli_term_init(&chat_term, stdout, isatty(1) != 0);
     cli_term_init(&chat_err_term, stderr, isatty(2) != 0);
@@ -1480,6 +1715,7 @@ static int repl_main(int argc, char **argv) {
     }
     int rc = tty ? repl_loop_editline() : repl_loop_stdin();
     repl_job_finish(); /* a summary in flight is waited for, then applied */
+    repl_autosave();
     if (rc == CLI_EXIT_OK) {
         repl_leave(tty);
     }

@@ -34,6 +34,36 @@ static uint32_t
 
 ctxc_history_t *cli_history_get(void) { return &cli_history; }
 
+/* --- The history as it was before a step ---------------------------------
+ * A second store of the same size: a compression that fails is undone
+ * whole, its density step with it (the library keeps the density step of
+ * a failed compression; the CLI does not). The slots hold arena offsets,
+ * so the used parts and the counters copied back are the history exactly
+ * as it was; the tool-call id index is rebuilt on its next use. */
+
+CTXC_HISTORY_DEFINE_DEFAULT(cli_snap);
+
+void cli_history_snapshot(void) {
+    ctxc_history_t *h = &cli_history;
+    memcpy(cli_snap.slots, h->slots, h->count * sizeof h->slots[0]);
+    memcpy(cli_snap.arena, h->arena, h->used);
+    cli_snap.count = h->count;
+    cli_snap.used = h->used;
+    cli_snap.token_sum = h->token_sum;
+    cli_snap.anchor_delta = h->anchor_delta;
+}
+
+void cli_history_restore(void) {
+    ctxc_history_t *h = &cli_history;
+    memcpy(h->slots, cli_snap.slots, cli_snap.count * sizeof h->slots[0]);
+    memcpy(h->arena, cli_snap.arena, cli_snap.used);
+    h->count = cli_snap.count;
+    h->used = cli_snap.used;
+    h->token_sum = cli_snap.token_sum;
+    h->anchor_delta = cli_snap.anchor_delta;
+    ctxc_history_set_id_index(h, cli_ids, sizeof cli_ids);
+}
+
 /* Largest line accepted: a line cannot need more than the whole arena. */
 #define CLI_MAX_LINE ((size_t)CTXC_CFG_HISTORY_ARENA_BYTES)
 /* Bytes asked from fread() at a time. */

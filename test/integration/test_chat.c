@@ -583,7 +583,9 @@ static void test_compress_no_stream(void **state) {
             "200", "--preserve", "0.1", "--top-preserve", "0.1", "--provider",
             "openai", "--model", "fixture-ok", "--base-url", base_of("openai"),
             "-o", out, modes[k], NULL);
-        assert_int_equal(g_status, 0);
+        /* written; the summary and the tail are still over 200 tokens */
+        assert_int_equal(g_status, 3);
+        assert_contains(g_err, "over the limit: ");
         static char saved[65536];
         slurp(out, saved, sizeof saved - 1);
         if (strstr(saved, "<state_snapshot>") == NULL) {
@@ -796,24 +798,36 @@ static void test_script_diagnostics(void **state) {
     run("compress", example, "--context-limit", "1000", "--provider",
         "openai", "--model", "fixture-ok", "--base-url", base_of("openai"),
         "--ca-file", ca, NULL);
-    assert_int_equal(g_status, 0);
+    assert_int_equal(g_status, 3); /* written, still over 1000 tokens */
     assert_contains(g_err, "summary written by openai model fixture-ok");
 }
 
 /* The repl can use the LLM strategies: the same provider flags as chat. */
 static void test_repl_uses_the_llm_strategies(void **state) {
     (void)state;
-    char example[512];
-    snprintf(example, sizeof example,
-             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
+    char example[512], cmd[1400];
+    snprintf(example, sizeof example, "%s/agent.jsonl", g_base);
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/boards/host/examples/coding-session.jsonl' '%s'",
+             CTXC_SOURCE_DIR, example);
+    assert_int_equal(system(cmd), 0);
     run_v_repl("/set context-limit 1000\n/compress\n", "--history", example,
                "--provider", "openai", "--model", "fixture-ok", "--base-url",
                base_of("openai"), NULL);
     assert_int_equal(g_status, 0);
     assert_contains(g_out, "compressed with middle-out: 87 -> ");
-    /* a script is told, never asked; the example is not written */
-    assert_string_equal(g_err, "note: the history's changes were not saved "
-                               "(/save writes them to the --history file)\n");
+    /* saved as it happened, the file as loaded kept as FILE.bak */
+    assert_string_equal(g_err, "");
+    assert_contains(g_out, "(compressed: 87 -> ");
+    assert_contains(g_out, "the file as loaded is kept as ");
+    snprintf(cmd, sizeof cmd,
+             "cmp -s '%s/boards/host/examples/coding-session.jsonl' '%s.bak'",
+             CTXC_SOURCE_DIR, example);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/boards/host/examples/coding-session.jsonl' '%s'",
+             CTXC_SOURCE_DIR, example);
+    assert_int_equal(system(cmd), 0);
     /* without a model: told how with this prompt's own commands, at once */
     run_v_repl("/set context-limit 1000\n/compress\n/stats\n", "--history",
                example, NULL);
@@ -977,8 +991,8 @@ static int chat_on_a_terminal(const char *model, pid_t *pid) {
 
 /* Ctrl-C at the prompt drops the line typed so far and the program goes
  * on; at an empty prompt the first Ctrl-C says how to leave and a second
- * leaves, asking first whether to save the history to the --history file
- * (Enter: yes), which did not exist before. */
+ * leaves. The --history file (not there before) has each line before the
+ * next prompt, so leaving asks nothing. */
 static void test_ctrl_c_at_the_prompt(void **state) {
     (void)state;
     char *argv[] = {(char *)"ctxc", (char *)"repl", (char *)"--history",
@@ -989,6 +1003,10 @@ static void test_ctrl_c_at_the_prompt(void **state) {
     pty_expect(m, "ctxc> ");
     pty_type(m, "first line\r");
     pty_expect(m, "ctxc> ");
+    /* saved before the next prompt */
+    static char saved[4096];
+    slurp(g_hist, saved, sizeof saved - 1);
+    assert_contains(saved, "first line");
     pty_type(m, "half a line");
     pty_expect(m, "half a line");
     pty_type(m, "\x03");
@@ -1000,15 +1018,9 @@ static void test_ctrl_c_at_the_prompt(void **state) {
     pty_type(m, "\x03");
     pty_expect(m, "(Ctrl-C again or Ctrl-D to leave)");
     pty_expect(m, "ctxc> ");
-    pty_type(m, "\x03");
-    char q[600];
-    snprintf(q, sizeof q, "save the history (1 entry) to %s? [Y/n] ", g_hist);
-    pty_expect(m, q);
-    pty_type(m, "\r");
-    pty_expect(m, "saved 1 entries to ");
+    pty_type(m, "\x03"); /* saved already: nothing to ask */
     assert_int_equal(exit_of(pid), 0);
     close(m);
-    static char saved[4096];
     slurp(g_hist, saved, sizeof saved - 1);
     assert_contains(saved, "first line");
     assert_null(strstr(saved, "half a line"));
@@ -1051,19 +1063,20 @@ static void test_leaving_asks_what_to_keep(void **state) {
     assert_contains(text, "network.ca-file"); /* what was there stays */
 }
 
-/* A script is never asked: what it did not save is named on stderr, and
- * nothing is written. */
+/* A script is never asked: with --history its lines are saved as they
+ * come; without one, what it did not save is named on stderr. */
 static void test_script_told_what_was_not_saved(void **state) {
     (void)state;
     run_v_repl("a line\n", "--history", g_hist, NULL);
     assert_int_equal(g_status, 0);
-    assert_contains(g_err, "note: the history's changes were not saved "
-                           "(/save writes them to the --history file)");
-    FILE *f = fopen(g_hist, "rb");
-    assert_null(f);
-    run_v_repl("a line\n/save\n", "--history", g_hist, NULL);
-    assert_int_equal(g_status, 0);
     assert_int_equal(g_err[0], '\0');
+    static char text[4096];
+    slurp(g_hist, text, sizeof text - 1);
+    assert_contains(text, "a line");
+    run_v_repl("a line\n", NULL);
+    assert_int_equal(g_status, 0);
+    assert_contains(g_err, "note: the history's changes were not saved "
+                           "(/save FILE writes them)");
 }
 
 /* Ctrl-C during a reply that stalls (fixture-hang: 20 s after its first
@@ -1231,12 +1244,12 @@ static void test_compress_status_line(void **state) {
     pty_expect(m, "[summarising ");
     pty_expect(m, " with middle-out - openai fixture-stall - ");
     pty_expect(m, "summary written by openai model fixture-stall");
-    assert_int_equal(exit_of(pid), 0);
+    assert_int_equal(exit_of(pid), 3); /* still over the limit of 1000 */
     close(m);
     run("compress", example, "--strategy", "middle-out", "--context-limit",
         "1000", "--provider", "openai", "--model", "fixture-stall",
         "--base-url", base_of("openai"), "-o", out, NULL);
-    assert_int_equal(g_status, 0);
+    assert_int_equal(g_status, 3);
     assert_null(strstr(g_err, "[summarising"));
     assert_null(strstr(g_err, "\033"));
     assert_true(strncmp(g_err, "ctxc compress ", 14) == 0 &&

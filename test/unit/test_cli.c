@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -46,6 +48,7 @@
 #if __has_include("ctxc_manifest.h")
 #if __has_include("ctxc/ctxc_config_defaults.h")
 #include "ctxc/ctxc_config_defaults.h"
+#include "ctxc/ctxc.h"
 #endif
 #endif
 #endif
@@ -1140,6 +1143,19 @@ static void put_home_file(const char *rel, const char *text) {
     fclose(f);
 }
 
+/* A copy of the shipped example session in $CTXC_HOME (fresh_home() first)
+ * as `rel`, its path into path: a REPL with --history writes its file as
+ * it goes, and the example in the source tree must stay as it is. */
+static void home_example(const char *rel, char *path, size_t cap) {
+    char cmd[1600];
+    snprintf(path, cap, "%s/%s", g_home, rel);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s' && cp '%s/boards/host/examples/coding-session.jsonl'"
+             " '%s'",
+             g_home, CTXC_SOURCE_DIR, path);
+    assert_int_equal(system(cmd), 0);
+}
+
 static const char *home_file(const char *rel) {
     static char text[65536];
     char path[600];
@@ -1313,9 +1329,8 @@ static int pty_start(pid_t *pid, const char *const *args) {
 static void test_repl_on_a_terminal(void **state) {
     (void)state;
     char example[512];
-    snprintf(example, sizeof example,
-             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
     fresh_home();
+    home_example("agent.jsonl", example, sizeof example);
     const char *args[] = {"ctxc", "repl", "--history", example, NULL};
     pid_t pid;
     int m = pty_start(&pid, args);
@@ -1474,6 +1489,7 @@ static void test_smaller_things(void **state) {
                                "/set context-limit 100000\n"
                                "/compress\n";
     fresh_home();
+    home_example("agent.jsonl", example, sizeof example);
     write_temp(script, sizeof script, text, sizeof text - 1);
     RUN_STDIN(&r, script, "repl", "--history", example);
     assert_int_equal(r.status, 0);
@@ -2151,9 +2167,8 @@ static void test_repl_pin_scripted(void **state) {
 static void test_repl_pin_completion(void **state) {
     (void)state;
     char example[512];
-    snprintf(example, sizeof example,
-             "%s/boards/host/examples/coding-session.jsonl", CTXC_SOURCE_DIR);
     fresh_home();
+    home_example("agent.jsonl", example, sizeof example);
     const char *args[] = {"ctxc", "repl", "--history", example, NULL};
     pid_t pid;
     int m = pty_start(&pid, args);
@@ -2212,12 +2227,299 @@ static void test_spill_and_restore(void **state) {
     drop_home();
 }
 
+/* --- Issue 39: the CLI never loses a conversation ------------------------ */
+
+/* The entries of a JSONL file imported whole by the library (-1: it does
+ * not import: torn, or missing). */
+CTXC_HISTORY_DEFINE(t39_hist, 1024, 1u << 20);
+static long t39_entries(const char *path) {
+    static char line[1 << 17];
+    static ctxc_import_t imp;
+    ctxc_error_t err;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return -1;
+    }
+    ctxc_history_clear(&t39_hist);
+    bool ok = ctxc_import_begin(&imp, &t39_hist, CTXC_FORMAT_AUTO, &err) ==
+              CTXC_OK;
+    while (ok && fgets(line, (int)sizeof line, f) != NULL) {
+        ok = ctxc_import_line(&imp, line, strlen(line), &err) == CTXC_OK;
+    }
+    fclose(f);
+    if (!ok || ctxc_import_end(&imp, &err) != CTXC_OK) {
+        return -1;
+    }
+    return (long)ctxc_history_count(&t39_hist);
+}
+
+/* Reads fd until `needle` shows (60 s of silence at most). */
+static void t39_read_until(int fd, const char *needle) {
+    static char buf[1 << 16];
+    size_t len = 0;
+    for (int quiet = 0; quiet < 600;) {
+        buf[len] = '\0';
+        if (strstr(buf, needle) != NULL) {
+            return;
+        }
+        if (len > sizeof buf / 2) {
+            memmove(buf, buf + len - 256, 256);
+            len = 256;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        quiet += r > 0 ? 0 : 1;
+        if (r > 0) {
+            ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+            if (n <= 0) {
+                break;
+            }
+            len += (size_t)n;
+        }
+    }
+    fail_msg("never showed '%s'; got: %s", needle, buf);
+}
+
+/* `ctxc repl --history FILE` with stdin and stdout on pipes. */
+static pid_t t39_spawn(const char *hist, int *to, int *from) {
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
+            dup2(nul, 2) < 0) {
+            _exit(126);
+        }
+        close(in[1]);
+        close(out[0]);
+        alarm(300);
+        execl(CTXC_CLI_PATH, "ctxc", "repl", "--history", hist,
+              (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    *to = in[1];
+    *from = out[0];
+    return pid;
+}
+
+/* (1) Saved as it happens: each line is in FILE before the next is read
+ * (/stats answering proves the line before it was taken); killed at
+ * seeded random points (SIGKILL, during a line and its save), FILE always
+ * imports whole, with the acknowledged lines and at most the one in
+ * flight; SIGTERM at the prompt loses nothing. */
+static void test_repl_saves_as_it_goes(void **state) {
+    (void)state;
+    char hist[600], line[128];
+    unsigned seed = 39u;
+    signal(SIGPIPE, SIG_IGN);
+    fresh_home();
+    for (int round = 0; round < 10; round++) {
+        home_example("agent.jsonl", hist, sizeof hist);
+        int to, from;
+        pid_t pid = t39_spawn(hist, &to, &from);
+        seed = seed * 1103515245u + 12345u;
+        unsigned acked = (seed >> 16) % 4u;
+        for (unsigned i = 0; i < acked; i++) {
+            snprintf(line, sizeof line, "turn %d.%u\n/stats\n", round, i);
+            assert_int_equal(write(to, line, strlen(line)),
+                             (ssize_t)strlen(line));
+            snprintf(line, sizeof line, "entries %u, ", 88u + i);
+            t39_read_until(from, line);
+            assert_int_equal(t39_entries(hist), 88 + (long)i);
+        }
+        bool term = round == 9;
+        if (!term) { /* one more line, killed somewhere in it */
+            snprintf(line, sizeof line, "turn %d.%u in flight\n", round,
+                     acked);
+            assert_int_equal(write(to, line, strlen(line)),
+                             (ssize_t)strlen(line));
+            seed = seed * 1103515245u + 12345u;
+            for (volatile unsigned spin = (seed >> 16) % 200000u; spin > 0;
+                 spin--) {
+            }
+        }
+        assert_int_equal(kill(pid, term ? SIGTERM : SIGKILL), 0);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st));
+        close(to);
+        close(from);
+        long n = t39_entries(hist);
+        if (n != 87 + (long)acked && !(n == 88 + (long)acked && !term)) {
+            fail_msg("round %d: %ld entries in the file (want %u%s)", round,
+                     n, 87u + acked, term ? "" : " or one more");
+        }
+    }
+    drop_home();
+}
+
+/* (2) Nothing overwritten by surprise: the first write over the file the
+ * session loaded keeps it as FILE.bak; leaving says what changed. */
+static void test_repl_keeps_the_loaded_file(void **state) {
+    (void)state;
+    char hist[600], cmd[2000];
+    fresh_home();
+    home_example("agent.jsonl", hist, sizeof hist);
+    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
+    pid_t pid;
+    int m = pty_start(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set compression.strategy top-down-truncation\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set context-limit 3000\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/compress\r");
+    pty_expect(m, "compressed with top-down-truncation: 87 -> ");
+    pty_expect(m, "ctxc> ");
+    long n = t39_entries(hist);
+    assert_true(n > 0 && n < 87); /* saved before the prompt */
+    snprintf(cmd, sizeof cmd,
+             "cmp -s '%s/boards/host/examples/coding-session.jsonl' '%s.bak'",
+             CTXC_SOURCE_DIR, hist);
+    assert_int_equal(system(cmd), 0);
+    pty_type(m, "/quit\r");
+    char want[2000];
+    snprintf(want, sizeof want, "%s: %ld entries (compressed: 87 -> %ld "
+             "entries); the file as loaded is kept as %s.bak",
+             hist, n, n, hist);
+    pty_expect(m, want);
+    pty_expect(m, "keep them in settings.json? [y/N] ");
+    pty_type(m, "\r");
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(m);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pty_screen_len = 0;
+    drop_home();
+}
+
+/* (3) A /compress that fails changes nothing: high-density's density
+ * step runs, the strategy fails (no context limit): the history is as it
+ * was, density step included, and nothing is written. */
+static void test_repl_failed_compress_changes_nothing(void **state) {
+    (void)state;
+    char hist[600], cmd[2000];
+    fresh_home();
+    home_example("agent.jsonl", hist, sizeof hist);
+    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
+    pid_t pid;
+    int m = pty_start(&pid, args);
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/set compression.strategy high-density\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/compress\r");
+    pty_expect(m, "error: compress: ");
+    pty_expect(m, "(the history is unchanged: the density step undone too)");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 87, tokens 14068");
+    pty_expect(m, "ctxc> ");
+    pty_finish(m, pid);
+    snprintf(cmd, sizeof cmd,
+             "cmp -s '%s/boards/host/examples/coding-session.jsonl' '%s'",
+             CTXC_SOURCE_DIR, hist);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "test ! -e '%s.bak'", hist);
+    assert_int_equal(system(cmd), 0);
+    drop_home();
+}
+
+/* (4) A --history file that is there but cannot be read is an error (the
+ * file and the reason named, exit 1), never a new history written over
+ * it. Root reads any file, so: a socket (open: ENXIO) and a symbolic link
+ * to itself (ELOOP); a 0000 file as well when not root. */
+static void test_repl_unreadable_history(void **state) {
+    (void)state;
+    char script[256], path[700];
+    static const char text[] = "a line\n/save\n";
+    fresh_home();
+    put_home_file("settings.json", "{}\n");
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    run_t r;
+
+    snprintf(path, sizeof path, "%s/sock.jsonl", g_home);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(sfd >= 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    assert_true(strlen(path) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, path, strlen(path));
+    assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    RUN_STDIN(&r, script, "repl", "--history", path);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, path));
+    assert_non_null(strstr(r.err, strerror(ENXIO)));
+    assert_non_null(strstr(r.err, "nothing written"));
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISSOCK(sb.st_mode));
+    close(sfd);
+
+    snprintf(path, sizeof path, "%s/loop.jsonl", g_home);
+    assert_int_equal(symlink("loop.jsonl", path), 0);
+    RUN_STDIN(&r, script, "repl", "--history", path);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, path));
+    assert_non_null(strstr(r.err, strerror(ELOOP)));
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+
+    if (geteuid() != 0) {
+        snprintf(path, sizeof path, "%s/locked.jsonl", g_home);
+        put_home_file("locked.jsonl", "");
+        assert_int_equal(chmod(path, 0), 0);
+        RUN_STDIN(&r, script, "repl", "--history", path);
+        assert_int_equal(r.status, 1);
+        assert_non_null(strstr(r.err, strerror(EACCES)));
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(sb.st_size, 0);
+    }
+    unlink(script);
+    drop_home();
+}
+
+/* (5) `ctxc compress` whose result is still over the context limit: the
+ * result is written, the table says by how much, exit status 3. */
+static void test_compress_over_the_limit(void **state) {
+    (void)state;
+    char example[512], out[600];
+    example_path(example, sizeof example);
+    fresh_home();
+    put_home_file("settings.json", "{}\n");
+    snprintf(out, sizeof out, "%s/out.jsonl", g_home);
+    run_t r;
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "100", "-o", out);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "over the limit: 116 tokens for a context "
+                                  "limit of 100 (16 over; exit status 3)\n"));
+    assert_int_equal(t39_entries(out), 3);
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "5000", "-o", out);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "over the limit"));
+    drop_home();
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
     if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
         cmocka_set_test_filter(getenv("CTXC_TEST_FILTER"));
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repl_saves_as_it_goes),
+        cmocka_unit_test(test_repl_keeps_the_loaded_file),
+        cmocka_unit_test(test_repl_failed_compress_changes_nothing),
+        cmocka_unit_test(test_repl_unreadable_history),
+        cmocka_unit_test(test_compress_over_the_limit),
         cmocka_unit_test(test_repl_on_a_terminal),
         cmocka_unit_test(test_repl_scripted),
         cmocka_unit_test(test_repl_pin_scripted),
