@@ -1392,7 +1392,11 @@ ctxc_status_t ctxc_http_step(void *work, ctxc_error_t *err) {
 }
 
 bool ctxc_http_idle(const void *work) {
-    return work != NULL && !state_of((void *)(uintptr_t)work)->moved;
+    if (work == NULL) {
+        return false;
+    }
+    const http_t *h = state_of((void *)(uintptr_t)work);
+    return h->phase != PH_CONNECT && !h->moved; /* connecting can run now */
 }
 
 void ctxc_http_cancel(void *work) {

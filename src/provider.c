@@ -1238,6 +1238,27 @@ static ctxc_status_t pv_step(const ctxc_llm_t *llm, size_t *len,
     return st == CTXC_E_IN_PROGRESS ? st : call_end(c, st, len, usage, err);
 }
 
+/* When the call under way can next move (ctxc_llm_t.due_ms). */
+static uint32_t pv_due(const ctxc_llm_t *llm) {
+    if (llm == NULL || llm->ctx == NULL) {
+        return 0;
+    }
+    const ctxc_provider_client_t *c = llm->ctx;
+    const ctxc_provider_call_t *k = &c->call_;
+    if (k->phase == CALL_PAUSE) {
+        uint64_t now = ctxc_port_now_ms(c->port_);
+        return c->port_->clock == NULL || k->not_before <= now
+                   ? 0u
+                   : (uint32_t)(k->not_before - now < UINT32_MAX - 1u
+                                    ? k->not_before - now
+                                    : UINT32_MAX - 1u);
+    }
+    if (k->phase == CALL_HTTP && ctxc_http_idle(c->work_)) {
+        return CTXC_LLM_DUE_NETWORK;
+    }
+    return 0;
+}
+
 void ctxc_provider_progress(const ctxc_provider_client_t *c,
                             ctxc_provider_progress_t *out) {
     if (out == NULL) {
@@ -1426,6 +1447,7 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     out->start = pv_start;
     out->step = pv_step;
     out->cancel = pv_cancel;
+    out->due_ms = pv_due;
     out->ctx = c;
     out->provider = p->name;
     out->model = c->model_;

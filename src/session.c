@@ -1063,15 +1063,29 @@ ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
     return run(s, OP_COMPRESS, NULL, 0, NULL, err);
 }
 
-/* Waits between two polls of the job: the transport's wait op (it returns
- * as soon as the connection can go on), else the port's delay hook. */
+/* Waits before the next poll of the job as long as it says it cannot
+ * move (ctxc_session_poll_due): not at all when it can now; the
+ * transport's wait op (it returns as soon as the connection can go on)
+ * when it waits for the network; the port's delay hook for a retry's
+ * pause (sliced for the stop hook). Never longer than
+ * CTXC_HTTP_WAIT_SLICE_MS, so the stop hook is asked in between. */
 static void job_pause(const ctxc_session_t *s) {
     const ctxc_port_t *p = s->port;
-    if (p != NULL && p->transport.ops != NULL &&
-        p->transport.ops->wait != NULL) {
+    uint32_t ms = 0;
+    ctxc_poll_due_t due = ctxc_session_poll_due(s, &ms);
+    if (due == CTXC_POLL_NOW || due == CTXC_POLL_IDLE || p == NULL) {
+        return;
+    }
+    bool waitable = p->transport.ops != NULL && p->transport.ops->wait != NULL;
+    if (due == CTXC_POLL_ON_NETWORK && waitable) {
         p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
-    } else if (p != NULL && p->delay_ms != NULL) {
-        p->delay_ms(p->delay_ctx, 1);
+    } else if (p->delay_ms != NULL) {
+        p->delay_ms(p->delay_ctx,
+                    due == CTXC_POLL_AFTER && ms < CTXC_HTTP_WAIT_SLICE_MS
+                        ? ms
+                        : CTXC_HTTP_WAIT_SLICE_MS);
+    } else if (waitable) {
+        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
     }
 }
 
@@ -1091,7 +1105,7 @@ ctxc_status_t ctxc_session_before_send(ctxc_session_t *s,
      * the mutex taken per poll (other tasks append meanwhile) */
     s->job_.wait = false;
     do {
-        job_pause(s);
+        job_pause(s); /* only as long as the job says it cannot move */
         if (ctxc_port_stop_requested(s->port)) {
             ctxc_session_compress_cancel(s);
             report->job = CTXC_SEND_JOB_FAILED;
@@ -1449,4 +1463,26 @@ void ctxc_session_compress_cancel(ctxc_session_t *s) {
 
 bool ctxc_session_job_active(const ctxc_session_t *s) {
     return s != NULL && s->job_.state != JOB_NONE;
+}
+
+ctxc_poll_due_t ctxc_session_poll_due(const ctxc_session_t *s, uint32_t *ms) {
+    uint32_t local;
+    if (ms == NULL) {
+        ms = &local;
+    }
+    *ms = 0;
+    if (!ctxc_session_job_active(s)) {
+        return CTXC_POLL_IDLE;
+    }
+    const ctxc_session_job_t *j = &s->job_;
+    if (j->state != JOB_CALL || !j->llm.call || j->llm.llm == NULL ||
+        j->llm.llm->due_ms == NULL || j->llm.llm->step == NULL) {
+        return CTXC_POLL_NOW; /* a plan to apply, or a model without steps */
+    }
+    uint32_t d = j->llm.llm->due_ms(j->llm.llm);
+    if (d == CTXC_LLM_DUE_NETWORK) {
+        return CTXC_POLL_ON_NETWORK;
+    }
+    *ms = d;
+    return d == 0 ? CTXC_POLL_NOW : CTXC_POLL_AFTER;
 }

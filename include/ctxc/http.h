@@ -448,7 +448,8 @@ ctxc_status_t ctxc_http_start(const ctxc_http_request_t *req,
 ctxc_status_t ctxc_http_step(void *work, ctxc_error_t *err);
 
 /** True when the last step moved no byte and changed no phase: the
- * connection waits for the network (a blocking caller may wait now). */
+ * connection waits for the network (a blocking caller may wait now).
+ * False before the first step (the connect can run at once). */
 bool ctxc_http_idle(const void *work);
 
 /** Ends a request under way: the transport is closed (mid-connect too);

@@ -110,7 +110,16 @@ typedef struct ctxc_llm {
     /** Ends a call under way (nothing more is sent, the connection is
      * closed, the key wiped); harmless when none is. */
     void (*cancel)(const struct ctxc_llm *llm);
+    /** When the call under way can next move (NULL: not known, step at
+     * once): 0 now (the last step moved bytes or changed phase, or a
+     * retry's pause is over), n: not before n ms (a retry's pause, by the
+     * port clock), CTXC_LLM_DUE_NETWORK: when the connection has something
+     * (the transport's wait op returns then). */
+    uint32_t (*due_ms)(const struct ctxc_llm *llm);
 } ctxc_llm_t;
+
+/** ctxc_llm_t.due_ms(): the call waits for the network. */
+#define CTXC_LLM_DUE_NETWORK UINT32_MAX
 
 /** ctxc_llm_render_entry() flags: leave thinking blocks out (else each is
  * "[Reasoning left out]"). */

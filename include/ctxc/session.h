@@ -411,6 +411,23 @@ void ctxc_session_compress_cancel(ctxc_session_t *s);
  * cancel). */
 bool ctxc_session_job_active(const ctxc_session_t *s);
 
+/** When a job's next poll can move it (ctxc_session_poll_due()). */
+typedef enum {
+    CTXC_POLL_IDLE = 0,   /**< no job: nothing to poll */
+    CTXC_POLL_NOW,        /**< poll now (the last step moved, or a plan is
+                               ready to apply) */
+    CTXC_POLL_AFTER,      /**< not before *ms (a retry's pause) */
+    CTXC_POLL_ON_NETWORK  /**< when the connection has something: the
+                               transport's wait op (or the network stack's
+                               own event) says when */
+} ctxc_poll_due_t;
+
+/** When to poll the job next, so a main loop or an RTOS task sleeps
+ * exactly as long as nothing can happen (never blocks; `ms` may be NULL;
+ * *ms is set for CTXC_POLL_AFTER, 0 otherwise). A model without
+ * ctxc_llm_t.due_ms answers CTXC_POLL_NOW while its call runs. */
+ctxc_poll_due_t ctxc_session_poll_due(const ctxc_session_t *s, uint32_t *ms);
+
 /** How the background summaries fare (ctxc_session_job_health()). */
 typedef struct {
     uint32_t failures;    /**< jobs failed in a row (0 after a success) */

@@ -252,7 +252,7 @@ static inline ctxc_status_t t_model_resolve(void *user, const char *profile,
                                             const ctxc_llm_t **llm,
                                             ctxc_error_t *err) {
     static const ctxc_llm_t m = {t_model_complete, NULL, "fake", "fake-1",
-                                 NULL,             NULL, NULL};
+                                 NULL,             NULL, NULL, NULL};
     (void)user;
     (void)profile;
     (void)err;

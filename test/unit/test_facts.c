@@ -69,7 +69,7 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t fake_llm = {fake_complete, NULL, "fake", "fake-1",
-                                    NULL,          NULL, NULL};
+                                    NULL,          NULL, NULL, NULL};
 
 static ctxc_status_t fake_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {

@@ -32,6 +32,7 @@ static ctxc_session_t sess;
 
 static struct {
     int steps;          /* "in progress" answers before the end */
+    uint32_t due;       /* what due_ms answers while the call runs */
     ctxc_status_t fail; /* CTXC_OK: answer */
     /* record */
     const ctxc_llm_request_t *req;
@@ -110,6 +111,11 @@ static void fk_cancel(const ctxc_llm_t *llm) {
     }
 }
 
+static uint32_t fk_due(const ctxc_llm_t *llm) {
+    (void)llm;
+    return fk.active ? fk.due : 0u;
+}
+
 static ctxc_status_t fk_complete(const ctxc_llm_t *llm,
                                  const ctxc_llm_request_t *req, char *out,
                                  size_t cap, size_t *len,
@@ -121,9 +127,10 @@ static ctxc_status_t fk_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t stepping = {fk_complete, NULL,    "fake",   "fake-1",
-                                    fk_start,    fk_step, fk_cancel};
+                                    fk_start,    fk_step, fk_cancel,
+                                    fk_due};
 static const ctxc_llm_t blocking = {fk_complete, NULL, "fake", "fake-1",
-                                    NULL,        NULL, NULL};
+                                    NULL,        NULL, NULL, NULL};
 static const ctxc_llm_t *g_model = &stepping;
 
 static ctxc_status_t resolve(void *user, const char *profile,
@@ -146,6 +153,11 @@ static void log_line(void *ctx, ctxc_log_level_t level, const char *msg) {
 }
 
 static ctxc_port_t port;
+static uint64_t g_now; /* the port clock, moved by the tests */
+static uint64_t fake_clock(void *ctx) {
+    (void)ctx;
+    return g_now;
+}
 
 /* ---- setup --------------------------------------------------------------- */
 
@@ -704,13 +716,76 @@ static void test_before_send_wait_stopped_by_the_port(void **state) {
     assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
 }
 
+/* ---- waiting without sleeping (issue 38 points 2 and 4) ------------------ */
+
+/* A transport whose wait finds nothing (the time passes), and a delay hook:
+ * both move the port clock. */
+static void idle_wait(void *ctx, uint32_t ms) {
+    (void)ctx;
+    g_now += ms;
+}
+static void clock_delay(void *ctx, uint32_t ms) {
+    (void)ctx;
+    g_now += ms;
+}
+static const ctxc_transport_ops_t idle_ops = {.wait = idle_wait};
+
+/* before_send at the limit waits for the job: not at all while the model
+ * says it can move at once, a slice in the transport per step while it
+ * waits for the network; ctxc_session_poll_due says which. */
+static void test_waiting_without_sleeping(void **state) {
+    (void)state;
+    port.clock = fake_clock;
+    port.transport.ops = &idle_ops;
+    port.delay_ms = clock_delay;
+    g_now = 1000;
+    ctxc_send_report_t rep;
+    ctxc_error_t err;
+    uint32_t ms = 7;
+    assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_IDLE);
+    assert_int_equal(ms, 0);
+    uint64_t tokens = job_in_flight("wait");
+    /* the model can move at once: no time passes while waiting for it */
+    fk.due = 0;
+    assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_NOW);
+    fk.steps = fk.stepped + 6;
+    uint64_t t0 = g_now;
+    assert_int_equal(ctxc_session_before_send(&sess, tokens, &rep, &err),
+                     CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
+    assert_int_equal(g_now - t0, 0);
+    /* the model waits for the network: one slice in the transport's wait
+     * before each poll but the first */
+    setup(NULL);
+    port.clock = fake_clock;
+    port.transport.ops = &idle_ops;
+    port.delay_ms = clock_delay;
+    tokens = job_in_flight("wait");
+    fk.due = CTXC_LLM_DUE_NETWORK;
+    assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_ON_NETWORK);
+    int polls0 = fk.stepped;
+    fk.steps = fk.stepped + 4;
+    t0 = g_now;
+    assert_int_equal(ctxc_session_before_send(&sess, tokens, &rep, &err),
+                     CTXC_OK);
+    assert_int_equal(rep.job, CTXC_SEND_JOB_WAITED);
+    int polls = fk.stepped - polls0;
+    assert_int_equal(g_now - t0, (uint64_t)(polls - 1) * CTXC_HTTP_WAIT_SLICE_MS);
+    /* a retry's pause: the time it names */
+    setup(NULL);
+    (void)job_in_flight("wait");
+    fk.due = 1234;
+    assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_AFTER);
+    assert_int_equal(ms, 1234);
+    /* a model without due_ms: poll at once */
+    ctxc_session_compress_cancel(&sess);
+    g_model = &blocking;
+    assert_int_equal(ctxc_session_compress_start(&sess, &err), CTXC_OK);
+    assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_NOW);
+}
+
 /* ---- a failed background job never costs a turn (issue 38 point 3) ----- */
 
-static uint64_t g_now; /* the port clock, moved by the tests */
-static uint64_t fake_clock(void *ctx) {
-    (void)ctx;
-    return g_now;
-}
 
 /* before_send(0) until the job in flight has ended; the calls all answer
  * CTXC_OK; the report of the one that ended it. */
@@ -868,6 +943,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_an_abandoned_call_does_not_stop_compression, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_waiting_without_sleeping, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_job_costs_no_turn, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(

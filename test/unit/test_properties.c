@@ -1748,7 +1748,7 @@ static ctxc_status_t prop_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t prop_llm = {prop_complete, NULL, "fake", "m",
-                                    NULL,          NULL, NULL};
+                                    NULL,          NULL, NULL, NULL};
 
 static ctxc_status_t prop_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
@@ -3085,7 +3085,7 @@ static void jb_cancel(const ctxc_llm_t *llm) {
 }
 
 static const ctxc_llm_t jb_llm = {prop_complete, NULL,    "fake",   "m",
-                                  jb_start,      jb_step, jb_cancel};
+                                  jb_start,      jb_step, jb_cancel, NULL};
 
 static ctxc_status_t jb_resolve(void *user, const char *profile,
                                 const ctxc_llm_t **llm, ctxc_error_t *err) {
