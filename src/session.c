@@ -634,6 +634,8 @@ static const ctxc_strategy_t *network_free(const ctxc_session_t *s) {
  * (ctxc_session_job_health in session.h: backoff 5 s x 2^(n-1), the
  * cooldown after compression.failure-limit failures in a row). */
 
+#if LLM_STRATEGIES_
+
 #define JOB_BACKOFF_MS 5000u
 
 static uint32_t failure_limit(const ctxc_session_t *s) {
@@ -730,6 +732,37 @@ static ctxc_status_t keep_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
     }
     return r;
 }
+
+#else /* no LLM strategy: no summary can fail; the bookkeeping is left out */
+
+static void job_failed(ctxc_session_t *s, ctxc_status_t r) {
+    (void)s;
+    (void)r;
+}
+
+static void job_succeeded(ctxc_session_t *s) { (void)s; }
+
+static bool job_held(const ctxc_session_t *s) {
+    (void)s;
+    return false;
+}
+
+void ctxc_session_job_health(const ctxc_session_t *s, ctxc_job_health_t *out) {
+    (void)s;
+    memset(out, 0, sizeof *out);
+}
+
+static ctxc_status_t keep_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
+                                ctxc_send_report_t *rep, ctxc_status_t why,
+                                ctxc_error_t *err) {
+    (void)s;
+    (void)st;
+    (void)rep;
+    (void)err;
+    return why;
+}
+
+#endif
 
 /* At the threshold while the summary has not arrived (a job in progress,
  * or prefetch on and none yet): wait for it (the caller's loop, outside
@@ -914,14 +947,7 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
     }
     const ctxc_strategy_t *use = st;
     if (st->requires_llm) {
-        const char *name;
-        use = on_limit(s, &name);
-        if (use == NULL) {
-            use = ctxc_strategy_get(CTXC_STRATEGY_TOP_DOWN_TRUNCATION);
-        }
-        if (use == NULL) {
-            use = ctxc_strategy_get(CTXC_STRATEGY_HIGH_DENSITY);
-        }
+        use = network_free(s);
         if (use == NULL) {
             return ctxc__fail(err, CTXC_E_NO_SPACE,
                               "no room for the entry, and no strategy of this "
