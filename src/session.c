@@ -450,7 +450,8 @@ static void limits_of(const ctxc_session_t *s, ctxc_limits_t *l) {
 
 /* The limits over their threshold with `pending` more tokens
  * (CTXC_LIMIT_* bits). */
-static unsigned triggers(const ctxc_session_t *s, const ctxc_strategy_t *st,
+CTXC__NOINLINE static unsigned triggers(const ctxc_session_t *s,
+                                       const ctxc_strategy_t *st,
                          uint64_t pending) {
     ctxc_limits_t l;
     limits_of(s, &l);
@@ -461,6 +462,20 @@ static unsigned triggers(const ctxc_session_t *s, const ctxc_strategy_t *st,
         over |= CTXC_LIMIT_TOKENS;
     }
     return over;
+}
+
+/* The limits that would be exceeded (CTXC_LIMIT_* bits): `tokens` over
+ * the context limit, the entries or bytes with their reserve over the
+ * capacity. In a frame of its own (off before_send's chain). */
+CTXC__NOINLINE static unsigned emergencies(const ctxc_session_t *s,
+                                           uint64_t tokens, uint64_t limit) {
+    ctxc_limits_t l;
+    limits_of(s, &l);
+    return (tokens > limit ? CTXC_LIMIT_TOKENS : 0u) |
+           (l.entries + l.reserve_entries > l.max_entries ? CTXC_LIMIT_ENTRIES
+                                                          : 0u) |
+           (l.bytes + l.reserve_bytes > l.arena_bytes ? CTXC_LIMIT_BYTES
+                                                      : 0u);
 }
 
 /* The compression context over the store's entries [0, n) (n = the
@@ -832,15 +847,7 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
     /* 1. settle */
     rep.tokens = ctxc_history_tokens(s->history);
     rep.threshold_tokens = limit * threshold_of(s, st) / 1000u;
-    ctxc_limits_t lim;
-    limits_of(s, &lim);
-    unsigned emerg =
-        (rep.tokens + pending_tokens > limit ? CTXC_LIMIT_TOKENS : 0u) |
-        (lim.entries + lim.reserve_entries > lim.max_entries
-             ? CTXC_LIMIT_ENTRIES
-             : 0u) |
-        (lim.bytes + lim.reserve_bytes > lim.arena_bytes ? CTXC_LIMIT_BYTES
-                                                         : 0u);
+    unsigned emerg = emergencies(s, rep.tokens + pending_tokens, limit);
     rep.emergency = emerg != 0;
     uint16_t prefetch = 0;
     bool jobs = st->requires_llm &&
@@ -912,8 +919,9 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
 /* The limits past the prefetch threshold (thousandths; CTXC_LIMIT_* bits):
  * tokens (now, with what the request adds), entries or bytes (with their
  * reserve). */
-static unsigned prefetch_due(const ctxc_session_t *s, uint64_t now,
-                             uint64_t limit, uint16_t prefetch) {
+CTXC__NOINLINE static unsigned prefetch_due(const ctxc_session_t *s,
+                                           uint64_t now, uint64_t limit,
+                                           uint16_t prefetch) {
     ctxc_limits_t l;
     limits_of(s, &l);
     l.entries_threshold = prefetch;
