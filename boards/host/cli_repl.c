@@ -1192,7 +1192,9 @@ static bool repl_line(char *line) {
     } else if (strcmp(word, "/pin") == 0 || strcmp(word, "/unpin") == 0) {
         repl_pin(arg, word[1] == 'p');
     } else if (strcmp(word, "/restore") == 0) {
-        (void)cli_spill_print(&repl_session, arg, stdout);
+        if (cli_spill_print(&repl_session, arg, stdout) != CLI_EXIT_OK) {
+            repl_failed = true; /* a script's exit status says so */
+        }
     } else {
         ctxc_error_t err;
         ctxc_status_t st =

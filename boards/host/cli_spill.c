@@ -47,7 +47,8 @@ int cli_spill_print(ctxc_session_t *s, const char *id, FILE *out) {
     ctxc_error_t err;
     if (ctxc_session_restore(s, id, cli_spill_buf, sizeof cli_spill_buf, &len,
                              &err) != CTXC_OK) {
-        fprintf(out == stdout ? stdout : stderr, "error: restore %s: %s\n", id,
+        fflush(out); /* what came before stays before */
+        fprintf(stderr, "error: restore %s: %s\n", id,
                 ctxc_error_message(&err));
         return CLI_EXIT_FAIL;
     }

@@ -2216,14 +2216,26 @@ static void test_spill_and_restore(void **state) {
     RUN(&r, "restore", out, "0000ffff");
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "holds no pointer"));
+    /* a scripted repl whose /restore fails: the error on stderr, a failing
+     * exit status (issue 41 item 5) */
     static char text2[256];
     snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff0\n", id);
     write_temp(script, sizeof script, text2, strlen(text2));
     RUN_STDIN(&r, script, "repl", "--history", out);
-    assert_int_equal(r.status, 0);
+    assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));
-    assert_non_null(strstr(r.out, "unknown id 0000fff0"));
+    assert_null(strstr(r.out, "unknown id 0000fff0"));
+    assert_non_null(strstr(r.err, "unknown id 0000fff0"));
     unlink(script);
+    /* the store gone: `ctxc restore` says so on stderr, stdout stays empty
+     * (so `> block.json` never stores an error) */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/spill'", g_home);
+    assert_int_equal(system(cmd), 0);
+    RUN(&r, "restore", out, id);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "error: restore"));
     drop_home();
 }
 
