@@ -403,7 +403,8 @@ static void drop_next(drop_t *d, const ctxc_plan_t *plan, const ctxc_view_t *v,
     d->cut++;
 }
 
-/* The totals of what the plan leaves: *bytes of the whole history. */
+/* The arena bytes the plan's replacements save over the entries they
+ * replace. */
 static size_t plan_bytes_saved(const ctxc_plan_t *plan, const ctxc_view_t *v) {
     size_t saved = 0;
     for (size_t k = 0; k < plan->count; k++) {

@@ -645,6 +645,23 @@ static const ctxc_strategy_t *network_free(const ctxc_session_t *s) {
     return fb;
 }
 
+/* Compresses now with the network-free strategy fb instead of the summary
+ * (reported: report->job FALLBACK, report->fallback, and `why` in
+ * last_compress.fallback). */
+static ctxc_status_t compress_instead(ctxc_session_t *s,
+                                     const ctxc_strategy_t *fb,
+                                     ctxc_send_report_t *rep, const char *why,
+                                     ctxc_error_t *err) {
+    ctxc_status_t r = compress_with(s, fb, err);
+    rep->job = CTXC_SEND_JOB_FALLBACK;
+    rep->fallback = fb->name;
+    rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
+    if (r == CTXC_OK) {
+        s->last_compress.fallback = why;
+    }
+    return r;
+}
+
 /* ---- the background summaries' failures ----------------------------------
  * (ctxc_session_job_health in session.h: backoff 5 s x 2^(n-1), the
  * cooldown after compression.failure-limit failures in a row). */
@@ -736,16 +753,11 @@ static ctxc_status_t keep_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
                   "before_send: fallback to %s instead of %s's summary: its "
                   "jobs failed (%z in a row)",
                   fb->name, st->name, (size_t)s->job_failures_);
-    ctxc_status_t r = compress_with(s, fb, err);
-    rep->job = CTXC_SEND_JOB_FALLBACK;
-    rep->fallback = fb->name;
-    rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
-    if (r == CTXC_OK) {
-        s->last_compress.fallback =
-            "the summary model failed: its jobs are held off "
-            "(compression.failure-limit, compression.cooldown-ms)";
-    }
-    return r;
+    return compress_instead(
+        s, fb, rep,
+        "the summary model failed: its jobs are held off "
+        "(compression.failure-limit, compression.cooldown-ms)",
+        err);
 }
 
 #else /* no LLM strategy: no summary can fail; the bookkeeping is left out */
@@ -819,18 +831,30 @@ static ctxc_status_t at_limit(ctxc_session_t *s, const ctxc_strategy_t *st,
                   fb->name, st->name,
                   had_job ? "its job had not answered at the threshold"
                           : "no summary at the threshold");
-    ctxc_status_t r = compress_with(s, fb, err);
-    rep->job = CTXC_SEND_JOB_FALLBACK;
-    rep->fallback = fb->name;
-    rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
-    if (r == CTXC_OK) {
-        s->last_compress.fallback = why_job;
-    }
-    return r;
+    return compress_instead(s, fb, rep, why_job, err);
 }
 
 static unsigned prefetch_due(const ctxc_session_t *s, uint64_t now,
                              uint64_t limit, uint16_t prefetch);
+
+/* before_send's poll of a job in progress: rep->job says what became of
+ * it; a failure goes to rep->job_status and the log, not to the caller's
+ * err (the call goes on). Its error struct in a frame of its own, off the
+ * chain of the compression that may follow. */
+CTXC__NOINLINE static void send_poll(ctxc_session_t *s,
+                                     ctxc_send_report_t *rep) {
+    ctxc_error_t jerr;
+    ctxc_status_t r = job_poll(s, &jerr);
+    rep->job = r == CTXC_E_IN_PROGRESS ? CTXC_SEND_JOB_RUNNING
+               : r == CTXC_OK          ? CTXC_SEND_JOB_APPLIED
+                                       : CTXC_SEND_JOB_FAILED;
+    if (rep->job == CTXC_SEND_JOB_FAILED) {
+        rep->job_status = r;
+        ctxc_port_log(s->port, CTXC_LOG_WARN,
+                      "before_send: the compression job failed: %s",
+                      ctxc_error_message(&jerr));
+    }
+}
 
 static ctxc_status_t before_send_with(ctxc_session_t *s,
                                       const ctxc_strategy_t *st,
@@ -856,17 +880,7 @@ static ctxc_status_t before_send_with(ctxc_session_t *s,
                                     &prefetch);
     /* a job in progress: one poll, no density step (its range is frozen) */
     if (ctxc_session_job_active(s)) {
-        ctxc_error_t jerr; /* the job's error goes to the log, not `err` */
-        r = job_poll(s, &jerr);
-        rep.job = r == CTXC_E_IN_PROGRESS ? CTXC_SEND_JOB_RUNNING
-                  : r == CTXC_OK          ? CTXC_SEND_JOB_APPLIED
-                                          : CTXC_SEND_JOB_FAILED;
-        if (rep.job == CTXC_SEND_JOB_FAILED) {
-            rep.job_status = r;
-            ctxc_port_log(s->port, CTXC_LOG_WARN,
-                          "before_send: the compression job failed: %s",
-                          ctxc_error_message(&jerr));
-        }
+        send_poll(s, &rep);
         jobs = true;
     }
     if (!ctxc_session_job_active(s)) {
@@ -941,39 +955,35 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
         return r;
     }
     if (ctxc_session_job_active(s)) {
-        size_t before = s->history->count;
         r = job_poll(s, err);
         if (r == CTXC_OK) {
             rep->job = CTXC_SEND_JOB_APPLIED;
             rep->compressed = !s->last_compress.unchanged;
-            if (s->history->count < before || rep->compressed) {
-                return CTXC_OK;
+            if (rep->compressed) {
+                return CTXC_OK; /* its result may be room enough */
             }
         } else if (r == CTXC_E_IN_PROGRESS) {
             job_end(s); /* the device does not wait for the network */
         }
     }
-    const ctxc_strategy_t *use = st;
-    if (st->requires_llm) {
-        use = network_free(s);
-        if (use == NULL) {
+    rep->trigger = triggers(s, st, 0);
+    if (!st->requires_llm) {
+        r = compress_with(s, st, err);
+        rep->compressed = r == CTXC_OK && !s->last_compress.unchanged;
+    } else {
+        const ctxc_strategy_t *fb = network_free(s);
+        if (fb == NULL) {
             return ctxc__fail(err, CTXC_E_NO_SPACE,
                               "no room for the entry, and no strategy of this "
                               "build makes room without a model");
         }
-        rep->job = CTXC_SEND_JOB_FALLBACK;
-        rep->fallback = use->name;
+        r = compress_instead(s, fb, rep,
+                             "no room for the entry being appended, and the "
+                             "summary was not there",
+                             err);
     }
-    rep->trigger = triggers(s, st, 0);
-    r = compress_with(s, use, err);
     if (r == CTXC_OK) {
         s->last_compress.trigger = rep->trigger;
-        rep->compressed = rep->compressed || !s->last_compress.unchanged;
-        if (use != st) {
-            s->last_compress.fallback =
-                "no room for the entry being appended, and the summary was "
-                "not there";
-        }
     }
     return r;
 }
@@ -1245,14 +1255,14 @@ static ctxc_status_t job_range(ctxc_session_t *s, size_t *out, bool *open,
     for (size_t i = 0; i < n; i++) {
         ctxc_entry_t e;
         (void)ctxc_history_get(h, i, &e);
-        if (e.speaker != CTXC_SPEAKER_AI || abandoned(h, i)) {
+        if (e.speaker != CTXC_SPEAKER_AI) {
             continue;
         }
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
             if (b.type == CTXC_BLOCK_TOOL_CALL &&
-                !answered(h, i, b.u.tool_call.id)) {
+                !answered(h, i, b.u.tool_call.id) && !abandoned(h, i)) {
                 n = i; /* a waiting call: it and what follows stay out */
                 *open = true;
                 break;
