@@ -2372,17 +2372,24 @@ static void test_repl_saves_as_it_goes(void **state) {
     drop_home();
 }
 
+/* `ctxc repl --history` over a copy of the shipped example in a fresh
+ * home (its path in hist), on a pseudo-terminal at its first prompt. */
+static int repl_on_example(char *hist, size_t cap, pid_t *pid) {
+    fresh_home();
+    home_example("agent.jsonl", hist, cap);
+    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
+    int m = pty_start(pid, args);
+    pty_expect(m, "ctxc> ");
+    return m;
+}
+
 /* (2) Nothing overwritten by surprise: the first write over the file the
  * session loaded keeps it as FILE.bak; leaving says what changed. */
 static void test_repl_keeps_the_loaded_file(void **state) {
     (void)state;
     char hist[600], cmd[2000];
-    fresh_home();
-    home_example("agent.jsonl", hist, sizeof hist);
-    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
     pid_t pid;
-    int m = pty_start(&pid, args);
-    pty_expect(m, "ctxc> ");
+    int m = repl_on_example(hist, sizeof hist, &pid);
     pty_type(m, "/set compression.strategy top-down-truncation\r");
     pty_expect(m, "ctxc> ");
     pty_type(m, "/set context-limit 3000\r");
@@ -2418,12 +2425,8 @@ static void test_repl_keeps_the_loaded_file(void **state) {
 static void test_repl_failed_compress_changes_nothing(void **state) {
     (void)state;
     char hist[600], cmd[2000];
-    fresh_home();
-    home_example("agent.jsonl", hist, sizeof hist);
-    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
     pid_t pid;
-    int m = pty_start(&pid, args);
-    pty_expect(m, "ctxc> ");
+    int m = repl_on_example(hist, sizeof hist, &pid);
     pty_type(m, "/set compression.strategy high-density\r");
     pty_expect(m, "ctxc> ");
     pty_type(m, "/compress\r");
