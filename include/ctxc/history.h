@@ -435,6 +435,46 @@ void ctxc_history_stats(const ctxc_history_t *h, ctxc_history_stats_t *out);
 ctxc_status_t ctxc_entry_meta_find(const ctxc_entry_t *entry, const char *key,
                                    ctxc_str_t *value);
 
+/* --- Plain-text tool values (src/text_tool.c) ------------------------------
+ * A device's tool produces text ("temp 21.4C"), but a tool_call's
+ * parameters and a tool_response's result are JSON values. These store
+ * plain text as a JSON string, escaped as JSON.stringify writes it (the
+ * canonical form: the export has "result":"temp 21.4C", and an import of
+ * the exported line stores the same bytes again). Every
+ * byte is taken: '"' and '\\' are escaped, \b \f \n \r \t and the other
+ * control characters (NUL included) are written as escapes, valid UTF-8 as
+ * it is, and each byte that does not belong to a valid UTF-8 sequence
+ * (stray continuation byte, truncated or overlong sequence, encoded
+ * surrogate, beyond U+10FFFF) is replaced by U+FFFD. Nothing is
+ * allocated. */
+
+/** Writes `text` (any bytes; ptr may be NULL when len is 0) as a JSON string
+ * literal, quotes included, into buf[0..cap) and points `out` (may be NULL)
+ * at it: the value to give as a tool_call's parameters or a
+ * tool_response's result to any append (ctxc_session_add_room() included).
+ * No NUL is written. The escaping is the one of "Plain-text tool values"
+ * above. Errors: CTXC_E_NO_SPACE (buf too small: err->needed = the bytes
+ * missing; with buf NULL and cap 0, the whole size), nothing written;
+ * CTXC_E_INVALID_ARG (NULL text with len > 0, NULL buf with cap > 0). */
+ctxc_status_t ctxc_json_from_text(ctxc_str_t text, char *buf, size_t cap,
+                                  ctxc_str_t *out, ctxc_error_t *err);
+
+/** Appends `in` as ctxc_history_append() does, except that the JSON fields of
+ * its blocks (every tool_call's parameters, every tool_response's result)
+ * are plain text, stored as JSON strings (see "Plain-text tool values")
+ * and escaped straight into the arena: no buffer of the caller, no room
+ * beyond the entry's own record. The other fields, the metadata (a JSON
+ * object) and the pairing rule are checked as by ctxc_history_append().
+ * It appends to the history directly: an application with a session
+ * calls ctxc_json_from_text() and the session's add instead, so that the
+ * session sees the new content.
+ * Errors: those of ctxc_history_append(); CTXC_E_NO_SPACE (err->needed:
+ * the arena bytes missing, or 1 when the slot array is full) with the
+ * history unchanged. */
+ctxc_status_t ctxc_history_append_text_tool(ctxc_history_t *h,
+                                            const ctxc_entry_in_t *in,
+                                            ctxc_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif
