@@ -13,6 +13,8 @@
  * - @ref session.h "session.h": the dispatcher an application calls around its model calls
  *   (start here: ctxc_session_init(), ctxc_session_add(),
  *   ctxc_session_before_send());
+ * - @ref setup.h "setup.h": one call to a working session
+ *   (ctxc_session_setup());
  * - @ref history.h "history.h": the history store in caller memory, views, statistics;
  * - @ref jsonl.h "jsonl.h": the JSON Lines codec (import, canonical export);
  * - @ref estimate.h "estimate.h": the token estimator;
@@ -46,6 +48,7 @@
 #include "ctxc/provider.h"
 #include "ctxc/session.h"
 #include "ctxc/settings.h"
+#include "ctxc/setup.h"
 #include "ctxc/spill.h"
 #include "ctxc/status.h"
 #include "ctxc/strategy.h"
