@@ -48,12 +48,6 @@ static void put_text_json(ctxc__sink_t *o, const char *text, size_t n) {
     ctxc__putc(o, '"');
 }
 
-static size_t text_json_len(ctxc_str_t text) {
-    ctxc__sink_t m = {NULL, 0, 0};
-    put_text_json(&m, text.ptr, text.len);
-    return m.len;
-}
-
 ctxc_status_t ctxc_json_from_text(ctxc_str_t text, char *buf, size_t cap,
                                   ctxc_str_t *out, ctxc_error_t *err) {
     if (text.ptr == NULL && text.len != 0) {
@@ -62,7 +56,9 @@ ctxc_status_t ctxc_json_from_text(ctxc_str_t text, char *buf, size_t cap,
     if (buf == NULL && cap != 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL buffer");
     }
-    size_t need = text_json_len(text);
+    ctxc__sink_t m = {NULL, 0, 0};
+    put_text_json(&m, text.ptr, text.len);
+    size_t need = m.len;
     if (need > cap) {
         return ctxc__fail_space(err, need - cap,
                                 "the JSON string needs %z bytes, %z given",
@@ -82,9 +78,10 @@ ctxc_status_t ctxc_json_from_text(ctxc_str_t text, char *buf, size_t cap,
 /* The entry source of ctxc_history_append_text_tool(): the fields of
  * in->blocks, with every JSON field (ctxc__block_desc's json bits: a
  * tool_call's parameters, a tool_response's result) replaced by its JSON
- * string, already canonical. While measuring (stage == NULL) that is
- * `""`, whose length the caller corrects; else the string staged at
- * stage + offset, the staged strings lying back to back in block order. */
+ * string, already canonical: the one staged at stage + offset (the staged
+ * strings lie back to back in block order). While measuring (stage NULL,
+ * into a sink without a buffer, which reads no source byte) the span has
+ * the string's length and points at the text. */
 typedef struct {
     const ctxc_entry_in_t *in;
     const char *stage; /* NULL: measuring */
@@ -92,21 +89,20 @@ typedef struct {
     size_t next_off;   /* where its first staged string starts */
 } text_src_t;
 
-/* Field f of b is a JSON value that is present. */
-static bool is_json_field(const ctxc_block_t *b, unsigned f) {
-    return ((ctxc__block_desc[b->type].json >> f) & 1u) != 0 &&
-           ctxc__block_field(b, f).ptr != NULL;
-}
-
-/* Bytes the staged strings of block b take. */
-static size_t staged_len(const ctxc_block_t *b) {
-    size_t n = 0;
-    for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-        if (is_json_field(b, f)) {
-            n += text_json_len(ctxc__block_field(b, f));
+/* Puts the JSON strings of the JSON fields of blocks [0, n) into o, in
+ * order (o->len grows by what they take). */
+static void put_values(ctxc__sink_t *o, const ctxc_block_t *blocks,
+                       size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const ctxc_block_t *b = &blocks[i];
+        for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
+            ctxc_str_t v = ctxc__block_field(b, f);
+            if (((ctxc__block_desc[b->type].json >> f) & 1u) != 0 &&
+                v.ptr != NULL) {
+                put_text_json(o, v.ptr, v.len);
+            }
         }
     }
-    return n;
 }
 
 static ctxc_status_t text_block(void *ctx, size_t i, ctxc__block_src_t *out,
@@ -122,23 +118,23 @@ static ctxc_status_t text_block(void *ctx, size_t i, ctxc__block_src_t *out,
         t->next_block = 0;
         t->next_off = 0;
     }
-    while (t->next_block < i) {
-        t->next_off += staged_len(&t->in->blocks[t->next_block++]);
-    }
+    ctxc__sink_t m = {NULL, 0, t->next_off};
+    put_values(&m, t->in->blocks + t->next_block, i - t->next_block);
     ctxc__block_src_of(b, CTXC__SRC_RAW, out);
-    size_t off = t->next_off;
     for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-        if (!is_json_field(b, f)) {
-            continue;
+        if (((ctxc__block_desc[b->type].json >> f) & 1u) != 0 &&
+            out->f[f].p != NULL) {
+            size_t at = m.len;
+            put_text_json(&m, out->f[f].p, out->f[f].n);
+            if (t->stage != NULL) {
+                out->f[f].p = t->stage + at;
+            }
+            out->f[f].n = m.len - at;
+            out->f[f].kind = CTXC__SRC_VALID; /* canonical as written */
         }
-        size_t n = text_json_len(ctxc__block_field(b, f));
-        out->f[f].p = t->stage != NULL ? t->stage + off : "\"\"";
-        out->f[f].n = t->stage != NULL ? n : 2u;
-        out->f[f].kind = CTXC__SRC_VALID; /* canonical as written */
-        off += n;
     }
     t->next_block = i + 1;
-    t->next_off = off;
+    t->next_off = m.len;
     return CTXC_OK;
 }
 
@@ -160,48 +156,30 @@ ctxc_status_t ctxc_history_append_text_tool(ctxc_history_t *h,
     text_src_t t = {in, NULL, 0, 0};
     src.block = text_block;
     src.ctx = &t;
-    /* measure (and validate every other field) with "" for each text
-     * value, then add what the real strings take beyond their 2 bytes */
+    /* measure the record (validating every other field) */
     ctxc__sink_t m = {NULL, 0, 0};
     st = ctxc__record_write(&src, &m, NULL, err);
     if (st != CTXC_OK) {
         return st;
     }
-    size_t staged = 0;
-    size_t size = m.len;
-    for (size_t i = 0; i < in->block_count; i++) {
-        const ctxc_block_t *b = &in->blocks[i];
-        for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-            if (is_json_field(b, f)) {
-                size_t n = text_json_len(ctxc__block_field(b, f));
-                staged += n;
-                size += n - 2u;
-            }
-        }
-    }
     size_t free_bytes = h->arena_bytes - h->used;
-    if (size > free_bytes) {
-        return ctxc__fail_space(err, size - free_bytes,
-                                "entry needs %z arena bytes, %z free", size,
+    if (m.len > free_bytes) {
+        return ctxc__fail_space(err, m.len - free_bytes,
+                                "entry needs %z arena bytes, %z free", m.len,
                                 free_bytes);
     }
     /* stage the strings at the end of the free tail. The record is written
-     * from h->used on; with size <= free_bytes, the bytes it writes before
-     * a staged string's copy ends are never more than its start minus
-     * h->used (the record still holds every later string), so no write
-     * reaches a string not yet copied */
-    char *stage = (char *)h->arena + h->arena_bytes - staged;
-    ctxc__sink_t o = {stage, staged, 0};
-    for (size_t i = 0; i < in->block_count; i++) {
-        const ctxc_block_t *b = &in->blocks[i];
-        for (unsigned f = 0; f < ctxc__block_desc[b->type].nfields; f++) {
-            if (is_json_field(b, f)) {
-                ctxc_str_t v = ctxc__block_field(b, f);
-                put_text_json(&o, v.ptr, v.len);
-            }
-        }
-    }
-    t.stage = stage;
+     * from h->used on; as it fits, the bytes it writes before a staged
+     * string's copy ends never reach past that string's start (the record
+     * still holds every later string), so no write reaches a string not
+     * yet copied */
+    ctxc__sink_t o = {NULL, 0, 0};
+    put_values(&o, in->blocks, in->block_count);
+    o.buf = (char *)h->arena + h->arena_bytes - o.len;
+    o.cap = o.len;
+    o.len = 0;
+    put_values(&o, in->blocks, in->block_count);
+    t.stage = o.buf;
     t.next_block = 0;
     t.next_off = 0;
     return ctxc__history_put(h, SIZE_MAX, &src, err);

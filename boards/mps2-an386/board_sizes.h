@@ -38,12 +38,15 @@
  * profile (its share of ctxc_minimal_app.elf). `make test` fails above a
  * budget (ctest flash_budget_<profile>). The budgets are set at what each
  * takes today plus a little, so that nothing grows unnoticed: full 125776
- * bytes, voice 89369, minimal 35470. The goals of the issue are below them
- * (not checked; the table prints the distance):
- *   full     budget 126 KiB, goal 100 KB
+ * bytes, voice 89369, minimal 35470; the full budget went up by 2 KiB for
+ * the public helpers that no profile image links (issue 40: text_tool.c
+ * 906 bytes, setup.c 709; the full library 130277 bytes then). The goals
+ * of the issue are below them (not checked; the table prints the
+ * distance):
+ *   full     budget 128 KiB, goal 100 KB
  *   voice    budget  90 KiB, goal  64 KB
  *   minimal  budget  36 KiB, goal  24 KB */
-#define MPS2_FLASH_FULL_BUDGET 129024
+#define MPS2_FLASH_FULL_BUDGET 131072
 #define MPS2_FLASH_FULL_GOAL 102400
 #define MPS2_FLASH_VOICE_BUDGET 92160
 #define MPS2_FLASH_VOICE_GOAL 65536
