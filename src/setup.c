@@ -102,6 +102,7 @@ ctxc_status_t ctxc_session_setup(ctxc_session_t *s,
     const ctxc_fs_t *fs =
         cfg->port != NULL && cfg->port->fs.ops != NULL ? &cfg->port->fs : NULL;
     ctxc_settings_init(cfg->settings, fs);
+#if CTXC_CFG_SETTINGS_FILE_BYTES > 0 /* else no settings file: nothing read */
     if (fs != NULL) {
         st = ctxc_settings_load(cfg->settings, err);
         if (st != CTXC_OK) {
@@ -110,6 +111,7 @@ ctxc_status_t ctxc_session_setup(ctxc_session_t *s,
             return st;
         }
     }
+#endif
     st = ctxc_session_init(s, cfg->history, cfg->work, cfg->settings, err);
     if (st == CTXC_OK) {
         st = wire(s, cfg, err);
