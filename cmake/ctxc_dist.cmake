@@ -20,8 +20,10 @@
 #   src/                 every src/*.c and private header + ctxc_prompts.c
 #                        (generated)
 #   port/romfs/, port/template/   the portable ports
-#   docs/firmware-quickstart.md   configuration, port, flags, minimum calls,
-#                        footprint (docs/firmware-quickstart.md of the repo)
+#   docs/                the repository's docs/ whole: the topic documents
+#                        the headers point at (firmware-quickstart.md:
+#                        configuration, port, flags, minimum calls, the
+#                        job API, footprint; compression-job.md, ...)
 #   examples/bare-metal/ a Cortex-M4 program: a config header, a log-only
 #                        port, startup, linker script and a Makefile
 #                        (cmake/dist/examples/bare-metal)
@@ -60,7 +62,7 @@ file(READ "${CTXC_GEN_DIR}/ctxc_manifest.h" _m)
 string(REGEX REPLACE "#define CTXC_TARGET_NAME \"[^\"]*\"" "#define CTXC_TARGET_NAME \"dist\"" _m "${_m}")
 file(WRITE "${D}/include/ctxc/ctxc_manifest.h" "${_m}")
 file(COPY "${S}/LICENSE" DESTINATION "${D}")
-file(COPY "${S}/docs/firmware-quickstart.md" DESTINATION "${D}/docs")
+file(COPY "${S}/docs" DESTINATION "${D}")
 file(COPY "${S}/cmake/dist/examples/bare-metal" DESTINATION "${D}/examples")
 file(COPY "${S}/cmake/dist/ctxc_config.h" DESTINATION "${D}/config")
 file(COPY "${S}/zephyr/module.yml" "${S}/zephyr/Kconfig" "${S}/zephyr/CMakeLists.txt"
