@@ -21,5 +21,9 @@
 #define CTXC_CFG_HISTORY_MAX_ENTRIES 64
 #define CTXC_CFG_HISTORY_ARENA_BYTES (16u * 1024u)
 #define CTXC_CFG_WORK_SCRATCH_BYTES 2048
+/* no index tables in the work area: at 64 entries the scans that replace
+ * them cost little, and the work area is 2 x 128 x 16 = 4 KiB smaller
+ * (the indexed code drops out of the flash too) */
+#define CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY 0
 
 #endif /* EXAMPLE_CONFIG_H */

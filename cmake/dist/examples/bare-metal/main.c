@@ -3,13 +3,16 @@
  *
  *   1. storage, all static: the history, the work area, the settings
  *      store, the session (no heap anywhere)
- *   2. settings by typed calls: the strategy and the model's context window
- *   3. a session over them, with a port that logs
- *   4. each turn: ctxc_session_add_room() the new entries (it makes room
+ *   2. ctxc_session_setup(): the settings store, the session and the port
+ *      wired in one call, with the strategy and the model's context window
+ *   3. each turn: ctxc_session_add_room() the new entries (it makes room
  *      first when the slots or the arena are full), then
  *      ctxc_session_before_send() before the history goes to the model
  *      (it compresses when the tokens, the slots or the arena near their
  *      end)
+ *   4. every fifth turn the model calls a tool whose answer is plain text
+ *      ("temp 21.4C"): ctxc_json_from_text() makes it the JSON string a
+ *      tool result is
  *
  * It plays 40 turns of a conversation (a question, an answer) into a
  * history for a 600-token context window and prints, at the end,
@@ -69,29 +72,65 @@ static ctxc_status_t add(ctxc_speaker_t who, const char *text,
     return ctxc_session_add_room(&session, &in, NULL, err);
 }
 
+/* A tool call and its plain-text result: the parameters and the result
+ * are JSON values, and the text becomes a JSON string (any bytes: quotes,
+ * control characters and invalid UTF-8 are escaped or replaced). */
+static ctxc_status_t tool_turn(unsigned t, ctxc_error_t *err) {
+    static char json[64]; /* the escaped result; 12 bytes here */
+    char id[8] = "call";
+    id[4] = (char)('0' + t / 10u);
+    id[5] = (char)('0' + t % 10u);
+    id[6] = '\0';
+    ctxc_block_t b = {0};
+    b.type = CTXC_BLOCK_TOOL_CALL;
+    b.u.tool_call.id = ctxc_str(id);
+    b.u.tool_call.name = ctxc_str("read_sensor");
+    b.u.tool_call.parameters = ctxc_str("{\"channel\":3}");
+    ctxc_entry_in_t in = {0};
+    in.speaker = CTXC_SPEAKER_AI;
+    in.blocks = &b;
+    in.block_count = 1;
+    ctxc_status_t st = ctxc_session_add_room(&session, &in, NULL, err);
+    ctxc_str_t result;
+    if (st == CTXC_OK) {
+        st = ctxc_json_from_text(ctxc_str("temp 21.4C"), json, sizeof json,
+                                 &result, err);
+    }
+    if (st == CTXC_OK) {
+        b.type = CTXC_BLOCK_TOOL_RESPONSE;
+        b.u.tool_response.call_id = ctxc_str(id);
+        b.u.tool_response.tool_name = ctxc_str("read_sensor");
+        b.u.tool_response.result = result;
+        b.u.tool_response.error = CTXC_STR_ABSENT;
+        in.speaker = CTXC_SPEAKER_TOOL;
+        st = ctxc_session_add_room(&session, &in, NULL, err);
+    }
+    return st;
+}
+
 int main(void) {
     ctxc_error_t err;
 
-    /* 2. settings: no filesystem, typed calls on setting ids */
-    ctxc_settings_init(&settings, NULL);
-    if (ctxc_settings_set_enum(&settings, CTXC_SETTING_COMPRESSION_STRATEGY,
-                               "top-down-truncation", &err) != CTXC_OK ||
-        ctxc_settings_set_u32(&settings, CTXC_SETTING_CONTEXT_LIMIT,
-                              CONTEXT_LIMIT, &err) != CTXC_OK) {
-        return fail("settings", &err);
-    }
-
-    /* 3. the session, with a port that logs each compression */
+    /* 2. settings, session and a port that logs each compression, in one
+     * call: no filesystem, so the settings are the ones given here */
     example_port_init(&port);
-    if (ctxc_session_init(&session, &history, &work, &settings, &err) !=
-        CTXC_OK) {
-        return fail("session", &err);
+    ctxc_session_setup_t cfg = {0};
+    cfg.history = &history;
+    cfg.work = &work;
+    cfg.settings = &settings;
+    cfg.port = &port;
+    cfg.strategy = "top-down-truncation";
+    cfg.context_limit = CONTEXT_LIMIT;
+    if (ctxc_session_setup(&session, &cfg, &err) != CTXC_OK) {
+        return fail("setup", &err);
     }
-    ctxc_session_set_port(&session, &port);
 
-    /* 4. the conversation */
+    /* 3. the conversation */
     unsigned compressions = 0;
     for (unsigned t = 0; t < TURNS; t++) {
+        if (t % 5u == 4u && tool_turn(t, &err) != CTXC_OK) {
+            return fail("tool", &err);
+        }
         if (add(CTXC_SPEAKER_HUMAN,
                 "What does the sensor on channel three read now, and is "
                 "it within the range we agreed on yesterday?",
