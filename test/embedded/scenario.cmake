@@ -25,6 +25,11 @@
 #                                within the board's MPS2_FLASH_<P>_BUDGET;
 #                                flash_budget_<profile>_selftest: the check
 #                                fails on a budget of 1 KiB
+#   docs_generated_footprint     the generated blocks of docs/footprint.md
+#                                and the README's footprint headline are
+#                                what `make readme-tables` writes now
+#                                (test/docs/check_generated.py); its
+#                                _selftest: a changed block fails it
 #   stack_static_<t>             the static stack summary (stack_static.py)
 #                                of the cross library runs
 #   index_code_<t>               the cross library has the index code its
@@ -143,6 +148,40 @@ foreach(t IN LISTS CTXC_TARGETS)
         set_tests_properties(flash_budget_${p}_selftest PROPERTIES LABELS "embedded"
             PASS_REGULAR_EXPRESSION "FAIL: flash_profiles: the ${p} profile takes [0-9]+ bytes of flash, over the budget of 1024")
     endforeach()
+    # the generated blocks of docs/footprint.md and the README's headline
+    # are what `make readme-tables` writes from these artifacts now
+    # (test/docs/check_generated.py runs scenario_readme.py on copies of
+    # the two documents and compares the blocks; not scenario-output, whose
+    # tick counts depend on the machine's load). The self-test: the same
+    # check over the flash-per-profile table, one line of it changed, fails.
+    set(_readme_args "${image}" "${_img_dir}/ctxc_scenario.map"
+        "${_build_root}/${t}/src/CMakeFiles/${CTXC_PROJECT_NAME}.dir" "${_size}"
+        "--lib=${${_libvar}}" "--ram-object=${_ram_obj}" "--nm=${nm}"
+        "--minimal=${_img_dir}/ctxc_minimal_app.elf"
+        "--minimal-map=${_flash_minimal}"
+        "--minimal-object=${_img_dir}/CMakeFiles/ctxc_minimal_app.dir/minimal/minimal.c.obj"
+        "--voice-map=${_flash_voice}"
+        "--budgets=${CMAKE_SOURCE_DIR}/boards/mps2-an386/board_sizes.h")
+    add_test(NAME docs_generated_footprint
+        COMMAND python3 "${CMAKE_SOURCE_DIR}/test/docs/check_generated.py"
+                "${CMAKE_SOURCE_DIR}/docs/footprint.md:footprint-summary,profile-flash,library-flash,library-ram,scenario-stack,scenario-footprint"
+                "${CMAKE_SOURCE_DIR}/README.md:footprint-headline"
+                -- python3 "${_here}/scenario_readme.py" "{0}" ${_readme_args}
+                "--readme={1}" ${emu})
+    add_test(NAME docs_generated_footprint_selftest
+        COMMAND python3 "${CMAKE_SOURCE_DIR}/test/docs/check_generated.py"
+                "${CMAKE_SOURCE_DIR}/docs/footprint.md:profile-flash" --tamper
+                -- python3 "${_here}/flash_profiles.py" "--lib=${${_libvar}}"
+                "--size=${_size}" "--voice-map=${_flash_voice}"
+                "--minimal-map=${_flash_minimal}"
+                "--budgets=${CMAKE_SOURCE_DIR}/boards/mps2-an386/board_sizes.h"
+                "--doc={0}")
+    set_tests_properties(docs_generated_footprint PROPERTIES
+        LABELS "docs;embedded;target" TIMEOUT 180
+        PASS_REGULAR_EXPRESSION "check_generated: 7 blocks as the build writes them")
+    set_tests_properties(docs_generated_footprint_selftest PROPERTIES
+        LABELS "docs;embedded"
+        PASS_REGULAR_EXPRESSION "FAIL: check_generated: [^\n]*footprint.md: block profile-flash differs")
     add_test(NAME footprint_minimal
         COMMAND python3 "${_here}/minimal_size.py" "${_img_dir}/ctxc_minimal_app.map"
                 "${_img_dir}/ctxc_scenario.map")
