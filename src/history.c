@@ -367,6 +367,7 @@ void ctxc_history_set_estimator(ctxc_history_t *h, ctxc_estimate_fn fn,
         h->token_sum += h->slots[i].tokens;
     }
     h->anchor_delta = 0;
+    h->edits_++; /* a step's "not smaller" decisions follow the estimate */
 }
 
 uint64_t ctxc_history_tokens_estimated(const ctxc_history_t *h) {

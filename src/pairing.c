@@ -177,9 +177,68 @@ static ctxc__id_index_t *usable_index(ctxc_history_t *h, ctxc__id_index_t *ix) {
     return build_index(h, ix, blocks) ? ix : NULL;
 }
 
-void ctxc__pairing_stale(ctxc_history_t *h) { h->ids_state_ = IDS_STALE; }
+/* ---- the id filter (ctxc_history_set_id_filter) ---------------------------
+ * A Bloom filter of (type, id) of every tool block in the store, two
+ * probes a key. An append's pairing check reads the store only when one
+ * of its ids may conflict: a call whose id is there as a call or a
+ * response, a response whose id is there as a response. */
+
+static void idf_probes(const ctxc_history_t *h, ctxc_block_type_t type,
+                       uint32_t hash, size_t *a, size_t *b) {
+    uint32_t k = hash ^ (type == CTXC_BLOCK_TOOL_CALL ? 0u : 0x85EBCA6Bu);
+    size_t bits = h->idf_bytes_ * 8u;
+    *a = k % bits;
+    *b = ((k * 0x9E3779B1u) >> 7) % bits;
+}
+
+static void idf_add(ctxc_history_t *h, ctxc_block_type_t type,
+                    uint32_t hash) {
+    size_t a, b;
+    idf_probes(h, type, hash, &a, &b);
+    h->idf_[a >> 3] |= (uint8_t)(1u << (a & 7u));
+    h->idf_[b >> 3] |= (uint8_t)(1u << (b & 7u));
+}
+
+static bool idf_has(const ctxc_history_t *h, ctxc_block_type_t type,
+                    uint32_t hash) {
+    size_t a, b;
+    idf_probes(h, type, hash, &a, &b);
+    return (h->idf_[a >> 3] & (1u << (a & 7u))) != 0 &&
+           (h->idf_[b >> 3] & (1u << (b & 7u))) != 0;
+}
+
+/* Adds the tool blocks of entries [from, to). */
+static void idf_entries(ctxc_history_t *h, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++) {
+        if (h->slots[i].speaker == CTXC_SPEAKER_HUMAN) {
+            continue;
+        }
+        ctxc_entry_t e;
+        entry_at(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (next_tool_block(&e, &cur, &b)) {
+            idf_add(h, b.type, ctxc__ids_hash(ctxc__ids_tool_id(&b)));
+        }
+    }
+}
+
+void ctxc_history_set_id_filter(ctxc_history_t *h, void *mem, size_t bytes) {
+    h->idf_ = mem != NULL && bytes > 0 ? (uint8_t *)mem : NULL;
+    h->idf_bytes_ = h->idf_ != NULL ? bytes : 0;
+    h->idf_ok_ = false;
+}
+
+void ctxc__pairing_stale(ctxc_history_t *h) {
+    h->ids_state_ = IDS_STALE;
+    h->idf_ok_ = false;
+    h->edits_++; /* every change but an append comes here */
+}
 
 void ctxc__pairing_appended(ctxc_history_t *h) {
+    if (h->idf_ok_) {
+        idf_entries(h, h->count - 1, h->count);
+    }
     if (h->ids_mem_ == NULL || h->ids_state_ != IDS_VALID) {
         return;
     }
@@ -284,6 +343,27 @@ static ctxc_status_t dup_in_entry(size_t first, size_t second,
                       d->id.p, d->id.n);
 }
 
+/* True when no id of ids[0..n) can conflict with the store (an append
+ * then needs no scan); the filter is built first when it is stale. */
+static bool idf_rules_out(ctxc_history_t *h, const new_id_t *ids, size_t n) {
+    if (h->idf_ == NULL) {
+        return false;
+    }
+    if (!h->idf_ok_) {
+        memset(h->idf_, 0, h->idf_bytes_);
+        idf_entries(h, 0, h->count);
+        h->idf_ok_ = true;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (idf_has(h, CTXC_BLOCK_TOOL_RESPONSE, ids[k].hash) ||
+            (ids[k].type == CTXC_BLOCK_TOOL_CALL &&
+             idf_has(h, CTXC_BLOCK_TOOL_CALL, ids[k].hash))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Checks ids[0..n) (the tool blocks from block `from` on) against the
  * earlier tool blocks of the same entry, each other and the store. */
 static ctxc_status_t check_chunk(ctxc_history_t *h, size_t pos, bool replace,
@@ -320,7 +400,7 @@ static ctxc_status_t check_chunk(ctxc_history_t *h, size_t pos, bool replace,
     size_t skip = replace ? pos : SIZE_MAX;
     if (ix != NULL) {
         lookup_index(h, ix, skip, ids, n);
-    } else {
+    } else if (replace || !idf_rules_out(h, ids, n)) {
         scan_store(h, skip, ids, n);
     }
     /* what the store holds already for each id: a message for each

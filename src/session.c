@@ -384,34 +384,112 @@ static ctxc_work_t *step_work(const ctxc_session_t *s, ctxc_work_t *tmp) {
     return tmp;
 }
 
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY && CTXC_CFG_DENSITY_FILTER_BYTES > 0
+/* The density step between calls (ctxc_density_memo_t; design.md, "The
+ * density step between calls"). Two path buffers for the memo's scans: the
+ * work area's plan operations, free before a step and after its
+ * application (NULL when they are too small: every step is whole). */
+static char *memo_paths(const ctxc_work_t *w) {
+    size_t ops_bytes =
+        w->ops != NULL ? (2u * w->cap + 2u) * sizeof(ctxc_plan_op_t) : 0;
+    return ops_bytes >= 2u * (size_t)CTXC_CFG_PATH_MAX ? (char *)w->ops
+                                                        : NULL;
+}
+
+/* The raw view of the history's entries [from, count): the identity map
+ * written for those positions only. */
+static void view_from(const ctxc_session_t *s, size_t from, ctxc_view_t *v) {
+    const ctxc_history_t *h = s->history;
+    for (size_t i = from; i < h->count; i++) {
+        s->work->map[i] = (uint16_t)i;
+    }
+    *v = (ctxc_view_t){h->slots, h->arena, s->work->map + from,
+                       h->count - from, h->count};
+}
+
+/* Where the step may start: after the entries the last step read when
+ * nothing but appends came since, under the same settings, and none of
+ * the appended entries can change an earlier one's fate; else 0. */
+static size_t memo_from(ctxc_session_t *s, const ctxc_strategy_t *st,
+                        const ctxc_density_config_t *d, uint32_t cfg) {
+    const ctxc_history_t *h = s->history;
+    const ctxc_density_memo_t *m = &s->memo_;
+    char *paths = memo_paths(s->work);
+    if (st->optimize != ctxc__hd_optimize || paths == NULL || !m->valid ||
+        m->edits != h->edits_ || m->config != cfg || m->count > h->count ||
+        s->work->cap < h->count) {
+        return 0;
+    }
+    ctxc_view_t v;
+    view_from(s, m->count, &v);
+    return ctxc__hd_memo_reaches_back(&v, d, m, paths) ? 0 : m->count;
+}
+
+/* After a step from `from` was applied: the memo covers the history. */
+static void memo_note(ctxc_session_t *s, const ctxc_strategy_t *st,
+                      const ctxc_density_config_t *d, uint32_t cfg,
+                      size_t from) {
+    ctxc_density_memo_t *m = &s->memo_;
+    char *paths = memo_paths(s->work);
+    m->valid = false;
+    if (st->optimize != ctxc__hd_optimize || paths == NULL ||
+        s->work->cap < s->history->count) {
+        return;
+    }
+    if (from == 0) {
+        memset(m->reads, 0, sizeof m->reads);
+        memset(m->incl, 0, sizeof m->incl);
+    }
+    ctxc_view_t v;
+    view_from(s, from, &v);
+    ctxc__hd_memo_add(&v, d, m, paths);
+    m->count = s->history->count;
+    m->edits = s->history->edits_;
+    m->config = cfg;
+    m->valid = true;
+}
+#endif
+
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
                                    ctxc_error_t *err) {
     s->density_dirty_ = false; /* cleared whether it runs or not */
     memset(&s->last_density, 0, sizeof s->last_density);
+    s->last_density_from = 0;
     if (st->optimize == NULL) {
         return CTXC_OK;
     }
     ctxc_view_t raw;
-    ctxc_status_t r = ctxc_view_init(&raw, s->history, CTXC_VIEW_RAW,
-                                     s->work->map, s->work->cap, err);
-    if (r != CTXC_OK) {
-        return r;
+    ctxc_status_t r;
+    if (s->work->cap < s->history->count) { /* the view map's room */
+        return ctxc_view_init(&raw, s->history, CTXC_VIEW_RAW, s->work->map,
+                              s->work->cap, err);
     }
     ctxc_density_config_t density;
     memset(&density, 0, sizeof density);
     ctxc_settings_density(s->settings, &density);
     density.workspace_root = s->workspace_root;
+    if (s->spill != NULL && s->spill_fn_ != NULL) {
+        density.spill = s->spill_fn_;
+        density.spill_user = s;
+    }
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY && CTXC_CFG_DENSITY_FILTER_BYTES > 0
+    uint32_t cfg = ctxc__hd_config_hash(&density);
+    size_t from = memo_from(s, st, &density, cfg);
+    view_from(s, from, &raw);
+#else
+    (void)ctxc_view_init(&raw, s->history, CTXC_VIEW_RAW, s->work->map,
+                         s->work->cap, NULL);
+#endif
     ctxc_density_result_t result;
     ctxc_work_t tmp;
     ctxc_work_t *w = step_work(s, &tmp);
     s->locked_ = true;
-    if (s->spill != NULL && s->spill_fn_ != NULL) {
-        density.spill = s->spill_fn_;
-        density.spill_user = s;
+    if (density.spill != NULL) {
         s->spill->keep_from_ = 0xFFFFFFFFu; /* ctxc_spill_begin() */
     }
     r = st->optimize(&raw, &density, w, &result, err);
-    if (r == CTXC_OK) {
+    if (r == CTXC_OK &&
+        (result.n_removals > 0 || result.n_replacements > 0)) {
         r = ctxc_density_apply(s->history, &result, w, err);
     }
     if (s->spill != NULL) {
@@ -420,6 +498,10 @@ static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
     s->locked_ = false;
     if (r == CTXC_OK) {
         s->last_density = result.counts;
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY && CTXC_CFG_DENSITY_FILTER_BYTES > 0
+        s->last_density_from = from;
+        memo_note(s, st, &density, cfg, from);
+#endif
     }
     return r;
 }

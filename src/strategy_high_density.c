@@ -1478,6 +1478,204 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                           mem + HD_STATE_BYTES, PATH_CAP, err);
 }
 
+/* ---- between calls: what the step learned (ctxc_density_memo_t) ----------
+ * After a step, the history is its own fixed point: a second step changes
+ * nothing. Entries appended since can change an earlier entry's fate only
+ * through a write of a path read earlier (read->write), an inclusion of a
+ * path included earlier (dedupe), a result for a call made earlier
+ * (pairing, pins), or any result under recency pruning. The first two are
+ * asked of two Bloom filters of the paths in the stepped entries; when
+ * none of them can, a step over the appended entries alone gives what a
+ * step over the whole history would. */
+
+#if CTXC_CFG_DENSITY_FILTER_BYTES > 0
+#define FILTER_BITS (8u * (uint32_t)CTXC_CFG_DENSITY_FILTER_BYTES)
+#define SEED_PATH 2166136261u /* FNV-1a offset basis: a resolved path */
+#define SEED_RAW 0x2d4f7a1bu  /* an inclusion's path as written */
+
+static uint32_t fnv(uint32_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 16777619u;
+    }
+    return h;
+}
+
+/* The two probes of key hash h. */
+static void probes(uint32_t h, uint32_t *a, uint32_t *b) {
+    *a = h % FILTER_BITS;
+    *b = ((h >> 16) ^ (h * 0x9E3779B1u)) % FILTER_BITS;
+}
+
+static void filter_add(uint8_t *f, uint32_t h) {
+    uint32_t a, b;
+    probes(h, &a, &b);
+    f[a >> 3] |= (uint8_t)(1u << (a & 7u));
+    f[b >> 3] |= (uint8_t)(1u << (b & 7u));
+}
+
+static bool filter_has(const uint8_t *f, uint32_t h) {
+    uint32_t a, b;
+    probes(h, &a, &b);
+    return (f[a >> 3] & (1u << (a & 7u))) != 0 &&
+           (f[b >> 3] & (1u << (b & 7u))) != 0;
+}
+
+static uint32_t fnv_str(uint32_t h, const char *s) {
+    size_t n = s != NULL ? strlen(s) : 0;
+    h = fnv(h, &n, sizeof n);
+    return fnv(h, s != NULL ? s : "", n);
+}
+
+uint32_t ctxc__hd_config_hash(const ctxc_density_config_t *c) {
+    unsigned char flags[4] = {c->read_write_pruning, c->file_dedupe,
+                              c->recency_pruning, c->spill != NULL};
+    uint32_t h = fnv(SEED_PATH, flags, sizeof flags);
+    h = fnv(h, &c->recency_retention, sizeof c->recency_retention);
+    h = fnv(h, &c->vocabularies_off, sizeof c->vocabularies_off);
+    h = fnv_str(h, c->workspace_root);
+    h = fnv_str(h, c->read_tools);
+    return fnv_str(h, c->write_tools);
+}
+
+/* What the two scans do with a key: test it (reaches back) or add it. */
+typedef struct {
+    hd_t hd;               /* cfg, the view and the path buffers only */
+    ctxc_density_memo_t *m; /* add to it, or NULL: test */
+    const ctxc_density_memo_t *test;
+    bool hit;
+} memo_scan_t;
+
+static void memo_key(memo_scan_t *ms, uint8_t *add_to, const uint8_t *test,
+                     uint32_t seed, const char *key, size_t len) {
+    uint32_t h = fnv(seed, key, len);
+    if (ms->m != NULL) {
+        filter_add(add_to, h);
+    } else if (filter_has(test, h)) {
+        ms->hit = true;
+    }
+}
+
+/* The inclusions of a human text block: each path as written and
+ * resolved (same_include_path compares one or the other). */
+static void memo_text(memo_scan_t *ms, ctxc_str_t text) {
+    uint8_t *f = ms->m != NULL ? ms->m->incl : NULL;
+    const uint8_t *t = ms->test != NULL ? ms->test->incl : NULL;
+    size_t at = 0, len;
+    incl_t in;
+    while (!ms->hit && next_inclusion(text.ptr, text.len, at, &in)) {
+        memo_key(ms, f, t, SEED_RAW, text.ptr + in.path, in.plen);
+        if (resolve_path(ms->hd.cfg->workspace_root, text.ptr + in.path,
+                         in.plen, ms->hd.path[0], ms->hd.path_cap, &len)) {
+            memo_key(ms, f, t, SEED_PATH, ms->hd.path[0], len);
+        }
+        at = in.end;
+    }
+}
+
+/* A tool call: its read paths (as rw_prunes takes them) are added; its
+ * written paths (as written_after compares them) are tested. */
+static void memo_call(memo_scan_t *ms, const ctxc_block_t *b) {
+    ctxc__tool_t t;
+    ctxc_str_t params = b->u.tool_call.parameters;
+    if (ctxc__tool_resolve(ms->hd.cfg, b->u.tool_call.name, params, &t) ==
+        0) {
+        return;
+    }
+    char *path = ms->hd.path[0];
+    size_t pos = 0, plen;
+    if (ms->m == NULL) {
+        while (!ms->hit && t.role == CTXC__ROLE_WRITE &&
+               call_next_path(&ms->hd, &t, params, &pos, path, &plen)) {
+            memo_key(ms, NULL, ms->test->reads, SEED_PATH, path, plen);
+        }
+        return;
+    }
+    if (t.role != CTXC__ROLE_READ && t.role != CTXC__ROLE_READ_MANY) {
+        return;
+    }
+    ctxc_str_t paths;
+    if (t.at != CTXC__AT_PATHS) {
+        if (call_next_path(&ms->hd, &t, params, &pos, path, &plen)) {
+            memo_key(ms, ms->m->reads, NULL, SEED_PATH, path, plen);
+        }
+    } else if (ctxc__json_find_key(params.ptr, params.len, "paths", &paths) &&
+               paths.len >= 3 && paths.ptr[0] == '[') {
+        pos = 1;
+        while (pos < paths.len && paths.ptr[pos] != ']') {
+            size_t end = ctxc__json_skip_value(paths.ptr, paths.len, pos);
+            ctxc_str_t el = {paths.ptr + pos, end - pos};
+            if (el.len >= 2 && el.ptr[0] == '"' &&
+                body_path(ms->hd.cfg->workspace_root, el.ptr + 1, el.len - 2,
+                          PATH_NO_GLOB, path, ms->hd.path_cap, &plen)) {
+                memo_key(ms, ms->m->reads, NULL, SEED_PATH, path, plen);
+            }
+            if (end <= pos) {
+                break;
+            }
+            pos = end < paths.len && paths.ptr[end] == ',' ? end + 1 : end;
+        }
+    }
+}
+
+static void memo_scan(memo_scan_t *ms) {
+    const ctxc_view_t *v = ms->hd.v;
+    ctxc__pairs_t pairs;
+    ctxc__pairs_lazy(&pairs, v, NULL, 0);
+    for (size_t p = 0; p < v->count && !ms->hit; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (!ms->hit && ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TOOL_CALL) {
+                memo_call(ms, &b);
+            } else if (b.type == CTXC_BLOCK_TEXT &&
+                       e.speaker == CTXC_SPEAKER_HUMAN) {
+                memo_text(ms, b.u.text.text);
+            } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE && ms->m == NULL) {
+                size_t q, k;
+                /* recency counts every result of its tool; a result whose
+                 * call is before the view pairs across it */
+                ms->hit = ms->hd.cfg->recency_pruning ||
+                          !ctxc__pairs_seek(&pairs, p,
+                                            b.u.tool_response.call_id, true,
+                                            0, &q, &k, NULL);
+            }
+        }
+    }
+}
+
+static void memo_scan_init(memo_scan_t *ms, const ctxc_view_t *raw,
+                           const ctxc_density_config_t *config, char *paths) {
+    memset(ms, 0, sizeof *ms);
+    ms->hd.v = raw;
+    ms->hd.cfg = config;
+    ms->hd.path[0] = paths;
+    ms->hd.path[1] = paths + PATH_CAP;
+    ms->hd.path_cap = PATH_CAP;
+}
+
+bool ctxc__hd_memo_reaches_back(const ctxc_view_t *raw,
+                                const ctxc_density_config_t *config,
+                                const ctxc_density_memo_t *memo, char *paths) {
+    memo_scan_t ms;
+    memo_scan_init(&ms, raw, config, paths);
+    ms.test = memo;
+    memo_scan(&ms);
+    return ms.hit;
+}
+
+void ctxc__hd_memo_add(const ctxc_view_t *raw,
+                       const ctxc_density_config_t *config,
+                       ctxc_density_memo_t *memo, char *paths) {
+    memo_scan_t ms;
+    memo_scan_init(&ms, raw, config, paths);
+    ms.m = memo;
+    memo_scan(&ms);
+}
+#endif /* CTXC_CFG_DENSITY_FILTER_BYTES > 0 */
+
 /* ---- compress: one-line summaries of older tool results ------------------ */
 
 /* Bytes of one summary as JSON. */

@@ -66,6 +66,10 @@
 #define CTXC_GUARD_VALUE_ (CTXC_CFG_WORK_INDEX_SLOTS_PER_ENTRY)
 #include "ctxc/config_guard_ref.h"
 
+#define CTXC_GUARD_NAME_ "DENSITY_FILTER_BYTES"
+#define CTXC_GUARD_VALUE_ (CTXC_CFG_DENSITY_FILTER_BYTES)
+#include "ctxc/config_guard_ref.h"
+
 #define CTXC_GUARD_NAME_ "SETTINGS_VALUE_BYTES"
 #define CTXC_GUARD_VALUE_ (CTXC_CFG_SETTINGS_VALUE_BYTES)
 #include "ctxc/config_guard_ref.h"

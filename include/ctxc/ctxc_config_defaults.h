@@ -108,6 +108,22 @@
 #define CTXC_CFG_PATH_MAX 512
 #endif
 
+/** CTXC_CFG_DENSITY_FILTER_BYTES: bytes of each of the two filters in
+ * which a session keeps what its density step learned between calls (the
+ * paths of the read calls and of the @file inclusions it has seen; a
+ * Bloom filter of 8 x bytes bits, two probes a key). With them a step after
+ * an append reads only the entries appended since the last one, unless
+ * one of them can change an earlier entry's fate (a write of a path read
+ * before, an inclusion of a path included before, a result of a call made
+ * before, any result with recency pruning on); then, or after any other
+ * edit of the history, it reads all of it, with the same result either
+ * way (docs/design.md, "The density step between calls"). Costs 2 x bytes
+ * of ctxc_session_t. 0: every step reads the whole history. Default: 64
+ * (about 1 % false "can change" at 40 distinct paths). */
+#ifndef CTXC_CFG_DENSITY_FILTER_BYTES
+#define CTXC_CFG_DENSITY_FILTER_BYTES 64
+#endif
+
 /* --- Storage placement ------------------------------------------------- */
 
 /** CTXC_STORAGE_ATTR: attributes every CTXC_*_DEFINE() macro puts on the
@@ -459,6 +475,9 @@
 #endif
 #if CTXC_CFG_PATH_MAX < 64
 #error "CTXC_CFG_PATH_MAX must be at least 64"
+#endif
+#if CTXC_CFG_DENSITY_FILTER_BYTES < 0 || CTXC_CFG_DENSITY_FILTER_BYTES > 4096
+#error "CTXC_CFG_DENSITY_FILTER_BYTES must be 0 .. 4096"
 #endif
 #if CTXC_CFG_LOG_LINE_LEN < 16
 #error "CTXC_CFG_LOG_LINE_LEN must be at least 16"

@@ -180,7 +180,22 @@ typedef struct {
      * that its range is gone). */
     size_t frozen_;
     uint32_t gen_;
+    /* Internal: counts every change other than an append (replace, remove,
+     * a plan or density result applied, clear, pin, an import's end or
+     * abort, a new estimator): what a step learned about entries
+     * [0, count) holds while it is unchanged (the density step's memo,
+     * ctxc_session_t). */
+    uint32_t edits_;
+    /* Internal: the optional Bloom filter of the tool blocks' ids
+     * (ctxc_history_set_id_filter), a cache rebuilt on demand. */
+    uint8_t *idf_;
+    size_t idf_bytes_;
+    bool idf_ok_;
 } ctxc_history_t;
+
+/** Bytes of the tool-id filter CTXC_HISTORY_DEFINE() gives a history of
+ * `entries` entries (ctxc_history_set_id_filter): one byte an entry. */
+#define CTXC_HISTORY_ID_FILTER_BYTES(entries) ((size_t)(entries))
 
 /** Declares static storage for a history called `name` (a ctxc_history_t)
  * holding up to `max_entries` entries and `arena_bytes` bytes of content,
@@ -201,6 +216,8 @@ typedef struct {
     static ctxc_slot_t name##_slots_[(max_entries)] CTXC_STORAGE_ATTR attr;    \
     static uint8_t name##_arena_[(arena_bytes)] __attribute__((aligned(8)))    \
     CTXC_STORAGE_ATTR attr;                                                    \
+    static uint8_t name##_idf_[CTXC_HISTORY_ID_FILTER_BYTES(max_entries)]      \
+        CTXC_STORAGE_ATTR attr;                                                \
     static ctxc_history_t name = {name##_slots_,                               \
                                   (max_entries),                               \
                                   name##_arena_,                               \
@@ -219,7 +236,11 @@ typedef struct {
                                   0,                                           \
                                   0,                                           \
                                   0,                                           \
-                                  0}
+                                  0,                                           \
+                                  0,                                           \
+                                  name##_idf_,                                 \
+                                  CTXC_HISTORY_ID_FILTER_BYTES(max_entries),   \
+                                  false}
 
 /** CTXC_HISTORY_DEFINE_ATTR without an attribute of its own. */
 #define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \
@@ -251,6 +272,20 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
  * next use; when it is too small, the scans are used. mem == NULL or bytes == 0
  * removes it. The memory must stay valid while the store uses it. */
 void ctxc_history_set_id_index(ctxc_history_t *h, void *mem, size_t bytes);
+
+/** Gives the store memory for a filter of the ids of its tool blocks (a
+ * Bloom filter: CTXC_HISTORY_ID_FILTER_BYTES(max_entries) is what
+ * CTXC_HISTORY_DEFINE() gives each history; a history set up with
+ * ctxc_history_init() has none until this is called). Without an id index
+ * (ctxc_history_set_id_index), the pairing rule of an append then reads
+ * the stored entries only when the filter cannot rule a conflict out (an
+ * id seen before, or a false positive: about 5 % with a byte an entry when
+ * every entry holds a tool block): an append costs what it adds, not the
+ * history's size. The filter is a cache: append keeps it current, other
+ * changes rebuild it on the next append that needs it; the results are
+ * those of the scans in every case. mem == NULL or bytes == 0 removes it.
+ * The memory must stay valid while the store uses it. */
+void ctxc_history_set_id_filter(ctxc_history_t *h, void *mem, size_t bytes);
 /** Bytes of id index that hold `ids` distinct call ids (a call and its
  * response share one) whatever the power-of-two rounding. */
 #define CTXC_HISTORY_ID_INDEX_BYTES(ids) ((size_t)(ids)*48u)

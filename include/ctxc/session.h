@@ -85,6 +85,10 @@ typedef struct {
     bool density_dirty_; /* private: an entry came since the density step */
     bool locked_;        /* private: a step runs (add answers BUSY) */
     ctxc_density_counts_t last_density; /**< counts of the last density step */
+    /** the first entry the last density step read: 0 when it read the
+     * whole history, else the count before the entries appended since the
+     * step before (CTXC_CFG_DENSITY_FILTER_BYTES) */
+    size_t last_density_from;
     ctxc_compress_meta_t last_compress; /**< metadata of the last compression */
     uint64_t last_compress_ms; /**< its duration by the port clock (0 without) */
     const ctxc_port_t *port;   /**< NULL: no mutex, clock or log */
@@ -108,6 +112,7 @@ typedef struct {
      * appends (0 otherwise) */
     size_t room_entries_;
     size_t room_bytes_;
+    ctxc_density_memo_t memo_; /* private: the density step between calls */
     /* private: the background summaries' failures in a row, the last
      * one's status, and the port clock's time before which no job starts
      * (ctxc_session_job_health) */

@@ -104,6 +104,25 @@ typedef struct ctxc_density_config {
     void *spill_user; /**< pointer handed to `spill` */
 } ctxc_density_config_t;
 
+/** Internal (a field of ctxc_session_t): what a session's density step
+ * learned between calls, so that a step after appends reads only them
+ * (CTXC_CFG_DENSITY_FILTER_BYTES). */
+typedef struct {
+    size_t count;    /**< entries [0, count) were stepped */
+    uint32_t edits;  /**< the history's edit count after that step */
+    uint32_t config; /**< a hash of the density settings it ran with */
+    bool valid;      /**< false: the next step reads the whole history */
+    /** @{ Bloom filters: the paths of read calls and of @file inclusions
+     * in [0, count) */
+    uint8_t reads[CTXC_CFG_DENSITY_FILTER_BYTES > 0
+                      ? CTXC_CFG_DENSITY_FILTER_BYTES
+                      : 1];
+    uint8_t incl[CTXC_CFG_DENSITY_FILTER_BYTES > 0
+                     ? CTXC_CFG_DENSITY_FILTER_BYTES
+                     : 1];
+    /** @} */
+} ctxc_density_memo_t;
+
 /** The fact check of LLM summaries (the setting compression.factCheck; the
  * bounds CTXC_CFG_FACT_CHECK_MAX_ITEMS / _MAX_BYTES): the anchors of the
  * summarised range (paths its tool calls touched, failed commands, URLs,

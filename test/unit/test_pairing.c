@@ -18,14 +18,27 @@
 CTXC_HISTORY_DEFINE(hist, 128, 32768);
 CTXC_WORK_DEFINE(work, 128, 8192);
 
-/* Index modes every case runs in: none (scans), a roomy index, and one too
- * small for the history (full: falls back to scans mid-way). */
-enum { MODE_NONE, MODE_INDEX, MODE_TINY, MODE_COUNT };
+/* Index modes every case runs in: none (scans, or the id filter
+ * CTXC_HISTORY_DEFINE gives the history ruling them out), none and no
+ * filter, a filter of one byte (it rules nothing out), a roomy index, and
+ * one too small for the history (full: falls back to scans mid-way). */
+enum {
+    MODE_NONE,
+    MODE_NO_FILTER,
+    MODE_TINY_FILTER,
+    MODE_INDEX,
+    MODE_TINY,
+    MODE_COUNT
+};
 static uint32_t ids_mem[CTXC_HISTORY_ID_INDEX_BYTES(128) / 4];
 
 static void reset(int mode) {
     ctxc_history_clear(&hist);
-    if (mode == MODE_NONE) {
+    ctxc_history_set_id_filter(&hist, hist_idf_,
+                               mode == MODE_NO_FILTER     ? 0
+                               : mode == MODE_TINY_FILTER ? 1
+                                                          : sizeof hist_idf_);
+    if (mode < MODE_INDEX) {
         ctxc_history_set_id_index(&hist, NULL, 0);
     } else {
         ctxc_history_set_id_index(&hist, ids_mem,
