@@ -52,8 +52,9 @@ typedef struct {
     ctxc_work_t *work; /**< required: the work area (at least the history's max_entries) */
     /** required: the settings store; the setup initialises it
      * (ctxc_settings_init() over the port's filesystem, then
-     * ctxc_settings_load() when there is one), so values you want on top
-     * are set after the setup */
+     * ctxc_settings_load() when there is one and the build has a settings
+     * file buffer, CTXC_CFG_SETTINGS_FILE_BYTES > 0), so values you want
+     * on top are set after the setup */
     ctxc_settings_store_t *settings;
     const ctxc_port_t *port; /**< optional (NULL: no filesystem, clock, log, mutex or network) */
     /** optional: compression.strategy (ephemeral layer), set once the
@@ -78,7 +79,8 @@ typedef struct {
 
 /** Wires a session from `cfg`, in this order: the settings store
  * (initialised over port->fs and settings.json read when the port has a
- * filesystem; a missing file is fine), the session
+ * filesystem and the build a settings file buffer; a missing file is
+ * fine), the session
  * (ctxc_session_init()), the port (ctxc_session_set_port()), the model
  * (the provider binding or cfg->llm_resolver: before the strategy, so
  * that middle-out and one-shot are accepted), then cfg->strategy and
