@@ -26,6 +26,10 @@ typedef struct {
     const char *js;
     const ctxc__jtok_t *t;
     int n;
+    /* the token scratch after the line's tokens, for block sources kept
+     * while the line is stored (none: NULL, 0) */
+    ctxc__block_src_t *spare;
+    size_t nspare;
 } doc_t;
 
 /* Index of the token after the subtree rooted at i. */
@@ -179,13 +183,17 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
         vals[k] = -1;
     }
     int key = obj + 1;
+    int next = 0; /* keys come in the listed order in canonical lines: the
+                     one after the last found is tried first */
     for (int m = 0; m < (int)d->t[obj].size; m++) {
         int val = key + 1;
-        int k = 0;
-        while (k < nkeys && !tok_is(d, key, keys[k])) {
-            k++;
+        int k = next;
+        int tries = 0;
+        while (tries < nkeys && !tok_is(d, key, keys[k])) {
+            k = k + 1 < nkeys ? k + 1 : 0;
+            tries++;
         }
-        if (k == nkeys) {
+        if (tries == nkeys) {
             if (!(ignore_null_unknown && tok_null(d, val))) {
                 return ctxc__fail(err, CTXC_E_PARSE, "unknown key %q",
                                   tok_p(d, key), tok_n(d, key));
@@ -194,6 +202,7 @@ static ctxc_status_t object_keys(const doc_t *d, int obj,
             return ctxc__fail(err, CTXC_E_PARSE, "duplicate key '%s'", keys[k]);
         } else {
             vals[k] = val;
+            next = k + 1 < nkeys ? k + 1 : 0;
         }
         key = skip(d, val);
     }
@@ -221,20 +230,15 @@ static ctxc_status_t want_type(const doc_t *d, int tok, unsigned type,
 /* ---- IContent ------------------------------------------------------------ */
 
 /* Blocks whose sources are kept: the record writer and the store's
- * pairing check each ask for every block, the second time from here (64-bit
- * hosts; small targets resolve a block again, for their stacks and flash). */
-#ifdef CTXC__HOST_FAST
-#define IC_KEPT 8
-#endif
-
+ * pairing check each ask for every block, the second time from the token
+ * scratch the line's tokens left free (on the board the second resolution
+ * was a tenth of an import); a block that does not fit is resolved
+ * again. */
 typedef struct {
     const doc_t *d;
     int blocks; /* array token */
     child_cache_t cache;
-#ifdef IC_KEPT
-    size_t nkept; /* blocks 0 .. nkept-1 are in `kept` */
-    ctxc__block_src_t kept[IC_KEPT];
-#endif
+    size_t nkept; /* blocks 0 .. nkept-1 are in d->spare */
 } ic_ctx_t;
 
 /* Resolves block element `el` into a source, validating it. */
@@ -330,19 +334,15 @@ static ctxc_status_t ic_block(const doc_t *d, int el, size_t i,
 CTXC__NOINLINE static ctxc_status_t
 ic_block_fn(void *ctx, size_t i, ctxc__block_src_t *out, ctxc_error_t *err) {
     ic_ctx_t *c = (ic_ctx_t *)ctx;
-#ifdef IC_KEPT
     if (i < c->nkept) {
-        *out = c->kept[i];
+        *out = c->d->spare[i];
         return CTXC_OK;
     }
-#endif
     int el = nth_child(c->d, c->blocks, (int)i, &c->cache);
     ctxc_status_t st = ic_block(c->d, el, i, out, err);
-#ifdef IC_KEPT
-    if (st == CTXC_OK && i == c->nkept && i < IC_KEPT) {
-        c->kept[c->nkept++] = *out;
+    if (st == CTXC_OK && i == c->nkept && i < c->d->nspare) {
+        c->d->spare[c->nkept++] = *out;
     }
-#endif
     return st;
 }
 
@@ -386,9 +386,7 @@ static ctxc_status_t import_icontent(ctxc_history_t *h, const doc_t *d,
     c.d = d;
     c.blocks = v[1];
     c.cache = (child_cache_t){-1, 0, 0};
-#ifdef IC_KEPT
     c.nkept = 0;
-#endif
     ctxc__entry_src_t src = {
         (ctxc_speaker_t)sp, (size_t)d->t[v[1]].size, ic_block_fn, &c,
         v[2] >= 0 ? value_src(d, v[2]) : (ctxc__src_t){NULL, 0, CTXC__SRC_RAW}};
@@ -723,16 +721,12 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
     return CTXC_OK;
 }
 
-ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
-                               ctxc_error_t *err) {
-    if (imp == NULL || !imp->active) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
-    }
-    imp->line++;
-    ctxc_status_t st;
+/* One line into the history (ctxc_import_line without the rollback): a
+ * failure changes nothing. */
+static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
+                             ctxc_error_t *err) {
     if (line == NULL && len != 0) {
-        st = ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
-        goto fail;
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
     }
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
         len--;
@@ -747,37 +741,40 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
     }
     ctxc_history_t *h = imp->history;
     if (len > h->arena_bytes) {
-        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
-                        "line is %z bytes, larger than the history arena (%z "
-                        "bytes)",
-                        len, h->arena_bytes);
-        goto fail;
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "line is %z bytes, larger than the history arena (%z "
+                          "bytes)",
+                          len, h->arena_bytes);
     }
     if (len > 0x7FFFFFFFu) {
-        st = ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long");
-        goto fail;
+        return ctxc__fail(err, CTXC_E_TOO_LARGE, "line too long");
     }
     /* one pass: syntax, UTF-8, escapes, surrogates, depth, tokens */
     ctxc__jtok_t *tokens = (ctxc__jtok_t *)(void *)imp->tokens_;
     size_t n = 0;
-    st = ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
-                               CTXC_CFG_JSON_MAX_TOKENS, &n, err);
+    ctxc_status_t st =
+        ctxc__json_scan_stats(line, len, CTXC_CFG_JSON_MAX_DEPTH, tokens,
+                              CTXC_CFG_JSON_MAX_TOKENS, &n, err);
     if (st != CTXC_OK) {
-        goto fail;
+        return st;
     }
     if (n > CTXC_CFG_JSON_MAX_TOKENS) {
-        st = ctxc__fail(err, CTXC_E_TOO_LARGE,
-                        "line has more than %u JSON tokens "
-                        "(CTXC_CFG_JSON_MAX_TOKENS)",
-                        (unsigned)CTXC_CFG_JSON_MAX_TOKENS);
-        goto fail;
+        return ctxc__fail(err, CTXC_E_TOO_LARGE,
+                          "line has more than %u JSON tokens "
+                          "(CTXC_CFG_JSON_MAX_TOKENS)",
+                          (unsigned)CTXC_CFG_JSON_MAX_TOKENS);
     }
-    doc_t d = {line, tokens, (int)n};
+    /* the scratch after the tokens, aligned for block sources */
+    uintptr_t free0 = (uintptr_t)(tokens + n);
+    uintptr_t end = (uintptr_t)(tokens + CTXC_CFG_JSON_MAX_TOKENS);
+    uintptr_t al = (uintptr_t) _Alignof(ctxc__block_src_t);
+    free0 = (free0 + al - 1u) & ~(al - 1u);
+    doc_t d = {line, tokens, (int)n, (ctxc__block_src_t *)free0,
+               free0 < end ? (end - free0) / sizeof(ctxc__block_src_t) : 0u};
     if (tokens[0].type != CTXC__JT_OBJECT) {
-        st = ctxc__fail(err, CTXC_E_PARSE,
-                        "a line must hold a JSON object, not %s",
-                        type_name(tokens[0].type));
-        goto fail;
+        return ctxc__fail(err, CTXC_E_PARSE,
+                          "a line must hold a JSON object, not %s",
+                          type_name(tokens[0].type));
     }
     ctxc_format_t fmt = imp->format;
     if (fmt == CTXC_FORMAT_AUTO) {
@@ -793,25 +790,37 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
             key = skip(&d, key + 1);
         }
         if (fmt == CTXC_FORMAT_AUTO) {
-            st = ctxc__fail(err, CTXC_E_PARSE,
-                            "neither an entry (no 'speaker' key) nor an OpenAI "
-                            "chat message (no 'role' key)");
-            goto fail;
+            return ctxc__fail(err, CTXC_E_PARSE,
+                              "neither an entry (no 'speaker' key) nor an "
+                              "OpenAI chat message (no 'role' key)");
         }
         imp->format = fmt;
     }
-    st = fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
-                                     : import_openai(h, &d, err);
-    if (st == CTXC_OK) {
-        return CTXC_OK;
-    }
-fail: /* the whole import is rolled back; the error names the line */
-    ctxc_import_abort(imp);
-    if (err != NULL) {
-        err->status = st;
-        err->line = imp->line;
+    return fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
+                                       : import_openai(h, &d, err);
+}
+
+/* After line_in: a failure rolls the whole import back; the error names
+ * the line. */
+static ctxc_status_t line_done(ctxc_import_t *imp, ctxc_status_t st,
+                               ctxc_error_t *err) {
+    if (st != CTXC_OK) {
+        ctxc_import_abort(imp);
+        if (err != NULL) {
+            err->status = st;
+            err->line = imp->line;
+        }
     }
     return st;
+}
+
+ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
+                               ctxc_error_t *err) {
+    if (imp == NULL || !imp->active) {
+        return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
+    }
+    imp->line++;
+    return line_done(imp, line_in(imp, line, len, err), err);
 }
 
 /* The arena bytes (or, when `entries`, the entry slots) each line of
@@ -850,6 +859,46 @@ static size_t measure_rest(ctxc_import_t *imp, ctxc_history_t *h,
     return total;
 }
 
+/* ---- an id index lent for one import -------------------------------------
+ * Without an id index of its own (ctxc_history_set_id_index) the store
+ * checks the tool blocks of each new entry against those of every entry
+ * before it: an import pays the square of its entries (on the board's 256
+ * entries, seven tenths of the import). So ctxc_import_text() lends the
+ * store one for the time of the import, at the end of the arena's free
+ * tail, which looks that much shorter meanwhile: an eighth of the free
+ * tail at most, three slots per free entry slot at most. The lent bytes go
+ * back (the arena's size and the index fields as they were at begin)
+ * before a line that could need them, for a line that failed for want of
+ * room (it is tried again without the index), at the end, and on any
+ * failure (the rollback restores the whole history). A table that fills
+ * up answers by scans, as any index does; the results are those of the
+ * scans in every case. */
+
+static size_t lend_index(ctxc_history_t *h) {
+    size_t bytes = (h->arena_bytes - h->used) / 8u;
+    size_t most = CTXC_HISTORY_ID_INDEX_BYTES(h->max_entries - h->count);
+    if (most < bytes) {
+        bytes = most;
+    }
+    if (h->ids_mem_ != NULL || bytes < CTXC_HISTORY_ID_INDEX_BYTES(8)) {
+        return 0;
+    }
+    h->arena_bytes -= bytes;
+    ctxc_history_set_id_index(h, h->arena + h->arena_bytes, bytes);
+    return bytes;
+}
+
+CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
+                                     ctxc_history_t *h) {
+    const ctxc_history_t *s = &imp->snapshot;
+    h->arena_bytes = s->arena_bytes;
+    h->ids_mem_ = s->ids_mem_;
+    h->ids_bytes_ = s->ids_bytes_;
+    h->ids_cap_ = s->ids_cap_;
+    h->ids_used_ = s->ids_used_;
+    h->ids_state_ = s->ids_state_;
+}
+
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
                                const char *text, size_t len,
                                ctxc_format_t format, ctxc_error_t *err) {
@@ -857,21 +906,32 @@ ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
     if (st != CTXC_OK) {
         return st;
     }
+    size_t lent = lend_index(h);
     size_t start = 0;
     while (start < len) {
         const char *nl = memchr(text + start, '\n', len - start);
         size_t end = nl != NULL ? (size_t)(nl - text) : len;
         bool full = h->count >= h->max_entries; /* slots, not bytes */
         size_t lines = h->count - imp->snapshot.count;
-        if ((st = ctxc_import_line(imp, text + start, end - start, err)) !=
-            CTXC_OK) {
+        if (lent != 0 && end - start > h->arena_bytes - h->used) {
+            give_back(imp, h); /* the line may need the lent bytes */
+            lent = 0;
+        }
+        imp->line++;
+        st = line_in(imp, text + start, end - start, err);
+        if (st == CTXC_E_NO_SPACE && lent != 0) {
+            give_back(imp, h);
+            lent = 0;
+            st = line_in(imp, text + start, end - start, err);
+        }
+        if ((st = line_done(imp, st, err)) != CTXC_OK) {
             if (st == CTXC_E_NO_SPACE && err != NULL) {
                 /* what the whole text needs, not just this line: the
                  * lines after it measured one by one */
                 uint32_t line = err->line;
                 bool complete;
-                size_t rest = measure_rest(imp, h, text, end + 1, len, full,
-                                           &complete);
+                size_t rest =
+                    measure_rest(imp, h, text, end + 1, len, full, &complete);
                 size_t needed = err->needed + rest;
                 if (full) {
                     ctxc__fail_space(err, needed,
@@ -893,6 +953,9 @@ ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
             return st;
         }
         start = end + 1;
+    }
+    if (lent != 0) {
+        give_back(imp, h);
     }
     return ctxc_import_end(imp, err);
 }

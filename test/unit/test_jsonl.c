@@ -758,6 +758,219 @@ static void test_export_write_errors_stop_the_export(void **state) {
     }
 }
 
+/* ---- the id index an import lends the store ------------------------------
+ * ctxc_import_text() checks the pairing rule through an id index it lends
+ * the history at the end of the arena's free tail; the line-by-line API
+ * scans the store. Both must answer the same, byte for byte, and the lent
+ * bytes must come back (the arena's size, a text that needs all of it). */
+
+#define LENT_SLOTS 512
+static ctxc_slot_t lent_slots_a[LENT_SLOTS], lent_slots_b[LENT_SLOTS];
+static uint8_t lent_arena_a[1 << 16], lent_arena_b[1 << 16];
+static ctxc_history_t lent_a, lent_b;
+static ctxc_import_t lent_imp_b;
+static char lent_text[1 << 16];
+static size_t lent_len;
+
+static void lent_add(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n =
+        vsnprintf(lent_text + lent_len, sizeof lent_text - lent_len, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof lent_text - lent_len);
+    lent_len += (size_t)n;
+}
+
+/* An ai entry with a call of id c<k>, a tool entry answering id c<r>. */
+static void lent_call(unsigned k) {
+    lent_add("{\"speaker\":\"ai\",\"blocks\":[{\"type\":\"text\",\"text\":"
+             "\"step %u\"},{\"type\":\"tool_call\",\"id\":\"c%u\",\"name\":"
+             "\"read_file\",\"parameters\":{\"file_path\":\"f%u.c\"}}]}\n",
+             k, k, k);
+}
+static void lent_response(unsigned r) {
+    lent_add("{\"speaker\":\"tool\",\"blocks\":[{\"type\":\"tool_response\","
+             "\"callId\":\"c%u\",\"toolName\":\"read_file\",\"result\":"
+             "\"int x%u;\"}]}\n",
+             r, r);
+}
+
+/* `pairs` calls each answered, with a human entry every 7th. */
+static void lent_history(unsigned pairs) {
+    lent_len = 0;
+    for (unsigned k = 0; k < pairs; k++) {
+        if (k % 7 == 0) {
+            lent_add("{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+                     "\"text\":\"go on %u\"}]}\n",
+                     k);
+        }
+        lent_call(k);
+        lent_response(k);
+    }
+}
+
+/* Imports lent_text into `a` with ctxc_import_text and into `b` line by
+ * line (no lent index): the same status, error, entries, bytes and
+ * export. Returns the status. */
+static ctxc_status_t lent_import_both(ctxc_history_t *a, ctxc_history_t *b) {
+    ctxc_error_t ea, eb;
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    ctxc_status_t sa =
+        ctxc_import_text(&imp, a, lent_text, lent_len, CTXC_FORMAT_AUTO, &ea);
+    ctxc_status_t sb = ctxc_import_begin(&lent_imp_b, b, CTXC_FORMAT_AUTO, &eb);
+    assert_int_equal(sb, CTXC_OK);
+    size_t start = 0;
+    while (sb == CTXC_OK && start < lent_len) {
+        const char *nl = memchr(lent_text + start, '\n', lent_len - start);
+        size_t end = nl != NULL ? (size_t)(nl - lent_text) : lent_len;
+        sb = ctxc_import_line(&lent_imp_b, lent_text + start, end - start, &eb);
+        start = end + 1;
+    }
+    if (sb == CTXC_OK) {
+        sb = ctxc_import_end(&lent_imp_b, &eb);
+    }
+    assert_int_equal(sa, sb);
+    if (sa != CTXC_OK && sa != CTXC_E_NO_SPACE) {
+        assert_int_equal(ea.line, eb.line);
+        assert_string_equal(ea.message, eb.message);
+    }
+    assert_int_equal(ctxc_history_count(a), ctxc_history_count(b));
+    ctxc_history_usage_t ua, ub;
+    ctxc_history_usage(a, &ua);
+    ctxc_history_usage(b, &ub);
+    assert_int_equal(ua.bytes_used, ub.bytes_used);
+    assert_int_equal(ua.bytes_max, ub.bytes_max);
+    assert_int_equal(ua.bytes_hwm, ub.bytes_hwm);
+    ctxc_history_stats_t ta, tb;
+    ctxc_history_stats(a, &ta);
+    ctxc_history_stats(b, &tb);
+    assert_int_equal(ta.unpaired_calls, tb.unpaired_calls);
+    assert_int_equal(ta.unpaired_responses, tb.unpaired_responses);
+    export_to(a, &out);
+    export_to(b, &out2);
+    assert_string_equal(out.buf, out2.buf);
+    if (sa != CTXC_OK) {
+        err = ea;
+    }
+    return sa;
+}
+
+static void lent_reset(size_t arena_bytes) {
+    ctxc_history_init(&lent_a, lent_slots_a, LENT_SLOTS, lent_arena_a,
+                      arena_bytes, NULL);
+    ctxc_history_init(&lent_b, lent_slots_b, LENT_SLOTS, lent_arena_b,
+                      arena_bytes, NULL);
+}
+
+static void test_import_lent_index_same_answers(void **state) {
+    (void)state;
+    /* 150 pairs: the index grows from its first table several times */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(150);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&lent_a, &u);
+    assert_int_equal(u.bytes_max, sizeof lent_arena_a); /* given back */
+
+    /* a call id used again, long after its first call */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(150);
+    lent_call(3);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "id 'c3' is already used by the "
+                                        "tool_call in entry 7"));
+    assert_int_equal(ctxc_history_count(&lent_a), 0);
+
+    /* a call answered twice */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(150);
+    lent_response(140);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "call 'c140' already has a "
+                                        "tool_response"));
+
+    /* a response before its call: stored unpaired, then the call refused */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(40);
+    lent_response(900);
+    for (unsigned k = 1000; k < 1040; k++) {
+        lent_call(k);
+        lent_response(k);
+    }
+    lent_call(900);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "id 'c900' was answered before the "
+                                        "call"));
+
+    /* calls without responses and responses without calls: data */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(30);
+    for (unsigned k = 500; k < 520; k++) {
+        lent_call(k);
+        lent_response(k + 100);
+    }
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+    ctxc_history_stats_t st;
+    ctxc_history_stats(&lent_a, &st);
+    assert_int_equal(st.unpaired_calls, 20);
+    assert_int_equal(st.unpaired_responses, 20);
+}
+
+static void test_import_lent_index_on_a_history_with_entries(void **state) {
+    (void)state;
+    /* the index covers the entries there before the import */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(60);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+    lent_len = 0;
+    lent_call(700);
+    lent_response(700);
+    lent_call(12); /* used by an entry of the first import */
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_INVALID_ARG);
+    assert_non_null(strstr(err.message, "id 'c12' is already used"));
+    assert_int_equal(ctxc_history_count(&lent_a), 60u * 2u + 9u);
+
+    /* a history with an id index of its own keeps it */
+    static uint8_t ids_a[CTXC_HISTORY_ID_INDEX_BYTES(256)];
+    static uint8_t ids_b[CTXC_HISTORY_ID_INDEX_BYTES(256)];
+    lent_reset(sizeof lent_arena_a);
+    ctxc_history_set_id_index(&lent_a, ids_a, sizeof ids_a);
+    ctxc_history_set_id_index(&lent_b, ids_b, sizeof ids_b);
+    lent_history(100);
+    lent_call(50);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_INVALID_ARG);
+    lent_history(100);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+}
+
+static void test_import_lent_index_gives_the_bytes_back(void **state) {
+    (void)state;
+    /* what the text takes, then an arena of exactly that size: the lent
+     * bytes go back before the last lines need them */
+    lent_reset(sizeof lent_arena_a);
+    lent_history(120);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+    ctxc_history_usage_t u;
+    ctxc_history_usage(&lent_a, &u);
+    size_t need = u.bytes_used;
+    for (size_t extra = 0; extra < 3000; extra += 97) {
+        lent_reset(need + extra);
+        assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_OK);
+        ctxc_history_usage(&lent_a, &u);
+        assert_int_equal(u.bytes_used, need);
+        assert_int_equal(u.bytes_max, need + extra);
+    }
+    /* one byte less: the whole text's shortfall, nothing imported */
+    lent_reset(need - 1);
+    assert_int_equal(lent_import_both(&lent_a, &lent_b), CTXC_E_NO_SPACE);
+    assert_int_equal(err.needed, 1);
+    assert_int_equal(ctxc_history_count(&lent_a), 0);
+    ctxc_history_usage(&lent_a, &u);
+    assert_int_equal(u.bytes_max, need - 1);
+}
+
 /* ---- robustness: mutated input never crashes, corrupts or half-imports --- */
 
 static uint32_t rng_state = 2463534242u;
@@ -860,6 +1073,11 @@ int main(void) {
         cmocka_unit_test_setup(test_openai_bad_input, setup),
         cmocka_unit_test_setup(test_export_buffer_and_errors, setup),
         cmocka_unit_test_setup(test_export_write_errors_stop_the_export, setup),
+        cmocka_unit_test_setup(test_import_lent_index_same_answers, setup),
+        cmocka_unit_test_setup(test_import_lent_index_on_a_history_with_entries,
+                               setup),
+        cmocka_unit_test_setup(test_import_lent_index_gives_the_bytes_back,
+                               setup),
         cmocka_unit_test_setup(
             test_mutated_input_is_rejected_cleanly_or_round_trips, setup),
     };
