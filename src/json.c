@@ -251,19 +251,14 @@ CTXC__SIZE_NOINLINE static bool is_json_ws(uint8_t c) {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-#if SIZE_MAX > 0xFFFFFFFFu
-#define SWAR_LO7 CTXC__SWAR_LOW
-#define SWAR_ONES CTXC__SWAR_ONES
-
 /* The high bit of each byte of x that is not plain: >= 0x80, < 0x20, '"'
  * or '\\' (exact per byte: no carry crosses a byte). */
-static inline uint64_t special_bytes(uint64_t x) {
-    uint64_t low = x & SWAR_LO7;
-    uint64_t ctl = ~(low + SWAR_ONES * 0x60u); /* < 0x20 */
-    return (x | ctl | ctxc__swar_eq(low, '"') | ctxc__swar_eq(low, '\\')) &
-           ~SWAR_LO7;
+static inline ctxc__word_t special_bytes(ctxc__word_t x) {
+    ctxc__word_t low = x & CTXC__WORD_LOW;
+    ctxc__word_t ctl = ~(low + CTXC__WORD_ONES * 0x60u); /* < 0x20 */
+    return (x | ctl | ctxc__word_eq(low, '"') | ctxc__word_eq(low, '\\')) &
+           ~CTXC__WORD_LOW;
 }
-#endif
 
 #if defined(__SSE2__)
 /* Bit j set when byte j of s[0..16) is not plain (see special_bytes); with
@@ -293,24 +288,21 @@ static size_t skip_plain(const uint8_t *s, size_t i, size_t n) {
         i += 16;
     }
 #endif
-#if SIZE_MAX > 0xFFFFFFFFu
-    /* 64-bit machines: eight bytes at a time; a byte is special when it is
-     * >= 0x80, < 0x20, '"' or '\\' (exact per byte: no carry crosses a
-     * byte). Small targets keep the byte loop (and the flash). */
-    while (n - i >= 8) {
-        uint64_t x;
+    /* a machine word at a time (eight bytes or four); a byte is special
+     * when it is >= 0x80, < 0x20, '"' or '\\' */
+    while (n - i >= sizeof(ctxc__word_t)) {
+        ctxc__word_t x;
         memcpy(&x, s + i, sizeof x);
-        uint64_t special = special_bytes(x);
+        ctxc__word_t special = special_bytes(x);
         if (special != 0) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            return i + (size_t)__builtin_ctzll(special) / 8u;
+            return i + ctxc__word_first(special);
 #else
             break;
 #endif
         }
-        i += 8;
+        i += sizeof x;
     }
-#endif
     while (i < n && is_plain(s[i])) {
         i++;
     }
@@ -404,7 +396,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
     while (n - i >= 8) {
         uint64_t x;
         memcpy(&x, s + i, sizeof x);
-        uint64_t sp = (x & SWAR_LO7) ^ (SWAR_ONES * 0x20u);
+        uint64_t sp = (x & CTXC__SWAR_LOW) ^ (CTXC__SWAR_ONES * 0x20u);
         uint64_t special = special_bytes(x);
         unsigned nb =
             special == 0 ? 8u : (unsigned)__builtin_ctzll(special) / 8u;
@@ -415,7 +407,7 @@ static size_t skip_plain_stats(const uint8_t *s, size_t i, size_t n,
             i += 2;
             continue;
         }
-        uint64_t ws = ~((sp + SWAR_LO7) | sp) & ~SWAR_LO7;
+        uint64_t ws = ~((sp + CTXC__SWAR_LOW) | sp) & ~CTXC__SWAR_LOW;
         if (nb < 8u) {
             ws &= (1ull << (8u * nb)) - 1u;
         }
@@ -893,7 +885,8 @@ static ctxc_status_t scan(const char *js, size_t len, unsigned max_depth,
         max_depth = 64u;
     }
     for (;;) {
-        if (i < len && is_json_ws(s[i])) {
+        /* a token's first byte is above ' ': no call for it */
+        if (i < len && s[i] <= ' ' && is_json_ws(s[i])) {
             while (i < len && is_json_ws(s[i])) {
                 i++;
             }

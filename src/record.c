@@ -57,6 +57,22 @@ static const uint16_t field_at[CTXC_BLOCK_TYPE_COUNT][CTXC__MAX_FIELDS] = {
                           FIELD_AT(media.filename)},
 };
 
+/* The fields of every type lie one after the other from the union's start
+ * (ctxc_entry_next_block fills them so). */
+_Static_assert(sizeof(((ctxc_block_t *)0)->u) ==
+                       CTXC__MAX_FIELDS * sizeof(ctxc_str_t) &&
+                   offsetof(ctxc_block_t, u.media.filename) ==
+                       offsetof(ctxc_block_t, u) + 4u * sizeof(ctxc_str_t) &&
+                   offsetof(ctxc_block_t, u.tool_response.error) ==
+                       offsetof(ctxc_block_t, u) + 3u * sizeof(ctxc_str_t) &&
+                   offsetof(ctxc_block_t, u.tool_call.parameters) ==
+                       offsetof(ctxc_block_t, u) + 2u * sizeof(ctxc_str_t) &&
+                   offsetof(ctxc_block_t, u.code.language) ==
+                       offsetof(ctxc_block_t, u) + sizeof(ctxc_str_t) &&
+                   offsetof(ctxc_block_t, u.thinking.signature) ==
+                       offsetof(ctxc_block_t, u) + sizeof(ctxc_str_t),
+               "block fields are consecutive strings from the union's start");
+
 static ctxc_str_t *field_ptr(ctxc_block_t *b, unsigned i) {
     if ((unsigned)b->type >= CTXC_BLOCK_TYPE_COUNT ||
         i >= ctxc__block_desc[b->type].nfields) {
@@ -135,12 +151,19 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
     if (p >= entry->end_) {
         return false;
     }
-    memset(out, 0, sizeof *out);
     out->type = (ctxc_block_type_t)p[0];
     p++;
-    const uint16_t *at = field_at[out->type];
-    for (unsigned f = 0; f < ctxc__block_desc[out->type].nfields; f++) {
-        p = read_str(p, (ctxc_str_t *)(void *)((char *)out + at[f]));
+    /* the fields, in order from the union's start (field_at), then the
+     * union's other bytes zeroed: not a memset of the whole block per
+     * block read (a thirtieth of an import on the board) */
+    ctxc_str_t *fields = (ctxc_str_t *)(void *)&out->u;
+    unsigned f = 0;
+    for (; f < ctxc__block_desc[out->type].nfields; f++) {
+        p = read_str(p, &fields[f]);
+    }
+    for (; f < CTXC__MAX_FIELDS; f++) {
+        fields[f].ptr = NULL;
+        fields[f].len = 0;
     }
     *cursor = p;
     if (p < entry->end_) {
@@ -317,25 +340,26 @@ static ctxc_status_t emit_record(const ctxc__entry_src_t *src,
  * a key counts, like ctxc_entry_meta_find. */
 static uint8_t flags_of(const ctxc_str_t *meta) {
     static const char *const keys[] = {"isSummary", "synthetic", "pinned"};
+    static const uint8_t key_len[] = {9, 9, 6};
     static const uint8_t key_flag[] = {CTXC_ENTRY_IS_SUMMARY,
                                        CTXC_ENTRY_SYNTHETIC, CTXC_ENTRY_PINNED};
     const char *o = meta->ptr;
     size_t len = meta->len;
     uint8_t flags = 0;
-#ifdef CTXC__HOST_FAST
     /* most metadata names none of them: no walk over its members unless
      * one of the names follows a quote somewhere (in canonical JSON these
-     * names are never written with escapes) */
+     * names are never written with escapes). The walk compares keys as
+     * decoded strings: on the board it took a twentieth of an import. */
     if (len == 0) { /* no metadata (o may be NULL: no o + len) */
         return 0;
     }
     bool named = false;
     const char *end = o + len;
-    for (const char *q = o; !named && q != NULL &&
-                            (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
+    for (const char *q = o;
+         !named && (q = memchr(q, '"', (size_t)(end - q))) != NULL;) {
         q++;
         for (size_t k = 0; k < 3 && !named; k++) {
-            size_t kl = strlen(keys[k]);
+            size_t kl = key_len[k];
             named = (size_t)(end - q) > kl && q[0] == keys[k][0] &&
                     memcmp(q, keys[k], kl) == 0 && q[kl] == '"';
         }
@@ -343,7 +367,6 @@ static uint8_t flags_of(const ctxc_str_t *meta) {
     if (!named) {
         return 0;
     }
-#endif
     for (size_t k = 0; k < 3; k++) {
         ctxc_str_t v;
         if (ctxc__json_find_key(o, len, keys[k], &v) && v.len == 4 &&
