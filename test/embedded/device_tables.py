@@ -165,7 +165,25 @@ def budget_table(log, trust_log, image):
     return "\n".join(out)
 
 
-def scenario_table(log):
+def history_bytes(log_dir):
+    """Bytes of each scenario history's JSONL text, from the image's
+    scenario_data.c (gen_histories.py's output next to the run's log); {}
+    when it is not there."""
+    try:
+        src = read(os.path.join(log_dir, "scenario_data.c"))
+    except OSError:
+        return {}
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r'^\s*\{"([^"]+)", input_\d+, (\d+)\},', src, re.M)}
+
+
+# Entry points whose cost follows the history's text: a row of
+# instructions per byte of it after the table's rows.
+PER_BYTE = ("ctxc_import_text", "ctxc_export")
+
+
+def scenario_table(log, sizes=None):
+    sizes = sizes or {}
     rows = re.findall(r"^ticks: (.+) (\d+) at most \(25 MHz counter; history (\S+), "
                       r"(\d+) entries\)", log, re.M)
     if not rows:
@@ -183,11 +201,21 @@ def scenario_table(log):
            "example session)." % (n, ", ".join(hists)), "",
            "| entry point | history (entries) | instructions | ms @100 MHz | ms @240 MHz |",
            "|---|---|---:|---:|---:|"]
+    per_byte = []
     for name, ticks, hist, entries in rows:
         i = int(ticks) * TICK_INSTR
+        where = "%s (%s)" % (hist, entries) if hist != "-" else "none"
         out.append("| %s | %s | %d | %s | %s |"
-                   % (name, "%s (%s)" % (hist, entries) if hist != "-" else "none",
-                      i, "%.2f" % (i / 1e5), "%.2f" % (i / 2.4e5)))
+                   % (name, where, i, "%.2f" % (i / 1e5), "%.2f" % (i / 2.4e5)))
+        if name in PER_BYTE and sizes.get(hist):
+            per_byte.append("| %s, instructions per byte of the history's text (%d bytes) "
+                            "| %s | %.1f | - | - |" % (name, sizes[hist], where,
+                                                       i / sizes[hist]))
+    if per_byte:
+        out += per_byte
+        out += ["", "Per byte: the call's instructions over the bytes of the history's "
+                "JSON Lines text (scenario_data.c); `ctxc_export`'s include the image's "
+                "sink, which takes a CRC-32 of every byte and copies it."]
     return "\n".join(out)
 
 
@@ -211,7 +239,8 @@ def read(path):
 def write(log_path, trust_log_path, scn_log_path, image, lab, doc):
     log = read(log_path)
     text = tables(log, image, lab) + "\n" + budget_table(log, read(trust_log_path), image)
-    scn = scenario_table(read(scn_log_path))
+    scn = scenario_table(read(scn_log_path),
+                         history_bytes(os.path.dirname(os.path.abspath(scn_log_path))))
     replace_block(doc, BEGIN, END, text)
     replace_block(doc, SCN_BEGIN, SCN_END, scn)
     print(text + "\n\n" + scn)
@@ -282,7 +311,7 @@ def run(objcopy, image, lab, scenario, example, doc, qemu):
 def scenario_only(scenario, doc, qemu):
     log = read(run_scenario(icount(qemu), scenario,
                             os.path.dirname(os.path.abspath(scenario))))
-    text = scenario_table(log)
+    text = scenario_table(log, history_bytes(os.path.dirname(os.path.abspath(scenario))))
     replace_block(doc, SCN_BEGIN, SCN_END, text)
     print(text)
     print("device_tables: wrote the scenario table into %s" % doc)
