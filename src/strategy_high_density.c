@@ -305,6 +305,12 @@ typedef struct {
     /* pinned raw view positions (in work->boundary, which the step does not
      * use otherwise), or NULL when none is: never edited, never pruned */
     const unsigned char *pin;
+    /* Without the index: the last position written of each written path's
+     * hash (wtab_cap pairs of hash, position + 1; 0: empty), in the plan
+     * operations after the path buffers; wtab_cap 0 (no room, or a table
+     * that filled up): the scans decide alone. */
+    uint32_t *wtab;
+    size_t wtab_cap;
 } hd_t;
 
 /* The indexed path's tables as the passes test them: a constant NULL when
@@ -352,6 +358,51 @@ static bool call_writes(const hd_t *hd, const ctxc__tool_t *t,
 static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
                                        const char *key, size_t len);
 
+/* The written-path table (hd_t.wtab): open addressing on a path's hash,
+ * each slot the hash and 1 + the last position that writes a path of that
+ * hash. Paths that share a hash share a slot: the table only says where
+ * no write of a path can be (after its slot's position), the scans say
+ * the rest. */
+static uint32_t wtab_hash(const char *path, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)path[i]) * 16777619u;
+    }
+    return h | 1u; /* never 0: an empty slot */
+}
+
+/* 1 + the last position writing a path of hash h (0: none). */
+static size_t wtab_last(const hd_t *hd, uint32_t h) {
+    size_t i = h % hd->wtab_cap;
+    for (size_t n = 0; n < hd->wtab_cap; n++) {
+        const uint32_t *e = &hd->wtab[2u * i];
+        if (e[0] == h) {
+            return e[1];
+        }
+        if (e[0] == 0) {
+            return 0;
+        }
+        i = i + 1 < hd->wtab_cap ? i + 1 : 0;
+    }
+    return 0;
+}
+
+/* Notes a write of a path of hash h at position p; a table that fills up
+ * is dropped (wtab_cap 0: the scans alone). */
+static void wtab_note(hd_t *hd, uint32_t h, size_t p) {
+    size_t i = h % hd->wtab_cap;
+    for (size_t n = 0; n < hd->wtab_cap * 3u / 4u; n++) {
+        uint32_t *e = &hd->wtab[2u * i];
+        if (e[0] == 0 || e[0] == h) {
+            e[0] = h;
+            e[1] = (uint32_t)p + 1u;
+            return;
+        }
+        i = i + 1 < hd->wtab_cap ? i + 1 : 0;
+    }
+    hd->wtab_cap = 0;
+}
+
 /* Is `path` (in hd->path[0]) written by a write call in an entry after
  * position p? */
 CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
@@ -360,7 +411,14 @@ CTXC__NOINLINE static bool written_after(const hd_t *hd, size_t p,
         const ctxc__id_slot_t *s = key_find(hd, KEY_PATH, path, plen);
         return s != NULL && s->call > p;
     }
-    for (size_t q = p + 1; q < hd->v->count; q++) {
+    size_t last = hd->v->count;
+    if (hd->wtab_cap > 0) { /* no write of the path's hash after p: none */
+        last = wtab_last(hd, wtab_hash(path, plen));
+        if (last <= p + 1) {
+            return false;
+        }
+    }
+    for (size_t q = last; q-- > p + 1;) { /* the last write first */
         if ((hd->mark[q] & MARK_WRITE) == 0) {
             continue;
         }
@@ -1330,9 +1388,13 @@ CTXC__NOINLINE static uint32_t pointer_tokens(void) {
     return ctxc_estimate_block_default(NULL, &pointer);
 }
 
-/* Without the index: marks the ai entries with a write call. */
-CTXC__NOINLINE static void mark_writes(const hd_t *hd) {
+/* Without the index: marks the ai entries with a write call, and notes
+ * their paths in the written-path table. */
+CTXC__NOINLINE static void mark_writes(hd_t *hd) {
     const ctxc_view_t *raw = hd->v;
+    if (hd->wtab_cap > 0) {
+        memset(hd->wtab, 0, hd->wtab_cap * 2u * sizeof hd->wtab[0]);
+    }
     for (size_t p = 0; p < raw->count; p++) {
         if (speaker_at(raw, p) != CTXC_SPEAKER_AI) {
             continue;
@@ -1349,6 +1411,12 @@ CTXC__NOINLINE static void mark_writes(const hd_t *hd) {
                                    b.u.tool_call.parameters, &t) != 0 &&
                 t.role == CTXC__ROLE_WRITE) {
                 hd->mark[p] |= MARK_WRITE;
+                size_t pos = 0, wlen;
+                while (hd->wtab_cap > 0 &&
+                       call_next_path(hd, &t, b.u.tool_call.parameters, &pos,
+                                      hd->path[1], &wlen)) {
+                    wtab_note(hd, wtab_hash(hd->path[1], wlen), p);
+                }
             }
         }
     }
@@ -1389,7 +1457,8 @@ CTXC__NOINLINE static void rw_pass(const hd_t *hd, ctxc__pairs_t *pairs,
 static ctxc_status_t
 hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
                ctxc_work_t *work, ctxc_density_result_t *result, hd_state_t *S,
-               char *paths, size_t path_cap, ctxc_error_t *err) {
+               char *paths, size_t path_cap, uint32_t *wtab, size_t wtab_cap,
+               ctxc_error_t *err) {
     ctxc__pairs_t *pairs = &S->pairs;
     ctxc__pairs_lazy(pairs, raw, NULL, 0); /* scans unless indexed below */
     hd_t *hd = &S->hd;
@@ -1398,7 +1467,8 @@ hd_optimize_in(const ctxc_view_t *raw, const ctxc_density_config_t *config,
         work->marks, NULL,   NULL,
         pairs,       NULL,   0,
         0,           0,      {paths, paths != NULL ? paths + path_cap : NULL},
-        path_cap,    NULL};
+        path_cap,    NULL,   wtab,
+        wtab_cap};
     hd->pointer_tokens = pointer_tokens();
     /* the pinned entries (with the pairs over the index memory, which
      * index_prepare sets up anew) */
@@ -1449,7 +1519,7 @@ hd_optimize_small(const ctxc_view_t *raw, const ctxc_density_config_t *config,
     hd_state_t S;
     size_t path_cap = ops_bytes / 2u < PATH_CAP ? ops_bytes / 2u : PATH_CAP;
     return hd_optimize_in(raw, config, work, result, &S, (char *)work->ops,
-                          path_cap, err);
+                          path_cap, NULL, 0, err);
 }
 
 ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
@@ -1474,8 +1544,18 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
         return hd_optimize_small(raw, config, work, result, ops_bytes, err);
     }
     char *mem = (char *)work->ops + skip;
+    /* the rest of the operations: the written-path table (a slot per
+     * entry at most: 8 bytes each) */
+    size_t rest = ops_bytes - skip - HD_STATE_BYTES - 2u * PATH_CAP;
+    size_t wtab_cap = rest / (2u * sizeof(uint32_t));
+    if (wtab_cap > raw->count + 8u) {
+        wtab_cap = raw->count + 8u;
+    }
     return hd_optimize_in(raw, config, work, result, (hd_state_t *)(void *)mem,
-                          mem + HD_STATE_BYTES, PATH_CAP, err);
+                          mem + HD_STATE_BYTES, PATH_CAP,
+                          (uint32_t *)(void *)(mem + HD_STATE_BYTES +
+                                               2u * PATH_CAP),
+                          wtab_cap, err);
 }
 
 /* ---- between calls: what the step learned (ctxc_density_memo_t) ----------
