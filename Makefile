@@ -192,6 +192,13 @@ bench: deps-bench all
 	fi; \
 	CTXC_CORPUS="$$corpus" $(BENCH); \
 	test/bench/instr_linearity.sh $(CLI) $(HOST_DIR)/bench "$$corpus" | tee -a $(HOST_DIR)/bench.md
+	@$(CMAKE) --build $(HOST_DIR) --target turn_cost turn_cost_noindex -j $(JOBS) >/dev/null
+	@set -e; for n in 256 2560; do \
+	    $(HOST_DIR)/test/bench/turn_cost $$n 20 high-density; \
+	    $(HOST_DIR)/test/bench/turn_cost $$n 20 top-down-truncation; \
+	done | tee -a $(HOST_DIR)/bench.md; \
+	test/bench/turn_cost.sh $(HOST_DIR)/test/bench/turn_cost \
+	    $(HOST_DIR)/test/bench/turn_cost_noindex | tee -a $(HOST_DIR)/bench.md
 
 # The fuzz tree; no deps of its own (those of `make test` or `make fuzz`).
 fuzz-build:

@@ -708,7 +708,9 @@ void ctxc_import_abort(ctxc_import_t *imp) {
     if (imp == NULL || !imp->active) {
         return;
     }
+    uint32_t edits = imp->history->edits_; /* counts on: no step's memo */
     *imp->history = imp->snapshot; /* slots and bytes below `used` unchanged */
+    imp->history->edits_ = edits;      /* made meanwhile holds */
     ctxc__pairing_stale(imp->history); /* its id index saw the lines */
     imp->active = false;
 }
