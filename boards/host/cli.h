@@ -85,6 +85,17 @@ const char *cli_workspace_from_history(const ctxc_history_t *h);
 bool cli_spill_open(ctxc_settings_store_t *set, ctxc_posix_fs_t *pfs,
                     const char *who);
 void cli_spill_attach(ctxc_session_t *s);
+/* After a settings change in a session: when spillDir or spillBudget in
+ * force differ from the store open, the store is opened again with them
+ * (or detached, spillDir unset) and one line says so. 0: nothing changed,
+ * 1: changed, -1: the new store could not be opened (printed with `who`;
+ * the session has none then). */
+int cli_spill_update(ctxc_session_t *s, ctxc_settings_store_t *set,
+                     ctxc_posix_fs_t *pfs, const char *who);
+/* The blocks written since the last flush, on storage (one syncfs): before
+ * a history that may point at them is written (cli_save_history), and at
+ * exit. */
+void cli_spill_flush(void);
 int cli_spill_print(ctxc_session_t *s, const char *id, FILE *out);
 /* Whether a pointer "[ctxc:restore ID]" is in h (the id belongs to it). */
 bool cli_spill_history_has(const ctxc_history_t *h, const char *id);

@@ -189,6 +189,7 @@ static bool is_stdout(const struct stat *sb) {
 
 bool cli_save_history(const ctxc_history_t *h, const char *path,
                       const char *who) {
+    cli_spill_flush(); /* the blocks its pointers name come first */
     if (strcmp(path, "-") == 0) {
         return save_to_stdout(h, who);
     }

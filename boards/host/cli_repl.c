@@ -1202,6 +1202,11 @@ static bool repl_line(char *line) {
         if (st == CTXC_OK && strcmp(word, "/set") == 0) {
             repl_note_set(arg);
         }
+        if (st == CTXC_OK &&
+            cli_spill_update(&repl_session, &repl_settings, &repl_pfs,
+                             "error: spill store") < 0) {
+            repl_failed = true; /* the setting is in force; no store */
+        }
         if (st == CTXC_E_NOT_FOUND) { /* not a settings command word */
             char hint[160];
             cli_suggest(word, repl_all_commands, hint, sizeof hint);
