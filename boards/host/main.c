@@ -109,6 +109,54 @@ static int cli_cmd_fmt(const char *path) {
 
 /* --- main ----------------------------------------------------------------- */
 
+/* --opt=value is --opt value (the usual form): an argument "--NAME=VALUE"
+ * (NAME lower-case letters, digits and dashes) becomes two, unless it is
+ * the value of an option before it. */
+static const char *const cli_value_options[] = {
+    "--history",   "--profile",  "--workspace",     "--provider",
+    "--model",     "--base-url", "--key-env",       "--ca-file",
+    "--system",    "--strategy", "--context-limit", "--threshold",
+    "--preserve",  "--top-preserve", "--density",   "-o",
+    "--todos",     "--transcript", "--header",      "--bytes",
+    "--timeout-ms", NULL,
+};
+
+static bool cli_takes_value(const char *a) {
+    for (size_t i = 0; cli_value_options[i] != NULL; i++) {
+        if (strcmp(a, cli_value_options[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static char **cli_split_eq(int *argc, char **argv) {
+    static char *out[512];
+    static char names[64][64];
+    size_t n = 0, used = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *a = argv[i];
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        bool name_ok = eq != NULL && eq > a + 2 && (size_t)(eq - a) < 64;
+        for (const char *c = a + 2; name_ok && c < eq; c++) {
+            name_ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+                      *c == '-';
+        }
+        bool value = i > 0 && cli_takes_value(argv[i - 1]);
+        if (name_ok && !value && used < 64 && n + 2 < 512) {
+            snprintf(names[used], sizeof names[used], "%.*s", (int)(eq - a),
+                     a);
+            out[n++] = names[used++];
+            out[n++] = argv[i] + (eq - a) + 1;
+        } else if (n + 1 < 512) {
+            out[n++] = argv[i];
+        }
+    }
+    out[n] = NULL;
+    *argc = (int)n;
+    return out;
+}
+
 static bool cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
@@ -121,6 +169,7 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         return cli_usage_fail(NULL, "missing command");
     }
+    argv = cli_split_eq(&argc, argv);
     cmd = argv[1];
     if (cli_is_help(cmd)) {
         cli_usage(stdout);
