@@ -21,11 +21,23 @@
  * is written. cli_status_clear() wipes it before other text goes to the
  * terminal (a streamed reply: not redrawn after that); cli_status_end()
  * wipes it for good.
+ *
+ * A stall: once the reply's text has started, no byte for
+ * CLI_STALL_NOTICE_MS (the port's clock; the environment variable
+ * CTXC_STALL_NOTICE_MS sets another) shows, after the text so far,
+ *
+ *   [no bytes for 12 s; Ctrl-C stops]
+ *
+ * (the cursor saved before it, ESC 7, and put back with the rest of the
+ * screen erased, ESC 8 ESC [J, when the next piece comes or the call ends).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <signal.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -65,7 +77,31 @@ static struct {
     char who[160];
     const ctxc_provider_client_t *client;
     double t0, drawn;
+    /* after the text started: the bytes received, when they last grew
+     * (port clock), the stall notice on the screen and its seconds */
+    size_t received;
+    uint64_t bytes_at;
+    bool stalled;
+    uint64_t stall_s;
 } st;
+
+#define CLI_STALL_NOTICE_MS 10000u
+
+static uint64_t stall_notice_ms(void) {
+    const char *v = getenv("CTXC_STALL_NOTICE_MS");
+    char *end = NULL;
+    unsigned long long n = v != NULL ? strtoull(v, &end, 10) : 0;
+    return v != NULL && end != v && *end == '\0' && n > 0 ? (uint64_t)n
+                                                          : CLI_STALL_NOTICE_MS;
+}
+
+static void stall_wipe(void) {
+    if (st.stalled) {
+        fputs("\0338\033[J", stderr);
+        fflush(stderr);
+        st.stalled = false;
+    }
+}
 
 static double mono_ms(void) {
     struct timespec ts;
@@ -98,12 +134,47 @@ static void wipe(void) {
 
 void cli_status_clear(void) {
     wipe();
-    st.silent = true;
+    stall_wipe();
+    if (!st.silent) { /* the text starts: a stall counts from here */
+        st.silent = true;
+        ctxc_provider_progress_t p;
+        ctxc_provider_progress(st.client, &p);
+        st.received = p.received;
+        st.bytes_at = ctxc_port_now_ms(cli_llm_port());
+    }
 }
 
 void cli_status_end(void) {
     wipe();
+    stall_wipe();
     st.active = false;
+}
+
+/* Once the text has started: the stall notice when no byte came for a
+ * while, its seconds redrawn. */
+static void stall_check(void) {
+    ctxc_provider_progress_t p;
+    ctxc_provider_progress(st.client, &p);
+    uint64_t now = ctxc_port_now_ms(cli_llm_port());
+    if (p.received != st.received || now < st.bytes_at) {
+        st.received = p.received;
+        st.bytes_at = now;
+        stall_wipe();
+        return;
+    }
+    uint64_t quiet = now - st.bytes_at;
+    if (quiet < stall_notice_ms() || (st.stalled && quiet / 1000u == st.stall_s)) {
+        return;
+    }
+    fflush(stdout); /* the text so far stays before it */
+    if (st.stalled) {
+        fputs("\0338\033[J", stderr);
+    }
+    st.stall_s = quiet / 1000u;
+    fprintf(stderr, "\0337 [no bytes for %" PRIu64 " s; Ctrl-C stops]",
+            st.stall_s);
+    fflush(stderr);
+    st.stalled = true;
 }
 
 /* The line for the moment: what, who, elapsed, the call's phase. */
@@ -146,6 +217,10 @@ bool cli_stop_hook(void *ctx) {
     if (interrupted != 0) {
         interrupted = 0;
         return true;
+    }
+    if (st.active && st.tty && st.silent && st.client != NULL) {
+        stall_check();
+        return false;
     }
     if (!st.active || !st.tty || st.silent) {
         return false;
