@@ -118,6 +118,19 @@ int cli_cmd_prompts(int argc, char **argv);
  * port or transport cannot be set up. */
 bool cli_llm_setup(ctxc_session_t *s, ctxc_settings_store_t *settings,
                    const char *who);
+/* Keys as people keep them (cli_llm.c): the variable of `provider`'s own
+ * tools that is set (OPENAI_API_KEY; ANTHROPIC_API_KEY; GEMINI_API_KEY,
+ * then GOOGLE_API_KEY), or NULL; their names ("GEMINI_API_KEY or
+ * GOOGLE_API_KEY"), or NULL for another provider. */
+const char *cli_default_key_env(const char *provider);
+const char *cli_default_key_names(const char *provider);
+/* A provider reference made ready for a call (the chat's and the summary
+ * model's): no auth-key-name given, the provider's usual variable when it
+ * is set and the URL may carry a key (https, or http to loopback), named
+ * once in a note on stderr (never the key); Anthropic's base URL without a
+ * trailing /v1 (its path has its own). Returns the variable taken by
+ * default, or NULL. */
+const char *cli_provider_ref_ready(ctxc_provider_ref_t *ref);
 /* The model of the last summary call (provider and model names), or NULL. */
 const ctxc_llm_t *cli_llm_used(void);
 /* The port cli_llm_setup() made (NULL before). */
@@ -205,5 +218,11 @@ const char *cli_summary_model_missing(const ctxc_settings_store_t *s,
                                       const char *provider, const char *model);
 /* --verbose: status names and the library's log shown (cli_llm.c). */
 extern bool cli_verbose;
+/* compress -q: errors only (no header, table or notes). */
+extern bool cli_quiet;
+/* For a provider that is not compiled in (`ollama`): how an OpenAI-
+ * compatible server is named, in flags (true) or /set commands; NULL for a
+ * known provider. */
+const char *cli_provider_hint(const char *value, bool flags);
 
 #endif /* CTXC_CLI_H */

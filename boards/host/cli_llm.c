@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -26,17 +27,157 @@ static ctxc_provider_binding_t llm_binding;
 static bool llm_up;
 static const ctxc_llm_t *llm_used; /* the model of the last summary call */
 
-/* ctxc_provider_resolve, remembering which model it handed out */
+/* ---- keys as people keep them, base URLs as people write them ----------- */
+
+/* The variable each provider's own tools read for its key, in order. */
+static const struct {
+    const char *provider;
+    const char *vars[2];
+} default_keys[] = {
+    {"openai", {"OPENAI_API_KEY", NULL}},
+    {"anthropic", {"ANTHROPIC_API_KEY", NULL}},
+    {"gemini", {"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
+};
+
+const char *cli_default_key_env(const char *provider) {
+    for (size_t i = 0; i < sizeof default_keys / sizeof default_keys[0]; i++) {
+        if (strcmp(provider, default_keys[i].provider) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < 2 && default_keys[i].vars[k] != NULL; k++) {
+            const char *v = getenv(default_keys[i].vars[k]);
+            if (v != NULL && v[0] != '\0') {
+                return default_keys[i].vars[k];
+            }
+        }
+    }
+    return NULL;
+}
+
+const char *cli_default_key_names(const char *provider) {
+    for (size_t i = 0; i < sizeof default_keys / sizeof default_keys[0]; i++) {
+        if (strcmp(provider, default_keys[i].provider) == 0) {
+            return default_keys[i].vars[1] != NULL ? "GEMINI_API_KEY or "
+                                                     "GOOGLE_API_KEY"
+                                                   : default_keys[i].vars[0];
+        }
+    }
+    return NULL;
+}
+
+/* Whether a key may go to the provider's URL (https, or plain http to a
+ * loopback host: the library's own rule). */
+static bool key_may_go(const ctxc_provider_ref_t *ref) {
+    if (ref->base_url[0] == '\0') {
+        return true; /* the providers' own URLs are https */
+    }
+    ctxc_url_t url;
+    if (ctxc_url_parse(ref->base_url, &url, NULL) != CTXC_OK) {
+        return true; /* the call reports the URL itself */
+    }
+    return url.tls || ctxc_http_host_is_loopback(url.host, url.host_len);
+}
+
+const char *cli_provider_ref_ready(ctxc_provider_ref_t *ref) {
+    /* Anthropic's path is /v1/messages: a base URL given as .../v1 (as
+     * for OpenAI-compatible servers) would make it /v1/v1/messages */
+    if (strcmp(ref->provider, "anthropic") == 0) {
+        size_t n = strlen(ref->base_url);
+        while (n > 0 && ref->base_url[n - 1] == '/') {
+            n--;
+        }
+        if (n >= 3 && strncmp(ref->base_url + n - 3, "/v1", 3) == 0) {
+            ref->base_url[n - 3] = '\0';
+        }
+    }
+    if (ref->auth_key_name[0] != '\0') {
+        return NULL;
+    }
+    const char *var = cli_default_key_env(ref->provider);
+    if (var == NULL || !key_may_go(ref)) {
+        return NULL;
+    }
+    snprintf(ref->auth_key_name, sizeof ref->auth_key_name, "%s", var);
+    static char noted[sizeof default_keys / sizeof default_keys[0]];
+    for (size_t i = 0; i < sizeof default_keys / sizeof default_keys[0]; i++) {
+        if (strcmp(ref->provider, default_keys[i].provider) == 0 &&
+            !noted[i]) {
+            noted[i] = 1;
+            if (cli_quiet) {
+                continue;
+            }
+            fflush(stdout); /* what came before stays before */
+            fprintf(stderr,
+                    "note: %s: the API key from %s (no --key-env or "
+                    "auth-key-name given)\n",
+                    ref->provider, var);
+        }
+    }
+    return var;
+}
+
+/* ctxc_provider_resolve, remembering which model it handed out; its
+ * reference made ready as the chat's is (cli_provider_ref_ready): the
+ * provider's usual key variable, Anthropic's base URL */
+static ctxc_provider_ref_t res_ref;
+static ctxc_llm_t res_llm;
 static ctxc_status_t cli_resolve(void *user, const char *profile,
                                  const ctxc_llm_t **llm, ctxc_error_t *err) {
+    ctxc_provider_binding_t *b = user;
     ctxc_status_t st = ctxc_provider_resolve(user, profile, llm, err);
-    llm_used = st == CTXC_OK ? *llm : NULL;
-    return st;
+    llm_used = NULL;
+    if (st != CTXC_OK) {
+        return st;
+    }
+    if (ctxc_settings_compression_provider(b->settings, &res_ref, NULL) ==
+        CTXC_OK) {
+        char url[sizeof res_ref.base_url];
+        memcpy(url, res_ref.base_url, sizeof url);
+        bool keyed = cli_provider_ref_ready(&res_ref) != NULL;
+        if (keyed || strcmp(url, res_ref.base_url) != 0) {
+            uint32_t retries = 2, timeout = 0, deadline = 0;
+            (void)ctxc_settings_int(b->settings,
+                                    CTXC_SETTING_COMPRESSION_RETRIES, &retries);
+            (void)ctxc_settings_int(b->settings,
+                                    CTXC_SETTING_NETWORK_READ_TIMEOUT_MS,
+                                    &timeout);
+            (void)ctxc_settings_int(b->settings,
+                                    CTXC_SETTING_NETWORK_CALL_DEADLINE_MS,
+                                    &deadline);
+            st = ctxc_provider_llm(b->client, &res_ref, b->port, retries,
+                                   b->stream && res_ref.stream, &res_llm, err);
+            if (st != CTXC_OK) {
+                return st;
+            }
+            b->client->timeout_ms = timeout;
+            b->client->deadline_ms = deadline;
+            *llm = &res_llm;
+        }
+    }
+    llm_used = *llm;
+    return CTXC_OK;
 }
 
 const ctxc_llm_t *cli_llm_used(void) { return llm_used; }
 
 bool cli_verbose;
+bool cli_quiet;
+
+const char *cli_provider_hint(const char *value, bool flags) {
+    static const char *const known[] = {"openai", "anthropic", "gemini",
+                                        NULL};
+    char close[160];
+    if (value == NULL || ctxc_provider_find(value) != NULL ||
+        cli_suggest(value, known, close, sizeof close) > 0) {
+        return NULL; /* a typo of a provider: the error lists them */
+    }
+    return flags ? "an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM "
+                   "Studio) is --provider openai --base-url URL (Ollama: "
+                   "http://127.0.0.1:11434/v1)"
+                 : "an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM "
+                   "Studio) is /set provider openai and /set base-url URL "
+                   "(Ollama: http://127.0.0.1:11434/v1)";
+}
 
 const char *cli_net_hint(const ctxc_error_t *err) {
     const char *m = ctxc_error_message(err);

@@ -24,7 +24,11 @@
  * with --no-stream: one JSON answer, printed whole) and appended as an ai
  * entry. On a terminal, control characters of the reply (and of an error
  * message) are shown visibly (cli_term.c); the history keeps the reply as
- * it came. On an error the human line stays, no ai entry is added.
+ * it came. On an error the human line stays, no ai entry is added; a
+ * reply cut by the output limit or at the end of the reply buffer is kept
+ * as it was shown, marked as cut in its metadata (chat_keep_cut). Without
+ * --key-env the provider's usual variable holds the key
+ * (cli_provider_ref_ready).
  *
  * Ctrl-C (cli_wait.c): at the prompt it drops the line typed so far; at an
  * empty prompt the first says how to leave, the second leaves (as Ctrl-D
@@ -350,6 +354,11 @@ static uint16_t chat_map[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static ctxc_llm_role_t chat_roles[CTXC_CFG_HISTORY_MAX_ENTRIES];
 static bool chat_streamed_any;
 static bool chat_streamed_nl;
+/* what was shown of the reply so far: the pieces handed to on_text point
+ * into chat_reply, in order (a retry starts them again at its start); a
+ * copy, as a failed call leaves chat_reply empty */
+static char chat_shown_text[CHAT_REPLY_MAX + 1u];
+static size_t chat_shown;
 /* what the terminal shows of replies and errors (neutralised on a tty) */
 static cli_term_t chat_term;
 static cli_term_t chat_err_term;
@@ -427,6 +436,11 @@ static size_t chat_messages(void) {
 /* The reply as it arrives: straight to the terminal. */
 static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
     (void)user;
+    if (text >= chat_reply && text + len <= chat_reply + CHAT_REPLY_MAX) {
+        size_t at = (size_t)(text - chat_reply);
+        memcpy(chat_shown_text + at, text, len);
+        chat_shown = at + len;
+    }
     if (len > 0) {
         cli_status_clear(); /* the reply takes the line */
         cli_term_write(&chat_term, text, len);
@@ -437,7 +451,7 @@ static ctxc_status_t chat_on_text(void *user, const char *text, size_t len) {
     return CTXC_OK;
 }
 
-static void chat_add_reply(const char *text, size_t len) {
+static void chat_add_reply(const char *text, size_t len, const char *meta) {
     ctxc_block_t b;
     memset(&b, 0, sizeof b);
     b.type = CTXC_BLOCK_TEXT;
@@ -448,6 +462,7 @@ static void chat_add_reply(const char *text, size_t len) {
     in.speaker = CTXC_SPEAKER_AI;
     in.blocks = &b;
     in.block_count = 1;
+    in.metadata = meta != NULL ? ctxc_str(meta) : CTXC_STR_ABSENT;
     ctxc_error_t err;
     ctxc_send_report_t rep;
     if (!repl_add_room(&in, &rep, &err)) {
@@ -455,6 +470,81 @@ static void chat_add_reply(const char *text, size_t len) {
     } else {
         repl_room_report(&rep);
     }
+}
+
+/* A hint for an error (no key was sent), shown after its message. */
+static char chat_key_hint[160];
+
+/* Whether a failed call was a reply cut off by the model's output limit
+ * (its finish reason: length, max_tokens, MAX_TOKENS). */
+static bool chat_cut_reason(ctxc_status_t st, const ctxc_error_t *err,
+                            const ctxc_llm_usage_t *usage) {
+    static const char *const cut[] = {"length", "max_tokens", "MAX_TOKENS"};
+    if (st != CTXC_E_PARSE) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        if (strcmp(usage->finish_reason, cut[i]) == 0) {
+            return true;
+        }
+    }
+    return strstr(ctxc_error_message(err), "cut off by the model's output "
+                                           "limit") != NULL;
+}
+
+/* The reply as far as it was shown (chat_reply[0..chat_shown), without a
+ * UTF-8 sequence cut in two at its end) added as an ai entry whose
+ * metadata says where it was cut: {"cut":"output-limit","finishReason":R}
+ * or {"cut":"reply-buffer","keptBytes":N}; a note says so (what the user
+ * read is what the model will remember). */
+static void chat_keep_cut(bool over, const ctxc_llm_usage_t *usage) {
+    size_t n = chat_shown;
+    if (n > 0) {
+        size_t k = n - 1;
+        while (k > 0 && ((unsigned char)chat_shown_text[k] & 0xC0u) == 0x80u) {
+            k--;
+        }
+        unsigned char lead = (unsigned char)chat_shown_text[k];
+        size_t need = lead < 0x80u ? 1u : lead >= 0xF0u ? 4u
+                      : lead >= 0xE0u ? 3u : lead >= 0xC0u ? 2u : 1u;
+        if (k + need > n) {
+            n = k;
+        }
+    }
+    char reason[sizeof usage->finish_reason];
+    size_t r = 0;
+    for (const char *p = usage->finish_reason; *p != '\0' &&
+                                               r + 1 < sizeof reason; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || *p == '_' || *p == '-') {
+            reason[r++] = *p;
+        }
+    }
+    reason[r] = '\0';
+    char meta[96];
+    if (over) {
+        snprintf(meta, sizeof meta, "{\"cut\":\"reply-buffer\",\"keptBytes\":%zu}",
+                 n);
+    } else {
+        snprintf(meta, sizeof meta,
+                 "{\"cut\":\"output-limit\",\"finishReason\":\"%s\"}",
+                 r > 0 ? reason : "length");
+    }
+    fflush(stdout);
+    if (over) {
+        fprintf(stderr,
+                "note: the reply is longer than %u bytes (the chat's reply "
+                "buffer): the %zu bytes shown are kept in the history, "
+                "marked as cut (metadata.cut reply-buffer)\n",
+                CHAT_REPLY_MAX, n);
+    } else {
+        fprintf(stderr,
+                "note: the reply was cut off by the model's output limit "
+                "(finish reason %s): kept in the history as shown, marked "
+                "as cut (metadata.cut output-limit)\n",
+                r > 0 ? reason : "length");
+    }
+    chat_add_reply(chat_shown_text, n, meta);
 }
 
 /* Ends a streamed reply's line before anything else is printed. */
@@ -474,7 +564,8 @@ static void chat_failed(const char *what, const ctxc_error_t *err) {
     repl_diag("error: %s: ", what);
     cli_term_write(&chat_err_term, msg, strlen(msg));
     cli_term_end(&chat_err_term);
-    const char *hint = cli_net_hint(err);
+    const char *hint =
+        chat_key_hint[0] != '\0' ? chat_key_hint : cli_net_hint(err);
     fprintf(stderr, "\n%s%s(the history keeps your line; no reply added)\n",
             hint != NULL ? hint : "", hint != NULL ? "\n" : "");
 }
@@ -626,6 +717,9 @@ static void chat_send(const char *line) {
                  v != NULL ? v : "");
     }
     ref.stream = ctxc_settings_bool(&repl_settings, CTXC_SETTING_STREAM);
+    /* no --key-env: the provider's usual variable (named, never shown);
+     * Anthropic's base URL without a /v1 its path has already */
+    (void)cli_provider_ref_ready(&ref);
     if (ref.provider[0] == '\0' || ref.model[0] == '\0') {
         repl_diag("error: no %s set: set provider and model (/set provider "
                   "%s, /set model NAME; base-url and auth-key-name as "
@@ -723,6 +817,7 @@ static void chat_send(const char *line) {
     req.on_text = chat_on_text;
     chat_streamed_any = false;
     chat_streamed_nl = false;
+    chat_shown = 0;
     size_t len = 0;
     ctxc_llm_usage_t usage;
     memset(&usage, 0, sizeof usage);
@@ -737,27 +832,45 @@ static void chat_send(const char *line) {
                   "history keeps your line; no reply added)\n");
         return;
     }
-    /* the reply buffer (err.needed known); any other limit (the key, header
-     * lines, an SSE event...) has its own message, below */
-    if (st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply) {
+    /* a reply cut short (by the model's output limit, or at the end of
+     * the reply buffer: err.needed known; any other limit, the key, header
+     * lines, an SSE event..., has its own message, below): what was shown
+     * is what the history keeps, marked as cut in its metadata */
+    bool over = st == CTXC_E_TOO_LARGE && err.needed > sizeof chat_reply;
+    if ((over || chat_cut_reason(st, &err, &usage)) && chat_shown > 0) {
+        chat_end_line();
+        chat_keep_cut(over, &usage);
+        return;
+    }
+    if (over) {
         chat_end_line();
         repl_diag("error: the reply is longer than %u bytes (the chat's reply "
-                  "buffer); nothing of it added\n(the history keeps your "
-                  "line; no reply added)\n",
+                  "buffer); nothing of it shown or added\n(the history keeps "
+                  "your line; no reply added)\n",
                   CHAT_REPLY_MAX);
         return;
     }
     if (st != CTXC_OK) {
         char what[2 * CTXC_CFG_SETTINGS_VALUE_BYTES + 8];
         snprintf(what, sizeof what, "%s %s", ref.provider, ref.model);
+        if (err.status == CTXC_E_HTTP_STATUS && ref.auth_key_name[0] == '\0' &&
+            cli_default_key_names(ref.provider) != NULL &&
+            (strstr(ctxc_error_message(&err), "HTTP 401") != NULL ||
+             strstr(ctxc_error_message(&err), "HTTP 403") != NULL)) {
+            snprintf(chat_key_hint, sizeof chat_key_hint,
+                     "no API key was sent: export %s, or give --key-env VAR "
+                     "(/set auth-key-name VAR)",
+                     cli_default_key_names(ref.provider));
+        }
         chat_failed(what, &err);
+        chat_key_hint[0] = '\0';
         return;
     }
     if (!chat_streamed_any && len > 0) { /* not streamed after all */
         chat_on_text(NULL, chat_reply, len);
     }
     chat_end_line();
-    chat_add_reply(chat_reply, len);
+    chat_add_reply(chat_reply, len, NULL);
 }
 
 /* /pin N and /unpin N: the entry and its tool pair; prints the entries
