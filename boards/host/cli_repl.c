@@ -10,7 +10,9 @@
  * line, so the REPL can be scripted. A line that is not a command is added
  * to the history as a human message. A line is taken whole or not at all:
  * one longer than REPL_LINE_MAX bytes, or with a NUL byte, is an error and
- * nothing of it is added or run.
+ * nothing of it is added or run. Several lines are one message: a paste on
+ * a terminal (bracketed paste, repl_paste_key) and a """ block
+ * (repl_take); a message of several lines is never a command.
  *
  *   ctxc chat [--history FILE] [--profile NAME] [--workspace DIR]
  *             [--provider P] [--model M] [--base-url URL] [--key-env VAR]
@@ -66,6 +68,7 @@
 #include <sys/stat.h>
 #include <termios.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +128,9 @@ static const char repl_help[] =
     "                                      [ctxc:restore ID] (spill store)\n"
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
-    "Any other line is added to the history as a human message.\n"
+    "Any other line is added to the history as a human message; a paste,\n"
+    "and the lines from one that starts with \"\"\" to one that ends with\n"
+    "\"\"\", are one message.\n"
     "Tab completes commands, setting keys, values and profile names.\n";
 
 static const char chat_help[] =
@@ -146,7 +151,9 @@ static const char chat_help[] =
     "  /save [FILE]                        write the history (atomically)\n"
     "  /help, /quit\n"
     "Any other line is sent to the model with the whole history (compressed\n"
-    "first when it outgrows the threshold); the reply is added to it.\n"
+    "first when it outgrows the threshold); the reply is added to it. A\n"
+    "paste, and the lines from one that starts with \"\"\" to one that ends\n"
+    "with \"\"\", are one message.\n"
     "Tab completes commands, setting keys, values and profile names.\n";
 
 static ctxc_status_t repl_write(void *user, const char *data, size_t len) {
@@ -1275,7 +1282,9 @@ static bool repl_line(char *line) {
     if (*p == '\0') {
         return true;
     }
-    if (*p != '/') {
+    /* a block of lines (a paste, a """ block) is a message, never a
+     * command, whatever its first line */
+    if (*p != '/' || strchr(p, '\n') != NULL) {
         if (repl_chat) {
             chat_send(p);
         } else {
@@ -1455,9 +1464,11 @@ static unsigned char repl_complete(EditLine *el, int ch) {
     return CC_REDISPLAY;
 }
 
+static bool repl_in_block;
+
 static const char *repl_prompt(EditLine *el) {
     (void)el;
-    return repl_chat ? "you> " : "ctxc> ";
+    return repl_in_block ? "... " : repl_chat ? "you> " : "ctxc> ";
 }
 
 /* ---- main loop
@@ -1481,6 +1492,211 @@ static bool repl_line_ok(size_t len, bool nul) {
     }
     fflush(stdout);
     return len <= REPL_LINE_MAX && !nul;
+}
+
+/* Several lines as one message: a line that starts with three double
+ * quotes opens a block, a line that ends with them closes it; the lines
+ * between (and the text after the opening and before the closing quotes)
+ * are one message, line breaks kept, never a command. On a terminal the
+ * prompt is "... " meanwhile; Ctrl-C drops the block. */
+static char repl_block[REPL_LINE_MAX + 1u];
+static size_t repl_block_len;
+static bool repl_block_over;
+
+static void repl_block_add(const char *text, size_t len, bool nl) {
+    size_t need = len + (nl ? 1u : 0u);
+    if (repl_block_over || repl_block_len + need > REPL_LINE_MAX) {
+        repl_block_over = true;
+        return;
+    }
+    memcpy(repl_block + repl_block_len, text, len);
+    repl_block_len += len;
+    if (nl) {
+        repl_block[repl_block_len++] = '\n';
+    }
+}
+
+static void repl_block_drop(void) {
+    repl_in_block = false;
+    repl_block_len = 0;
+    repl_block_over = false;
+}
+
+/* At the end of input: a block still open is an error, nothing added. */
+static void repl_block_unclosed(void) {
+    if (repl_in_block) {
+        repl_diag("error: a \"\"\" block was not closed; nothing of it added\n");
+        repl_block_drop();
+    }
+}
+
+/* One line read: a """ block gathered, the rest to repl_line; false to
+ * quit. */
+static bool repl_take(char *line) {
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) {
+        line[--n] = '\0';
+    }
+    const char *p = line;
+    if (!repl_in_block) {
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        if (strncmp(p, "\"\"\"", 3) != 0 || strchr(line, '\n') != NULL) {
+            return repl_line(line);
+        }
+        p += 3;
+        repl_in_block = true;
+        repl_block_len = 0;
+        repl_block_over = false;
+        n = strlen(p);
+        if (n >= 3 && strcmp(p + n - 3, "\"\"\"") == 0) { /* """one line""" */
+            repl_block_add(p, n - 3, false);
+        } else {
+            if (n > 0) {
+                repl_block_add(p, n, true);
+            }
+            return true;
+        }
+    } else {
+        n = strlen(p);
+        size_t e = n;
+        while (e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t')) {
+            e--;
+        }
+        if (e < 3 || strncmp(p + e - 3, "\"\"\"", 3) != 0) {
+            repl_block_add(p, n, true);
+            return true;
+        }
+        repl_block_add(p, e - 3, false);
+    }
+    /* closed: the block without the line breaks around it */
+    bool over = repl_block_over;
+    size_t len = repl_block_len;
+    repl_block_drop();
+    if (over) {
+        repl_diag("error: a \"\"\" block longer than %u bytes; ignored "
+                  "(nothing added)\n",
+                  REPL_LINE_MAX);
+        return true;
+    }
+    while (len > 0 && repl_block[len - 1] == '\n') {
+        len--;
+    }
+    size_t lead = 0;
+    while (lead < len && repl_block[lead] == '\n') {
+        lead++;
+    }
+    repl_block[len] = '\0';
+    if (strchr(repl_block + lead, '\n') == NULL &&
+        repl_block[lead] == '/') { /* one line, still a message */
+        if (repl_chat) {
+            chat_send(repl_block + lead);
+        } else {
+            (void)repl_add(repl_block + lead);
+        }
+        fflush(stdout);
+        return true;
+    }
+    return repl_line(repl_block + lead);
+}
+
+/* Bracketed paste (the terminal sends ESC [200~ TEXT ESC [201~ when the
+ * mode ESC [?2004h is on, as it is while the prompt waits): the pasted text
+ * goes into the line whole, its line breaks kept (CR and CR LF as LF, the
+ * last ones dropped), so that Enter sends it as one message. Read here
+ * from the terminal directly, up to the closing sequence; a paste longer
+ * than a line is dropped with an error. */
+static char repl_paste[REPL_LINE_MAX + 1u];
+
+static unsigned char repl_paste_key(EditLine *el, int ch) {
+    (void)ch;
+    static const char end[] = "\033[201~";
+    size_t n = 0, matched = 0;
+    bool over = false, cr = false;
+    for (;;) {
+        unsigned char c;
+        ssize_t r = read(0, &c, 1);
+        if (r < 0 && errno == EINTR) {
+            (void)cli_interrupt_take(); /* a paste is taken whole */
+            continue;
+        }
+        if (r <= 0) {
+            break;
+        }
+        if (c == (unsigned char)end[matched]) {
+            if (++matched == sizeof end - 1) {
+                break;
+            }
+            continue;
+        }
+        /* a partial match that failed: its bytes are text */
+        for (size_t k = 0; k < matched; k++) {
+            if (n < REPL_LINE_MAX) {
+                repl_paste[n++] = end[k];
+            } else {
+                over = true;
+            }
+        }
+        matched = c == (unsigned char)end[0] ? 1u : 0u;
+        if (matched == 1) {
+            continue;
+        }
+        if (c == '\n' && cr) { /* CR LF: the LF is the CR's */
+            cr = false;
+            continue;
+        }
+        cr = c == '\r';
+        if (n < REPL_LINE_MAX) {
+            repl_paste[n++] = cr ? '\n' : (char)c;
+        } else {
+            over = true;
+        }
+    }
+    while (n > 0 && repl_paste[n - 1] == '\n') {
+        n--;
+    }
+    repl_paste[n] = '\0';
+    const LineInfo *li = el_line(el);
+    if (over || n + (size_t)(li->lastchar - li->buffer) > REPL_LINE_MAX) {
+        fflush(stdout);
+        fprintf(stderr, "\nerror: the paste is longer than %u bytes; "
+                        "ignored (nothing added)\n",
+                REPL_LINE_MAX);
+        return CC_REDISPLAY;
+    }
+    if (memchr(repl_paste, '\0', n) != NULL) {
+        for (size_t k = 0; k < n; k++) { /* a NUL would end the line */
+            repl_paste[k] = repl_paste[k] == '\0' ? ' ' : repl_paste[k];
+        }
+    }
+    if (n > 0) {
+        /* as wide characters of its UTF-8 (a byte that is not UTF-8 as
+         * it is) */
+        static wchar_t w[REPL_LINE_MAX + 1u];
+        size_t wn = 0;
+        for (size_t k = 0; k < n;) {
+            unsigned char b = (unsigned char)repl_paste[k];
+            size_t len = b < 0x80u ? 1u : b >= 0xF0u ? 4u : b >= 0xE0u ? 3u
+                         : b >= 0xC0u ? 2u : 1u;
+            uint32_t cp = len == 1 ? b : b & (0x3Fu >> (len - 1));
+            size_t j = 1;
+            for (; j < len && k + j < n &&
+                   ((unsigned char)repl_paste[k + j] & 0xC0u) == 0x80u;
+                 j++) {
+                cp = (cp << 6) | ((unsigned char)repl_paste[k + j] & 0x3Fu);
+            }
+            if (j < len) {
+                cp = b;
+                j = 1;
+            }
+            w[wn++] = (wchar_t)cp;
+            k += j;
+        }
+        w[wn] = L'\0';
+        (void)el_winsertstr(el, w);
+    }
+    return CC_REFRESH;
 }
 
 /* Ctrl-C at the prompt: the line typed so far is dropped (CANCEL_LINE);
@@ -1517,7 +1733,24 @@ static void repl_tty_release(void) {
 /* A signal that ends the program while the key is off (SIGTERM, SIGHUP,
  * SIGQUIT) puts the terminal back first (tcsetattr is async-signal-safe),
  * then ends it as it would have. */
+static volatile sig_atomic_t repl_paste_on;
+
+/* The terminal's bracketed paste mode, on while the prompt waits (written
+ * to stdout, a terminal there). */
+static void repl_paste_mode(bool on) {
+    if (on != (repl_paste_on != 0)) {
+        fflush(stdout);
+        static const char on_[] = "\033[?2004h", off[] = "\033[?2004l";
+        (void)!write(1, on ? on_ : off, sizeof on_ - 1);
+        repl_paste_on = on ? 1 : 0;
+    }
+}
+
 static void repl_tty_on_fatal(int sig) {
+    if (repl_paste_on) {
+        static const char off[] = "\033[?2004l";
+        (void)!write(1, off, sizeof off - 1);
+    }
     if (repl_tty_held) {
         (void)tcsetattr(0, TCSANOW, &repl_tty_saved);
     }
@@ -1559,6 +1792,12 @@ static void repl_tty_hold(void) {
 }
 
 static int repl_loop_editline(void) {
+    /* libedit edits wide characters: UTF-8 typed or pasted is decoded and
+     * encoded again by the locale's character type (the C locale's would
+     * drop every byte past ASCII) */
+    if (setlocale(LC_CTYPE, "") == NULL || MB_CUR_MAX == 1) {
+        (void)setlocale(LC_CTYPE, "C.UTF-8");
+    }
     EditLine *el = el_init("ctxc", stdin, stdout, stderr);
     History *hist = history_init();
     HistEvent ev;
@@ -1576,6 +1815,9 @@ static int repl_loop_editline(void) {
     el_set(el, EL_ADDFN, "ctxc-interrupt", "drop the line; twice: leave",
            repl_interrupt_key);
     el_set(el, EL_BIND, "^C", "ctxc-interrupt", NULL);
+    el_set(el, EL_ADDFN, "ctxc-paste", "a pasted block, whole",
+           repl_paste_key);
+    el_set(el, EL_BIND, "\033[200~", "ctxc-paste", NULL);
     el_set(el, EL_GETCFN, repl_getc);
     int empty_interrupts = 0;
     for (;;) {
@@ -1583,11 +1825,20 @@ static int repl_loop_editline(void) {
         repl_autosave(); /* what the last line did is in FILE */
         repl_cancel = CANCEL_NONE;
         repl_tty_release();
+        repl_paste_mode(true); /* a paste comes marked, as one block */
         const char *got = el_gets(el, &count);
+        repl_paste_mode(false);
         repl_tty_hold();
         if (repl_cancel != CANCEL_NONE) {
             printf("^C\n");
             fflush(stdout);
+            if (repl_in_block) {
+                repl_block_drop();
+                printf("(the \"\"\" block is dropped)\n");
+                fflush(stdout);
+                empty_interrupts = 0;
+                continue;
+            }
             if (repl_cancel == CANCEL_LINE) {
                 empty_interrupts = 0;
                 continue; /* the line is dropped, a new prompt */
@@ -1602,6 +1853,7 @@ static int repl_loop_editline(void) {
         empty_interrupts = 0;
         if (got == NULL || count <= 0) {
             putchar('\n');
+            repl_block_unclosed();
             break;
         }
         size_t len = (size_t)count;
@@ -1616,10 +1868,11 @@ static int repl_loop_editline(void) {
         if (len > 0) {
             history(hist, &ev, H_ENTER, repl_buf);
         }
-        if (!repl_line(repl_buf)) {
+        if (!repl_take(repl_buf)) {
             break;
         }
     }
+    repl_block_drop();
     repl_tty_release(); /* the questions on leaving read cooked lines */
     history_end(hist);
     el_end(el);
@@ -1655,7 +1908,8 @@ static int repl_loop_stdin(void) {
         }
         if (repl_line_ok(len, nul)) {
             repl_buf[len] = '\0';
-            if (!repl_line(repl_buf)) {
+            if (!repl_take(repl_buf)) {
+                repl_block_drop();
                 break;
             }
         }
@@ -1663,6 +1917,7 @@ static int repl_loop_stdin(void) {
             break;
         }
     }
+    repl_block_unclosed();
     return CLI_EXIT_OK;
 }
 
