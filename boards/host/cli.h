@@ -68,12 +68,20 @@ ctxc_status_t cli_write_file(void *user, const char *data, size_t len);
 /* `ctxc compress ARGS...` (argv after the command). */
 int cli_cmd_compress(int argc, char **argv);
 
-/* Opens the settings store over $CTXC_HOME (settings.json: a corrupt file
- * is reported on stderr and ignored, never rewritten) and loads `profile`
+/* Opens the settings store over $CTXC_HOME (settings.json: a file that is
+ * not JSON is reported on stderr and ignored; one whose members the library
+ * refuses keeps the others, each refused key named; never rewritten) and
+ * loads `profile`
  * (may be NULL) into the ephemeral layer. False (error printed, prefixed
  * with `who`) when the profile cannot be loaded. */
 bool cli_settings_open(ctxc_settings_store_t *store, ctxc_posix_fs_t *pfs,
                        const char *profile, const char *who);
+
+/* After a change of the settings file was refused (a file the library
+ * does not take whole): its persistent layer loaded again as
+ * cli_settings_open() loads it, the keys it takes kept, no warning. */
+void cli_settings_reload(ctxc_settings_store_t *store,
+                         const ctxc_posix_fs_t *pfs, const char *who);
 
 /* metadata.cwd of the first entry (a static copy), or NULL (cli_state.c). */
 const char *cli_workspace_from_history(const ctxc_history_t *h);

@@ -53,7 +53,7 @@ static const char *const compress_options[] = {
     "--optimize-only", "-o",         "--provider",      "--model",
     "--base-url",  "--key-env",      "--ca-file",       "--no-stream",
     "--todos",     "--transcript",   "--verbose",       "--help",
-    NULL,
+    "-q",          NULL,
 };
 
 
@@ -140,6 +140,7 @@ int cli_cmd_compress(int argc, char **argv) {
     const char *todos = NULL;
     const char *transcript = NULL;
     bool optimize_only = false;
+    bool density_given = false;
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
 
@@ -178,10 +179,15 @@ int cli_cmd_compress(int argc, char **argv) {
                 key != NULL ? ctxc_settings_set(&cli_settings, key, v, &err)
                             : set_density(v, &err);
             if (st != CTXC_OK) {
-                fprintf(stderr, "ctxc compress: %s %s: %s\n", a, v,
-                        ctxc_error_message(&err));
+                const char *hint = strcmp(a, "--provider") == 0
+                                       ? cli_provider_hint(v, true)
+                                       : NULL;
+                fprintf(stderr, "ctxc compress: %s %s: %s%s%s\n", a, v,
+                        ctxc_error_message(&err), hint != NULL ? "\n" : "",
+                        hint != NULL ? hint : "");
                 return CLI_EXIT_USAGE;
             }
+            density_given = density_given || key == NULL;
         } else if (strcmp(a, "--workspace") == 0) {
             workspace = v;
         } else if (strcmp(a, "--todos") == 0) {
@@ -208,6 +214,9 @@ int cli_cmd_compress(int argc, char **argv) {
         } else if (strcmp(a, "--verbose") == 0) {
             cli_verbose = true;
             continue;
+        } else if (strcmp(a, "-q") == 0) {
+            cli_quiet = true; /* errors only (and the over-the-limit line) */
+            continue;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_unknown_option("compress", a, compress_options);
         } else if (file == NULL) {
@@ -225,6 +234,12 @@ int cli_cmd_compress(int argc, char **argv) {
     if (ctxc_settings_strategy(&cli_settings, &strategy, &err) != CTXC_OK) {
         cli_report("ctxc compress", &err);
         return CLI_EXIT_USAGE;
+    }
+    if (density_given && strategy->optimize == NULL) {
+        fprintf(stderr,
+                "ctxc compress: note: --density has no effect: %s has no "
+                "density step (high-density has one)\n",
+                strategy->name);
     }
     uint64_t limit = ctxc_settings_context_limit(&cli_settings);
     if (!optimize_only && limit == 0) {
@@ -277,7 +292,7 @@ int cli_cmd_compress(int argc, char **argv) {
     /* the header: on a terminal first, so that it shows before a model
      * call; into a pipe or file with the table, after it (an error is
      * then the one line written) */
-    bool header_first = isatty(2) != 0;
+    bool header_first = isatty(2) != 0 && !cli_quiet;
     if (header_first) {
         print_header(name, strategy, limit, &session);
     }
@@ -317,8 +332,11 @@ int cli_cmd_compress(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
 
-    if (!header_first) {
+    if (!cli_quiet && !header_first) {
         print_header(name, strategy, limit, &session);
+    }
+    if (cli_quiet) {
+        goto over_limit;
     }
     fprintf(stderr, "%-12s %12s %12s %12s\n", "", "before",
             strategy->optimize != NULL ? "optimized" : "-",
@@ -378,6 +396,7 @@ int cli_cmd_compress(int argc, char **argv) {
     }
     fprintf(stderr, "time: density step %.3f ms, compress %.3f ms\n", t1 - t0,
             t2 - t1);
+over_limit:
     /* written, but a model given it would refuse it: a script must know */
     if (!optimize_only && limit > 0 && after.tokens > limit) {
         fprintf(stderr,

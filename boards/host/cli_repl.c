@@ -1269,6 +1269,42 @@ static void repl_leave(bool tty) {
     fflush(stdout);
 }
 
+/* After a /set that was refused: `/set provider ollama` names the way to
+ * an OpenAI-compatible server. */
+static void repl_set_hint(const char *word, const char *arg) {
+    if (strcmp(word, "/set") != 0 || strncmp(arg, "provider", 8) != 0 ||
+        (arg[8] != ' ' && arg[8] != '\t')) {
+        return;
+    }
+    const char *v = arg + 8;
+    while (*v == ' ' || *v == '\t') {
+        v++;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(v, " \t"), v);
+    const char *hint = cli_provider_hint(name, false);
+    if (hint != NULL) {
+        fprintf(stderr, "%s\n", hint);
+    }
+}
+
+/* After a /set of a compression.density.* setting: a note when the
+ * strategy in force has no density step (it has no effect then). */
+static void repl_density_note(const char *arg) {
+    static const char prefix[] = "compression.density.";
+    const ctxc_strategy_t *st = NULL;
+    if (strncmp(arg, prefix, sizeof prefix - 1) != 0 ||
+        ctxc_settings_strategy(&repl_settings, &st, NULL) != CTXC_OK ||
+        st == NULL || st->optimize != NULL) {
+        return;
+    }
+    fflush(stdout);
+    fprintf(stderr,
+            "note: %s has no density step: compression.density.* has no "
+            "effect with it (high-density has one)\n",
+            st->name);
+}
+
 /* One line; false to quit. */
 static bool repl_line(char *line) {
     size_t n = strlen(line);
@@ -1336,6 +1372,12 @@ static bool repl_line(char *line) {
                       hint);
         } else if (st != CTXC_OK) {
             repl_error("", &err);
+            repl_set_hint(word, arg);
+            if (repl_settings.file_bad) { /* the refused write re-read it */
+                cli_settings_reload(&repl_settings, &repl_pfs, repl_who());
+            }
+        } else if (strcmp(word, "/set") == 0) {
+            repl_density_note(arg);
         }
     }
     fflush(stdout);
@@ -2017,8 +2059,12 @@ static int repl_main(int argc, char **argv) {
                                 ? cli_absolute_path(argv[i + 1])
                                 : argv[i + 1];
             if (ctxc_settings_set(&repl_settings, key, v, &err) != CTXC_OK) {
-                fprintf(stderr, "%s: %s %s: %s\n", who, argv[i], argv[i + 1],
-                        ctxc_error_message(&err));
+                const char *hint = strcmp(argv[i], "--provider") == 0
+                                       ? cli_provider_hint(v, true)
+                                       : NULL;
+                fprintf(stderr, "%s: %s %s: %s%s%s\n", who, argv[i],
+                        argv[i + 1], ctxc_error_message(&err),
+                        hint != NULL ? "\n" : "", hint != NULL ? hint : "");
                 return CLI_EXIT_USAGE;
             }
             i++;
