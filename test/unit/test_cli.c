@@ -2524,6 +2524,211 @@ static void test_compress_over_the_limit(void **state) {
     drop_home();
 }
 
+/* --- Issue 39, items 6, 9 and 11 ----------------------------------------- */
+
+/* Several lines as one message in a script: a line that starts with """
+ * opens a block, one that ends with """ closes it; its lines (a /command
+ * among them) are one human entry; """one line""" too; a block left open
+ * at the end is an error, nothing of it added. */
+static void test_repl_multiline_blocks(void **state) {
+    (void)state;
+    char script[256], hist[300];
+    static const char text[] = "first\n"
+                               "\"\"\"\n"
+                               "/stats is text here\n"
+                               "  indented\n"
+                               "\"\"\"\n"
+                               "\"\"\"one line\"\"\"\n"
+                               "\"\"\"starts here\n"
+                               "and ends here\"\"\"\n"
+                               "/stats\n"
+                               "\"\"\"left open\n"
+                               "/quit\n";
+    fresh_home();
+    put_home_file("settings.json", "{}\n");
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    snprintf(hist, sizeof hist, "%s/h.jsonl", g_home);
+    run_t r;
+    RUN_STDIN(&r, script, "repl", "--history", hist);
+    assert_int_equal(r.status, 1); /* the block left open */
+    assert_non_null(strstr(r.out, "entries 4, "));
+    assert_null(strstr(r.out, "entries 5"));
+    assert_non_null(strstr(r.err, "error: a \"\"\" block was not closed; "
+                                  "nothing of it added"));
+    const char *saved = home_file("h.jsonl");
+    assert_non_null(strstr(saved, "\"text\":\"first\"}"));
+    assert_non_null(strstr(saved, "\"text\":\"/stats is text here\\n  "
+                                  "indented\"}"));
+    assert_non_null(strstr(saved, "\"text\":\"one line\"}"));
+    assert_non_null(strstr(saved, "\"text\":\"starts here\\nand ends "
+                                  "here\"}"));
+    assert_null(strstr(saved, "left open"));
+    unlink(script);
+    drop_home();
+}
+
+/* On a terminal: the bracketed paste mode is on at the prompt; a paste of
+ * several lines (CR as the terminal sends them, UTF-8, a line that looks
+ * like a command) goes into the line whole and Enter makes it one entry;
+ * a """ block typed line by line shows the "... " prompt. */
+static void test_repl_paste_on_a_terminal(void **state) {
+    (void)state;
+    char hist[300];
+    fresh_home();
+    put_home_file("settings.json", "{}\n");
+    snprintf(hist, sizeof hist, "%s/p.jsonl", g_home);
+    const char *args[] = {"ctxc", "repl", "--history", hist, NULL};
+    pid_t pid;
+    int m = pty_start(&pid, args);
+    pty_expect(m, "\033[?2004h");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "\033[200~line one\rline two \xc3\xa9\r/three\r\033[201~");
+    pty_expect(m, "/three");
+    pty_type(m, " and more\r");
+    pty_expect(m, "\033[?2004l"); /* off while the line is worked on */
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "\"\"\"\r");
+    pty_expect(m, "... ");
+    pty_type(m, "typed\r");
+    pty_expect(m, "... ");
+    pty_type(m, "block\"\"\"\r");
+    pty_expect(m, "ctxc> ");
+    pty_type(m, "/stats\r");
+    pty_expect(m, "entries 2, ");
+    pty_finish(m, pid);
+    const char *saved = home_file("p.jsonl");
+    assert_non_null(strstr(saved, "\"text\":\"line one\\nline two \xc3\xa9"
+                                  "\\n/three and more\"}"));
+    assert_non_null(strstr(saved, "\"text\":\"typed\\nblock\"}"));
+    drop_home();
+}
+
+/* /set compression.density.spillDir in a session takes effect at once (and
+ * unset turns it off): the density step of /compress stores what it prunes
+ * there and /restore gives it back, in the same session. */
+static void test_repl_spill_set_in_session(void **state) {
+    (void)state;
+    char example[512], script[256];
+    fresh_home();
+    home_example("agent.jsonl", example, sizeof example);
+    static const char text[] =
+        "/set compression.strategy high-density\n"
+        "/set compression.density.recencyPruning true\n"
+        "/set context-limit 16000\n"
+        "/set compression.density.spillDir spill-now\n"
+        "/compress\n"
+        "/set unset compression.density.spillDir\n";
+    write_temp(script, sizeof script, text, sizeof text - 1);
+    run_t r;
+    RUN_STDIN(&r, script, "repl", "--history", example);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "spill store: "));
+    assert_non_null(strstr(r.out, "/spill-now, budget 1048576 bytes"));
+    assert_non_null(strstr(r.out, "spill store: off"));
+    unlink(script);
+    const char *saved = home_file("agent.jsonl");
+    const char *h = strstr(saved, "[ctxc:restore ");
+    assert_non_null(h);
+    char id[9];
+    memcpy(id, h + strlen("[ctxc:restore "), 8);
+    id[8] = '\0';
+    char idx[600];
+    snprintf(idx, sizeof idx, "%s/spill-now/index", g_home);
+    struct stat sb;
+    assert_int_equal(stat(idx, &sb), 0);
+    /* set again in a new session: /restore reads that store */
+    char text2[200];
+    snprintf(text2, sizeof text2,
+             "/restore %s\n/set compression.density.spillDir spill-now\n"
+             "/restore %s\n",
+             id, id);
+    write_temp(script, sizeof script, text2, strlen(text2));
+    RUN_STDIN(&r, script, "repl", "--history", example);
+    assert_int_equal(r.status, 1); /* the first /restore: no store yet */
+    assert_non_null(strstr(r.err, "no spill store is set"));
+    assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));
+    unlink(script);
+    drop_home();
+}
+
+/* Issue 39 item 11: --opt=value; --density where it has no effect; the
+ * repl's and chat's help name every option and command; an unknown
+ * provider names the OpenAI-compatible way; one bad value of settings.json
+ * costs only its key; compress -q. */
+static void test_issue39_polish(void **state) {
+    (void)state;
+    char example[512];
+    example_path(example, sizeof example);
+    run_t r;
+    RUN(&r, "compress", example, "--strategy=top-down-truncation",
+        "--context-limit=32000", "-o", "/dev/null");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "context limit 32000"));
+    RUN(&r, "compress", example, "--context-limt=32000");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "unknown option '--context-limt'; did you "
+                                  "mean '--context-limit'?"));
+
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "32000", "--density", "recencyPruning=true", "-o",
+        "/dev/null");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "note: --density has no effect: "
+                                  "top-down-truncation has no density step"));
+
+    static const char *const want[] = {"--verbose", "/pin", "/unpin",
+                                       "/restore", "/quit", "\"\"\""};
+    for (int c = 0; c < 2; c++) {
+        RUN(&r, "help", c == 0 ? "repl" : "chat");
+        assert_int_equal(r.status, 0);
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            if (strstr(r.out, want[i]) == NULL) {
+                fail_msg("help %s lacks %s", c == 0 ? "repl" : "chat",
+                         want[i]);
+            }
+        }
+    }
+
+    RUN(&r, "chat", "--provider", "ollama", "--model", "llama3.2");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "is --provider openai --base-url URL"));
+    RUN(&r, "compress", example, "--provider=ollama");
+    assert_int_equal(r.status, EXIT_USAGE);
+    assert_non_null(strstr(r.err, "is --provider openai --base-url URL"));
+
+    char script[256];
+    fresh_home();
+    put_home_file("settings.json",
+                  "{\"context-limit\": \"lots\", \"compression.strategy\": "
+                  "\"top-down-truncation\", \"nosuch\": 1, "
+                  "\"compression-threshold\": 0.5}\n");
+    static const char st[] = "/stats\n/settings set model m\n/stats\n";
+    write_temp(script, sizeof script, st, sizeof st - 1);
+    RUN_STDIN(&r, script, "repl");
+    assert_int_equal(r.status, 1); /* the refused /settings set */
+    assert_non_null(strstr(r.err, "'context-limit' ignored (the rest of the "
+                                  "file is used; fix or remove it)"));
+    assert_non_null(strstr(r.err, "'nosuch' ignored"));
+    assert_null(strstr(r.err, "'compression.strategy' ignored"));
+    /* the rest kept, also after the refused write re-read the file */
+    assert_int_equal(count_of(r.out, "strategy top-down-truncation, threshold "
+                                     "0.500"),
+                     2);
+    assert_non_null(strstr(home_file("settings.json"), "\"lots\""));
+    unlink(script);
+    drop_home();
+
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "32000", "-q", "-o", "/dev/null");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    RUN(&r, "compress", example, "--strategy", "top-down-truncation",
+        "--context-limit", "100", "-q", "-o", "/dev/null");
+    assert_int_equal(r.status, 3);
+    assert_string_equal(r.err, "over the limit: 116 tokens for a context "
+                               "limit of 100 (16 over; exit status 3)\n");
+}
+
 int main(void) {
     setenv("CTXC_HOME", NO_HOME, 1);
     if (getenv("CTXC_TEST_FILTER") != NULL) { /* e.g. "test_repl_*" */
@@ -2535,6 +2740,10 @@ int main(void) {
         cmocka_unit_test(test_repl_failed_compress_changes_nothing),
         cmocka_unit_test(test_repl_unreadable_history),
         cmocka_unit_test(test_compress_over_the_limit),
+        cmocka_unit_test(test_repl_multiline_blocks),
+        cmocka_unit_test(test_repl_paste_on_a_terminal),
+        cmocka_unit_test(test_repl_spill_set_in_session),
+        cmocka_unit_test(test_issue39_polish),
         cmocka_unit_test(test_repl_on_a_terminal),
         cmocka_unit_test(test_repl_scripted),
         cmocka_unit_test(test_repl_pin_scripted),
