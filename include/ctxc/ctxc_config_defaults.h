@@ -110,7 +110,7 @@
 
 /** CTXC_CFG_DENSITY_FILTER_BYTES: bytes of each of the two filters in
  * which a session keeps what its density step learned between calls (the
- * paths of the read calls and of the @file inclusions it has seen; a
+ * paths of the read calls and of the file inclusions it has seen; a
  * Bloom filter of 8 x bytes bits, two probes a key). With them a step after
  * an append reads only the entries appended since the last one, unless
  * one of them can change an earlier entry's fate (a write of a path read

@@ -112,15 +112,14 @@ typedef struct {
     uint32_t edits;  /**< the history's edit count after that step */
     uint32_t config; /**< a hash of the density settings it ran with */
     bool valid;      /**< false: the next step reads the whole history */
-    /** @{ Bloom filters: the paths of read calls and of @file inclusions
-     * in [0, count) */
+    /** Bloom filter of the paths of the read calls in [0, count) */
     uint8_t reads[CTXC_CFG_DENSITY_FILTER_BYTES > 0
                       ? CTXC_CFG_DENSITY_FILTER_BYTES
                       : 1];
+    /** Bloom filter of the paths of the file inclusions in [0, count) */
     uint8_t incl[CTXC_CFG_DENSITY_FILTER_BYTES > 0
                      ? CTXC_CFG_DENSITY_FILTER_BYTES
                      : 1];
-    /** @} */
 } ctxc_density_memo_t;
 
 /** The fact check of LLM summaries (the setting compression.factCheck; the
