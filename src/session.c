@@ -420,9 +420,8 @@ static size_t memo_from(ctxc_session_t *s, const ctxc_strategy_t *st,
         s->work->cap < h->count) {
         return 0;
     }
-    ctxc_view_t v;
-    view_from(s, m->count, &v);
-    return ctxc__hd_memo_reaches_back(&v, d, m, paths) ? 0 : m->count;
+    const ctxc_view_t all = {h->slots, h->arena, NULL, h->count, h->count};
+    return ctxc__hd_memo_start(&all, d, m, paths);
 }
 
 /* After a step from `from` was applied: the memo covers the history. */
@@ -436,14 +435,15 @@ static void memo_note(ctxc_session_t *s, const ctxc_strategy_t *st,
         s->work->cap < s->history->count) {
         return;
     }
-    if (from == 0) {
+    if (from == 0) { /* the whole history was read: filters anew */
         memset(m->reads, 0, sizeof m->reads);
         memset(m->incl, 0, sizeof m->incl);
+        m->count = 0;
     }
-    ctxc_view_t v;
-    view_from(s, from, &v);
-    ctxc__hd_memo_add(&v, d, m, paths);
-    m->count = s->history->count;
+    const ctxc_history_t *h = s->history;
+    const ctxc_view_t all = {h->slots, h->arena, NULL, h->count, h->count};
+    ctxc__hd_memo_add(&all, d, m, paths); /* [m->count, count) */
+    m->count = h->count;
     m->edits = s->history->edits_;
     m->config = cfg;
     m->valid = true;

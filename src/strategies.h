@@ -44,20 +44,21 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
                                 ctxc_density_result_t *result,
                                 ctxc_error_t *err);
 /* The density step between calls (ctxc_density_memo_t, in the session).
- * `raw` is a view of the history's positions [from, count) (its map
- * starting at store index `from`); `paths` two CTXC_CFG_PATH_MAX buffers.
- * config_hash: what the memo compares to notice changed settings.
- * memo_reaches_back: whether the positions of `raw` can change the step's
- * result for an entry before them (a write of a path read before, an
- * inclusion of a path included before, a result whose call is not in
- * `raw`, any result under recency pruning): then the step must read the
- * whole history. memo_add: adds their read and inclusion paths to the
- * filters. */
+ * `all` is a view of the whole history (identity: map NULL), `paths` two
+ * CTXC_CFG_PATH_MAX buffers. config_hash: what the memo compares to notice
+ * changed settings. memo_start: the first position a step must read so
+ * that its result is a whole step's, given that [0, memo->count) was
+ * stepped and only appends came since: memo->count when nothing appended
+ * can change an earlier entry; the oldest result whose recency a new
+ * result of its tool can change; 0 (the whole history) for a write of a
+ * path read before, an inclusion of a path included before, a result
+ * whose call is before the start. memo_add: adds the read and inclusion
+ * paths of [memo->count, count) to the filters. */
 uint32_t ctxc__hd_config_hash(const ctxc_density_config_t *config);
-bool ctxc__hd_memo_reaches_back(const ctxc_view_t *raw,
-                                const ctxc_density_config_t *config,
-                                const ctxc_density_memo_t *memo, char *paths);
-void ctxc__hd_memo_add(const ctxc_view_t *raw,
+size_t ctxc__hd_memo_start(const ctxc_view_t *all,
+                           const ctxc_density_config_t *config,
+                           const ctxc_density_memo_t *memo, char *paths);
+void ctxc__hd_memo_add(const ctxc_view_t *all,
                        const ctxc_density_config_t *config,
                        ctxc_density_memo_t *memo, char *paths);
 

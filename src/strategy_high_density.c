@@ -1619,11 +1619,15 @@ uint32_t ctxc__hd_config_hash(const ctxc_density_config_t *c) {
 }
 
 /* What the two scans do with a key: test it (reaches back) or add it. */
+#define MEMO_TOOLS 8u /* tool names of new results followed back (recency) */
 typedef struct {
     hd_t hd;               /* cfg, the view and the path buffers only */
     ctxc_density_memo_t *m; /* add to it, or NULL: test */
     const ctxc_density_memo_t *test;
     bool hit;
+    /* the test's tool names of the new results (recency pruning) */
+    ctxc_str_t tools[MEMO_TOOLS];
+    size_t n_tools;
 } memo_scan_t;
 
 static void memo_key(memo_scan_t *ms, uint8_t *add_to, const uint8_t *test,
@@ -1698,11 +1702,25 @@ static void memo_call(memo_scan_t *ms, const ctxc_block_t *b) {
     }
 }
 
-static void memo_scan(memo_scan_t *ms) {
+/* The test notes the tool of a new result (recency pruning): too many
+ * different ones and the step reads the whole history. */
+static void memo_tool(memo_scan_t *ms, ctxc_str_t name) {
+    for (size_t i = 0; i < ms->n_tools; i++) {
+        if (ctxc__str_eq(ms->tools[i], name)) {
+            return;
+        }
+    }
+    if (ms->n_tools == MEMO_TOOLS) {
+        ms->hit = true;
+        return;
+    }
+    ms->tools[ms->n_tools++] = name;
+}
+
+/* Positions [lo, count) of the view: added to the filters, or tested. */
+static void memo_scan(memo_scan_t *ms, size_t lo) {
     const ctxc_view_t *v = ms->hd.v;
-    ctxc__pairs_t pairs;
-    ctxc__pairs_lazy(&pairs, v, NULL, 0);
-    for (size_t p = 0; p < v->count && !ms->hit; p++) {
+    for (size_t p = lo; p < v->count && !ms->hit; p++) {
         ctxc_entry_t e;
         ctxc_view_get(v, p, &e);
         const uint8_t *cur = NULL;
@@ -1713,46 +1731,123 @@ static void memo_scan(memo_scan_t *ms) {
             } else if (b.type == CTXC_BLOCK_TEXT &&
                        e.speaker == CTXC_SPEAKER_HUMAN) {
                 memo_text(ms, b.u.text.text);
-            } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE && ms->m == NULL) {
-                size_t q, k;
-                /* recency counts every result of its tool; a result whose
-                 * call is before the view pairs across it */
-                ms->hit = ms->hd.cfg->recency_pruning ||
-                          !ctxc__pairs_seek(&pairs, p,
-                                            b.u.tool_response.call_id, true,
-                                            0, &q, &k, NULL);
+            } else if (b.type == CTXC_BLOCK_TOOL_RESPONSE && ms->m == NULL &&
+                       ms->hd.cfg->recency_pruning) {
+                memo_tool(ms, b.u.tool_response.tool_name);
             }
         }
     }
 }
 
-static void memo_scan_init(memo_scan_t *ms, const ctxc_view_t *raw,
+static void memo_scan_init(memo_scan_t *ms, const ctxc_view_t *all,
                            const ctxc_density_config_t *config, char *paths) {
     memset(ms, 0, sizeof *ms);
-    ms->hd.v = raw;
+    ms->hd.v = all;
     ms->hd.cfg = config;
     ms->hd.path[0] = paths;
     ms->hd.path[1] = paths + PATH_CAP;
     ms->hd.path_cap = PATH_CAP;
 }
 
-bool ctxc__hd_memo_reaches_back(const ctxc_view_t *raw,
-                                const ctxc_density_config_t *config,
-                                const ctxc_density_memo_t *memo, char *paths) {
-    memo_scan_t ms;
-    memo_scan_init(&ms, raw, config, paths);
-    ms.test = memo;
-    memo_scan(&ms);
-    return ms.hit;
+/* The position of the call with id `id` before q (searched back to lo),
+ * or q when there is none. */
+static size_t call_before(const ctxc_view_t *all, size_t lo, size_t q,
+                          ctxc_str_t id) {
+    for (size_t p = q; p-- > lo;) {
+        if (speaker_at(all, p) != CTXC_SPEAKER_AI) {
+            continue;
+        }
+        ctxc_entry_t a;
+        ctxc_view_get(all, p, &a);
+        const uint8_t *cur = NULL;
+        ctxc_block_t k;
+        while (ctxc_entry_next_block(&a, &cur, &k)) {
+            if (k.type == CTXC_BLOCK_TOOL_CALL &&
+                ctxc__str_eq(k.u.tool_call.id, id)) {
+                return p;
+            }
+        }
+    }
+    return q;
 }
 
-void ctxc__hd_memo_add(const ctxc_view_t *raw,
+/* Recency: where the oldest result of `tool` before `old` whose fate a
+ * newer result can change (the retention-th newest, or the oldest of
+ * fewer) has its call; `old` when there is none. */
+static size_t recency_reach(const ctxc_view_t *all, size_t old,
+                            ctxc_str_t tool, uint32_t retention) {
+    size_t seen = 0, reach = old;
+    for (size_t p = old; p-- > 0 && seen < retention;) {
+        if (speaker_at(all, p) != CTXC_SPEAKER_TOOL) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(all, p, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+                ctxc__str_eq(b.u.tool_response.tool_name, tool)) {
+                seen++;
+                size_t c = call_before(all, 0, p, b.u.tool_response.call_id);
+                reach = c < reach ? c : reach;
+            }
+        }
+    }
+    return reach;
+}
+
+/* Whether the call of every result in [lo, count) is in [lo, its entry):
+ * the step from lo then sees every pair it would see from 0. */
+static bool pairs_within(const ctxc_view_t *all, size_t lo) {
+    for (size_t q = lo; q < all->count; q++) {
+        if (speaker_at(all, q) != CTXC_SPEAKER_TOOL) {
+            continue;
+        }
+        ctxc_entry_t e;
+        ctxc_view_get(all, q, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
+                continue;
+            }
+            if (call_before(all, lo, q, b.u.tool_response.call_id) == q) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+size_t ctxc__hd_memo_start(const ctxc_view_t *all,
+                           const ctxc_density_config_t *config,
+                           const ctxc_density_memo_t *memo, char *paths) {
+    size_t old = memo->count;
+    memo_scan_t ms;
+    memo_scan_init(&ms, all, config, paths);
+    ms.test = memo;
+    memo_scan(&ms, old);
+    if (ms.hit) {
+        return 0;
+    }
+    size_t start = old;
+    uint32_t retention =
+        config->recency_retention < 1 ? 1 : config->recency_retention;
+    for (size_t i = 0; i < ms.n_tools; i++) {
+        size_t reach = recency_reach(all, old, ms.tools[i], retention);
+        start = reach < start ? reach : start;
+    }
+    return start > 0 && pairs_within(all, start) ? start : 0;
+}
+
+void ctxc__hd_memo_add(const ctxc_view_t *all,
                        const ctxc_density_config_t *config,
                        ctxc_density_memo_t *memo, char *paths) {
     memo_scan_t ms;
-    memo_scan_init(&ms, raw, config, paths);
+    memo_scan_init(&ms, all, config, paths);
     ms.m = memo;
-    memo_scan(&ms);
+    memo_scan(&ms, memo->count);
 }
 #endif /* CTXC_CFG_DENSITY_FILTER_BYTES > 0 */
 

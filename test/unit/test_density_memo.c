@@ -376,8 +376,54 @@ static void test_a_late_result_of_a_read_written_meanwhile(void **state) {
     assert_string_equal(mine.buf, theirs.buf);
 }
 
+/* Recency pruning on: a new result of a tool reaches back only as far as
+ * the oldest result of that tool whose fate it can change; the step reads
+ * from there, and its result is a step from scratch's. */
+static void test_recency_reaches_back_to_the_results_it_changes(void **state) {
+    (void)state;
+    ctxc_history_clear(&hist);
+    ctxc_settings_init(&set, NULL);
+    t_set(&set, "compression.strategy", "high-density");
+    t_set(&set, "context-limit", "10000000");
+    t_set(&set, "compression.density.recencyPruning", "true");
+    t_set(&set, "compression.density.recencyRetention", "2");
+    root = "/w";
+    ctxc_session_t s;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    ctxc_session_set_workspace(&s, root);
+    char id[16];
+    size_t incremental = 0, reached_back = 0;
+    for (unsigned t = 0; t < 30; t++) {
+        ctxc_block_t h = t_text("what is the weather?");
+        add(&s, CTXC_SPEAKER_HUMAN, &h, 1);
+        snprintf(id, sizeof id, "w%u", t);
+        const char *tool = t % 3 == 0 ? "get_weather" : "run_shell_command";
+        ctxc_block_t c = t_call(id, tool, "{\"command\":\"date\"}");
+        add(&s, CTXC_SPEAKER_AI, &c, 1);
+        add_result(&s, id, tool);
+        size_t count = hist.count;
+        t_dump(&hist, &before);
+        assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);
+        if (t > 0) {
+            /* not the whole history; back to the results whose payload
+             * the new one can take, when there are such */
+            assert_true(s.last_density_from > 0);
+            assert_true(s.last_density_from <= count - 3);
+            incremental++;
+            reached_back += s.last_density_from < count - 3;
+        }
+        t_dump(&hist, &mine);
+        step_from_scratch();
+        assert_string_equal(mine.buf, theirs.buf);
+    }
+    assert_int_equal(incremental, 29);
+    assert_true(reached_back >= 25);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recency_reaches_back_to_the_results_it_changes),
         cmocka_unit_test(test_a_step_after_appends_equals_a_step_from_scratch),
         cmocka_unit_test(test_steady_turns_read_only_what_came),
         cmocka_unit_test(test_a_late_result_of_a_read_written_meanwhile),
@@ -393,7 +439,8 @@ static void test_left_out(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_left_out)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_left_out)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
