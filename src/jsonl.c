@@ -15,7 +15,11 @@
 #include "record.h"
 #include "sink.h"
 #include "store.h"
+#include "swar.h"
 #include "text_stats.h"
+
+/* A string literal without strlen (export writes its keys by the thousand). */
+#define PUT_LIT(w, lit) ctxc__stream_put((w), (lit), sizeof(lit) - 1u)
 
 _Static_assert(sizeof(ctxc__jtok_t) == CTXC_JSON_TOKEN_WORDS * sizeof(uint32_t),
                "ctxc_import_t token storage does not match ctxc__jtok_t");
@@ -976,6 +980,20 @@ static void w_json_string(ctxc__stream_t *w, ctxc_str_t s) {
     size_t run = 0;
     ctxc__stream_put(w, "\"", 1);
     while (i < s.len) {
+        if (s.len - i >= sizeof(ctxc__word_t)) { /* a word without escapes */
+            ctxc__word_t x;
+            memcpy(&x, u + i, sizeof x);
+            ctxc__word_t low = x & CTXC__WORD_LOW;
+            ctxc__word_t m = (~(low + CTXC__WORD_ONES * 0x60u) |
+                              ctxc__word_eq(low, '"') |
+                              ctxc__word_eq(low, '\\')) &
+                             ~x & CTXC__WORD_HIGH;
+            if (m == 0) {
+                i += sizeof x;
+                continue;
+            }
+            i += ctxc__word_first(m);
+        }
         uint8_t c = u[i];
         if (c >= 0x20u && c != '"' && c != '\\') {
             i++;
@@ -993,9 +1011,9 @@ static void w_json_string(ctxc__stream_t *w, ctxc_str_t s) {
 }
 
 static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
-    ctxc__stream_puts(w, "{\"speaker\":\"");
+    PUT_LIT(w, "{\"speaker\":\"");
     ctxc__stream_puts(w, ctxc_speaker_name(e->speaker));
-    ctxc__stream_puts(w, "\",\"blocks\":[");
+    PUT_LIT(w, "\",\"blocks\":[");
     const uint8_t *cur = NULL;
     ctxc_block_t b;
     bool first = true;
@@ -1004,7 +1022,7 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
         if (!first) {
             ctxc__stream_put(w, ",", 1);
         }
-        ctxc__stream_puts(w, "{\"type\":\"");
+        PUT_LIT(w, "{\"type\":\"");
         first = false;
         ctxc__stream_puts(w, d->name);
         ctxc__stream_put(w, "\"", 1);
@@ -1013,9 +1031,9 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
             if (v.ptr == NULL) {
                 continue;
             }
-            ctxc__stream_puts(w, ",\"");
+            PUT_LIT(w, ",\"");
             ctxc__stream_puts(w, d->keys[f]);
-            ctxc__stream_puts(w, "\":");
+            PUT_LIT(w, "\":");
             if (((d->json >> f) & 1u) != 0) {
                 ctxc__stream_put(w, v.ptr, v.len);
             } else {
@@ -1026,10 +1044,10 @@ static void write_entry(ctxc__stream_t *w, const ctxc_entry_t *e) {
     }
     ctxc__stream_put(w, "]", 1);
     if (e->metadata.ptr != NULL) {
-        ctxc__stream_puts(w, ",\"metadata\":");
+        PUT_LIT(w, ",\"metadata\":");
         ctxc__stream_put(w, e->metadata.ptr, e->metadata.len);
     }
-    ctxc__stream_puts(w, "}\n");
+    PUT_LIT(w, "}\n");
 }
 
 ctxc_status_t ctxc_export_entry(const ctxc_history_t *h, size_t index,

@@ -45,7 +45,12 @@ typedef struct {
 static inline void ctxc__sink_put_(ctxc__sink_t *s, const char *p, size_t n) {
     if (s->buf != NULL && s->len < s->cap && n > 0) {
         size_t k = s->cap - s->len < n ? s->cap - s->len : n;
-        memmove(s->buf + s->len, p, k); /* may overlap: in-place rewrites */
+        uintptr_t d = (uintptr_t)(s->buf + s->len), q = (uintptr_t)p;
+        if (q + k <= d || d + k <= q) {
+            memcpy(s->buf + s->len, p, k); /* apart: the word copy */
+        } else {
+            memmove(s->buf + s->len, p, k); /* in-place rewrites overlap */
+        }
     }
     s->len += n;
 }
