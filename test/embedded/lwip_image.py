@@ -654,7 +654,7 @@ def run_job(objcopy, image, fxdir, emu, ports, work):
     if any(r["port"] == "wronghost" for r in recs):
         fail("a request reached the wronghost endpoint after the refused handshake")
     models = [json.loads(r["body"]).get("model") for r in recs if r["method"] == "POST"]
-    if models != ["fixture-stall", "fixture-error-500", "fixture-stall", "fixture-reset"]:
+    if models != ["fixture-stall", "fixture-error-500", "fixture-hang", "fixture-reset"]:
         fail("the fixture recorded the models %s" % models)
     print("lwip_image: job: longest poll %s ms (without public-key steps %s ms, before it: %s; "
           "public-key steps %s ms in all), %s polls, %s turns arrived and kept after the summary; "
