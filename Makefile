@@ -272,11 +272,16 @@ device-tables: deps-test net-sources
 	    $(LAB_DIR)/$(LWIP_ELF) $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf $(EXAMPLE) docs/device.md \
 	    qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
 
-device-tables-scenario: deps-cross
+device-tables-scenario: deps-cross deps-test
 	$(CMAKE) -S . -B $(CROSS_DIR) $(CROSS_CMAKE_ARGS)
 	$(CMAKE) --build $(CROSS_DIR) -j $(JOBS) --target ctxc_scenario
 	python3 test/embedded/device_tables.py scenario $(CROSS_DIR)/boards/mps2-an386/ctxc_scenario.elf \
 	    docs/device.md qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native -kernel
+	@# the steady-state turn at 256 and 2,048 entries (host builds, callgrind)
+	$(CMAKE) -S . -B $(HOST_DIR) $(HOST_CMAKE_ARGS) $(TEST_CMAKE_ARGS) >/dev/null
+	$(CMAKE) --build $(HOST_DIR) -j $(JOBS) --target turn_cost turn_cost_noindex >/dev/null
+	test/bench/turn_cost.sh $(HOST_DIR)/test/bench/turn_cost $(HOST_DIR)/test/bench/turn_cost_noindex \
+	    | python3 test/bench/turn_cost_doc.py docs/device.md
 
 # Commit by commit (issue 10's rule: the core's flash does not grow). The
 # oldest commits build with jsmn (libjsmn-dev, a bench package).

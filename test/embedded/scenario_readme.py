@@ -63,6 +63,11 @@ STATIC = {
         "ctxc_session_compress+compress_run:ctxc__hd_compress",
     "ctxc_session_optimize (density step)":
         "ctxc_session_optimize+optimize_with:ctxc__hd_optimize",
+    # the steady turn's deepest call is its before_send (its appends are
+    # shallow): the same chain as before_send with high-density
+    "a steady-state turn (high-density: appends, before_send)":
+        "ctxc_session_before_send+compress_run:ctxc__hd_compress"
+        "+optimize_with:ctxc__hd_optimize",
 }
 
 

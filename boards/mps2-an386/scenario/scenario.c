@@ -101,6 +101,7 @@ enum {
     EP_COMPRESS_TD,
     EP_COMPRESS_HD,
     EP_OPTIMIZE,
+    EP_TURN,
     EP_COUNT
 };
 static const char *const ep_names[EP_COUNT] = {
@@ -113,6 +114,7 @@ static const char *const ep_names[EP_COUNT] = {
     "ctxc_session_compress (top-down-truncation)",
     "ctxc_session_compress (high-density)",
     "ctxc_session_optimize (density step)",
+    "a steady-state turn (high-density: appends, before_send)",
 };
 static size_t ep_max[EP_COUNT]; /* the deepest stack over every call */
 /* Board ticks of the longest call on the largest history (most entries;
@@ -373,6 +375,90 @@ static void run_op(const scn_input_t *in, unsigned which) {
     row(in->name, op, st, n0, t0, &hist, crc);
 }
 
+/* One steady-state turn (issue 37): a human entry and an ai entry
+ * appended (every other turn a tool call, and its result), then
+ * before_send with nothing to compress (*compressed says if it did). */
+static ctxc_status_t steady_turn(unsigned t, bool *compressed) {
+    static const char *const asks[] = {"What is on my list for today?",
+                                       "Turn the hall light off, please."};
+    char id[16] = "steady_";
+    size_t n = strlen(id);
+    id[n++] = (char)('0' + (int)(t / 10u % 10u));
+    id[n++] = (char)('0' + (int)(t % 10u));
+    id[n] = '\0';
+    ctxc_block_t b[2];
+    memset(b, 0, sizeof b);
+    b[0].type = CTXC_BLOCK_TEXT;
+    b[0].u.text.text = ctxc_str(asks[t % 2u]);
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, b, 1, CTXC_STR_ABSENT};
+    ctxc_status_t st = ctxc_session_add(&session, &in, &err);
+    if (st != CTXC_OK) {
+        return st;
+    }
+    b[0].u.text.text = ctxc_str("Done.");
+    in.speaker = CTXC_SPEAKER_AI;
+    if (t % 2u == 1u) {
+        b[1].type = CTXC_BLOCK_TOOL_CALL;
+        b[1].u.tool_call.id = ctxc_str(id);
+        b[1].u.tool_call.name = ctxc_str("read_file");
+        b[1].u.tool_call.parameters =
+            ctxc_str("{\"file_path\":\"notes/today.md\"}");
+        in.block_count = 2;
+    }
+    if ((st = ctxc_session_add(&session, &in, &err)) != CTXC_OK) {
+        return st;
+    }
+    if (t % 2u == 1u) {
+        b[0].type = CTXC_BLOCK_TOOL_RESPONSE;
+        b[0].u.tool_response.call_id = ctxc_str(id);
+        b[0].u.tool_response.tool_name = ctxc_str("read_file");
+        b[0].u.tool_response.result = ctxc_str("\"milk, call Anna\"");
+        ctxc_entry_in_t r = {CTXC_SPEAKER_TOOL, b, 1, CTXC_STR_ABSENT};
+        if ((st = ctxc_session_add(&session, &r, &err)) != CTXC_OK) {
+            return st;
+        }
+    }
+    ctxc_send_report_t report = {0};
+    st = ctxc_session_before_send(&session, 0, &report, &err);
+    *compressed = report.compressed;
+    return st;
+}
+
+/* Steady-state turns after the first before_send (which compresses) and
+ * the turn after it: the cost of a turn that adds two or three entries to
+ * a long history. Only for the long histories (a short one's context
+ * limit is a few turns). */
+#define STEADY_TURNS 10u
+static void run_steady(const scn_input_t *in) {
+    static const char op[] = "10 steady turns high-density";
+    ctxc_status_t st = import_input(in);
+    if (!check(st == CTXC_OK, in->name, op, "import", st)) {
+        return;
+    }
+    st = set_strategy("high-density");
+    check(st == CTXC_OK, in->name, op, "/set compression.strategy", st);
+    start_session(in->name, op);
+    ctxc_send_report_t report = {0};
+    st = ctxc_session_before_send(&session, 0, &report, &err);
+    check(st == CTXC_OK, in->name, op, "the first before_send", st);
+    /* the turn after a compression reads the whole history (the
+     * compression changed it): the before_send rows measure that */
+    bool compressed = false;
+    st = steady_turn(STEADY_TURNS, &compressed);
+    check(st == CTXC_OK && !compressed, in->name, op, "the turn after it",
+          st);
+    size_t n0 = ctxc_history_count(&hist);
+    uint64_t t0 = ctxc_history_tokens(&hist);
+    for (unsigned t = 0; t < STEADY_TURNS && st == CTXC_OK; t++) {
+        MEASURED(EP_TURN, st, steady_turn(t, &compressed));
+        check(st == CTXC_OK, in->name, op, "status", st);
+        check(!compressed, in->name, op, "nothing to compress", st);
+    }
+    uint32_t crc;
+    check_history(in->name, op, &hist, &crc);
+    row(in->name, op, st, n0, t0, &hist, crc);
+}
+
 /* Arena exhaustion: lines imported one import at a time into an 8 KiB
  * arena until one answers CTXC_E_NO_SPACE; the history must be
  * byte-identical to before that call. */
@@ -433,8 +519,12 @@ static void run_input(const scn_input_t *in) {
         return;
     }
     configure(in->name, ctxc_history_tokens(&hist));
+    size_t imported = ctxc_history_count(&hist);
     for (unsigned which = 0; which < OP_COUNT; which++) {
         run_op(in, which);
+    }
+    if (imported >= 200u) {
+        run_steady(in);
     }
     run_no_space(in);
 }
