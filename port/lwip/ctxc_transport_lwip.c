@@ -13,7 +13,9 @@
 #include "lwip/pbuf.h"
 #include "lwip/timeouts.h"
 
+#include "altcp_tls_mbedtls_structs.h" /* lwIP 2.1.3: the TLS pcb's rx */
 #include "mbedtls/ecdh.h"
+#include "mbedtls/ecp.h"
 #include "mbedtls/entropy.h"
 #include "mbedtls/error.h"
 #include "mbedtls/entropy_poll.h"
@@ -203,14 +205,88 @@ static uint32_t ticks_now(const ctxc_lwip_transport_t *t) {
                                              : 0u;
 }
 
+/* The altcp TLS state of t's connection when ssl is its context. */
+static altcp_mbedtls_state_t *tls_state_of(ctxc_lwip_transport_t *t,
+                                           const mbedtls_ssl_context *ssl) {
+    if (t == NULL || t->pcb == NULL || t->pcb->state == NULL ||
+        altcp_tls_context(t->pcb) != ssl) {
+        return NULL;
+    }
+    return (altcp_mbedtls_state_t *)t->pcb->state;
+}
+
+/* The handshake in slices (cfg.ecp_max_ops, MBEDTLS_ECP_RESTARTABLE):
+ * one handshake state a call, and a public-key operation stopped after
+ * ecp_max_ops of mbedTLS's ECC operations. altcp_tls_mbedtls calls mbedtls_ssl_handshake in its receive callback
+ * and knows no MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS (it would close the
+ * connection), and on WANT_READ it expects its input chain (state->rx)
+ * consumed and waits for the next segment. So when a state is done or a
+ * public-key operation stops: the input mbedTLS has not read yet is kept aside (t->hs_held),
+ * altcp is told WANT_READ, and the next connect_poll calls the receive
+ * callback again (resume_handshake: the kept input, or an empty pbuf)
+ * where mbedTLS goes on from where it stopped. Input that arrives
+ * meanwhile is queued behind the kept input before mbedTLS reads again
+ * (at the top of every handshake call), so the order holds. */
 int __real_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
 int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
 int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
     ctxc_lwip_transport_t *t = watched;
+    altcp_mbedtls_state_t *st = tls_state_of(t, ssl);
+    if (st != NULL && t->hs_held != NULL) {
+        if (st->rx != NULL) {
+            pbuf_cat(t->hs_held, st->rx);
+        }
+        st->rx = t->hs_held;
+        t->hs_held = NULL;
+    }
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    mbedtls_ecp_set_max_ops(t != NULL ? (unsigned)t->cfg.ecp_max_ops : 0u);
+#endif
+    int from = ssl->state;
     uint32_t t0 = ticks_now(t);
-    int r = __real_mbedtls_ssl_handshake(ssl);
+    int r;
+    bool step_more = false;
+    if (t != NULL && t->cfg.ecp_max_ops != 0 &&
+        ssl->state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+        /* in slices: one handshake state a call (mbedtls_ssl_handshake
+         * loops over them), so a step that cannot be stopped (an RSA
+         * check, an ECDHE-RSA key exchange) holds one poll, not the
+         * server's whole flight and the client's answer */
+        r = mbedtls_ssl_handshake_step(ssl);
+        step_more = r == 0 && ssl->state != MBEDTLS_SSL_HANDSHAKE_OVER;
+    } else {
+        r = __real_mbedtls_ssl_handshake(ssl);
+    }
     if (t != NULL) {
-        t->handshake_ticks += ticks_now(t) - t0;
+        uint32_t d = ticks_now(t) - t0;
+        t->handshake_ticks += d;
+        if (d > t->handshake_longest) {
+            t->handshake_longest = d;
+            t->longest_from = (uint8_t)from;
+            t->longest_to = (uint8_t)ssl->state;
+        }
+        if ((unsigned)from < CTXC_LWIP_TLS_STATES &&
+            d > t->state_longest[from]) {
+            t->state_longest[from] = d;
+        }
+    }
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    mbedtls_ecp_set_max_ops(0u);
+#endif
+    if ((r == MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS || step_more) && st != NULL) {
+        struct pbuf *p = st->rx;
+        st->rx = NULL;
+        if (p != NULL && p->len == 0 && p->next == NULL) {
+            pbuf_free(p); /* resume_handshake's empty pbuf, unread */
+            p = NULL;
+        }
+        t->hs_held = p;
+        t->hs_more = true;
+        if (!step_more) {
+            t->handshake_slices++; /* a public-key operation stopped */
+        }
+        t->events++; /* wait() returns: there is work for connect_poll */
+        return MBEDTLS_ERR_SSL_WANT_READ;
     }
     /* altcp_tls_mbedtls closes on a failed handshake and keeps no code:
      * the code for tcp_failed's "TLS handshake failed: ..." */
@@ -475,6 +551,17 @@ static const mbedtls_ecp_group_id tls_groups[] = {
 #endif
     MBEDTLS_ECP_DP_NONE};
 
+/* With slices (cfg.ecp_max_ops): the groups whose ECDH mbedTLS 2.28 can
+ * stop and go on (short Weierstrass curves; X25519 is not restartable). */
+static const mbedtls_ecp_group_id tls_groups_sliced[] = {
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP256R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP384R1,
+#endif
+    MBEDTLS_ECP_DP_NONE};
+
 /* An allocation from the pool failed since pool_failed_bytes was reset:
  * the pool, not the input, is the cause. */
 static bool alloc_failure(int code) {
@@ -629,7 +716,13 @@ static ctxc_status_t tls_prepare(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
     mbedtls_ssl_conf_verify(sc, on_verify, t);
     mbedtls_ssl_conf_min_version(sc, MBEDTLS_SSL_MAJOR_VERSION_3,
                                  MBEDTLS_SSL_MINOR_VERSION_3);
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    mbedtls_ssl_conf_curves(sc, t->cfg.ecp_max_ops != 0 ? tls_groups_sliced
+                                                        : tls_groups);
+#else
     mbedtls_ssl_conf_curves(sc, tls_groups);
+    (void)tls_groups_sliced;
+#endif
 #if defined(MBEDTLS_SSL_MAX_FRAGMENT_LENGTH)
     (void)mbedtls_ssl_conf_max_frag_len(
         sc,
@@ -668,8 +761,36 @@ static void drop(ctxc_lwip_transport_t *t) {
         pbuf_free(t->rx);
         t->rx = NULL;
     }
+    if (t->hs_held != NULL) {
+        pbuf_free(t->hs_held);
+        t->hs_held = NULL;
+    }
+    t->hs_more = false;
     t->up = false;
     t->phase = PHASE_IDLE;
+}
+
+/* The next slice of a handshake whose public-key operation stopped (see
+ * __wrap_mbedtls_ssl_handshake): altcp's receive callback of the TCP pcb
+ * under the TLS one, with the input kept aside (or an empty pbuf, which
+ * altcp's read of it frees), as if a segment had arrived. */
+static void resume_handshake(ctxc_lwip_transport_t *t) {
+    t->hs_more = false;
+    struct altcp_pcb *inner = t->pcb != NULL ? t->pcb->inner_conn : NULL;
+    if (inner == NULL || inner->recv == NULL) {
+        return;
+    }
+    struct pbuf *p = t->hs_held;
+    t->hs_held = NULL;
+    if (p == NULL) {
+        p = pbuf_alloc(PBUF_RAW, 0, PBUF_REF);
+        if (p == NULL) {
+            t->hs_more = true; /* out of pbufs: the next poll again */
+            return;
+        }
+    }
+    /* lwIP frees the pbuf (or keeps it in the TLS state) in any case */
+    (void)inner->recv(inner->arg, inner, p, ERR_OK);
 }
 
 /* Keeps the session of the handshake just done (its ticket or id) for the
@@ -882,8 +1003,9 @@ static void wait_locked(ctxc_lwip_transport_t *t, uint32_t ms) {
     uint64_t until = now_ms(t) + ms;
     uint32_t seen = t->events;
     for (;;) {
-        if (t->rx != NULL || t->eof || t->failed || t->ssl_err != 0) {
-            return; /* something to answer now */
+        if (t->rx != NULL || t->eof || t->failed || t->ssl_err != 0 ||
+            t->hs_more) {
+            return; /* something to answer now (or a slice to run) */
         }
         idle(t);
         if (t->events != seen) {
@@ -934,6 +1056,10 @@ static ctxc_status_t lw_connect(void *ctx, const char *host, uint16_t port,
     t->group = 0;
     t->handshake_ticks = 0;
     t->record_ticks = 0;
+    t->handshake_longest = 0;
+    t->handshake_slices = 0;
+    t->longest_from = t->longest_to = 0;
+    memset(t->state_longest, 0, sizeof t->state_longest);
     ctxc_status_t st = tls ? tls_prepare(t, err) : CTXC_OK;
 #if defined(MBEDTLS_HAVE_TIME_DATE)
     if (st == CTXC_OK && tls && calendar_now() == 0 &&
@@ -981,7 +1107,9 @@ static ctxc_status_t lw_connect_poll(void *ctx, ctxc_error_t *err) {
         st = ctxc_error_set(err, CTXC_E_INVALID_ARG,
                             "connect_poll: no connect under way");
     } else {
-        if (t->phase != PHASE_UP) {
+        if (t->phase == PHASE_TCP && t->hs_more) {
+            resume_handshake(t); /* one slice, no pump (one bound a poll) */
+        } else if (t->phase != PHASE_UP) {
             pump(t);
         }
         st = settle(t, step(t, err), err);
@@ -1175,6 +1303,32 @@ void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
     *handshake = t != NULL ? t->handshake_ticks : 0u;
     *records = t != NULL ? t->record_ticks : 0u;
     CORE_UNLOCK();
+}
+
+void ctxc_lwip_transport_tls_slices(const ctxc_lwip_transport_t *t,
+                                    uint32_t *slices, uint32_t *longest) {
+    CORE_LOCK();
+    *slices = t != NULL ? t->handshake_slices : 0u;
+    *longest = t != NULL ? t->handshake_longest : 0u;
+    CORE_UNLOCK();
+}
+
+void ctxc_lwip_transport_tls_longest_states(const ctxc_lwip_transport_t *t,
+                                            int *from, int *to) {
+    CORE_LOCK();
+    *from = t != NULL ? t->longest_from : 0;
+    *to = t != NULL ? t->longest_to : 0;
+    CORE_UNLOCK();
+}
+
+uint32_t ctxc_lwip_transport_tls_state_longest(const ctxc_lwip_transport_t *t,
+                                               unsigned state) {
+    CORE_LOCK();
+    uint32_t v = t != NULL && state < CTXC_LWIP_TLS_STATES
+                     ? t->state_longest[state]
+                     : 0u;
+    CORE_UNLOCK();
+    return v;
 }
 
 unsigned ctxc_lwip_transport_trust_count(const ctxc_lwip_transport_t *t) {

@@ -140,6 +140,8 @@ extern "C" {
 
 #define CTXC_LWIP_CONNECT_TIMEOUT_MS 10000u
 #define CTXC_LWIP_HOST_MAX 253u
+/* mbedTLS 2.28's handshake states (mbedtls_ssl_states) measured one by one */
+#define CTXC_LWIP_TLS_STATES 20u
 
 /* Drives the network while the transport waits (see above). */
 typedef void (*ctxc_lwip_poll_fn)(void *ctx);
@@ -173,6 +175,21 @@ typedef struct {
      * record calls (ctxc_lwip_transport_tls_work); NULL: not measured. */
     uint32_t (*ticks)(void *ctx);
     void *ticks_ctx;
+    /* The handshake's public-key work in slices (mbedTLS built with
+     * MBEDTLS_ECP_RESTARTABLE; ignored without it). 0: each handshake
+     * step runs its public-key operations whole (a P-256 chain's step is
+     * tens of millions of instructions). N: a step does at most about N of
+     * mbedTLS's basic ECC operations (mbedtls_ecp_set_max_ops: one is
+     * about a multiplication in GF(p) of P-256; a P-256 scalar
+     * multiplication is about 3300) and returns; connect_poll goes on
+     * with the next slice. And each call runs one handshake state
+     * (mbedtls_ssl_handshake_step), not the whole flight. What mbedTLS 2.28 splits: the ECDSA checks
+     * (chain, the server key exchange's signature) and the ECDH of the
+     * ECDHE-ECDSA suites on P-256 and P-384; so with N != 0 the groups
+     * offered are P-256 and P-384 only (X25519 is not restartable).
+     * Not split: an ECDHE-RSA handshake (its ECDH and the RSA checks run
+     * whole: mbedTLS restarts ECDHE-ECDSA only). */
+    uint32_t ecp_max_ops;
 } ctxc_lwip_transport_config_t;
 
 struct altcp_pcb;
@@ -207,6 +224,12 @@ typedef struct {
     bool resumed;            /* the connection up resumed a session */
     uint32_t handshake_ticks; /* cfg.ticks inside mbedtls_ssl_handshake */
     uint32_t record_ticks;    /* ... inside mbedtls_ssl_read / _write */
+    uint32_t handshake_longest; /* the longest mbedtls_ssl_handshake call */
+    uint32_t handshake_slices;  /* calls that stopped in a public-key op */
+    uint8_t longest_from, longest_to; /* its mbedTLS states, before/after */
+    uint32_t state_longest[CTXC_LWIP_TLS_STATES]; /* per state it began in */
+    bool hs_more;     /* a public-key op stopped: go on at connect_poll */
+    struct pbuf *hs_held; /* handshake input kept while it is stopped */
     struct altcp_pcb *pcb;
     struct altcp_tls_config *tls_conf;
     struct pbuf *rx; /* received, not yet read */
@@ -242,6 +265,26 @@ void ctxc_lwip_transport_tls_info(const ctxc_lwip_transport_t *t,
  * from connect on; 0 without cfg.ticks. */
 void ctxc_lwip_transport_tls_work(const ctxc_lwip_transport_t *t,
                                   uint32_t *handshake, uint32_t *records);
+
+/* The handshake's slices of the last connection (cfg.ecp_max_ops):
+ * *slices the calls of mbedtls_ssl_handshake that stopped in a public-key
+ * operation (to go on at the next connect_poll), *longest the longest
+ * single call in cfg.ticks (the longest piece of handshake computation
+ * one step ran). 0 without cfg.ticks / without slicing. */
+void ctxc_lwip_transport_tls_slices(const ctxc_lwip_transport_t *t,
+                                    uint32_t *slices, uint32_t *longest);
+
+/* The mbedTLS handshake states (mbedtls_ssl_states) before and after the
+ * longest call of ctxc_lwip_transport_tls_slices: which steps it ran. */
+void ctxc_lwip_transport_tls_longest_states(const ctxc_lwip_transport_t *t,
+                                            int *from, int *to);
+
+/* The longest mbedtls_ssl_handshake call of the last connection that
+ * began in handshake state `state` (mbedtls_ssl_states), in cfg.ticks; 0
+ * when none ran there. With cfg.ecp_max_ops each call runs one state (or
+ * one slice of its public-key work): the cost of each step. */
+uint32_t ctxc_lwip_transport_tls_state_longest(const ctxc_lwip_transport_t *t,
+                                               unsigned state);
 
 /* The trust anchors parsed from cfg.ca (at the first TLS connect), 0
  * before. */
