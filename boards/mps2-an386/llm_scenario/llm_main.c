@@ -171,6 +171,8 @@ static uint32_t export_crc(const ctxc_history_t *h, img_sink_t *s) {
     return s->crc;
 }
 
+static const char *tls_state_name(int s); /* mbedTLS's state by name */
+
 /* ---- the transport, with the handshake reported -----------------------------
  */
 
@@ -239,8 +241,15 @@ static ctxc_status_t shown_connect(void *ctx, const char *host, uint16_t p,
     return st == CTXC_E_IN_PROGRESS ? st : shown_end(host, p, st);
 }
 
+static uint32_t shown_longest_poll; /* ticks of the longest connect_poll */
+
 static ctxc_status_t shown_connect_poll(void *ctx, ctxc_error_t *e) {
+    uint32_t t0 = mps2_ticks(NULL);
     ctxc_status_t st = ctxc_lwip_transport(&net).ops->connect_poll(ctx, e);
+    uint32_t d = mps2_ticks(NULL) - t0;
+    if (d > shown_longest_poll) {
+        shown_longest_poll = d;
+    }
     ++shown_steps;
     return st == CTXC_E_IN_PROGRESS ? st : shown_end(net.host, net.port, st);
 }
@@ -496,6 +505,7 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     recv_failed = false;
     volatile uint32_t frame_mark = 0;
     stack_paint();
+    shown_longest_poll = 0;
     uint32_t call0 = mps2_ticks(NULL);
     st = ctxc_session_before_send(&session, 0, &report, &err);
     uint32_t call = mps2_ticks(NULL) - call0; /* network waits included */
@@ -519,6 +529,45 @@ static ctxc_status_t run_case(const char *name, uint16_t p, const char *model,
     img_put_u(call);
     img_put_s(" ticks (25 MHz; under -icount shift=0 a tick is 40 "
               "instructions)");
+    img_flush_line();
+    /* the longest piece of the connect a poll runs: a connect_poll, or a
+     * handshake call inside a wait's pump (its network waits are not
+     * work); the public-key work's slices (cfg.ecp_max_ops) */
+    uint32_t slices = 0, hs_longest = 0;
+    ctxc_lwip_transport_tls_slices(&net, &slices, &hs_longest);
+    img_put_s("poll: case ");
+    img_put_s(name);
+    img_put_s(": longest step ");
+    img_put_u(shown_longest_poll > hs_longest ? shown_longest_poll
+                                              : hs_longest);
+    img_put_s(" ticks (longest connect_poll ");
+    img_put_u(shown_longest_poll);
+    img_put_s(", longest handshake call ");
+    img_put_u(hs_longest);
+    int lf = 0, lt = 0;
+    ctxc_lwip_transport_tls_longest_states(&net, &lf, &lt);
+    img_put_s(": ");
+    img_put_s(tls_state_name(lf));
+    img_put_s(" -> ");
+    img_put_s(tls_state_name(lt));
+    img_put_s("); public-key work in ");
+    img_put_u(slices);
+    img_put_s(" slices");
+    img_flush_line();
+    /* each handshake state's longest call (one state a call in slices) */
+    img_put_s("steps: case ");
+    img_put_s(name);
+    img_put_s(": longest call by handshake state (ticks):");
+    for (unsigned k = 0; k < CTXC_LWIP_TLS_STATES; k++) {
+        uint32_t v = ctxc_lwip_transport_tls_state_longest(&net, k);
+        if (v != 0) {
+            img_put_s(" ");
+            img_put_s(tls_state_name((int)k));
+            img_put_s(" ");
+            img_put_u(v);
+            img_put_s(";");
+        }
+    }
     img_flush_line();
     r->st = st;
     img_sink_t e1 = {NULL, 0, 0, 0};
@@ -1129,6 +1178,8 @@ static uint16_t arg_port(const char *a) {
 
 #define JOB_TURN_MS 200u
 #define JOB_POLL_BOUND_MS 25u
+/* with the public-key work in slices (cfg.ecp_max_ops): every poll */
+#define JOB_POLL_BOUND_SLICED_MS 10u
 #define JOB_HS_POLLS_MAX 48u
 
 static const char *const tls_state_names[] = {
@@ -1244,7 +1295,7 @@ static bool job_turn(unsigned k, bool copy) {
 }
 
 typedef struct {
-    unsigned polls, turns, hs_count;
+    unsigned polls, turns, hs_count, slice_polls;
     uint32_t longest, longest_other, pk_total;
     int longest_other_state;
     struct {
@@ -1269,12 +1320,21 @@ static ctxc_status_t job_loop(job_run_t *r, bool copy) {
     bool turns_ok = true;
     do {
         int from = tls_state();
+        bool sliced = net.hs_more; /* a public-key slice is due */
+        uint32_t sl0 = 0, sl1 = 0, hl = 0;
+        ctxc_lwip_transport_tls_slices(&net, &sl0, &hl);
         uint32_t t0 = mps2_ticks(NULL);
         st = ctxc_session_poll(&session, &err);
         uint32_t d = mps2_ticks(NULL) - t0;
         int to = tls_state();
+        ctxc_lwip_transport_tls_slices(&net, &sl1, &hl);
         r->polls++;
-        bool pk = ran_public_key(from, to);
+        /* a public-key step, or a slice of one (the port stopped the
+         * operation in this poll, or went on with it) */
+        bool pk = ran_public_key(from, to) || sliced || sl1 != sl0;
+        if (sl1 != sl0 || sliced) {
+            r->slice_polls++;
+        }
         if (d > r->longest) {
             r->longest = d;
         }
@@ -1341,7 +1401,9 @@ static void job_report(const char *name, const job_run_t *r,
                   : tls_state_name(r->longest_other_state));
     img_put_s("); public-key steps ");
     put_ms(r->pk_total);
-    img_put_s(" in all; ");
+    img_put_s(" in all (");
+    img_put_u(r->slice_polls);
+    img_put_s(" polls ran a slice of one); ");
     img_put_u(r->turns);
     img_put_s(" turns arrived during the job");
     img_flush_line();
@@ -1456,6 +1518,14 @@ static void job_scenario(uint16_t good, uint16_t wronghost) {
           "the handshake's polls were seen, public-key steps among them", st);
     check(r.longest_other <= JOB_POLL_BOUND_MS * 25000u,
           "every poll without a public-key step took at most 25 ms", st);
+    if (net.cfg.ecp_max_ops != 0) {
+        /* the fixture's ECDSA P-256 chain, ECDHE over P-256: every
+         * public-key operation restartable, so every poll bounded */
+        check(r.slice_polls > 1, "the public-key work ran in slices", st);
+        check(r.longest <= JOB_POLL_BOUND_SLICED_MS * 25000u,
+              "every poll, public-key slices included, took at most 10 ms",
+              st);
+    }
     if (st == CTXC_OK) {
         size_t at = 0;
         bool kept = job_turns_after_summary(r.turns, &at);
@@ -1525,6 +1595,7 @@ int main(int argc, char **argv) {
     uint16_t good = 0, wronghost = 0, silent = 0, ntp = 0;
     const char *dns = MPS2_NET_DNS_SERVER;
     size_t pool_bytes = sizeof tls_pool;
+    uint32_t ecp_max_ops = MPS2_TLS_ECP_MAX_OPS;
     fe_ports_t fe = {0, 0, 0, 0, 0, 0, 0, 0};
     bool job = false;
     for (int i = 1; i < argc; i++) {
@@ -1579,6 +1650,13 @@ int main(int argc, char **argv) {
             dev.stream = false;
         } else if (strncmp(argv[i], "--dns=", 6) == 0) {
             dns = argv[i] + 6;
+        } else if (strncmp(argv[i], "--ecp-max-ops=", 14) == 0) {
+            /* the handshake's slices (0: each public-key step whole) */
+            uint32_t v = 0;
+            for (const char *a = argv[i] + 14; *a >= '0' && *a <= '9'; a++) {
+                v = v * 10u + (uint32_t)(*a - '0');
+            }
+            ecp_max_ops = v;
         } else if (strncmp(argv[i], "--pool=", 7) == 0) {
             /* a smaller TLS pool than the board's (the pool-too-small
              * test) */
@@ -1646,7 +1724,12 @@ int main(int argc, char **argv) {
         .time = mps2_time_now,
         .ticks = mps2_ticks,
         .allow_unknown_time = MPS2_TLS_ALLOW_UNKNOWN_TIME != 0,
+        .ecp_max_ops = ecp_max_ops,
     };
+    img_put_s("tls: public-key work in slices of at most ");
+    img_put_u(ecp_max_ops);
+    img_put_s(" ECC operations (0: whole)");
+    img_flush_line();
     ctxc_status_t st = ctxc_lwip_transport_init(&net, &cfg, &err);
     check(st == CTXC_OK, "ctxc_lwip_transport_init", st);
     if (dns[0] != '\0') {

@@ -20,7 +20,8 @@
  *             asked for, which the fixture's Python server honours), no
  *             dates. Only for servers one controls.
  *
- * Both: the certificate chain and host name verified against the trust
+ * Both: the handshake's ECC in slices (MBEDTLS_ECP_RESTARTABLE), the
+ * certificate chain and host name verified against the trust
  * store in flash (DER), SNI, every allocation from a static pool
  * (MEMORY_BUFFER_ALLOC_C; size MPS2_TLS_POOL_BYTES in board_net.h), the
  * entropy from the port's hook through mbedtls_hardware_poll (port/lwip).
@@ -74,6 +75,13 @@ int ctxc_lwip_snprintf(char *s, size_t n, const char *fmt, ...);
 #define MBEDTLS_ECP_FIXED_POINT_OPTIM 0
 #define MBEDTLS_ECDH_C
 #define MBEDTLS_ECDSA_C
+/* The handshake's public-key work in slices (issue 38): ECDSA checks and
+ * the ECDHE-ECDSA key exchange on P-256/P-384 stop after
+ * MPS2_TLS_ECP_MAX_OPS basic operations (board_net.h, the port's
+ * cfg.ecp_max_ops) and go on at the next poll. Needs the legacy ECDH
+ * context (mbedTLS 2.28's check_config). */
+#define MBEDTLS_ECP_RESTARTABLE
+#define MBEDTLS_ECDH_LEGACY_CONTEXT
 #define MBEDTLS_ASN1_PARSE_C
 #define MBEDTLS_ASN1_WRITE_C
 #define MBEDTLS_OID_C
