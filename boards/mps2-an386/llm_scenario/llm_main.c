@@ -1329,10 +1329,12 @@ static ctxc_status_t job_loop(job_run_t *r, bool copy) {
         int to = tls_state();
         ctxc_lwip_transport_tls_slices(&net, &sl1, &hl);
         r->polls++;
-        /* a public-key step, or a slice of one (the port stopped the
-         * operation in this poll, or went on with it) */
-        bool pk = ran_public_key(from, to) || sliced || sl1 != sl0;
-        if (sl1 != sl0 || sliced) {
+        /* a public-key step, or a slice of one: the port stopped an
+         * operation in this poll (sl1 != sl0), or one ended in it (the
+         * poll left a public-key state); a poll that only ran the next
+         * handshake state (the slices run one state a poll) is not */
+        bool pk = ran_public_key(from, to) || sl1 != sl0;
+        if (pk && (sliced || sl1 != sl0)) {
             r->slice_polls++;
         }
         if (d > r->longest) {
