@@ -82,9 +82,14 @@ def tables(log, image, lab):
         suite = "%s, %s" % (hl.group(1), hl.group(2)) if hl else "?"
         pm = re.search(r"^tls pool: %s: (\d+) bytes at most" % re.escape(case), log, re.M)
         pool = pm.group(1) if pm else "-"
-        rows.append("| %s | %s | %s | %d | %s | %s | %d | %s | %s | %d |"
-                    % (case, shape, suite, hs, ms(hs, 100), ms(hs, 240), rec,
-                       ms(rec, 100), pool, stack))
+        lp = re.search(r"^poll: case %s: longest step (\d+) ticks .*public-key work in (\d+) "
+                       r"slices" % re.escape(case), log, re.M)
+        if not lp:
+            raise SystemExit("device_tables: no poll line for case %s in the log" % case)
+        step = int(lp.group(1)) * TICK_INSTR
+        rows.append("| %s | %s | %s | %d | %s | %s | %s (%s) | %d | %s | %s | %d |"
+                    % (case, shape, suite, hs, ms(hs, 100), ms(hs, 240),
+                       "%.2f" % (step / 1e6), lp.group(2), rec, ms(rec, 100), pool, stack))
     out = [
         "Measured by `make device-tables` (test/embedded/device_tables.py): the lwIP "
         "image's test run under QEMU with `-icount shift=0`, one guest instruction per "
@@ -95,12 +100,18 @@ def tables(log, image, lab):
         "cycle (a Cortex-M4 needs somewhat more cycles than instructions: a lower "
         "bound). TLS pool: the high-water mark of the connection's call (`tls pool:` "
         "lines; the parsed trust store of 4 anchors included). Stack: the painted stack "
-        "of the whole `ctxc_session_before_send` over TLS.",
+        "of the whole `ctxc_session_before_send` over TLS. Longest poll: the longest "
+        "single step of the connection's work a poll runs (a `connect_poll`, or one "
+        "`mbedtls_ssl_handshake` call inside a wait's pump), in ms of board time (one "
+        "instruction a ns; x10 at 100 MHz), with the public-key work in slices of at most "
+        "`MPS2_TLS_ECP_MAX_OPS` ECC operations; in brackets, the slices it ran in "
+        "(0: nothing split: a resumed session, or an ECDHE-RSA handshake, which mbedTLS "
+        "2.28 does not restart).",
         "",
         "| case | chain | suite, group | handshake instructions | ms @100 MHz | "
-        "ms @240 MHz | records instructions | records ms @100 MHz | TLS pool high-water "
-        "(bytes) | stack (bytes) |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "ms @240 MHz | longest poll, ms board (slices) | records instructions | "
+        "records ms @100 MHz | TLS pool high-water (bytes) | stack (bytes) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ] + rows
     full = re.search(r"^cost: case fe-p256: .*TLS handshake (\d+)", log, re.M)
     res = re.search(r"^cost: case fe-p256-resumed: .*TLS handshake (\d+)", log, re.M)
