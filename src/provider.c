@@ -1405,9 +1405,18 @@ ctxc_status_t ctxc_provider_llm(ctxc_provider_client_t *c,
     while (blen > 0 && base[blen - 1] == '/') {
         blen--;
     }
+    /* a base URL that ends with the path's first segment (Anthropic's
+     * https://host/v1, as OpenAI-compatible servers are given, or
+     * Gemini's .../v1beta) does not get it twice */
+    const char *path = p->path;
+    const char *seg_end = strchr(path + 1, '/');
+    size_t seg = seg_end != NULL ? (size_t)(seg_end - path) : strlen(path);
+    if (seg > 1 && blen >= seg && memcmp(base + blen - seg, path, seg) == 0) {
+        path += seg;
+    }
     ctxc__sink_t u = {c->url_, sizeof c->url_ - 1, 0};
     ctxc__put(&u, base, blen);
-    ctxc__puts(&u, p->path);
+    ctxc__puts(&u, path);
     if (p->model_in_url) {
         ctxc__puts(&u, ref->model);
         ctxc__puts(&u, stream ? ":streamGenerateContent?alt=sse"

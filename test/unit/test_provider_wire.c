@@ -751,18 +751,28 @@ static const char KEY[] = "sk-unit-0123456789abcdefghij";
 typedef struct {
     char resp[16384];
     size_t len, pos;
+    char sent[512]; /* the start of the request */
+    size_t sent_len;
 } canned_t;
 static canned_t canned;
+static const char *canned_base = "http://127.0.0.1:9"; /* call_with's */
 
 static ctxc_status_t cn_connect(void *ctx, const char *host, uint16_t port,
                                 bool tls, ctxc_error_t *e) {
     (void)host, (void)port, (void)tls, (void)e;
     ((canned_t *)ctx)->pos = 0;
+    ((canned_t *)ctx)->sent_len = 0;
     return CTXC_OK;
 }
 static int32_t cn_send(void *ctx, const uint8_t *data, size_t len) {
-    (void)ctx, (void)data;
-    return (int32_t)(len < 4096u ? len : 4096u);
+    canned_t *c = ctx;
+    size_t n = len < 4096u ? len : 4096u;
+    size_t room = sizeof c->sent - 1u - c->sent_len;
+    size_t k = n < room ? n : room;
+    memcpy(c->sent + c->sent_len, data, k);
+    c->sent_len += k;
+    c->sent[c->sent_len] = '\0';
+    return (int32_t)n;
 }
 static int32_t cn_recv(void *ctx, uint8_t *buf, size_t cap) {
     canned_t *c = ctx;
@@ -807,7 +817,7 @@ static ctxc_status_t call_with(const char *api, bool stream, unsigned status,
     memset(&ref, 0, sizeof ref);
     strcpy(ref.provider, api);
     strcpy(ref.model, "m-1");
-    strcpy(ref.base_url, "http://127.0.0.1:9");
+    strcpy(ref.base_url, canned_base);
     strcpy(ref.auth_key_name, "UNIT_KEY");
     ctxc_llm_t llm;
     assert_int_equal(
@@ -831,6 +841,34 @@ static ctxc_status_t call_with(const char *api, bool stream, unsigned status,
 
 static ctxc_status_t stream_call(const char *sse, size_t cap) {
     return call_with("openai", true, 200, "text/event-stream", sse, cap);
+}
+
+/* The request path under a base URL that ends with the path's first
+ * segment: Anthropic under .../v1 (as OpenAI-compatible servers are
+ * given) and Gemini under .../v1beta get it once (issue 39 item 11). */
+static void test_base_url_segment_not_doubled(void **state) {
+    (void)state;
+    static const struct {
+        const char *api, *base, *line;
+    } cases[] = {
+        {"anthropic", "http://127.0.0.1:9/v1", "POST /v1/messages HTTP/1.1"},
+        {"anthropic", "http://127.0.0.1:9/v1/", "POST /v1/messages HTTP/1.1"},
+        {"anthropic", "http://127.0.0.1:9", "POST /v1/messages HTTP/1.1"},
+        {"anthropic", "http://127.0.0.1:9/proxy", "POST /proxy/v1/messages "},
+        {"openai", "http://127.0.0.1:9/v1", "POST /v1/chat/completions "},
+        {"gemini", "http://127.0.0.1:9/v1beta",
+         "POST /v1beta/models/m-1:generateContent "},
+        {"gemini", "http://127.0.0.1:9", "POST /v1beta/models/m-1:generateContent "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        canned_base = cases[i].base;
+        (void)call_with(cases[i].api, false, 500, "application/json", "{}", 64);
+        if (strncmp(canned.sent, cases[i].line, strlen(cases[i].line)) != 0) {
+            fail_msg("%s under %s: the request starts %.60s", cases[i].api,
+                     cases[i].base, canned.sent);
+        }
+    }
+    canned_base = "http://127.0.0.1:9";
 }
 
 /* A refusal streamed in pieces (gpt-4o structured output, content null):
@@ -1136,6 +1174,7 @@ int main(void) {
         cmocka_unit_test(test_error_body_message),
         cmocka_unit_test(test_sse_streaming_mode),
         cmocka_unit_test(test_refusal_in_pieces),
+        cmocka_unit_test(test_base_url_segment_not_doubled),
         cmocka_unit_test(test_cumulative_message_beside_delta),
         cmocka_unit_test(test_two_choices_interleaved),
         cmocka_unit_test(test_error_body_shapes),
