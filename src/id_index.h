@@ -79,6 +79,29 @@ void ctxc__ids_hash_start(ctxc__ids_hasher_t *hs);
 void ctxc__ids_hash_feed(ctxc__ids_hasher_t *hs, const void *data, size_t n);
 uint32_t ctxc__ids_hash_end(const ctxc__ids_hasher_t *hs, size_t len);
 
+/* A Bloom filter of `bytes` bytes over key hashes (two probes a key): the
+ * history's tool-id filter (pairing.c) and the density step's memo
+ * (strategy_high_density.c). */
+static inline void ctxc__bloom_probes(size_t bytes, uint32_t h, size_t *a,
+                                      size_t *b) {
+    size_t bits = bytes * 8u;
+    *a = h % bits;
+    *b = ((h * 0x9E3779B1u) >> 7) % bits;
+}
+static inline void ctxc__bloom_add(uint8_t *f, size_t bytes, uint32_t h) {
+    size_t a, b;
+    ctxc__bloom_probes(bytes, h, &a, &b);
+    f[a >> 3] |= (uint8_t)(1u << (a & 7u));
+    f[b >> 3] |= (uint8_t)(1u << (b & 7u));
+}
+static inline bool ctxc__bloom_has(const uint8_t *f, size_t bytes,
+                                   uint32_t h) {
+    size_t a, b;
+    ctxc__bloom_probes(bytes, h, &a, &b);
+    return (f[a >> 3] & (1u << (a & 7u))) != 0 &&
+           (f[b >> 3] & (1u << (b & 7u))) != 0;
+}
+
 /* The slot of `id`, or NULL when the table does not hold it. */
 ctxc__id_slot_t *ctxc__ids_find(const ctxc__id_index_t *ix, ctxc_str_t id,
                                 uint32_t hash, ctxc__id_match_fn match,

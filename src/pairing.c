@@ -183,28 +183,19 @@ static ctxc__id_index_t *usable_index(ctxc_history_t *h, ctxc__id_index_t *ix) {
  * of its ids may conflict: a call whose id is there as a call or a
  * response, a response whose id is there as a response. */
 
-static void idf_probes(const ctxc_history_t *h, ctxc_block_type_t type,
-                       uint32_t hash, size_t *a, size_t *b) {
-    uint32_t k = hash ^ (type == CTXC_BLOCK_TOOL_CALL ? 0u : 0x85EBCA6Bu);
-    size_t bits = h->idf_bytes_ * 8u;
-    *a = k % bits;
-    *b = ((k * 0x9E3779B1u) >> 7) % bits;
+/* The filter's key of a (type, id hash). */
+static uint32_t idf_key(ctxc_block_type_t type, uint32_t hash) {
+    return hash ^ (type == CTXC_BLOCK_TOOL_CALL ? 0u : 0x85EBCA6Bu);
 }
 
 static void idf_add(ctxc_history_t *h, ctxc_block_type_t type,
                     uint32_t hash) {
-    size_t a, b;
-    idf_probes(h, type, hash, &a, &b);
-    h->idf_[a >> 3] |= (uint8_t)(1u << (a & 7u));
-    h->idf_[b >> 3] |= (uint8_t)(1u << (b & 7u));
+    ctxc__bloom_add(h->idf_, h->idf_bytes_, idf_key(type, hash));
 }
 
 static bool idf_has(const ctxc_history_t *h, ctxc_block_type_t type,
                     uint32_t hash) {
-    size_t a, b;
-    idf_probes(h, type, hash, &a, &b);
-    return (h->idf_[a >> 3] & (1u << (a & 7u))) != 0 &&
-           (h->idf_[b >> 3] & (1u << (b & 7u))) != 0;
+    return ctxc__bloom_has(h->idf_, h->idf_bytes_, idf_key(type, hash));
 }
 
 /* Adds the tool blocks of entries [from, to). */

@@ -359,16 +359,13 @@ static const ctxc__id_slot_t *key_find(const hd_t *hd, unsigned kind,
                                        const char *key, size_t len);
 
 /* The written-path table (hd_t.wtab): open addressing on a path's hash,
- * each slot the hash and 1 + the last position that writes a path of that
- * hash. Paths that share a hash share a slot: the table only says where
+ * each slot the hash (ctxc__ids_hash) and 1 + the last position that
+ * writes a path of that hash. Paths that share a hash share a slot: the table only says where
  * no write of a path can be (after its slot's position), the scans say
  * the rest. */
 static uint32_t wtab_hash(const char *path, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char)path[i]) * 16777619u;
-    }
-    return h | 1u; /* never 0: an empty slot */
+    ctxc_str_t k = {path, n};
+    return ctxc__ids_hash(k) | 1u; /* never 0: an empty slot */
 }
 
 /* 1 + the last position writing a path of hash h (0: none). */
@@ -1569,53 +1566,30 @@ ctxc_status_t ctxc__hd_optimize(const ctxc_view_t *raw,
  * step over the whole history would. */
 
 #if CTXC_CFG_DENSITY_FILTER_BYTES > 0
-#define FILTER_BITS (8u * (uint32_t)CTXC_CFG_DENSITY_FILTER_BYTES)
-#define SEED_PATH 2166136261u /* FNV-1a offset basis: a resolved path */
+#define FILTER_BYTES ((size_t)CTXC_CFG_DENSITY_FILTER_BYTES)
+#define SEED_PATH 0u          /* a resolved path */
 #define SEED_RAW 0x2d4f7a1bu  /* an inclusion's path as written */
 
-static uint32_t fnv(uint32_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ b[i]) * 16777619u;
-    }
-    return h;
-}
-
-/* The two probes of key hash h. */
-static void probes(uint32_t h, uint32_t *a, uint32_t *b) {
-    *a = h % FILTER_BITS;
-    *b = ((h >> 16) ^ (h * 0x9E3779B1u)) % FILTER_BITS;
-}
-
-static void filter_add(uint8_t *f, uint32_t h) {
-    uint32_t a, b;
-    probes(h, &a, &b);
-    f[a >> 3] |= (uint8_t)(1u << (a & 7u));
-    f[b >> 3] |= (uint8_t)(1u << (b & 7u));
-}
-
-static bool filter_has(const uint8_t *f, uint32_t h) {
-    uint32_t a, b;
-    probes(h, &a, &b);
-    return (f[a >> 3] & (1u << (a & 7u))) != 0 &&
-           (f[b >> 3] & (1u << (b & 7u))) != 0;
-}
-
-static uint32_t fnv_str(uint32_t h, const char *s) {
-    size_t n = s != NULL ? strlen(s) : 0;
-    h = fnv(h, &n, sizeof n);
-    return fnv(h, s != NULL ? s : "", n);
+/* The settings' hash: the project's id hash fed with each field. */
+static void feed_str(ctxc__ids_hasher_t *hs, const char *s) {
+    size_t n = s != NULL ? strlen(s) + 1u : 0u; /* NULL and "" differ */
+    ctxc__ids_hash_feed(hs, &n, sizeof n);
+    ctxc__ids_hash_feed(hs, s != NULL ? s : "", n);
 }
 
 uint32_t ctxc__hd_config_hash(const ctxc_density_config_t *c) {
     unsigned char flags[4] = {c->read_write_pruning, c->file_dedupe,
                               c->recency_pruning, c->spill != NULL};
-    uint32_t h = fnv(SEED_PATH, flags, sizeof flags);
-    h = fnv(h, &c->recency_retention, sizeof c->recency_retention);
-    h = fnv(h, &c->vocabularies_off, sizeof c->vocabularies_off);
-    h = fnv_str(h, c->workspace_root);
-    h = fnv_str(h, c->read_tools);
-    return fnv_str(h, c->write_tools);
+    ctxc__ids_hasher_t hs;
+    ctxc__ids_hash_start(&hs);
+    ctxc__ids_hash_feed(&hs, flags, sizeof flags);
+    ctxc__ids_hash_feed(&hs, &c->recency_retention,
+                        sizeof c->recency_retention);
+    ctxc__ids_hash_feed(&hs, &c->vocabularies_off, sizeof c->vocabularies_off);
+    feed_str(&hs, c->workspace_root);
+    feed_str(&hs, c->read_tools);
+    feed_str(&hs, c->write_tools);
+    return ctxc__ids_hash_end(&hs, 0);
 }
 
 /* What the two scans do with a key: test it (reaches back) or add it. */
@@ -1632,10 +1606,11 @@ typedef struct {
 
 static void memo_key(memo_scan_t *ms, uint8_t *add_to, const uint8_t *test,
                      uint32_t seed, const char *key, size_t len) {
-    uint32_t h = fnv(seed, key, len);
+    ctxc_str_t k = {key, len};
+    uint32_t h = ctxc__ids_hash(k) ^ seed;
     if (ms->m != NULL) {
-        filter_add(add_to, h);
-    } else if (filter_has(test, h)) {
+        ctxc__bloom_add(add_to, FILTER_BYTES, h);
+    } else if (ctxc__bloom_has(test, FILTER_BYTES, h)) {
         ms->hit = true;
     }
 }
@@ -1749,33 +1724,25 @@ static void memo_scan_init(memo_scan_t *ms, const ctxc_view_t *all,
     ms->hd.path_cap = PATH_CAP;
 }
 
-/* The position of the call with id `id` before q (searched back to lo),
- * or q when there is none. */
-static size_t call_before(const ctxc_view_t *all, size_t lo, size_t q,
+/* The position of the call of the response with id `id` at q when it is
+ * at lo or after, else q. ctxc__pairs_seek looks at [lo, q) nearest first
+ * (the window) before it would ask an index, which these pairs do not
+ * have memory for: a call outside that range costs a whole step anyway. */
+static size_t call_before(ctxc__pairs_t *pairs, size_t lo, size_t q,
                           ctxc_str_t id) {
-    for (size_t p = q; p-- > lo;) {
-        if (speaker_at(all, p) != CTXC_SPEAKER_AI) {
-            continue;
-        }
-        ctxc_entry_t a;
-        ctxc_view_get(all, p, &a);
-        const uint8_t *cur = NULL;
-        ctxc_block_t k;
-        while (ctxc_entry_next_block(&a, &cur, &k)) {
-            if (k.type == CTXC_BLOCK_TOOL_CALL &&
-                ctxc__str_eq(k.u.tool_call.id, id)) {
-                return p;
-            }
-        }
-    }
-    return q;
+    size_t p, k;
+    return ctxc__pairs_seek(pairs, q, id, true, q - lo, &p, &k, NULL) &&
+                   p >= lo
+               ? p
+               : q;
 }
 
 /* Recency: where the oldest result of `tool` before `old` whose fate a
  * newer result can change (the retention-th newest, or the oldest of
  * fewer) has its call; `old` when there is none. */
-static size_t recency_reach(const ctxc_view_t *all, size_t old,
+static size_t recency_reach(ctxc__pairs_t *pairs, size_t old,
                             ctxc_str_t tool, uint32_t retention) {
+    const ctxc_view_t *all = pairs->v;
     size_t seen = 0, reach = old;
     for (size_t p = old; p-- > 0 && seen < retention;) {
         if (speaker_at(all, p) != CTXC_SPEAKER_TOOL) {
@@ -1789,7 +1756,7 @@ static size_t recency_reach(const ctxc_view_t *all, size_t old,
             if (b.type == CTXC_BLOCK_TOOL_RESPONSE &&
                 ctxc__str_eq(b.u.tool_response.tool_name, tool)) {
                 seen++;
-                size_t c = call_before(all, 0, p, b.u.tool_response.call_id);
+                size_t c = call_before(pairs, 0, p, b.u.tool_response.call_id);
                 reach = c < reach ? c : reach;
             }
         }
@@ -1799,7 +1766,8 @@ static size_t recency_reach(const ctxc_view_t *all, size_t old,
 
 /* Whether the call of every result in [lo, count) is in [lo, its entry):
  * the step from lo then sees every pair it would see from 0. */
-static bool pairs_within(const ctxc_view_t *all, size_t lo) {
+static bool pairs_within(ctxc__pairs_t *pairs, size_t lo) {
+    const ctxc_view_t *all = pairs->v;
     for (size_t q = lo; q < all->count; q++) {
         if (speaker_at(all, q) != CTXC_SPEAKER_TOOL) {
             continue;
@@ -1812,7 +1780,7 @@ static bool pairs_within(const ctxc_view_t *all, size_t lo) {
             if (b.type != CTXC_BLOCK_TOOL_RESPONSE) {
                 continue;
             }
-            if (call_before(all, lo, q, b.u.tool_response.call_id) == q) {
+            if (call_before(pairs, lo, q, b.u.tool_response.call_id) == q) {
                 return false;
             }
         }
@@ -1834,11 +1802,13 @@ size_t ctxc__hd_memo_start(const ctxc_view_t *all,
     size_t start = old;
     uint32_t retention =
         config->recency_retention < 1 ? 1 : config->recency_retention;
+    ctxc__pairs_t pairs; /* scans: the calls are near their results */
+    ctxc__pairs_lazy(&pairs, all, NULL, 0);
     for (size_t i = 0; i < ms.n_tools; i++) {
-        size_t reach = recency_reach(all, old, ms.tools[i], retention);
+        size_t reach = recency_reach(&pairs, old, ms.tools[i], retention);
         start = reach < start ? reach : start;
     }
-    return start > 0 && pairs_within(all, start) ? start : 0;
+    return start > 0 && pairs_within(&pairs, start) ? start : 0;
 }
 
 void ctxc__hd_memo_add(const ctxc_view_t *all,

@@ -28,8 +28,11 @@ OBJECT = "strategy_high_density.c"
 INDEXED_FUNCTIONS = ("key_find", "key_add", "key_match", "incl_count",
                      "incl_consume", "incl_walk", "index_prepare",
                      "index_keys", "index_call", "recency_pass")
-# the index lookups it calls in other modules
-INDEXED_CALLS = ("ctxc__ids_find", "ctxc__ids_add", "ctxc__ids_hash",
+# the index lookups it calls in other modules (not ctxc__ids_hash: the
+# project's one hash, which the density memo's filters and the
+# written-path table of the scans use too; the key table's own calls,
+# ctxc__ids_find / _add / _init_for, still mark the indexed path)
+INDEXED_CALLS = ("ctxc__ids_find", "ctxc__ids_add",
                  "ctxc__ids_init_for", "ctxc__pairs_find",
                  "ctxc__pairs_begin", "ctxc__tool_get")
 GUARD = re.compile(r"^ctxc_cfg_WORK_INDEX_SLOTS_PER_ENTRY_(\d+)$")

@@ -296,7 +296,10 @@ static void test_steady_turns_read_only_what_came(void **state) {
         ctxc_block_t h = t_text("turn the lights on");
         add(&s, CTXC_SPEAKER_HUMAN, &h, 1);
         snprintf(id, sizeof id, "r%u", t);
-        snprintf(params, sizeof params, "{\"file_path\":\"notes/%u.txt\"}", t);
+        /* four files: the read filter holds few paths, so that the
+         * never-read write below is no false positive in any build */
+        snprintf(params, sizeof params, "{\"file_path\":\"notes/%u.txt\"}",
+                 t % 4u);
         ctxc_block_t c = t_call(id, "read_file", params);
         add(&s, CTXC_SPEAKER_AI, &c, 1);
         add_result(&s, id, "read_file");
@@ -306,12 +309,12 @@ static void test_steady_turns_read_only_what_came(void **state) {
     }
     /* a write of a file read before: the read goes, the whole history read */
     ctxc_block_t w = t_call("w1", "write_file",
-                            "{\"file_path\":\"/w/notes/7.txt\",\"content\":\"x\"}");
+                            "{\"file_path\":\"/w/notes/3.txt\",\"content\":\"x\"}");
     add(&s, CTXC_SPEAKER_AI, &w, 1);
     add_result(&s, "w1", "write_file");
     assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);
     assert_int_equal(s.last_density_from, 0);
-    assert_int_equal(s.last_density.read_write_pruned, 1);
+    assert_int_equal(s.last_density.read_write_pruned, 10);
     /* a write of a file never read: only what came */
     size_t count = hist.count;
     w = t_call("w2", "write_file",
