@@ -18,6 +18,18 @@
 # always sees the library's own configuration (the link-time guard of
 # config_guard.h catches one that forces another through CTXC_CONFIG_FILE
 # or -D flags). Both the CMake package and ctxc.pc are relocatable.
+#
+# The build tree itself is a package too, without installing (written at
+# configure time, the library's path at generate time):
+#
+#   <build>/ctxcConfig.cmake, ctxcTargets.cmake   find_package(ctxc) with
+#                                        -Dctxc_DIR=<build> or
+#                                        CMAKE_PREFIX_PATH=<build>
+#   <build>/ctxc-uninstalled.pc          PKG_CONFIG_PATH=<build>: pkg-config
+#                                        prefers it to an installed ctxc.pc
+#
+# Both name the source tree's include/, the generated headers and the
+# board folder (or CTXC_CONFIG_FILE), as the library was compiled with.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -67,6 +79,9 @@ if(_cfg)
 endif()
 
 install(EXPORT ${_name}Targets NAMESPACE ${_name}:: DESTINATION "${_cmake_dir}")
+# the build tree's own targets file, next to the package config below
+export(EXPORT ${_name}Targets NAMESPACE ${_name}::
+       FILE "${CMAKE_CURRENT_BINARY_DIR}/${_name}Targets.cmake")
 configure_package_config_file("${CTXC_ROOT_DIR}/cmake/ctxcConfig.cmake.in"
     "${CMAKE_CURRENT_BINARY_DIR}/${_name}Config.cmake"
     INSTALL_DESTINATION "${_cmake_dir}")
@@ -85,3 +100,22 @@ configure_file("${CTXC_ROOT_DIR}/cmake/ctxc.pc.in"
                "${CMAKE_CURRENT_BINARY_DIR}/${_name}.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/${_name}.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+
+# pkg-config of the build tree: `<name>-uninstalled.pc` is what pkg-config
+# reads first for <name> in a directory of PKG_CONFIG_PATH. Absolute paths:
+# it describes this tree where it is.
+set(_uc "-I${CTXC_ROOT_DIR}/include -I${CTXC_GEN_DIR}")
+if(CTXC_CONFIG_FILE_PATH)
+    string(APPEND _uc " -DCTXC_CONFIG_FILE=\\\"${CTXC_CONFIG_FILE_PATH}\\\"")
+elseif(CTXC_BOARD_DIR)
+    string(APPEND _uc " -I${CTXC_BOARD_DIR}")
+endif()
+file(GENERATE OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${_name}-uninstalled.pc"
+     CONTENT "# pkg-config file of ctxc's build tree ${CMAKE_CURRENT_BINARY_DIR}
+# (written by cmake/ctxc_install.cmake; PKG_CONFIG_PATH=<this folder>).
+Name: ${_name}
+Description: ctxc context compression core, build tree (target ${CTXC_TARGET_NAME}, board ${_board})
+Version: ${CTXC_VERSION}
+Cflags: ${_uc}
+Libs: $<TARGET_FILE:${_name}>
+")

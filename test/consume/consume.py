@@ -25,7 +25,10 @@ your build"), four ways, for the host and for Cortex-M4.
       cortex-m4: under EMULATOR, the image is linked with --gc-sections);
       passes when it prints the expected line. WAY distcmake: the dist
       tree's own CMakeLists.txt through add_subdirectory (its non-ESP-IDF
-      branch).
+      branch). WAY treepackage: find_package(ctxc) with ctxc_DIR naming
+      the build tree itself (HOST_BUILD or CROSS_BUILD, not installed);
+      WAY treepkgconfig: PKG_CONFIG_PATH naming the build tree, where
+      pkg-config reads its ctxc-uninstalled.pc.
 
   consume.py example WORK EMULATOR...
       The dist tree's examples/bare-metal (docs/firmware-quickstart.md):
@@ -137,6 +140,7 @@ def setup(work, src, cli, cmake, host_build, gen, version, cross_build):
     if cross_build:
         trees.append(("cortex-m4", cross_build))
     for target, tree in trees:
+        write(os.path.join(work, "tree-%s.txt" % target), tree + "\n")
         prefix = os.path.join(work, "prefix-" + target)
         sh([cmake, "--install", tree, "--prefix", prefix])
         files = sorted(os.path.relpath(os.path.join(d, f), prefix)
@@ -194,11 +198,29 @@ def build_dist_lib(work, target, out):
     return tree, lib
 
 
-def pkg_config(work, target, what):
+def build_tree(work, target):
+    """the build tree setup was given for TARGET (not installed)"""
+    path = os.path.join(work, "tree-%s.txt" % target)
+    if not os.path.exists(path):
+        raise SystemExit("FAIL: no build tree of %s given to setup" % target)
+    return read(path).strip()
+
+
+def pkg_config(work, target, what, tree=False):
+    """pkg-config of the installed prefix, or with tree of the build tree
+    (its ctxc-uninstalled.pc, found through PKG_CONFIG_PATH)"""
     env = dict(os.environ)
     env["PKG_CONFIG_LIBDIR"] = os.path.join(work, "prefix-" + target, "lib",
                                             "pkgconfig")
     env.pop("PKG_CONFIG_PATH", None)
+    env.pop("PKG_CONFIG_DISABLE_UNINSTALLED", None)
+    if tree:
+        env["PKG_CONFIG_LIBDIR"] = os.path.join(work, "no-such-dir")
+        env["PKG_CONFIG_PATH"] = build_tree(work, target)
+        r = sh(["pkg-config", "--uninstalled", "ctxc"], env=env, check=False)
+        if r.returncode != 0:
+            raise SystemExit("FAIL: pkg-config did not take the build "
+                             "tree's ctxc-uninstalled.pc")
     r = sh(["pkg-config", what, "ctxc"], env=env)
     return shlex.split(r.stdout)
 
@@ -255,8 +277,8 @@ def run(work, way, target, emulator):
     app = os.path.join(work, "app")
     exe = os.path.join(bdir, "consumer" + ("" if target == "host" else ".elf"))
 
-    if way in ("subdir", "package", "distcmake"):
-        mode = "package" if way == "package" else "subdir"
+    if way in ("subdir", "package", "distcmake", "treepackage"):
+        mode = "package" if way in ("package", "treepackage") else "subdir"
         args = [cmake, "-S", app, "-B", bdir, "-DCONSUME_MODE=" + mode]
         if target == "host":
             args.append("-DCMAKE_BUILD_TYPE=Release")
@@ -276,6 +298,8 @@ def run(work, way, target, emulator):
                 args.append("-DCTXC_BOARD=boards/mps2-an386")
         elif way == "distcmake":
             args.append("-DCTXC_SOURCE=" + dist_dir(work))
+        elif way == "treepackage":
+            args.append("-Dctxc_DIR=" + build_tree(work, target))
         else:
             args.append("-DCMAKE_PREFIX_PATH=" +
                         os.path.join(work, "prefix-" + target))
@@ -284,9 +308,10 @@ def run(work, way, target, emulator):
             if "ctxc" in ln:
                 print("  " + ln.strip())
         sh([cmake, "--build", bdir, "-j", "2"])
-    elif way == "pkgconfig":
-        r = link_app(work, target, pkg_config(work, target, "--cflags"),
-                     pkg_config(work, target, "--libs"), exe)
+    elif way in ("pkgconfig", "treepkgconfig"):
+        tree = way == "treepkgconfig"
+        r = link_app(work, target, pkg_config(work, target, "--cflags", tree),
+                     pkg_config(work, target, "--libs", tree), exe)
         if r.returncode != 0:
             sys.stdout.write(r.stdout + r.stderr)
             raise SystemExit("FAIL: the pkg-config consumer did not build")
