@@ -101,8 +101,8 @@ static int setup(void **state) {
     ctxc_error_t err;
     assert_int_equal(ctxc_posix_port_init(&pp, "/tmp", CTXC_LOG_ERROR, &err),
                      CTXC_OK);
-    ctxc_posix_transport_config_t cfg = {ca_path, 5000, 50, ctxc_posix_entropy,
-                                         NULL};
+    ctxc_posix_transport_config_t cfg = {ca_path, FIXTURE_CONNECT_TIMEOUT_MS,
+                                         50, ctxc_posix_entropy, NULL};
     assert_int_equal(ctxc_posix_transport_init(&net, &cfg, &err), CTXC_OK);
     pp.port.transport = ctxc_posix_transport(&net);
     return 0;

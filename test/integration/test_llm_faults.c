@@ -118,10 +118,9 @@ static void tf_wait(void *ctx, uint32_t ms) {
     f->inner.ops->wait(f->inner.ctx, ms);
 }
 
-static const ctxc_transport_ops_t tf_ops = {tf_connect, tf_send,
-                                            tf_recv,    tf_close,
-                                            tf_connect_poll, tf_wait,
-                                            NULL /* last_error */};
+static const ctxc_transport_ops_t tf_ops = {
+    tf_connect,      tf_send, tf_recv, tf_close,
+    tf_connect_poll, tf_wait, NULL /* last_error */};
 
 /* ---- the world ----------------------------------------------------------- */
 
@@ -215,8 +214,8 @@ static int setup(void **state) {
     assert_int_equal(ctxc_posix_port_init(&pp, "/tmp", CTXC_LOG_ERROR, &err),
                      CTXC_OK);
     pp.port.delay_ms = NULL; /* retries at once: the suite stays fast */
-    ctxc_posix_transport_config_t cfg = {ca_path, 3000, 20, ctxc_posix_entropy,
-                                         NULL};
+    ctxc_posix_transport_config_t cfg = {ca_path, FIXTURE_CONNECT_TIMEOUT_MS,
+                                         20, ctxc_posix_entropy, NULL};
     assert_int_equal(ctxc_posix_transport_init(&net, &cfg, &err), CTXC_OK);
     memset(&tf, 0, sizeof tf);
     tf.inner = ctxc_posix_transport(&net);

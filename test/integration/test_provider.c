@@ -69,7 +69,7 @@ static int setup(void **state) {
     ctxc_posix_transport_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.ca_file = ca_path;
-    cfg.connect_timeout_ms = 5000;
+    cfg.connect_timeout_ms = FIXTURE_CONNECT_TIMEOUT_MS;
     cfg.poll_slice_ms = 50;
     cfg.entropy = ctxc_posix_entropy;
     ctxc_error_t err;
