@@ -261,14 +261,8 @@ bool ctxc__ids_add_entries(ctxc__id_index_t *ix, ctxc__ids_at_t *at,
 
 bool ctxc__ids_in_entry(const ctxc_entry_t *e, ctxc_block_type_t type,
                         ctxc_str_t id, size_t *block, ctxc_block_t *out) {
-    const uint8_t *cur = NULL;
-    for (size_t k = 0; ctxc_entry_next_block(e, &cur, out); k++) {
-        if (out->type == type && ctxc__str_eq(ctxc__ids_tool_id(out), id)) {
-            *block = k;
-            return true;
-        }
-    }
-    return false;
+    /* the id is the first field of both tool blocks */
+    return ctxc__entry_find_first_field(e, type, id, block, out);
 }
 
 bool ctxc__ids_seek(const ctxc_view_t *v, size_t at, ctxc_str_t id, bool call,

@@ -172,7 +172,6 @@ bool ctxc_entry_next_block(const ctxc_entry_t *entry, const uint8_t **cursor,
     return true;
 }
 
-#ifdef CTXC__HOST_FAST
 /* The record of the block after the one at p, read from lengths only. */
 static const uint8_t *skip_block(const uint8_t *p) {
     unsigned n = ctxc__block_desc[p[0]].nfields;
@@ -199,19 +198,57 @@ ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
     ctxc_entry_next_block(entry, &cur, out);
     return CTXC_OK;
 }
-#else
-ctxc_status_t ctxc_entry_block(const ctxc_entry_t *entry, size_t block_index,
-                               ctxc_block_t *out) {
-    if (block_index >= entry->block_count) {
-        return CTXC_E_RANGE;
+
+const uint8_t *ctxc__entry_peek(const ctxc_entry_t *e, const uint8_t *cur,
+                                unsigned i, ctxc_block_type_t *type,
+                                ctxc_str_t *field) {
+    const uint8_t *p = cur == NULL ? e->blocks_ : cur;
+    if (p >= e->end_) {
+        return NULL;
     }
-    const uint8_t *cur = NULL; /* small targets: block by block */
-    for (size_t i = 0; i <= block_index; i++) {
-        ctxc_entry_next_block(entry, &cur, out);
+    unsigned n = ctxc__block_desc[p[0]].nfields;
+    *type = (ctxc_block_type_t)p[0];
+    *field = CTXC_STR_ABSENT;
+    const uint8_t *f = p + 1;
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t len = rd32(f);
+        if (k == i) {
+            if (len != ABSENT_LEN) {
+                field->ptr = (const char *)f + 4;
+                field->len = len;
+            }
+            break;
+        }
+        f += 4;
+        if (len != ABSENT_LEN) {
+            f += (size_t)len + 1;
+        }
     }
-    return CTXC_OK;
+    return skip_block(p);
 }
-#endif
+
+bool ctxc__entry_find_first_field(const ctxc_entry_t *e, ctxc_block_type_t type,
+                                  ctxc_str_t value, size_t *block,
+                                  ctxc_block_t *out) {
+    const uint8_t *cur = e->blocks_;
+    for (size_t k = 0;; k++) {
+        ctxc_block_type_t t;
+        ctxc_str_t f;
+        const uint8_t *next = ctxc__entry_peek(e, cur, 0, &t, &f);
+        if (next == NULL) {
+            return false;
+        }
+        /* memcmp, not ctxc__str_eq's byte loop: ids of one provider share
+         * a long prefix ("toolu_01...") */
+        if (t == type && f.len == value.len &&
+            (f.len == 0 || memcmp(f.ptr, value.ptr, f.len) == 0)) {
+            ctxc_entry_next_block(e, &cur, out); /* only this one decoded */
+            *block = k;
+            return true;
+        }
+        cur = next;
+    }
+}
 
 /* ---- writing records ----------------------------------------------------- */
 

@@ -141,6 +141,24 @@ ctxc_status_t ctxc__record_write(const ctxc__entry_src_t *src,
                                  ctxc__sink_t *out, uint32_t *tokens,
                                  ctxc_error_t *err);
 
+/* The block at cur (NULL: e's first) without decoding it: its type and
+ * its field i (CTXC_STR_ABSENT when it has no field i or the field is
+ * absent). Returns the cursor of the next block (for ctxc__entry_peek or
+ * ctxc_entry_next_block), or NULL at the end of the entry. For scans that
+ * decode only the blocks a field selects (ctxc__entry_find_first_field). */
+const uint8_t *ctxc__entry_peek(const ctxc_entry_t *e, const uint8_t *cur,
+                                unsigned i, ctxc_block_type_t *type,
+                                ctxc_str_t *field);
+
+/* The first block of `type` in e whose first field (a tool call's id, a
+ * response's call id) equals value (ctxc__str_eq): its index in *block and
+ * the block in *out. The other blocks are passed over by their lengths,
+ * not decoded (a scan for a call id without an index reads every block of
+ * the entries it passes). */
+bool ctxc__entry_find_first_field(const ctxc_entry_t *e, ctxc_block_type_t type,
+                                  ctxc_str_t value, size_t *block,
+                                  ctxc_block_t *out);
+
 /* A read-only entry view of the record at rec described by slot s. */
 void ctxc__record_entry(const uint8_t *rec, const ctxc_slot_t *s,
                         ctxc_entry_t *e);
