@@ -1134,6 +1134,25 @@ size_t ctxc__json_skip_value(const char *js, size_t len, size_t pos) {
     return len;
 }
 
+/* Whether the raw key text raw[0, rawlen) (between its quotes, escapes as
+ * written) decodes to key. An escape makes the raw text longer than what
+ * it decodes to: raw text as long as the key is equal when its bytes are
+ * (and the key has no backslash, which the raw text would then have as an
+ * escape); shorter raw text never is; longer raw text only through an
+ * escape, and its first byte must then be the key's or a backslash. Only
+ * that case decodes (a key's bytes are compared where they lie: this is
+ * the lookup of a path in every tool call's parameters). */
+static bool key_is(const char *raw, size_t rawlen, const char *key) {
+    size_t klen = strlen(key);
+    if (rawlen == klen) {
+        return memcmp(raw, key, klen) == 0 && memchr(key, '\\', klen) == NULL;
+    }
+    if (rawlen < klen || (klen > 0 && raw[0] != key[0] && raw[0] != '\\')) {
+        return false;
+    }
+    return ctxc__src_equals(raw, rawlen, CTXC__SRC_JSTR, key, klen);
+}
+
 bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
                                size_t n, ctxc_str_t *value, size_t *which) {
     const char *o = obj.ptr;
@@ -1152,16 +1171,8 @@ bool ctxc__json_find_first_key(ctxc_str_t obj, const char *const *keys,
         }
         size_t vend = ctxc__json_skip_value(o, len, vstart);
         size_t rawlen = kend - kstart;
-#ifdef CTXC__HOST_FAST
-        bool plain = memchr(o + kstart, '\\', rawlen) == NULL;
-#else
-        const bool plain = false; /* the general comparison below */
-#endif
         for (size_t k = 0; k < best; k++) {
-            size_t klen = strlen(keys[k]);
-            if (plain ? rawlen == klen && memcmp(o + kstart, keys[k], klen) == 0
-                      : ctxc__src_equals(o + kstart, rawlen, CTXC__SRC_JSTR,
-                                         keys[k], klen)) {
+            if (key_is(o + kstart, rawlen, keys[k])) {
                 best = k;
                 value->ptr = o + vstart;
                 value->len = vend - vstart;

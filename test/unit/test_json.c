@@ -224,6 +224,39 @@ static void test_find_key_in_canonical_objects(void **state) {
     assert_false(ctxc__json_find_key("[1]", 3, "a", &v));
 }
 
+/* Keys written with escapes are found by what they decode to, whatever
+ * the length of the raw text: "fil\\u0065_path" is file_path, a key with
+ * an escaped quote matches its decoded form, and raw text of the key's
+ * length with a backslash in it never matches a key without one. */
+static void test_find_key_written_with_escapes(void **state) {
+    (void)state;
+    const char *obj = "{\"fil\\u0065_path\":1,\"a\\\"b\":2,\"p\\\\q\":3,"
+                      "\"\\u0061\":4,\"file_pat\":5,\"file_path\":6}";
+    ctxc_str_t v;
+    size_t which;
+    /* the first key decodes to file_path: found there, not at the plain
+     * one at the end */
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "file_path", &v));
+    assert_memory_equal(v.ptr, "1", 1);
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "a\"b", &v));
+    assert_memory_equal(v.ptr, "2", 1);
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "p\\q", &v));
+    assert_memory_equal(v.ptr, "3", 1);
+    assert_true(ctxc__json_find_key(obj, strlen(obj), "a", &v));
+    assert_memory_equal(v.ptr, "4", 1);
+    /* raw p\\q (4 bytes) decodes to 3: not the 4-byte key p\\q */
+    const char *raw4 = "{\"p\\\\q\":3}";
+    assert_false(ctxc__json_find_key(raw4, strlen(raw4), "p\\\\q", &v));
+    assert_false(ctxc__json_find_key(obj, strlen(obj), "file_pa", &v));
+    assert_false(ctxc__json_find_key(obj, strlen(obj), "", &v));
+    /* the first of several keys in the order given */
+    static const char *const keys[] = {"nope", "file_pat", "a"};
+    ctxc_str_t o = {obj, strlen(obj)};
+    assert_true(ctxc__json_find_first_key(o, keys, 3, &v, &which));
+    assert_int_equal(which, 1);
+    assert_memory_equal(v.ptr, "5", 1);
+}
+
 /* ---- the tokenizer ------------------------------------------------------ */
 
 static void test_tokens_of_a_document(void **state) {
@@ -463,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_json_inside_a_string_source),
         cmocka_unit_test(test_string_writers_and_compare),
         cmocka_unit_test(test_find_key_in_canonical_objects),
+        cmocka_unit_test(test_find_key_written_with_escapes),
         cmocka_unit_test(test_tokens_of_a_document),
         cmocka_unit_test(test_token_storage_too_small_counts_what_is_needed),
         cmocka_unit_test(test_noncanonical_flag_matches_the_canonical_form),
