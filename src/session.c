@@ -1484,9 +1484,7 @@ static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
 static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
     ctxc_session_job_t *j = &s->job_;
     if (j->state == JOB_NONE) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "no compression job in progress "
-                          "(ctxc_session_compress_start)");
+        return CTXC_E_IDLE; /* nothing to do: not a failure, err untouched */
     }
     if (s->history->gen_ != j->gen) {
         job_end(s);
