@@ -1189,12 +1189,14 @@ ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
     return run(s, OP_COMPRESS, NULL, 0, NULL, err);
 }
 
-/* Waits before the next poll of the job as long as it says it cannot
- * move (ctxc_session_poll_due): not at all when it can now; the
- * transport's wait op (it returns as soon as the connection can go on)
- * when it waits for the network; the port's delay hook for a retry's
- * pause (sliced for the stop hook). Never longer than
- * CTXC_HTTP_WAIT_SLICE_MS, so the stop hook is asked in between. */
+/* Waits before the next poll of the job only on what is due
+ * (ctxc_session_poll_due): not at all while it can move now (the last
+ * step moved bytes, a connect or handshake step can run, a plan waits);
+ * the transport's wait op (it returns as soon as the connection can go
+ * on) while it waits for the network; the port's delay hook for what is
+ * left of a retry's pause (the transport's wait without one). Never
+ * longer than CTXC_HTTP_WAIT_SLICE_MS, so the stop hook is asked in
+ * between. */
 static void job_pause(const ctxc_session_t *s) {
     const ctxc_port_t *p = s->port;
     uint32_t ms = 0;
@@ -1203,15 +1205,15 @@ static void job_pause(const ctxc_session_t *s) {
         return;
     }
     bool waitable = p->transport.ops != NULL && p->transport.ops->wait != NULL;
+    uint32_t slice = due == CTXC_POLL_AFTER && ms < CTXC_HTTP_WAIT_SLICE_MS
+                         ? ms
+                         : CTXC_HTTP_WAIT_SLICE_MS;
     if (due == CTXC_POLL_ON_NETWORK && waitable) {
-        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        p->transport.ops->wait(p->transport.ctx, slice);
     } else if (p->delay_ms != NULL) {
-        p->delay_ms(p->delay_ctx,
-                    due == CTXC_POLL_AFTER && ms < CTXC_HTTP_WAIT_SLICE_MS
-                        ? ms
-                        : CTXC_HTTP_WAIT_SLICE_MS);
+        p->delay_ms(p->delay_ctx, slice);
     } else if (waitable) {
-        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        p->transport.ops->wait(p->transport.ctx, slice);
     }
 }
 

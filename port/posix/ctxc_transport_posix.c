@@ -579,6 +579,7 @@ static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
         t->sock_errno = 0;
         int ret = mbedtls_ssl_write(&t->ssl, data, n);
         if (ret > 0) {
+            t->want = 0;
             return ret;
         }
         if (!tls_again(ret)) {
@@ -590,6 +591,9 @@ static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
         return 0;
     }
     ssize_t s = send(t->fd, data, n, SEND_FLAGS);
+    if (s > 0) {
+        t->want = 0;
+    }
     if (s >= 0) {
         return (int32_t)s;
     }
@@ -615,6 +619,7 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
         t->sock_errno = 0;
         int ret = mbedtls_ssl_read(&t->ssl, buf, n);
         if (ret > 0) {
+            t->want = 0;
             return ret;
         }
         if (!tls_again(ret)) {
@@ -625,6 +630,7 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     }
     ssize_t r = recv(t->fd, buf, n, 0);
     if (r > 0) {
+        t->want = 0;
         return (int32_t)r;
     }
     if (r == 0) {
@@ -639,30 +645,29 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     return 0;
 }
 
-/* poll(2) for what the connection waits for, at most ms (at once when TLS
- * holds decrypted bytes or a handshake step can run now); without a
- * connection it sleeps ms (a blocking caller's pause). */
+/* poll(2) for what the connection waits for, at most ms. At once when
+ * there is nothing to wait for (issue 38): no connection (a caller's pause
+ * is the port's delay_ms), a handshake step that can run now, TLS holding
+ * decrypted bytes, or no try since the last one that moved bytes (want 0:
+ * the next send/recv can go on). */
 static void px_wait(void *ctx, uint32_t ms) {
     ctxc_posix_transport_t *t = ctx;
     int cap = ms > (uint32_t)INT_MAX ? INT_MAX : (int)ms;
     if (t == NULL || !t->inited || t->fd < 0) {
-        struct timespec ts = {(time_t)(ms / 1000u),
-                              (long)(ms % 1000u) * 1000000L};
-        (void)nanosleep(&ts, NULL);
         return;
     }
     if (t->phase == PH_TCP) {
         (void)wait_fd(t->fd, POLLOUT, cap);
         return;
     }
-    if (t->phase == PH_TLS && t->want == 0) {
-        return; /* the next handshake step can run now */
+    if (t->want == 0) {
+        return; /* the next handshake step, send or recv can run now */
     }
     if (t->phase == PH_IDLE && t->tls && t->ssl_live &&
         mbedtls_ssl_get_bytes_avail(&t->ssl) > 0) {
         return;
     }
-    (void)wait_fd(t->fd, t->want != 0 ? t->want : (short)POLLIN, cap);
+    (void)wait_fd(t->fd, t->want, cap);
 }
 
 static void px_close(void *ctx) {

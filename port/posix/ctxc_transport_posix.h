@@ -46,9 +46,12 @@
  *
  * send / recv: one try on the non-blocking socket, never a wait: 0 (try
  * again) when it cannot move bytes now. wait(ms) is poll(2) on the socket
- * for what the last call waited for (readable, writable; at once when TLS
- * holds decrypted bytes or a handshake step can run now), at most ms;
- * without a connection it sleeps ms. recv answers CTXC_TRANSPORT_EOF when
+ * for what the last call waited for (readable, writable), at most ms; it
+ * returns at once when there is nothing to wait for: no connection (a
+ * pause is the port's delay_ms, not the transport's), TLS holding
+ * decrypted bytes, a handshake step that can run now, or no send/recv
+ * that found the socket not ready since the last one that moved bytes.
+ * recv answers CTXC_TRANSPORT_EOF when
  * the peer closed (TLS close_notify, or the TCP stream ending: an HTTP
  * client tells a cut answer from a whole one by its framing),
  * CTXC_TRANSPORT_ERROR on a reset or a TLS error;
