@@ -1037,7 +1037,8 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
         return r;
     }
     if (ctxc_session_job_active(s)) {
-        r = job_poll(s, err);
+        ctxc_error_t job_err; /* a failed job is logged, not the caller's */
+        r = job_poll(s, &job_err);
         if (r == CTXC_OK) {
             rep->job = CTXC_SEND_JOB_APPLIED;
             rep->compressed = !s->last_compress.unchanged;
@@ -1073,8 +1074,10 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
 static ctxc_status_t add_room_with(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                    ctxc_send_report_t *rep,
                                    ctxc_error_t *err) {
+    /* the first append's NO_SPACE is the reason to make room, not the
+     * caller's error: err is written only when the call fails */
     ctxc_error_t local;
-    ctxc_error_t *e = err != NULL ? err : &local;
+    ctxc_error_t *e = &local;
     const ctxc_history_t *h = s->history;
     rep->tokens = ctxc_history_tokens(h);
     ctxc_status_t r = ctxc_history_append(s->history, in, e);
@@ -1098,12 +1101,14 @@ static ctxc_status_t add_room_with(ctxc_session_t *s, const ctxc_entry_in_t *in,
         r = make_room(s, rep, e);
         s->room_entries_ = s->room_bytes_ = 0;
         if (r != CTXC_OK) {
-            return r;
+            break;
         }
         r = ctxc_history_append(s->history, in, e);
     }
     if (r == CTXC_OK) {
         s->density_dirty_ = true;
+    } else if (err != NULL) {
+        *err = local;
     }
     rep->tokens_after = ctxc_history_tokens(h);
     return r;

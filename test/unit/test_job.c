@@ -890,6 +890,37 @@ static void test_builtin_prompt_leaves_err_alone(void **state) {
     assert_int_equal(err.status, CTXC_E_PROMPT_NOT_FOUND);
 }
 
+/* ctxc_session_add_room() into a full history: the first append's
+ * NO_SPACE is why room is made, not an error of the call, which returns
+ * CTXC_OK and leaves err as it was; so does the poll of a job that fails
+ * inside it (the room then made without the network). */
+static void test_add_room_leaves_err_alone(void **state) {
+    (void)state;
+    alternating(128); /* every slot used */
+    ctxc_block_t b = t_text(text("late", 0));
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
+    ctxc_send_report_t rep;
+    ctxc_error_t err = SENTINEL;
+    assert_int_equal(ctxc_session_add_room(&sess, &in, &rep, &err), CTXC_OK);
+    assert_untouched(&err);
+    assert_true(rep.compressed);
+
+    /* full again, with a job whose poll fails inside add_room */
+    size_t i = 0;
+    while (ctxc_history_count(&hist) < 128) {
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN,
+                   text("more", i));
+        i++;
+    }
+    fk.steps = 0;
+    fk.fail = CTXC_E_NETWORK;
+    start_ok();
+    assert_int_equal(ctxc_session_add_room(&sess, &in, &rep, &err), CTXC_OK);
+    assert_untouched(&err);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_non_null(strstr(g_log, "failed"));
+}
+
 /* ---- a failed background job never costs a turn (issue 38 point 3) ----- */
 
 
@@ -1047,6 +1078,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin_prompt_leaves_err_alone,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_room_leaves_err_alone, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_job_failed_retry_changes_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
