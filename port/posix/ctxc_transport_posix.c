@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mbedtls/ecp.h>
 #include <mbedtls/error.h>
 #include <mbedtls/version.h>
 
@@ -191,6 +192,15 @@ static ctxc_status_t tls_prepare(ctxc_posix_transport_t *t, ctxc_error_t *err) {
     mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
     mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+#if defined(MBEDTLS_ECP_RESTARTABLE) && MBEDTLS_VERSION_NUMBER < 0x03000000
+    if (t->ecp_max_ops != 0) {
+        /* the groups whose ECDH mbedTLS can stop part-way (not X25519) */
+        static const mbedtls_ecp_group_id sliced[] = {MBEDTLS_ECP_DP_SECP256R1,
+                                                      MBEDTLS_ECP_DP_SECP384R1,
+                                                      MBEDTLS_ECP_DP_NONE};
+        mbedtls_ssl_conf_curves(&t->conf, sliced);
+    }
+#endif
 #if MBEDTLS_VERSION_NUMBER >= 0x03020000
     /* 3.2+: the version enum; mbedtls_ssl_conf_min_version is deprecated */
     mbedtls_ssl_conf_min_tls_version(&t->conf, MBEDTLS_SSL_VERSION_TLS1_2);
@@ -364,7 +374,19 @@ static ctxc_status_t tls_step(ctxc_posix_transport_t *t, ctxc_error_t *err) {
         return CTXC_OK;
     }
     t->sock_errno = 0;
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    /* a global of mbedTLS: set for this step only */
+    mbedtls_ecp_set_max_ops(t->ecp_max_ops);
     int ret = mbedtls_ssl_handshake_step(&t->ssl);
+    mbedtls_ecp_set_max_ops(0);
+    if (ret == MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS) {
+        t->tls_slices++;
+        t->want = 0; /* the operation goes on at the next step */
+        return CTXC_E_IN_PROGRESS;
+    }
+#else
+    int ret = mbedtls_ssl_handshake_step(&t->ssl);
+#endif
     if (ret == 0) {
         t->want = 0; /* the next step may go on at once */
         return SSL_STATE(&t->ssl) == MBEDTLS_SSL_HANDSHAKE_OVER
@@ -724,6 +746,12 @@ ctxc_posix_transport_init(ctxc_posix_transport_t *t,
         cfg->poll_slice_ms != 0 ? cfg->poll_slice_ms : CTXC_POSIX_POLL_SLICE_MS;
     t->entropy = cfg->entropy;
     t->entropy_ctx = cfg->entropy_ctx;
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    t->ecp_max_ops = cfg->ecp_max_ops;
+#else
+    t->ecp_max_ops = 0; /* this mbedTLS cannot stop an ECC operation */
+#endif
+    t->tls_slices = 0;
     t->fd = -1;
     t->inited = true;
     mbedtls_x509_crt_init(&t->ca);

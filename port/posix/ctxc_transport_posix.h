@@ -100,6 +100,13 @@ typedef struct {
                                     existing configurations compile */
     ctxc_entropy_fn entropy;     /* seeds TLS; NULL: TLS connects fail */
     void *entropy_ctx;
+    uint32_t ecp_max_ops; /* with an mbedTLS built with
+                             MBEDTLS_ECP_RESTARTABLE: the handshake's ECC
+                             work (chain and key exchange signatures, the
+                             ECDHE) in slices of at most this many basic
+                             ECC operations, one a connect_poll, the groups
+                             offered P-256 and P-384; 0, or an mbedTLS
+                             without it (Debian's): each step whole */
 } ctxc_posix_transport_config_t;
 
 /* One connection's state; caller-owned, fields private. */
@@ -109,6 +116,10 @@ typedef struct {
     uint32_t poll_slice_ms;
     ctxc_entropy_fn entropy;
     void *entropy_ctx;
+    uint32_t ecp_max_ops; /* the config's; 0 without MBEDTLS_ECP_RESTARTABLE */
+    uint32_t tls_slices;  /* connect_polls that stopped in the middle of an
+                             ECC operation (MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS),
+                             counted over the transport's life */
 
     bool inited; /* between init and deinit */
     int fd;      /* -1: not connected */
