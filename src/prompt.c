@@ -217,11 +217,16 @@ ctxc_status_t ctxc_prompt_resolve(const ctxc_fs_t *fs, const char *provider,
             return st;
         }
         size_t len = 0;
-        st = ctxc_fs_read(fs, out->path, buf, cap, &len, err);
+        /* a missing file is the next level's turn, not an error: err is
+         * filled only when the call fails */
+        st = ctxc_fs_read(fs, out->path, buf, cap, &len, &skip);
         if (st == CTXC_E_NOT_FOUND) {
             continue;
         }
         if (st != CTXC_OK) {
+            if (err != NULL) {
+                *err = skip;
+            }
             ctxc__err_prefix(err, "prompt %s", out->path);
             return st;
         }

@@ -1037,7 +1037,8 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
         return r;
     }
     if (ctxc_session_job_active(s)) {
-        r = job_poll(s, err);
+        ctxc_error_t job_err; /* a failed job is logged, not the caller's */
+        r = job_poll(s, &job_err);
         if (r == CTXC_OK) {
             rep->job = CTXC_SEND_JOB_APPLIED;
             rep->compressed = !s->last_compress.unchanged;
@@ -1073,8 +1074,10 @@ static ctxc_status_t make_room(ctxc_session_t *s, ctxc_send_report_t *rep,
 static ctxc_status_t add_room_with(ctxc_session_t *s, const ctxc_entry_in_t *in,
                                    ctxc_send_report_t *rep,
                                    ctxc_error_t *err) {
+    /* the first append's NO_SPACE is the reason to make room, not the
+     * caller's error: err is written only when the call fails */
     ctxc_error_t local;
-    ctxc_error_t *e = err != NULL ? err : &local;
+    ctxc_error_t *e = &local;
     const ctxc_history_t *h = s->history;
     rep->tokens = ctxc_history_tokens(h);
     ctxc_status_t r = ctxc_history_append(s->history, in, e);
@@ -1098,12 +1101,14 @@ static ctxc_status_t add_room_with(ctxc_session_t *s, const ctxc_entry_in_t *in,
         r = make_room(s, rep, e);
         s->room_entries_ = s->room_bytes_ = 0;
         if (r != CTXC_OK) {
-            return r;
+            break;
         }
         r = ctxc_history_append(s->history, in, e);
     }
     if (r == CTXC_OK) {
         s->density_dirty_ = true;
+    } else if (err != NULL) {
+        *err = local;
     }
     rep->tokens_after = ctxc_history_tokens(h);
     return r;
@@ -1189,12 +1194,14 @@ ctxc_status_t ctxc_session_compress(ctxc_session_t *s, ctxc_error_t *err) {
     return run(s, OP_COMPRESS, NULL, 0, NULL, err);
 }
 
-/* Waits before the next poll of the job as long as it says it cannot
- * move (ctxc_session_poll_due): not at all when it can now; the
- * transport's wait op (it returns as soon as the connection can go on)
- * when it waits for the network; the port's delay hook for a retry's
- * pause (sliced for the stop hook). Never longer than
- * CTXC_HTTP_WAIT_SLICE_MS, so the stop hook is asked in between. */
+/* Waits before the next poll of the job only on what is due
+ * (ctxc_session_poll_due): not at all while it can move now (the last
+ * step moved bytes, a connect or handshake step can run, a plan waits);
+ * the transport's wait op (it returns as soon as the connection can go
+ * on) while it waits for the network; the port's delay hook for what is
+ * left of a retry's pause (the transport's wait without one). Never
+ * longer than CTXC_HTTP_WAIT_SLICE_MS, so the stop hook is asked in
+ * between. */
 static void job_pause(const ctxc_session_t *s) {
     const ctxc_port_t *p = s->port;
     uint32_t ms = 0;
@@ -1203,15 +1210,15 @@ static void job_pause(const ctxc_session_t *s) {
         return;
     }
     bool waitable = p->transport.ops != NULL && p->transport.ops->wait != NULL;
+    uint32_t slice = due == CTXC_POLL_AFTER && ms < CTXC_HTTP_WAIT_SLICE_MS
+                         ? ms
+                         : CTXC_HTTP_WAIT_SLICE_MS;
     if (due == CTXC_POLL_ON_NETWORK && waitable) {
-        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        p->transport.ops->wait(p->transport.ctx, slice);
     } else if (p->delay_ms != NULL) {
-        p->delay_ms(p->delay_ctx,
-                    due == CTXC_POLL_AFTER && ms < CTXC_HTTP_WAIT_SLICE_MS
-                        ? ms
-                        : CTXC_HTTP_WAIT_SLICE_MS);
+        p->delay_ms(p->delay_ctx, slice);
     } else if (waitable) {
-        p->transport.ops->wait(p->transport.ctx, CTXC_HTTP_WAIT_SLICE_MS);
+        p->transport.ops->wait(p->transport.ctx, slice);
     }
 }
 
@@ -1484,9 +1491,7 @@ static ctxc_status_t job_apply(ctxc_session_t *s, ctxc_error_t *err) {
 static ctxc_status_t job_poll(ctxc_session_t *s, ctxc_error_t *err) {
     ctxc_session_job_t *j = &s->job_;
     if (j->state == JOB_NONE) {
-        return ctxc__fail(err, CTXC_E_INVALID_ARG,
-                          "no compression job in progress "
-                          "(ctxc_session_compress_start)");
+        return CTXC_E_IDLE; /* nothing to do: not a failure, err untouched */
     }
     if (s->history->gen_ != j->gen) {
         job_end(s);

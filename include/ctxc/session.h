@@ -391,9 +391,14 @@ ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
                                           ctxc_error_t *err);
 
 /** Advances the job by one bounded step and returns without waiting:
+ *   CTXC_E_IDLE         no job in progress (none started, or it has
+ *                       ended): nothing was done and err is untouched; a
+ *                       loop may poll unconditionally and start a job
+ *                       when it sees this;
  *   CTXC_E_IN_PROGRESS  call again later (the summary call goes on: one
  *                       transport step per poll, or a retry's "not before"
- *                       time has not come);
+ *                       time has not come; err untouched);
+ *                       ctxc_session_poll_due() says when;
  *   CTXC_OK             the result was applied: the history is the plan
  *                       over [0, n) followed by every entry appended since
  *                       (in order); last_compress holds its metadata;
@@ -401,8 +406,7 @@ ctxc_status_t ctxc_session_compress_start(ctxc_session_t *s,
  *                       is at this moment (appended entries included):
  *                       the summary call's errors (ctxc_llm_t), the
  *                       strategy's, CTXC_E_CANCELLED when the history was
- *                       cleared meanwhile, CTXC_E_INVALID_ARG when no job
- *                       is in progress.
+ *                       cleared meanwhile (CTXC_E_INVALID_ARG: s NULL).
  * A model without the resumable form (ctxc_llm_t.step NULL) makes its whole
  * call inside one poll. With a port mutex the poll runs inside it. */
 ctxc_status_t ctxc_session_poll(ctxc_session_t *s, ctxc_error_t *err);

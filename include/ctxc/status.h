@@ -44,7 +44,8 @@ extern "C" {
                       "refusal, blocked prompt, ...)")                         \
     X(CTXC_E_IN_PROGRESS, "in progress: call again to go on")                 \
     X(CTXC_E_CANCELLED, "cancelled: the call or job was stopped before its "   \
-                        "end")
+                        "end")                                                 \
+    X(CTXC_E_IDLE, "idle: no job in progress, nothing to do")
 
 /** Status codes: CTXC_OK (0) and the CTXC_E_* errors of CTXC_STATUS_LIST, each with its description (ctxc_strerror()). */
 typedef enum {
@@ -59,7 +60,13 @@ typedef enum {
 const char *ctxc_strerror(ctxc_status_t status);
 
 /** Details of a failed call. Every fallible public function takes an optional
- * `ctxc_error_t *err` (NULL is allowed) and fills it on failure:
+ * `ctxc_error_t *err` (NULL is allowed) and fills it on failure. A call that
+ * returns CTXC_OK leaves err exactly as it was (what it tried and did not
+ * need, such as a prompt file missing before the built-in one is used, is
+ * not reported), and so do the two answers that are not failures:
+ * CTXC_E_IN_PROGRESS (a step of a resumable call: call again) and
+ * CTXC_E_IDLE (ctxc_session_poll() with no job in progress: nothing to do).
+ * On every other status err is filled:
  *   status   the same value the function returned
  *   line     1-based input line for codec errors, 0 otherwise
  *   needed   for CTXC_E_NO_SPACE: how many more bytes (or entry slots, as the

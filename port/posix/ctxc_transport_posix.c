@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mbedtls/ecp.h>
 #include <mbedtls/error.h>
 #include <mbedtls/version.h>
 
@@ -191,6 +192,15 @@ static ctxc_status_t tls_prepare(ctxc_posix_transport_t *t, ctxc_error_t *err) {
     mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
     mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+#if defined(MBEDTLS_ECP_RESTARTABLE) && MBEDTLS_VERSION_NUMBER < 0x03000000
+    if (t->ecp_max_ops != 0) {
+        /* the groups whose ECDH mbedTLS can stop part-way (not X25519) */
+        static const mbedtls_ecp_group_id sliced[] = {MBEDTLS_ECP_DP_SECP256R1,
+                                                      MBEDTLS_ECP_DP_SECP384R1,
+                                                      MBEDTLS_ECP_DP_NONE};
+        mbedtls_ssl_conf_curves(&t->conf, sliced);
+    }
+#endif
 #if MBEDTLS_VERSION_NUMBER >= 0x03020000
     /* 3.2+: the version enum; mbedtls_ssl_conf_min_version is deprecated */
     mbedtls_ssl_conf_min_tls_version(&t->conf, MBEDTLS_SSL_VERSION_TLS1_2);
@@ -364,7 +374,19 @@ static ctxc_status_t tls_step(ctxc_posix_transport_t *t, ctxc_error_t *err) {
         return CTXC_OK;
     }
     t->sock_errno = 0;
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    /* a global of mbedTLS: set for this step only */
+    mbedtls_ecp_set_max_ops(t->ecp_max_ops);
     int ret = mbedtls_ssl_handshake_step(&t->ssl);
+    mbedtls_ecp_set_max_ops(0);
+    if (ret == MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS) {
+        t->tls_slices++;
+        t->want = 0; /* the operation goes on at the next step */
+        return CTXC_E_IN_PROGRESS;
+    }
+#else
+    int ret = mbedtls_ssl_handshake_step(&t->ssl);
+#endif
     if (ret == 0) {
         t->want = 0; /* the next step may go on at once */
         return SSL_STATE(&t->ssl) == MBEDTLS_SSL_HANDSHAKE_OVER
@@ -579,6 +601,7 @@ static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
         t->sock_errno = 0;
         int ret = mbedtls_ssl_write(&t->ssl, data, n);
         if (ret > 0) {
+            t->want = 0;
             return ret;
         }
         if (!tls_again(ret)) {
@@ -590,6 +613,9 @@ static int32_t px_send(void *ctx, const uint8_t *data, size_t len) {
         return 0;
     }
     ssize_t s = send(t->fd, data, n, SEND_FLAGS);
+    if (s > 0) {
+        t->want = 0;
+    }
     if (s >= 0) {
         return (int32_t)s;
     }
@@ -615,6 +641,7 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
         t->sock_errno = 0;
         int ret = mbedtls_ssl_read(&t->ssl, buf, n);
         if (ret > 0) {
+            t->want = 0;
             return ret;
         }
         if (!tls_again(ret)) {
@@ -625,6 +652,7 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     }
     ssize_t r = recv(t->fd, buf, n, 0);
     if (r > 0) {
+        t->want = 0;
         return (int32_t)r;
     }
     if (r == 0) {
@@ -639,30 +667,29 @@ static int32_t px_recv(void *ctx, uint8_t *buf, size_t cap) {
     return 0;
 }
 
-/* poll(2) for what the connection waits for, at most ms (at once when TLS
- * holds decrypted bytes or a handshake step can run now); without a
- * connection it sleeps ms (a blocking caller's pause). */
+/* poll(2) for what the connection waits for, at most ms. At once when
+ * there is nothing to wait for (issue 38): no connection (a caller's pause
+ * is the port's delay_ms), a handshake step that can run now, TLS holding
+ * decrypted bytes, or no try since the last one that moved bytes (want 0:
+ * the next send/recv can go on). */
 static void px_wait(void *ctx, uint32_t ms) {
     ctxc_posix_transport_t *t = ctx;
     int cap = ms > (uint32_t)INT_MAX ? INT_MAX : (int)ms;
     if (t == NULL || !t->inited || t->fd < 0) {
-        struct timespec ts = {(time_t)(ms / 1000u),
-                              (long)(ms % 1000u) * 1000000L};
-        (void)nanosleep(&ts, NULL);
         return;
     }
     if (t->phase == PH_TCP) {
         (void)wait_fd(t->fd, POLLOUT, cap);
         return;
     }
-    if (t->phase == PH_TLS && t->want == 0) {
-        return; /* the next handshake step can run now */
+    if (t->want == 0) {
+        return; /* the next handshake step, send or recv can run now */
     }
     if (t->phase == PH_IDLE && t->tls && t->ssl_live &&
         mbedtls_ssl_get_bytes_avail(&t->ssl) > 0) {
         return;
     }
-    (void)wait_fd(t->fd, t->want != 0 ? t->want : (short)POLLIN, cap);
+    (void)wait_fd(t->fd, t->want, cap);
 }
 
 static void px_close(void *ctx) {
@@ -719,6 +746,12 @@ ctxc_posix_transport_init(ctxc_posix_transport_t *t,
         cfg->poll_slice_ms != 0 ? cfg->poll_slice_ms : CTXC_POSIX_POLL_SLICE_MS;
     t->entropy = cfg->entropy;
     t->entropy_ctx = cfg->entropy_ctx;
+#if defined(MBEDTLS_ECP_RESTARTABLE)
+    t->ecp_max_ops = cfg->ecp_max_ops;
+#else
+    t->ecp_max_ops = 0; /* this mbedTLS cannot stop an ECC operation */
+#endif
+    t->tls_slices = 0;
     t->fd = -1;
     t->inited = true;
     mbedtls_x509_crt_init(&t->ca);

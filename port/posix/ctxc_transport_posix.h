@@ -46,9 +46,12 @@
  *
  * send / recv: one try on the non-blocking socket, never a wait: 0 (try
  * again) when it cannot move bytes now. wait(ms) is poll(2) on the socket
- * for what the last call waited for (readable, writable; at once when TLS
- * holds decrypted bytes or a handshake step can run now), at most ms;
- * without a connection it sleeps ms. recv answers CTXC_TRANSPORT_EOF when
+ * for what the last call waited for (readable, writable), at most ms; it
+ * returns at once when there is nothing to wait for: no connection (a
+ * pause is the port's delay_ms, not the transport's), TLS holding
+ * decrypted bytes, a handshake step that can run now, or no send/recv
+ * that found the socket not ready since the last one that moved bytes.
+ * recv answers CTXC_TRANSPORT_EOF when
  * the peer closed (TLS close_notify, or the TCP stream ending: an HTTP
  * client tells a cut answer from a whole one by its framing),
  * CTXC_TRANSPORT_ERROR on a reset or a TLS error;
@@ -97,6 +100,13 @@ typedef struct {
                                     existing configurations compile */
     ctxc_entropy_fn entropy;     /* seeds TLS; NULL: TLS connects fail */
     void *entropy_ctx;
+    uint32_t ecp_max_ops; /* with an mbedTLS built with
+                             MBEDTLS_ECP_RESTARTABLE: the handshake's ECC
+                             work (chain and key exchange signatures, the
+                             ECDHE) in slices of at most this many basic
+                             ECC operations, one a connect_poll, the groups
+                             offered P-256 and P-384; 0, or an mbedTLS
+                             without it (Debian's): each step whole */
 } ctxc_posix_transport_config_t;
 
 /* One connection's state; caller-owned, fields private. */
@@ -106,6 +116,10 @@ typedef struct {
     uint32_t poll_slice_ms;
     ctxc_entropy_fn entropy;
     void *entropy_ctx;
+    uint32_t ecp_max_ops; /* the config's; 0 without MBEDTLS_ECP_RESTARTABLE */
+    uint32_t tls_slices;  /* connect_polls that stopped in the middle of an
+                             ECC operation (MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS),
+                             counted over the transport's life */
 
     bool inited; /* between init and deinit */
     int fd;      /* -1: not connected */

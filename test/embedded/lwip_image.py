@@ -653,6 +653,22 @@ def run_job(objcopy, image, fxdir, emu, ports, work, whole=False):
     if not m:
         fail("no 'job stream: CTXC_OK ...' line")
     polls, longest, other, other_state, pk, slices, turns = m.groups()
+    # the same job polled without waiting (stream) and in a voice device's
+    # loop, polled when ctxc_session_poll_due says so (issue 38)
+    bm = re.search(r"^job stream: the job took (\d+) ms of board time in (\d+) polls$", out, re.M)
+    sm = re.search(r"^job voice: the job took (\d+) ms of board time in (\d+) polls, polled "
+                   r"when ctxc_session_poll_due said so \((\d+) waits", out, re.M)
+    if not bm or not sm:
+        fail("no 'job stream/voice: the job took ... polls' lines")
+    summary_ms, summary_polls, summary_waits = sm.groups()
+    # waiting for a job vs the blocking call, same answer (issue 38)
+    wm = re.search(r"^job wait: blocking compress (\d+) ms, before_send waiting for its job "
+                   r"(\d+) ms of board time \(medians of \d+ runs each\): ratio ([\d.]+); "
+                   r"same history: (\w+)$", out, re.M)
+    if not wm:
+        fail("no 'job wait: ...' line")
+    if wm.group(4) != "yes":
+        fail("before_send waiting for its job left another history than the blocking call")
     if whole:
         print("lwip_image: job, public-key steps whole (--ecp-max-ops=0): longest poll %s ms, "
               "without public-key steps %s ms, public-key steps %s ms in all"
@@ -692,8 +708,15 @@ def run_job(objcopy, image, fxdir, emu, ports, work, whole=False):
     if any(r["port"] == "wronghost" for r in recs):
         fail("a request reached the wronghost endpoint after the refused handshake")
     models = [json.loads(r["body"]).get("model") for r in recs if r["method"] == "POST"]
-    if models != ["fixture-stall", "fixture-error-500", "fixture-hang", "fixture-reset"]:
+    if models != ["fixture-stall", "fixture-stall"] + ["fixture-ok"] * 6 + [
+            "fixture-error-500", "fixture-hang", "fixture-reset"]:
         fail("the fixture recorded the models %s" % models)
+    print("lwip_image: job: the summary took %s ms of board time in %s polls in a voice "
+          "device's loop (polled when ctxc_session_poll_due said so, %s waits between; "
+          "polled without waiting: %s ms, %s polls); waiting for a job: blocking compress %s "
+          "ms, before_send waiting for its job %s ms of board time (medians, ratio %s), same "
+          "history" % (summary_ms, summary_polls, summary_waits, bm.group(1), bm.group(2),
+                       wm.group(1), wm.group(2), wm.group(3)))
     print("lwip_image: job: longest poll %s ms (without public-key steps %s ms, before it: %s; "
           "public-key steps %s ms in all, in %s polls), %s polls, %s turns arrived and kept after the summary; "
           "handshake polls: %s; faults with turns arriving (turns): %s; lwip_image: ok (%.1f s)"

@@ -271,6 +271,38 @@ static void connect_is_resumable(void **state) {
     tr.ops->close(tr.ctx);
 }
 
+/* wait() returns at once when there is nothing to wait for (issue 38):
+ * no connection (before a connect, after close), a connection nothing was
+ * tried on yet, a recv that just moved bytes; it waits on the socket only
+ * after a try found it not ready. Each wait here asks for an hour: the old
+ * wait slept it without a connection and polled it for an answer no
+ * request had asked for (the suite then hangs until ctest's timeout); the
+ * bound checked, ten minutes, tells "at once" from "an hour" on any
+ * machine. */
+static void wait_returns_when_nothing_is_due(void **state) {
+    (void)state;
+    enum { HOUR_MS = 3600000, BOUND_MS = 600000 };
+    ctxc_transport_t tr = init_net();
+    uint16_t port = port_of("good");
+    uint64_t t0 = now_ms();
+    tr.ops->wait(tr.ctx, HOUR_MS); /* no connection yet */
+    connect_ok(tr, "localhost", port, true);
+    tr.ops->wait(tr.ctx, HOUR_MS); /* connected, nothing asked */
+    request(tr, "GET", "localhost", port, "/json", "wait-due", NULL);
+    tr.ops->wait(tr.ctx, HOUR_MS); /* the request went out: send can go on */
+    /* the answer: a wait after a 0 answer returns when bytes are there */
+    uint8_t b[64];
+    int32_t n = 0;
+    while ((n = tr.ops->recv(tr.ctx, b, sizeof b)) == 0) {
+        tr.ops->wait(tr.ctx, HOUR_MS);
+    }
+    assert_true(n > 0);
+    tr.ops->wait(tr.ctx, HOUR_MS); /* bytes just moved: recv can go on */
+    tr.ops->close(tr.ctx);
+    tr.ops->wait(tr.ctx, HOUR_MS); /* closed */
+    assert_true(now_ms() - t0 < (uint64_t)BOUND_MS);
+}
+
 static void tls_get_to_the_good_port(void **state) {
     (void)state;
     ctxc_transport_t tr = init_net();
@@ -793,6 +825,7 @@ static void config_from_settings(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(connect_is_resumable, teardown),
+        cmocka_unit_test_teardown(wait_returns_when_nothing_is_due, teardown),
         cmocka_unit_test_teardown(tls_get_to_the_good_port, teardown),
         cmocka_unit_test_teardown(tls_post_echo_and_reconnect, teardown),
         cmocka_unit_test_teardown(tls_large_answer, teardown),

@@ -18,6 +18,7 @@
 
 #include "ctxc/ctxc.h"
 #include "ctxc/plan.h"
+#include "ctxc/prompt.h"
 #include "support.h"
 
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT && CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
@@ -312,7 +313,7 @@ static void test_failure_and_cancel_keep_history_as_it_is(void **state) {
     assert_int_equal(fk.cancelled, 1);
     assert_false(ctxc_session_job_active(&sess));
     assert_same(&hist, &ref);
-    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_INVALID_ARG);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IDLE);
     ctxc_session_compress_cancel(&sess); /* nothing in progress: nothing */
 
     /* the history cleared while the job runs: cancelled at the next poll */
@@ -784,6 +785,142 @@ static void test_waiting_without_sleeping(void **state) {
     assert_int_equal(ctxc_session_poll_due(&sess, &ms), CTXC_POLL_NOW);
 }
 
+/* ---- polling without a job; err after an answer that is not a failure -- */
+
+static const ctxc_error_t SENTINEL = {CTXC_E_RANGE, 77, 5,
+#if CTXC_CFG_ERROR_MESSAGE_LEN > 0
+                                      "left by an earlier call"
+#endif
+};
+
+static void assert_untouched(const ctxc_error_t *err) {
+    assert_memory_equal(err, &SENTINEL, sizeof SENTINEL);
+}
+
+/* ctxc_session_poll() with no job answers CTXC_E_IDLE (before any job,
+ * after one ended, after a cancel), changes nothing and leaves err as it
+ * was; so do a poll that answers CTXC_E_IN_PROGRESS and the one that
+ * applies the result (CTXC_OK). */
+static void test_poll_without_a_job_is_idle(void **state) {
+    (void)state;
+    alternating(20);
+    ctxc_error_t err = SENTINEL;
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IDLE);
+    assert_untouched(&err);
+    assert_int_equal(ctxc_session_poll(&sess, NULL), CTXC_E_IDLE);
+    assert_same(&hist, &ref);
+    assert_null(strstr(g_log, "compression job"));
+    assert_string_equal(ctxc_status_name(CTXC_E_IDLE), "CTXC_E_IDLE");
+    assert_non_null(strstr(ctxc_strerror(CTXC_E_IDLE), "no job"));
+
+    fk.steps = 2;
+    start_ok();
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IN_PROGRESS);
+    assert_untouched(&err);
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    assert_int_equal(st, CTXC_OK);
+    assert_untouched(&err);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IDLE);
+    assert_untouched(&err);
+
+    /* after a cancel */
+    fk.stepped = 0;
+    fk.steps = 50;
+    start_ok();
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IN_PROGRESS);
+    ctxc_session_compress_cancel(&sess);
+    assert_int_equal(ctxc_session_poll(&sess, &err), CTXC_E_IDLE);
+    assert_untouched(&err);
+    /* a NULL session is still a bad argument */
+    assert_int_equal(ctxc_session_poll(NULL, &err), CTXC_E_INVALID_ARG);
+}
+
+/* A filesystem without the prompt files: every level's read answers
+ * CTXC_E_NOT_FOUND with a message, and the built-in prompt is used. */
+static ctxc_status_t no_file(void *ctx, const char *path, char *buf, size_t cap,
+                             size_t *len, ctxc_error_t *err) {
+    (void)ctx;
+    (void)buf;
+    (void)cap;
+    *len = 0;
+    return ctxc_error_set(err, CTXC_E_NOT_FOUND, "%s: no such file", path);
+}
+static const ctxc_fs_ops_t no_files = {.read = no_file};
+
+/* The built-in prompt fallback is not an error: a compression that found
+ * no prompt file (the blocking call, a job's start and poll) returns
+ * CTXC_OK and leaves err as it was (it used to carry the last level's
+ * NOT_FOUND message); ctxc_prompt_resolve() alone too. */
+static void test_builtin_prompt_leaves_err_alone(void **state) {
+    (void)state;
+    port.fs.ops = &no_files;
+    alternating(20);
+    ctxc_error_t err = SENTINEL;
+    assert_int_equal(ctxc_session_compress(&sess, &err), CTXC_OK);
+    assert_untouched(&err);
+    assert_string_equal(text_at(4), ANSWER);
+    assert_int_equal(fk.completes, 1);
+
+    ctxc_history_clear(&hist);
+    alternating(20);
+    fk.steps = 1;
+    assert_int_equal(ctxc_session_compress_start(&sess, &err), CTXC_OK);
+    assert_untouched(&err);
+    ctxc_status_t st;
+    while ((st = ctxc_session_poll(&sess, &err)) == CTXC_E_IN_PROGRESS) {
+    }
+    assert_int_equal(st, CTXC_OK);
+    assert_untouched(&err);
+
+    static char buf[256];
+    ctxc_prompt_t p;
+    assert_int_equal(ctxc_prompt_resolve(&port.fs, "openai", "gpt-x",
+                                         "compression/middle-out", buf,
+                                         sizeof buf, &p, &err),
+                     CTXC_OK);
+    assert_untouched(&err);
+    assert_int_equal(p.level, CTXC_PROMPT_LEVEL_BUILTIN);
+    /* a read that fails otherwise is still reported */
+    assert_int_equal(ctxc_prompt_resolve(&port.fs, "openai", "gpt-x",
+                                         "compression/no-such", buf, sizeof buf,
+                                         &p, &err),
+                     CTXC_E_PROMPT_NOT_FOUND);
+    assert_int_equal(err.status, CTXC_E_PROMPT_NOT_FOUND);
+}
+
+/* ctxc_session_add_room() into a full history: the first append's
+ * NO_SPACE is why room is made, not an error of the call, which returns
+ * CTXC_OK and leaves err as it was; so does the poll of a job that fails
+ * inside it (the room then made without the network). */
+static void test_add_room_leaves_err_alone(void **state) {
+    (void)state;
+    alternating(128); /* every slot used */
+    ctxc_block_t b = t_text(text("late", 0));
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &b, 1, CTXC_STR_ABSENT};
+    ctxc_send_report_t rep;
+    ctxc_error_t err = SENTINEL;
+    assert_int_equal(ctxc_session_add_room(&sess, &in, &rep, &err), CTXC_OK);
+    assert_untouched(&err);
+    assert_true(rep.compressed);
+
+    /* full again, with a job whose poll fails inside add_room */
+    size_t i = 0;
+    while (ctxc_history_count(&hist) < 128) {
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN,
+                   text("more", i));
+        i++;
+    }
+    fk.steps = 0;
+    fk.fail = CTXC_E_NETWORK;
+    start_ok();
+    assert_int_equal(ctxc_session_add_room(&sess, &in, &rep, &err), CTXC_OK);
+    assert_untouched(&err);
+    assert_false(ctxc_session_job_active(&sess));
+    assert_non_null(strstr(g_log, "failed"));
+}
+
 /* ---- a failed background job never costs a turn (issue 38 point 3) ----- */
 
 
@@ -937,6 +1074,12 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_before_send_wait_stopped_by_the_port, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_poll_without_a_job_is_idle, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_builtin_prompt_leaves_err_alone,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_room_leaves_err_alone, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_job_failed_retry_changes_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_send_prefetch, setup,
