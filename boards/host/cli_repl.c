@@ -644,8 +644,16 @@ static void repl_job_finish(void) {
             fflush(stdout);
             return;
         }
-        if (p != NULL && p->transport.ops != NULL &&
-            p->transport.ops->wait != NULL) {
+        /* wait only for what the job waits on: a retry's pause (in
+         * slices of 50 ms, so Ctrl-C is seen) or the network; the
+         * transport's wait returns at once when nothing is due */
+        uint32_t ms = 0;
+        ctxc_poll_due_t due = ctxc_session_poll_due(&repl_session, &ms);
+        if (due == CTXC_POLL_AFTER) {
+            (void)poll(NULL, 0, (int)(ms < 50u ? ms : 50u));
+        } else if (due == CTXC_POLL_ON_NETWORK && p != NULL &&
+                   p->transport.ops != NULL &&
+                   p->transport.ops->wait != NULL) {
             p->transport.ops->wait(p->transport.ctx, 50);
         }
     }

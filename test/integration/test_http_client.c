@@ -101,8 +101,11 @@ static int setup(void **state) {
     ctxc_error_t err;
     assert_int_equal(ctxc_posix_port_init(&pp, "/tmp", CTXC_LOG_ERROR, &err),
                      CTXC_OK);
-    ctxc_posix_transport_config_t cfg = {ca_path, FIXTURE_CONNECT_TIMEOUT_MS,
-                                         50, ctxc_posix_entropy, NULL};
+    ctxc_posix_transport_config_t cfg = {0};
+    cfg.ca_file = ca_path;
+    cfg.connect_timeout_ms = FIXTURE_CONNECT_TIMEOUT_MS;
+    cfg.poll_slice_ms = 50;
+    cfg.entropy = ctxc_posix_entropy;
     assert_int_equal(ctxc_posix_transport_init(&net, &cfg, &err), CTXC_OK);
     pp.port.transport = ctxc_posix_transport(&net);
     return 0;

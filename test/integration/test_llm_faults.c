@@ -214,8 +214,11 @@ static int setup(void **state) {
     assert_int_equal(ctxc_posix_port_init(&pp, "/tmp", CTXC_LOG_ERROR, &err),
                      CTXC_OK);
     pp.port.delay_ms = NULL; /* retries at once: the suite stays fast */
-    ctxc_posix_transport_config_t cfg = {ca_path, FIXTURE_CONNECT_TIMEOUT_MS,
-                                         20, ctxc_posix_entropy, NULL};
+    ctxc_posix_transport_config_t cfg = {0};
+    cfg.ca_file = ca_path;
+    cfg.connect_timeout_ms = FIXTURE_CONNECT_TIMEOUT_MS;
+    cfg.poll_slice_ms = 20;
+    cfg.entropy = ctxc_posix_entropy;
     assert_int_equal(ctxc_posix_transport_init(&net, &cfg, &err), CTXC_OK);
     memset(&tf, 0, sizeof tf);
     tf.inner = ctxc_posix_transport(&net);
