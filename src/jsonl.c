@@ -705,17 +705,63 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
     imp->format = format;
     imp->active = true;
     imp->snapshot = *h;
+    imp->added_ = 0;
+    imp->gen_ = h->gen_;
     return CTXC_OK;
 }
 
+CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
+                                     ctxc_history_t *h) {
+    const ctxc_history_t *s = &imp->snapshot;
+    h->arena_bytes = s->arena_bytes;
+    h->ids_mem_ = s->ids_mem_;
+    h->ids_bytes_ = s->ids_bytes_;
+    h->ids_cap_ = s->ids_cap_;
+    h->ids_used_ = s->ids_used_;
+    h->ids_state_ = s->ids_state_;
+}
+
+/* The rollback works on the entries, not on the whole struct saved at
+ * begin: the import's entries are the last `added_` ones (a job's commit
+ * meanwhile replaced entries before them only), and what is not the
+ * import's (the job's hold, what the job applied, the edit count) stays.
+ * When nothing but appends happened, the counters saved at begin are
+ * exact and are taken back as they were. */
 void ctxc_import_abort(ctxc_import_t *imp) {
     if (imp == NULL || !imp->active) {
         return;
     }
-    uint32_t edits = imp->history->edits_; /* counts on: no step's memo */
-    *imp->history = imp->snapshot; /* slots and bytes below `used` unchanged */
-    imp->history->edits_ = edits;      /* made meanwhile holds */
-    ctxc__pairing_stale(imp->history); /* its id index saw the lines */
+    ctxc_history_t *h = imp->history;
+    const ctxc_history_t *s = &imp->snapshot;
+    give_back(imp, h); /* an index lent by ctxc_import_text() */
+    if (h->gen_ != imp->gen_) {
+        imp->added_ = 0; /* cleared after the last line: nothing of ours */
+    }
+    size_t n = imp->added_ < h->count ? imp->added_ : h->count;
+    size_t from = h->count - n;
+    if (h->frozen_ > from) {
+        /* a job started during the import holds imported entries: it is
+         * cancelled as by a clear (its next poll ends it) */
+        h->frozen_ = 0;
+        h->gen_++;
+    }
+    if (h->edits_ == s->edits_ && h->gen_ == s->gen_ && from == s->count) {
+        /* appends only: the saved counters are exact */
+        h->count = s->count;
+        h->used = s->used;
+        h->token_sum = s->token_sum;
+        h->anchor_delta = s->anchor_delta;
+        h->hwm_count = s->hwm_count;
+        h->hwm_used = s->hwm_used;
+    } else if (n > 0) {
+        for (size_t i = from; i < h->count; i++) {
+            h->token_sum -= h->slots[i].tokens;
+        }
+        h->used = h->slots[from].offset;
+        h->count = from;
+    }
+    ctxc__pairing_stale(h); /* its id index and filter saw the lines */
+    imp->added_ = 0;
     imp->active = false;
 }
 
@@ -729,8 +775,8 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
 
 /* One line into the history (ctxc_import_line without the rollback): a
  * failure changes nothing. */
-static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
-                             ctxc_error_t *err) {
+static ctxc_status_t line_parse(ctxc_import_t *imp, const char *line,
+                                size_t len, ctxc_error_t *err) {
     if (line == NULL && len != 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
     }
@@ -804,6 +850,23 @@ static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
     }
     return fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
                                        : import_openai(h, &d, err);
+}
+
+/* line_parse, the entries it appended counted as the import's (a clear
+ * since the last line took the earlier ones). */
+static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
+                             ctxc_error_t *err) {
+    ctxc_history_t *h = imp->history;
+    if (h->gen_ != imp->gen_) {
+        imp->added_ = 0;
+        imp->gen_ = h->gen_;
+    }
+    size_t before = h->count;
+    ctxc_status_t st = line_parse(imp, line, len, err);
+    if (st == CTXC_OK && h->count > before) {
+        imp->added_ += h->count - before;
+    }
+    return st;
 }
 
 /* After line_in: a failure rolls the whole import back; the error names
@@ -894,17 +957,6 @@ static size_t lend_index(ctxc_history_t *h) {
     return bytes;
 }
 
-CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
-                                     ctxc_history_t *h) {
-    const ctxc_history_t *s = &imp->snapshot;
-    h->arena_bytes = s->arena_bytes;
-    h->ids_mem_ = s->ids_mem_;
-    h->ids_bytes_ = s->ids_bytes_;
-    h->ids_cap_ = s->ids_cap_;
-    h->ids_used_ = s->ids_used_;
-    h->ids_state_ = s->ids_state_;
-}
-
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,
                                const char *text, size_t len,
                                ctxc_format_t format, ctxc_error_t *err) {
@@ -984,10 +1036,10 @@ static void w_json_string(ctxc__stream_t *w, ctxc_str_t s) {
             ctxc__word_t x;
             memcpy(&x, u + i, sizeof x);
             ctxc__word_t low = x & CTXC__WORD_LOW;
-            ctxc__word_t m = (~(low + CTXC__WORD_ONES * 0x60u) |
-                              ctxc__word_eq(low, '"') |
-                              ctxc__word_eq(low, '\\')) &
-                             ~x & CTXC__WORD_HIGH;
+            ctxc__word_t m =
+                (~(low + CTXC__WORD_ONES * 0x60u) | ctxc__word_eq(low, '"') |
+                 ctxc__word_eq(low, '\\')) &
+                ~x & CTXC__WORD_HIGH;
             if (m == 0) {
                 i += sizeof x;
                 continue;
