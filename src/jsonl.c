@@ -705,8 +705,7 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
     imp->format = format;
     imp->active = true;
     imp->snapshot = *h;
-    imp->added_ = 0;
-    imp->gen_ = h->gen_;
+    h->import_from_ = h->count + 1u; /* its entries: from here on */
     return CTXC_OK;
 }
 
@@ -722,11 +721,12 @@ CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
 }
 
 /* The rollback works on the entries, not on the whole struct saved at
- * begin: the import's entries are the last `added_` ones (a job's commit
- * meanwhile replaced entries before them only), and what is not the
- * import's (the job's hold, what the job applied, the edit count) stays.
- * When nothing but appends happened, the counters saved at begin are
- * exact and are taken back as they were. */
+ * begin: the import's entries are those from the history's mark on
+ * (import_from_: kept up to date by removals and plans before it, which
+ * may not touch the entries after it), and what is not the import's (a
+ * job's hold, what a job applied, the edit count) stays. When nothing but
+ * appends happened, the counters saved at begin are exact and are taken
+ * back as they were. */
 void ctxc_import_abort(ctxc_import_t *imp) {
     if (imp == NULL || !imp->active) {
         return;
@@ -734,11 +734,11 @@ void ctxc_import_abort(ctxc_import_t *imp) {
     ctxc_history_t *h = imp->history;
     const ctxc_history_t *s = &imp->snapshot;
     give_back(imp, h); /* an index lent by ctxc_import_text() */
-    if (h->gen_ != imp->gen_) {
-        imp->added_ = 0; /* cleared after the last line: nothing of ours */
+    size_t from = h->import_from_ > 0 ? h->import_from_ - 1u : h->count;
+    if (from > h->count) {
+        from = h->count;
     }
-    size_t n = imp->added_ < h->count ? imp->added_ : h->count;
-    size_t from = h->count - n;
+    h->import_from_ = 0;
     if (h->frozen_ > from) {
         /* a job started during the import holds imported entries: it is
          * cancelled as by a clear (its next poll ends it) */
@@ -753,7 +753,7 @@ void ctxc_import_abort(ctxc_import_t *imp) {
         h->anchor_delta = s->anchor_delta;
         h->hwm_count = s->hwm_count;
         h->hwm_used = s->hwm_used;
-    } else if (n > 0) {
+    } else if (from < h->count) {
         for (size_t i = from; i < h->count; i++) {
             h->token_sum -= h->slots[i].tokens;
         }
@@ -761,7 +761,6 @@ void ctxc_import_abort(ctxc_import_t *imp) {
         h->count = from;
     }
     ctxc__pairing_stale(h); /* its id index and filter saw the lines */
-    imp->added_ = 0;
     imp->active = false;
 }
 
@@ -769,14 +768,15 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
     if (imp == NULL || !imp->active) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
     }
+    imp->history->import_from_ = 0;
     imp->active = false;
     return CTXC_OK;
 }
 
 /* One line into the history (ctxc_import_line without the rollback): a
  * failure changes nothing. */
-static ctxc_status_t line_parse(ctxc_import_t *imp, const char *line,
-                                size_t len, ctxc_error_t *err) {
+static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
+                             ctxc_error_t *err) {
     if (line == NULL && len != 0) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "NULL line");
     }
@@ -850,23 +850,6 @@ static ctxc_status_t line_parse(ctxc_import_t *imp, const char *line,
     }
     return fmt == CTXC_FORMAT_ICONTENT ? import_icontent(h, &d, err)
                                        : import_openai(h, &d, err);
-}
-
-/* line_parse, the entries it appended counted as the import's (a clear
- * since the last line took the earlier ones). */
-static ctxc_status_t line_in(ctxc_import_t *imp, const char *line, size_t len,
-                             ctxc_error_t *err) {
-    ctxc_history_t *h = imp->history;
-    if (h->gen_ != imp->gen_) {
-        imp->added_ = 0;
-        imp->gen_ = h->gen_;
-    }
-    size_t before = h->count;
-    ctxc_status_t st = line_parse(imp, line, len, err);
-    if (st == CTXC_OK && h->count > before) {
-        imp->added_ += h->count - before;
-    }
-    return st;
 }
 
 /* After line_in: a failure rolls the whole import back; the error names
@@ -1036,10 +1019,10 @@ static void w_json_string(ctxc__stream_t *w, ctxc_str_t s) {
             ctxc__word_t x;
             memcpy(&x, u + i, sizeof x);
             ctxc__word_t low = x & CTXC__WORD_LOW;
-            ctxc__word_t m =
-                (~(low + CTXC__WORD_ONES * 0x60u) | ctxc__word_eq(low, '"') |
-                 ctxc__word_eq(low, '\\')) &
-                ~x & CTXC__WORD_HIGH;
+            ctxc__word_t m = (~(low + CTXC__WORD_ONES * 0x60u) |
+                              ctxc__word_eq(low, '"') |
+                              ctxc__word_eq(low, '\\')) &
+                             ~x & CTXC__WORD_HIGH;
             if (m == 0) {
                 i += sizeof x;
                 continue;

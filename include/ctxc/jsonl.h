@@ -52,7 +52,7 @@ typedef enum {
 /** 32-bit words per JSON token (start, end, next, size, type and flags;
  * on 64-bit little-endian hosts also the text units the importer counts
  * while it scans). */
-#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                       \
+#if SIZE_MAX > 0xFFFFFFFFu && defined(__BYTE_ORDER__) &&                      \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define CTXC_JSON_TOKEN_WORDS 6
 #else
@@ -64,16 +64,12 @@ typedef enum {
  * declare it static. Treat the members as private. */
 typedef struct {
     ctxc_history_t *history; /**< the history being imported into */
-    uint32_t line;           /**< lines read so far */
-    ctxc_format_t
-        format;  /**< the format decided at the first line (or given) */
+    uint32_t line; /**< lines read so far */
+    ctxc_format_t format; /**< the format decided at the first line (or given) */
     bool active; /**< between begin and end */
     ctxc_history_t snapshot; /**< the history's state at begin (its entry
                                 count, bytes and counters: what an abort
                                 gives back when nothing else changed) */
-    size_t added_; /* internal: entries this import appended (the last ones
-                      of the history: an abort removes them) */
-    uint32_t gen_; /* internal: the history's clear count at the last line */
     uint32_t tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_WORDS];
 } ctxc_import_t;
 
@@ -100,14 +96,13 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err);
  * as it is: a compression job's hold on its range
  * (ctxc_session_compress_start) survives, and a job that ended while the
  * import was open keeps what it applied (it replaced entries that existed
- * before the import, never an imported one). When nothing but the import
- * changed the history, the history is byte for byte as it was at begin
- * (counters, anchor and high-water marks included). While an import is
- * open, changes to the history other than the import's own lines must
- * leave the imported entries (the last ones) alone and must not append:
- * a job may end and apply its plan, nothing else should run. A job started
- * during the import whose range holds imported entries is cancelled by the
- * abort (its next poll answers CTXC_E_CANCELLED, as after a clear). */
+ * before the import; a plan that would change an imported entry is
+ * refused with CTXC_E_BUSY while the import is open). When nothing but
+ * the import changed the history, the history is byte for byte as it was
+ * at begin (counters, anchor and high-water marks included). Entries
+ * appended by others after begin count as the import's. A job started
+ * during the import whose range holds imported entries is cancelled by
+ * the abort (its next poll answers CTXC_E_CANCELLED, as after a clear). */
 void ctxc_import_abort(ctxc_import_t *imp);
 
 /** Whole-buffer convenience: begin, every line of `text`, end. When the

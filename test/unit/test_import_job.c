@@ -198,6 +198,20 @@ static ctxc_status_t poll_to_end(void) {
     return st;
 }
 
+/* An import that ends well, then a job over everything: it applies. */
+static void import_lines_after_end(void) {
+    ctxc_error_t err;
+    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, &err),
+                     CTXC_OK);
+    import_lines(16);
+    assert_int_equal(ctxc_import_end(&imp, &err), CTXC_OK);
+    fk.stepped = 0;
+    assert_int_equal(ctxc_session_compress_start(&sess, &err), CTXC_OK);
+    assert_int_equal(poll_to_end(), CTXC_OK);
+    assert_string_equal(t_block_text(&hist, 4, 0), ANSWER);
+    check_store(&hist);
+}
+
 /* 20 entries compressed by middle-out: 4 kept, the summary and its
  * continuation, then entries 16..19; exactly once each. */
 static void assert_job_result(void) {
@@ -293,6 +307,35 @@ static void test_abort_cancels_a_job_over_imported_entries(void **state) {
     check_store(&hist);
 }
 
+/* A job started during the import over imported entries that ends
+ * before the import does: its plan would change imported entries, so it
+ * is refused (CTXC_E_BUSY, nothing changed); the abort then gives back
+ * the history as it was before the import. */
+static void test_a_job_over_imported_entries_cannot_apply(void **state) {
+    (void)state;
+    alternating(4);
+    static t_snap_t before;
+    t_snapshot(&hist, &before);
+    ctxc_error_t err;
+    assert_int_equal(ctxc_import_begin(&imp, &hist, CTXC_FORMAT_AUTO, &err),
+                     CTXC_OK);
+    import_lines(16);
+    fk.steps = 1;
+    assert_int_equal(ctxc_session_compress_start(&sess, &err), CTXC_OK);
+    assert_true(hist.frozen_ > 4);
+    static t_dump_t mid, now;
+    t_dump(&hist, &mid);
+    assert_int_equal(poll_to_end(), CTXC_E_BUSY);
+    t_dump(&hist, &now);
+    assert_string_equal(now.buf, mid.buf);
+    assert_int_equal(hist.frozen_, 0);
+    import_fails();
+    t_assert_unchanged(&hist, &before);
+    check_store(&hist);
+    /* the import ended: a compression applies again */
+    import_lines_after_end();
+}
+
 /* Without a job, an abort gives back the history byte for byte, also
  * after ctxc_import_text lent the store an id index. */
 static void test_abort_alone_is_exact(void **state) {
@@ -320,6 +363,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_abort_cancels_a_job_over_imported_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_job_over_imported_entries_cannot_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_alone_is_exact, setup,
                                         teardown),
     };
