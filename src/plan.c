@@ -303,9 +303,7 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
         }
         if (need > first) {
             return ctxc__fail(err, CTXC_E_BUSY,
-                              "the plan changes entries of an import in "
-                              "progress (entries %z on): it can apply once "
-                              "the import has ended",
+                              "entries %z on belong to an import in progress",
                               first);
         }
         import_to = new_count - (h->count - first) + 1u;

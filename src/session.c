@@ -348,6 +348,22 @@ void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
     s->spill_buf_cap = buf != NULL ? cap : 0;
 }
 
+/* Whether t holds "[ctxc:restore <id>]]", ending `end` bytes before its
+ * own end (0: anywhere). */
+static bool has_handle(ctxc_str_t t, const char *id, size_t end) {
+    static const char tag[] = "[ctxc:restore ";
+    const size_t want = sizeof tag - 1u + CTXC_SPILL_ID_LEN + 2u;
+    for (size_t at = 0; t.len >= want + end && at <= t.len - want - end; at++) {
+        if (memcmp(t.ptr + at, tag, sizeof tag - 1u) == 0 &&
+            memcmp(t.ptr + at + sizeof tag - 1u, id, CTXC_SPILL_ID_LEN) == 0 &&
+            memcmp(t.ptr + at + want - 2u, "]]", 2) == 0 &&
+            (end == 0 || at == t.len - want - end)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Whether the history holds the pointer of `id` where the density step
  * writes one, for the block restored (blk[0..n)): a tool_response whose
  * result is the spilled pointer and whose call id is the restored
@@ -357,54 +373,35 @@ void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
  * does not count. */
 static bool restore_owned(const ctxc_history_t *h, const char *id,
                           const char *blk, size_t n) {
-    static const char result[] = "\"" CTXC_SPILLED_RESULT_TEXT "\"";
-    static const char note[] = CTXC_SPILLED_NOTE_TEXT;
-    const size_t idl = CTXC_SPILL_ID_LEN;
-    const size_t r_at = sizeof result - 1u - 3u - idl; /* id, "]]" and '"' */
-    const size_t n_at = sizeof note - 1u - 2u - idl;
-    ctxc_str_t type, call;
-    if (strlen(id) != idl || !ctxc__json_find_key(blk, n, "type", &type)) {
+    ctxc_str_t type, call = CTXC_STR_ABSENT;
+    if (strlen(id) != CTXC_SPILL_ID_LEN ||
+        !ctxc__json_find_key(blk, n, "type", &type) || type.len < 6u) {
         return false;
     }
-    bool is_result =
-        type.len == 15u && memcmp(type.ptr, "\"tool_response\"", 15) == 0;
-    bool is_text = type.len == 6u && memcmp(type.ptr, "\"text\"", 6) == 0;
-    if (is_result &&
+    /* "tool_response" or "text" (another type is never spilled) */
+    bool result = type.ptr[2] == 'o';
+    if (result &&
         (!ctxc__json_find_key(blk, n, "callId", &call) || call.len < 2u)) {
         return false;
     }
     for (size_t i = 0; i < ctxc_history_count(h); i++) {
         ctxc_entry_t e;
         (void)ctxc_history_get(h, i, &e);
-        if (!(is_result && e.speaker == CTXC_SPEAKER_TOOL) &&
-            !(is_text && e.speaker == CTXC_SPEAKER_HUMAN)) {
-            continue;
-        }
         const uint8_t *cur = NULL;
         ctxc_block_t b;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (is_result && b.type == CTXC_BLOCK_TOOL_RESPONSE) {
-                ctxc_str_t v = b.u.tool_response.result;
-                if (v.len == sizeof result - 1u &&
-                    memcmp(v.ptr, result, r_at) == 0 &&
-                    memcmp(v.ptr + r_at, id, idl) == 0 &&
-                    ctxc__src_equals(call.ptr + 1, call.len - 2u,
-                                     CTXC__SRC_JSTR,
-                                     b.u.tool_response.call_id.ptr,
-                                     b.u.tool_response.call_id.len)) {
-                    return true;
-                }
-            } else if (is_text && b.type == CTXC_BLOCK_TEXT) {
-                ctxc_str_t t = b.u.text.text;
-                for (size_t at = 0; t.len >= sizeof note - 1u &&
-                                    at <= t.len - (sizeof note - 1u);
-                     at++) {
-                    if (memcmp(t.ptr + at, note, n_at) == 0 &&
-                        memcmp(t.ptr + at + n_at, id, idl) == 0 &&
-                        memcmp(t.ptr + at + n_at + idl, "]]", 2) == 0) {
-                        return true;
-                    }
-                }
+            if (result && b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+                b.u.tool_response.result.len ==
+                    sizeof("\"" CTXC_SPILLED_RESULT_TEXT "\"") - 1u &&
+                has_handle(b.u.tool_response.result, id, 1u) &&
+                ctxc__src_equals(call.ptr + 1, call.len - 2u, CTXC__SRC_JSTR,
+                                 b.u.tool_response.call_id.ptr,
+                                 b.u.tool_response.call_id.len)) {
+                return true;
+            }
+            if (!result && e.speaker == CTXC_SPEAKER_HUMAN &&
+                b.type == CTXC_BLOCK_TEXT && has_handle(b.u.text.text, id, 0)) {
+                return true;
             }
         }
     }
@@ -432,10 +429,7 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
             out[0] = '\0';
         }
         r = ctxc__fail(err, CTXC_E_NOT_FOUND,
-                       "restore %s: not a pointer of this history (the "
-                       "density step wrote no [ctxc:restore %s] in it for "
-                       "that block)",
-                       id, id);
+                       "restore %s: not a pointer of this history", id);
     }
     return r;
 }

@@ -313,12 +313,6 @@ ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
     while (idl <= CTXC_SPILL_ID_LEN && id[idl] != '\0') {
         idl++;
     }
-    if (idl == 8u && parse_hex8(id, &want)) {
-        return ctxc__fail(err, CTXC_E_NOT_FOUND,
-                          "unknown id %s: an id of 8 digits is of an older "
-                          "store, not bound to its block's content",
-                          id);
-    }
     if (idl != CTXC_SPILL_ID_LEN || !parse_hex8(id, &want) ||
         !parse_hex8(id + 8, &hash) || want == 0) {
         return ctxc__fail(err, CTXC_E_NOT_FOUND,
@@ -352,9 +346,8 @@ ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
         if (st == CTXC_OK && ctxc__ids_hash((ctxc_str_t){out, *len}) != hash) {
             *len = 0;
             return ctxc__fail(err, CTXC_E_NOT_FOUND,
-                              "unknown id %s: the block stored under its "
-                              "number is another block (the pointer is of "
-                              "another store, or of one that was lost)",
+                              "unknown id %s: another block (of a lost "
+                              "store) has its number",
                               id);
         }
         if (st != CTXC_E_NOT_FOUND) {

@@ -2234,13 +2234,14 @@ static void test_spill_and_restore(void **state) {
     /* a scripted repl whose /restore fails: the error on stderr, a failing
      * exit status (issue 41 item 5) */
     static char text2[256];
-    snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff0\n", id);
+    snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff000000000\n",
+             id);
     write_temp(script, sizeof script, text2, strlen(text2));
     RUN_STDIN(&r, script, "repl", "--history", out);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));
-    assert_null(strstr(r.out, "unknown id 0000fff0"));
-    assert_non_null(strstr(r.err, "unknown id 0000fff0"));
+    assert_null(strstr(r.out, "unknown id 0000fff000000000"));
+    assert_non_null(strstr(r.err, "unknown id 0000fff000000000"));
     unlink(script);
     /* the store gone: `ctxc restore` says so on stderr, stdout stays empty
      * (so `> block.json` never stores an error) */

@@ -103,7 +103,7 @@ static void test_errors_say_which(void **state) {
     assert_missing("0000000000000000", "unknown id");
     /* an id of 8 digits (a store before ids carried a hash) names no
      * content: refused */
-    assert_missing("00000001", "older store");
+    assert_missing("00000001", "not an id of the spill store");
     /* the right number with another hash */
     char wrong[17];
     memcpy(wrong, a, sizeof wrong);
