@@ -83,7 +83,7 @@ BENCH_GEN_SIZES ?= 50,200,1000
 # each for FUZZ_SECONDS; `make test` for FUZZ_TEST_SECONDS (ctest entries
 # libfuzzer_<target>, after replaying the seeds and the regressions).
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies sse http provider
+FUZZ_TARGETS := jsonl openai json settings_file commands manifest strategies sse http provider import_job restore_ids
 FUZZ_BUILD   := fuzz_seeds ctxc ctxc_cli $(addprefix fuzz_,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 5

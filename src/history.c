@@ -54,6 +54,9 @@ ctxc_status_t ctxc_history_init(ctxc_history_t *h, ctxc_slot_t *slots,
 
 void ctxc_history_clear(ctxc_history_t *h) {
     h->frozen_ = 0;
+    if (h->import_from_ != 0) {
+        h->import_from_ = 1; /* an open import's entries start again */
+    }
     h->gen_++;
     h->count = 0;
     h->used = 0;
@@ -273,10 +276,14 @@ ctxc_status_t ctxc_history_replace(ctxc_history_t *h, size_t index,
 static void compact_marked(ctxc_history_t *h) {
     size_t w = 0;
     size_t wpos = 0;
+    size_t first = h->import_from_; /* 1 + an open import's first entry */
     for (size_t i = 0; i < h->count; i++) {
         ctxc_slot_t s = h->slots[i];
         if (s.flags & SLOT_MARK) {
             h->token_sum -= s.tokens;
+            if (i + 1u < first) {
+                h->import_from_--; /* removed before the import's entries */
+            }
             continue;
         }
         if (s.offset != wpos) {

@@ -705,17 +705,62 @@ ctxc_status_t ctxc_import_begin(ctxc_import_t *imp, ctxc_history_t *h,
     imp->format = format;
     imp->active = true;
     imp->snapshot = *h;
+    h->import_from_ = h->count + 1u; /* its entries: from here on */
     return CTXC_OK;
 }
 
+CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
+                                     ctxc_history_t *h) {
+    const ctxc_history_t *s = &imp->snapshot;
+    h->arena_bytes = s->arena_bytes;
+    h->ids_mem_ = s->ids_mem_;
+    h->ids_bytes_ = s->ids_bytes_;
+    h->ids_cap_ = s->ids_cap_;
+    h->ids_used_ = s->ids_used_;
+    h->ids_state_ = s->ids_state_;
+}
+
+/* The rollback works on the entries, not on the whole struct saved at
+ * begin: the import's entries are those from the history's mark on
+ * (import_from_: kept up to date by removals and plans before it, which
+ * may not touch the entries after it), and what is not the import's (a
+ * job's hold, what a job applied, the edit count) stays. When nothing but
+ * appends happened, the counters saved at begin are exact and are taken
+ * back as they were. */
 void ctxc_import_abort(ctxc_import_t *imp) {
     if (imp == NULL || !imp->active) {
         return;
     }
-    uint32_t edits = imp->history->edits_; /* counts on: no step's memo */
-    *imp->history = imp->snapshot; /* slots and bytes below `used` unchanged */
-    imp->history->edits_ = edits;      /* made meanwhile holds */
-    ctxc__pairing_stale(imp->history); /* its id index saw the lines */
+    ctxc_history_t *h = imp->history;
+    const ctxc_history_t *s = &imp->snapshot;
+    give_back(imp, h); /* an index lent by ctxc_import_text() */
+    size_t from = h->import_from_ > 0 ? h->import_from_ - 1u : h->count;
+    if (from > h->count) {
+        from = h->count;
+    }
+    h->import_from_ = 0;
+    if (h->frozen_ > from) {
+        /* a job started during the import holds imported entries: it is
+         * cancelled as by a clear (its next poll ends it) */
+        h->frozen_ = 0;
+        h->gen_++;
+    }
+    if (h->edits_ == s->edits_ && h->gen_ == s->gen_ && from == s->count) {
+        /* appends only: the saved counters are exact */
+        h->count = s->count;
+        h->used = s->used;
+        h->token_sum = s->token_sum;
+        h->anchor_delta = s->anchor_delta;
+        h->hwm_count = s->hwm_count;
+        h->hwm_used = s->hwm_used;
+    } else if (from < h->count) {
+        for (size_t i = from; i < h->count; i++) {
+            h->token_sum -= h->slots[i].tokens;
+        }
+        h->used = h->slots[from].offset;
+        h->count = from;
+    }
+    ctxc__pairing_stale(h); /* its id index and filter saw the lines */
     imp->active = false;
 }
 
@@ -723,6 +768,7 @@ ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err) {
     if (imp == NULL || !imp->active) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "no import in progress");
     }
+    imp->history->import_from_ = 0;
     imp->active = false;
     return CTXC_OK;
 }
@@ -892,17 +938,6 @@ static size_t lend_index(ctxc_history_t *h) {
     h->arena_bytes -= bytes;
     ctxc_history_set_id_index(h, h->arena + h->arena_bytes, bytes);
     return bytes;
-}
-
-CTXC__NOINLINE static void give_back(const ctxc_import_t *imp,
-                                     ctxc_history_t *h) {
-    const ctxc_history_t *s = &imp->snapshot;
-    h->arena_bytes = s->arena_bytes;
-    h->ids_mem_ = s->ids_mem_;
-    h->ids_bytes_ = s->ids_bytes_;
-    h->ids_cap_ = s->ids_cap_;
-    h->ids_used_ = s->ids_used_;
-    h->ids_state_ = s->ids_state_;
 }
 
 ctxc_status_t ctxc_import_text(ctxc_import_t *imp, ctxc_history_t *h,

@@ -20,6 +20,10 @@
 
 #define TARGET CTXC__SLOT_MARK /* transient: the entry's pin after the call */
 #define ABSENT 0xFFFFFFFFu
+/* In the record's flags byte only (never in a slot): the metadata was an
+ * empty object `{}` when the pin was written, so the unpin gives `{}`
+ * back, not an absent field. */
+#define WAS_EMPTY 0x40u
 
 static const char PIN_MEMBER[] = "\"pinned\":true";
 
@@ -104,8 +108,10 @@ static long pin_delta(const ctxc_history_t *h, size_t i, bool on) {
     if (!any) {
         return 0;
     }
-    return w == 2u ? -(long)(m.len + 1u) /* the field becomes absent */
-                   : (long)w - (long)m.len;
+    bool keep_empty = (h->arena[h->slots[i].offset + 1] & WAS_EMPTY) != 0;
+    return w == 2u && !keep_empty
+               ? -(long)(m.len + 1u) /* the field becomes absent */
+               : (long)w - (long)m.len;
 }
 
 /* Opens (n > 0) or closes (n < 0) a gap at arena offset `at` of entry i:
@@ -131,6 +137,8 @@ static void pin_write(ctxc_history_t *h, size_t i, bool on) {
     size_t rec = h->slots[i].offset;
     ctxc_str_t m = meta_of(h, i);
     size_t mstart = rec + 8; /* the metadata text in the arena */
+    bool was_empty = on && m.ptr != NULL && m.len == 2u; /* "{}" */
+    bool keep_empty = !on && (h->arena[rec + 1] & WAS_EMPTY) != 0;
     if (m.ptr == NULL) {     /* absent: {"pinned":true} */
         size_t body = 2u + sizeof PIN_MEMBER - 1u;
         splice(h, i, mstart, (long)(body + 1u));
@@ -166,7 +174,7 @@ static void pin_write(ctxc_history_t *h, size_t i, bool on) {
     } else {
         bool any;
         size_t w_len = unpinned_len(m, &any);
-        if (w_len == 2u) { /* nothing but pins: the field goes */
+        if (w_len == 2u && !keep_empty) { /* nothing but pins: it goes */
             splice(h, i, mstart, -(long)(m.len + 1u));
             wr32(h->arena + rec + 4, ABSENT);
         } else { /* the other members move forward over the pins */
@@ -192,11 +200,14 @@ static void pin_write(ctxc_history_t *h, size_t i, bool on) {
         }
     }
     uint8_t *flags = &h->arena[h->slots[i].offset + 1];
+    if (was_empty) {
+        *flags |= WAS_EMPTY;
+    }
     if (on) {
         *flags |= CTXC_ENTRY_PINNED;
         h->slots[i].flags |= CTXC_ENTRY_PINNED;
     } else {
-        *flags &= (uint8_t)~CTXC_ENTRY_PINNED;
+        *flags &= (uint8_t) ~(CTXC_ENTRY_PINNED | WAS_EMPTY);
         h->slots[i].flags &= (uint8_t)~CTXC_ENTRY_PINNED;
     }
 }

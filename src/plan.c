@@ -290,6 +290,24 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
                                 "arena has %z",
                                 new_used, h->arena_bytes);
     }
+    /* the entries of an import in progress are kept, in order, at the end */
+    size_t import_to = 0; /* their first one's new index + 1 */
+    if (h->import_from_ > 0) {
+        size_t first = h->import_from_ - 1u, need = h->count;
+        for (size_t q = plan->count; q > 0 && need > first; q--) {
+            const ctxc_plan_op_t *op = &plan->ops[q - 1u];
+            if (op->kind != CTXC_PLAN_KEEP || op->to != need) {
+                break;
+            }
+            need = op->from;
+        }
+        if (need > first) {
+            return ctxc__fail(err, CTXC_E_BUSY,
+                              "entries %z on belong to an import in progress",
+                              first);
+        }
+        import_to = new_count - (h->count - first) + 1u;
+    }
     /* tool calls and responses stay paired */
     ctxc_status_t st = ctxc__pairing_check_plan(h, plan, err);
     if (st != CTXC_OK) {
@@ -346,6 +364,9 @@ ctxc_status_t ctxc_history_apply_plan(ctxc_history_t *h,
         pos += op->size;
     }
     ctxc__store_commit(h, new_count, new_used);
+    if (import_to > 0) {
+        h->import_from_ = import_to;
+    }
     return CTXC_OK;
 }
 

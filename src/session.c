@@ -348,6 +348,66 @@ void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
     s->spill_buf_cap = buf != NULL ? cap : 0;
 }
 
+/* Whether t holds "[ctxc:restore <id>]]", ending `end` bytes before its
+ * own end (0: anywhere). */
+static bool has_handle(ctxc_str_t t, const char *id, size_t end) {
+    static const char tag[] = "[ctxc:restore ";
+    const size_t want = sizeof tag - 1u + CTXC_SPILL_ID_LEN + 2u;
+    for (size_t at = 0; t.len >= want + end && at <= t.len - want - end; at++) {
+        if (memcmp(t.ptr + at, tag, sizeof tag - 1u) == 0 &&
+            memcmp(t.ptr + at + sizeof tag - 1u, id, CTXC_SPILL_ID_LEN) == 0 &&
+            memcmp(t.ptr + at + want - 2u, "]]", 2) == 0 &&
+            (end == 0 || at == t.len - want - end)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the history holds the pointer of `id` where the density step
+ * writes one, for the block restored (blk[0..n)): a tool_response whose
+ * result is the spilled pointer and whose call id is the restored
+ * block's, or a human text block holding the spilled note when the
+ * restored block is a text block. A pointer quoted anywhere else (a
+ * model's answer, a summary) or one whose block is not the restored one
+ * does not count. */
+static bool restore_owned(const ctxc_history_t *h, const char *id,
+                          const char *blk, size_t n) {
+    ctxc_str_t type, call = CTXC_STR_ABSENT;
+    if (strlen(id) != CTXC_SPILL_ID_LEN ||
+        !ctxc__json_find_key(blk, n, "type", &type) || type.len < 6u) {
+        return false;
+    }
+    /* "tool_response" or "text" (another type is never spilled) */
+    bool result = type.ptr[2] == 'o';
+    if (result &&
+        (!ctxc__json_find_key(blk, n, "callId", &call) || call.len < 2u)) {
+        return false;
+    }
+    for (size_t i = 0; i < ctxc_history_count(h); i++) {
+        ctxc_entry_t e;
+        (void)ctxc_history_get(h, i, &e);
+        const uint8_t *cur = NULL;
+        ctxc_block_t b;
+        while (ctxc_entry_next_block(&e, &cur, &b)) {
+            if (result && b.type == CTXC_BLOCK_TOOL_RESPONSE &&
+                b.u.tool_response.result.len ==
+                    sizeof("\"" CTXC_SPILLED_RESULT_TEXT "\"") - 1u &&
+                has_handle(b.u.tool_response.result, id, 1u) &&
+                ctxc__src_equals(call.ptr + 1, call.len - 2u, CTXC__SRC_JSTR,
+                                 b.u.tool_response.call_id.ptr,
+                                 b.u.tool_response.call_id.len)) {
+                return true;
+            }
+            if (!result && e.speaker == CTXC_SPEAKER_HUMAN &&
+                b.type == CTXC_BLOCK_TEXT && has_handle(b.u.text.text, id, 0)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
                                    char *out, size_t cap, size_t *len,
                                    ctxc_error_t *err) {
@@ -360,7 +420,18 @@ ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,
                           "(ctxc_session_set_spill)",
                           id != NULL ? id : "");
     }
-    return ctxc_spill_restore_block(s->spill, id, out, cap, len, err);
+    ctxc_status_t r =
+        ctxc_spill_restore_block(s->spill, id, out, cap, len, err);
+    if (r == CTXC_OK && s->history != NULL &&
+        !restore_owned(s->history, id, out, *len)) {
+        *len = 0;
+        if (cap > 0) {
+            out[0] = '\0';
+        }
+        r = ctxc__fail(err, CTXC_E_NOT_FOUND,
+                       "restore %s: not a pointer of this history", id);
+    }
+    return r;
 }
 
 /* The work area a network-free step (the density step, a compress of an

@@ -8,12 +8,19 @@
  *                                and its size (decimal, zero-padded)
  * The start of the buffer holds the path being built (no path buffer on
  * the stack).
+ *
+ * A block's id is its number (the file's name, 8 hex digits) followed by
+ * the hash of its bytes (8 more): a get reads the numbered file and gives
+ * it only when its bytes hash to the id's second half, so an id names
+ * one content, whatever store its number is read from (a store lost and
+ * started again reuses numbers, never hashes).
  */
 #include <string.h>
 
 #include "ctxc/port.h"
 #include "ctxc/spill.h"
 #include "error.h"
+#include "id_index.h"
 #include "json.h"
 
 #define HEAD 14u /* "next XXXXXXXX\n" */
@@ -215,13 +222,37 @@ ctxc_status_t ctxc_spill_put(ctxc_spill_t *sp, const char *data, size_t len,
     if (me == 0xFFFFFFFFu) {
         return ctxc__fail(err, CTXC_E_NO_SPACE, "spill store: no id left");
     }
+    /* 0. when the blocks of the operation in flight alone leave no room,
+     * fail before writing anything (a step over the budget would else
+     * write and remove each of its remaining blocks) */
+    uint32_t keep = sp->keep_from_ == IN_FLIGHT_PENDING ? me : sp->keep_from_;
+    if (keep != 0) {
+        uint64_t held = 0;
+        size_t lines = 0;
+        for (size_t at = HEAD; at < ix.len; at += LINE) {
+            uint32_t v = 0;
+            (void)parse_hex8(ix.text + at, &v);
+            if (v >= keep) {
+                held += line_size(ix.text + at);
+                lines++;
+            }
+        }
+        if (held + len > sp->budget || HEAD + (lines + 1u) * LINE > ix.cap) {
+            return ctxc__fail_space(
+                err,
+                held + len > sp->budget ? (size_t)(held + len - sp->budget)
+                                        : LINE,
+                "spill store full: %z bytes stored by the operation in "
+                "flight, budget %z bytes",
+                (size_t)held, (size_t)sp->budget);
+        }
+    }
     /* 1. the block, before anything refers to it */
     st = ctxc_fs_write_atomic(sp->fs, block_path(sp, &ix, me), data, len, err);
     if (st != CTXC_OK) {
         return st;
     }
     /* 2. room: the oldest blocks go, never one of the operation in flight */
-    uint32_t keep = sp->keep_from_ == IN_FLIGHT_PENDING ? me : sp->keep_from_;
     while (ix.total + len > sp->budget || ix.len + LINE > ix.cap) {
         uint32_t old = 0;
         if (ix.len > HEAD) {
@@ -266,6 +297,7 @@ ctxc_status_t ctxc_spill_put(ctxc_spill_t *sp, const char *data, size_t len,
         sp->keep_from_ = me;
     }
     hex8(me, id);
+    hex8(ctxc__ids_hash((ctxc_str_t){data, len}), id + 8);
     id[CTXC_SPILL_ID_LEN] = '\0';
     (void)missing;
     return CTXC_OK;
@@ -276,12 +308,16 @@ ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
     if (sp == NULL || sp->buf == NULL || id == NULL || len == NULL) {
         return ctxc__fail(err, CTXC_E_INVALID_ARG, "spill store: NULL");
     }
-    uint32_t want;
-    if (strlen(id) != CTXC_SPILL_ID_LEN || !parse_hex8(id, &want) ||
-        want == 0) {
+    uint32_t want, hash;
+    size_t idl = 0;
+    while (idl <= CTXC_SPILL_ID_LEN && id[idl] != '\0') {
+        idl++;
+    }
+    if (idl != CTXC_SPILL_ID_LEN || !parse_hex8(id, &want) ||
+        !parse_hex8(id + 8, &hash) || want == 0) {
         return ctxc__fail(err, CTXC_E_NOT_FOUND,
                           "unknown id %q: not an id of the spill store", id,
-                          strlen(id));
+                          idl);
     }
     ix_t ix;
     bool missing;
@@ -307,6 +343,13 @@ ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,
     if (listed) {
         st =
             ctxc_fs_read(sp->fs, block_path(sp, &ix, want), out, cap, len, err);
+        if (st == CTXC_OK && ctxc__ids_hash((ctxc_str_t){out, *len}) != hash) {
+            *len = 0;
+            return ctxc__fail(err, CTXC_E_NOT_FOUND,
+                              "unknown id %s: another block (of a lost "
+                              "store) has its number",
+                              id);
+        }
         if (st != CTXC_E_NOT_FOUND) {
             return st;
         }

@@ -65,7 +65,8 @@ static const char POINTER_JSON[] = "\"" CTXC_PRUNED_RESULT_TEXT "\"";
  * zeros; SPILL_ID_AT: where they are) */
 static const char SPILL_POINTER_JSON[] = "\"" CTXC_SPILLED_RESULT_TEXT "\"";
 static const char SPILL_NOTE[] = CTXC_SPILLED_NOTE_TEXT;
-#define SPILL_ID_LEN 8u
+#define SPILL_ID_LEN 16u /* CTXC_SPILL_ID_LEN: a number and a hash */
+#define OLD_ID_LEN 8u    /* the ids of earlier stores: a number alone */
 #define SPILL_POINTER_ID_AT (sizeof SPILL_POINTER_JSON - 1u - 3u - SPILL_ID_LEN)
 #define SPILL_NOTE_ID_AT (sizeof SPILL_NOTE - 1u - 2u - SPILL_ID_LEN)
 #define SPILL_NOTES 8u /* spilled inclusions replaced per text block */
@@ -75,10 +76,13 @@ static bool str_is(ctxc_str_t s, const char *lit) {
     return s.ptr != NULL && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
-/* A result that is a pointer already (with or without an id). */
+/* A result that is a pointer already (with or without an id, of this or
+ * an earlier id length). */
 static bool is_pointer(ctxc_str_t r) {
     return str_is(r, POINTER_JSON) ||
-           (r.ptr != NULL && r.len == sizeof SPILL_POINTER_JSON - 1u &&
+           (r.ptr != NULL &&
+            (r.len == sizeof SPILL_POINTER_JSON - 1u ||
+             r.len == sizeof SPILL_POINTER_JSON - 1u - OLD_ID_LEN) &&
             memcmp(r.ptr, SPILL_POINTER_JSON, SPILL_POINTER_ID_AT) == 0);
 }
 
@@ -850,6 +854,22 @@ CTXC__NOINLINE static size_t newer_results(const hd_t *hd, size_t q, size_t k,
     return n;
 }
 
+/* The spilled notes of a dedupe text t[0..n) (the i-th note's id at
+ * t[at[i]]) rewritten as the notes without a store: their length. */
+static size_t plain_notes(char *t, size_t n, const size_t *at, size_t count) {
+    size_t w = 0, rd = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t from = at[i] - SPILL_NOTE_ID_AT;
+        memmove(t + w, t + rd, from - rd);
+        w += from - rd;
+        memcpy(t + w, DEDUPE_NOTE, sizeof DEDUPE_NOTE - 1u);
+        w += sizeof DEDUPE_NOTE - 1u;
+        rd = from + sizeof SPILL_NOTE - 1u;
+    }
+    memmove(t + w, t + rd, n - rd);
+    return w + n - rd;
+}
+
 /* Builds the dedupe text of a human text block into the scratch tail. */
 CTXC__NOINLINE static ctxc_status_t
 dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
@@ -900,11 +920,16 @@ dedupe_text(const hd_t *hd, size_t p, size_t k, ctxc_str_t text,
         char id[SPILL_ID_LEN + 1u];
         ctxc_status_t st = hd->cfg->spill(
             hd->cfg->spill_user, ctxc_view_index(hd->v, p), k, id, err);
-        if (st != CTXC_OK) {
+        if (st == CTXC_E_NO_SPACE) {
+            /* the store cannot take it: the notes without an id */
+            s.len = plain_notes(s.buf, s.len, notes, *replaced);
+            r->counts.spill_full++;
+        } else if (st != CTXC_OK) {
             return st;
-        }
-        for (size_t i = 0; i < *replaced; i++) {
-            memcpy(s.buf + notes[i], id, SPILL_ID_LEN);
+        } else {
+            for (size_t i = 0; i < *replaced; i++) {
+                memcpy(s.buf + notes[i], id, SPILL_ID_LEN);
+            }
         }
     }
     out->ptr = s.buf;
@@ -1020,6 +1045,17 @@ spill_pointer(const hd_t *hd, hd_edit_t *ed, size_t p, size_t k,
     char id[SPILL_ID_LEN + 1u];
     ctxc_status_t st = hd->cfg->spill(hd->cfg->spill_user,
                                       ctxc_view_index(hd->v, p), k, id, err);
+    if (st == CTXC_E_NO_SPACE) {
+        /* the store cannot take it (full of this step's blocks, or the
+         * entry over the hook's buffer): pruned as without a store, the
+         * pointer without an id, and said in the counts; a step never
+         * fails for want of room in the store */
+        if (ctxc__estimate_result_smaller(b, CTXC_STR_LIT(POINTER_JSON))) {
+            ed->what[k] = ED_POINTER;
+            r->counts.spill_full++;
+        }
+        return CTXC_OK;
+    }
     if (st != CTXC_OK) {
         return st;
     }

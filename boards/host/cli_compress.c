@@ -362,6 +362,13 @@ int cli_cmd_compress(int argc, char **argv) {
                                    CTXC_SETTING_DENSITY_RECENCY_PRUNING)
                     ? ""
                     : " [recency off]");
+        if (c->spill_full > 0) {
+            fprintf(stderr,
+                    "density: %zu blocks pruned without being stored (the "
+                    "spill store's budget is smaller than this step's "
+                    "blocks: compression.density.spillBudget)\n",
+                    c->spill_full);
+        }
     }
     if (!optimize_only) {
         const ctxc_compress_meta_t *m = &session.last_compress;

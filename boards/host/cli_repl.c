@@ -207,10 +207,38 @@ static void repl_status_begin_summary(void) {
     cli_status_begin(what, cli_llm_client(), NULL, NULL);
 }
 
+/* What a step that was stopped or failed left of the history, against
+ * its entries, arena bytes and tokens before (n0, b0, t0): "the history
+ * is unchanged" only when it is so; else what stays changed (a density
+ * step that ran and is not undone: a job in progress keeps it). */
+static const char *repl_left(size_t n0, size_t b0, uint64_t t0) {
+    static char what[200];
+    ctxc_history_t *h = cli_history_get();
+    ctxc_history_usage_t u;
+    ctxc_history_usage(h, &u);
+    size_t n1 = ctxc_history_count(h);
+    uint64_t t1 = ctxc_history_tokens(h);
+    if (n1 == n0 && u.bytes_used == b0 && t1 == t0) {
+        return "the history is unchanged";
+    }
+    snprintf(what, sizeof what,
+             "the density step ran and is kept: %zu -> %zu entries, "
+             "%" PRIu64 " -> %" PRIu64 " tokens",
+             n0, n1, t0, t1);
+    return what;
+}
+
+static size_t repl_bytes(void) {
+    ctxc_history_usage_t u;
+    ctxc_history_usage(cli_history_get(), &u);
+    return u.bytes_used;
+}
+
 static void repl_compress(void) {
     ctxc_history_t *h = cli_history_get();
     size_t n0 = ctxc_history_count(h);
     uint64_t t0 = ctxc_history_tokens(h);
+    size_t b0 = repl_bytes();
     ctxc_error_t err;
     const ctxc_strategy_t *st = NULL;
     (void)ctxc_settings_strategy(&repl_settings, &st, NULL);
@@ -242,14 +270,13 @@ static void repl_compress(void) {
         cli_history_restore();
     }
     if (cst == CTXC_E_CANCELLED) {
-        repl_diag("compress: stopped (Ctrl-C); the history is unchanged\n");
+        repl_diag("compress: stopped (Ctrl-C); %s\n", repl_left(n0, b0, t0));
         return;
     }
     if (cst != CTXC_OK) {
-        repl_diag("error: compress: %s%s\n", ctxc_error_message(&err),
-                  undo ? " (the history is unchanged: the density step "
-                         "undone too)"
-                       : "");
+        repl_diag("error: compress: %s (%s%s)\n", ctxc_error_message(&err),
+                  repl_left(n0, b0, t0),
+                  undo ? ": the density step undone too" : "");
         return;
     }
     const ctxc_compress_meta_t *m = &repl_session.last_compress;
@@ -747,6 +774,8 @@ static void chat_send(const char *line) {
     }
     ctxc_history_t *h = cli_history_get();
     size_t n0 = ctxc_history_count(h);
+    uint64_t t0 = ctxc_history_tokens(h);
+    size_t b0 = repl_bytes();
     ctxc_send_report_t rep;
     ctxc_error_t err;
     memset(&err, 0, sizeof err);
@@ -775,9 +804,10 @@ static void chat_send(const char *line) {
             cli_history_restore();
         }
         if (bst == CTXC_E_CANCELLED) {
-            repl_diag("stopped (Ctrl-C) while summarising: the history is "
-                      "unchanged, nothing sent\n(the history keeps your "
-                      "line; no reply added)\n");
+            repl_diag("stopped (Ctrl-C) while summarising: %s, nothing "
+                      "sent\n(the history keeps your line; no reply "
+                      "added)\n",
+                      repl_left(n0, b0, t0));
             return;
         }
         if (bst != CTXC_OK) {

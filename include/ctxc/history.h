@@ -191,6 +191,11 @@ typedef struct {
     uint8_t *idf_;
     size_t idf_bytes_;
     bool idf_ok_;
+    /* Internal: 1 + the index of the first entry of an import in progress
+     * (ctxc_import_begin; 0: none). A plan that would change an entry from
+     * there on answers CTXC_E_BUSY (those entries are the import's until
+     * it ends); removals before it move it down. */
+    size_t import_from_;
 } ctxc_history_t;
 
 /** Bytes of the tool-id filter CTXC_HISTORY_DEFINE() gives a history of
@@ -240,7 +245,8 @@ typedef struct {
                                   0,                                           \
                                   name##_idf_,                                 \
                                   CTXC_HISTORY_ID_FILTER_BYTES(max_entries),   \
-                                  false}
+                                  false,                                       \
+                                  0}
 
 /** CTXC_HISTORY_DEFINE_ATTR without an attribute of its own. */
 #define CTXC_HISTORY_DEFINE(name, max_entries, arena_bytes)                    \

@@ -67,9 +67,9 @@ typedef struct {
     uint32_t line; /**< lines read so far */
     ctxc_format_t format; /**< the format decided at the first line (or given) */
     bool active; /**< between begin and end */
-    ctxc_history_t snapshot; /**< the history's state at begin, restored on
-                                failure (the arena bytes in use are never
-                                touched by an import, only appended to) */
+    ctxc_history_t snapshot; /**< the history's state at begin (its entry
+                                count, bytes and counters: what an abort
+                                gives back when nothing else changed) */
     uint32_t tokens_[CTXC_CFG_JSON_MAX_TOKENS * CTXC_JSON_TOKEN_WORDS];
 } ctxc_import_t;
 
@@ -91,7 +91,18 @@ ctxc_status_t ctxc_import_line(ctxc_import_t *imp, const char *line, size_t len,
 /** Ends the import, keeping what was imported. */
 ctxc_status_t ctxc_import_end(ctxc_import_t *imp, ctxc_error_t *err);
 
-/** Ends the import, restoring the history to its state at begin. */
+/** Ends the import, removing the entries it appended: the history's
+ * entries are those it had at begin. What is not the import's own is left
+ * as it is: a compression job's hold on its range
+ * (ctxc_session_compress_start) survives, and a job that ended while the
+ * import was open keeps what it applied (it replaced entries that existed
+ * before the import; a plan that would change an imported entry is
+ * refused with CTXC_E_BUSY while the import is open). When nothing but
+ * the import changed the history, the history is byte for byte as it was
+ * at begin (counters, anchor and high-water marks included). Entries
+ * appended by others after begin count as the import's. A job started
+ * during the import whose range holds imported entries is cancelled by
+ * the abort (its next poll answers CTXC_E_CANCELLED, as after a clear). */
 void ctxc_import_abort(ctxc_import_t *imp);
 
 /** Whole-buffer convenience: begin, every line of `text`, end. When the

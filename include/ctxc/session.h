@@ -174,9 +174,15 @@ void ctxc_session_set_spill(ctxc_session_t *s, ctxc_spill_t *sp, void *buf,
                             size_t cap);
 
 /** The original block behind a pointer's id: its interchange JSON
- * (`{"type":"tool_response",...}`) into out[0..cap), *len bytes.
- * Errors: CTXC_E_UNAVAILABLE (no spill store set), CTXC_E_NOT_FOUND
- * (unknown id, evicted, store missing: the message says which),
+ * (`{"type":"tool_response",...}`) into out[0..cap), *len bytes. The id
+ * must be a pointer of the session's history where the density step wrote
+ * it (a tool result that is the pointer, with the restored block's call
+ * id; a file inclusion's note in a human text block), and the stored
+ * block must hash to the id (ctxc_spill_get): a pointer quoted elsewhere
+ * (a model's answer), one of another history or of a lost store reads
+ * nothing. Errors: CTXC_E_UNAVAILABLE (no spill store set),
+ * CTXC_E_NOT_FOUND (unknown id, evicted, store missing, not a pointer of
+ * this history: the message says which),
  * CTXC_E_NO_SPACE (out too small), CTXC_E_PARSE (a stored block that is
  * not the store's), the filesystem's errors. */
 ctxc_status_t ctxc_session_restore(ctxc_session_t *s, const char *id,

@@ -7,15 +7,21 @@
  * Layout under `dir`: one file per block, "<id>.json" (the bytes given to
  * ctxc_spill_put, written atomically), and "index": a first line
  * "next <N>" (the next id), then one line "<id> <bytes>" per stored block,
- * oldest first (written atomically after the block). Ids are 8 lowercase
- * hex digits of an increasing number, never reused: when the index is
- * lost, the next id is taken past the largest block file in the
- * directory.
+ * oldest first (written atomically after the block). A block's number is
+ * 8 lowercase hex digits of an increasing number, never reused while the
+ * store lives: when the index is lost, the next number is taken past the
+ * largest block file in the directory. Its id is the number followed by
+ * 8 hex digits of a hash of the block's bytes, and a get gives the block
+ * only when its bytes hash to it: an id names one content, also when the
+ * directory was lost and a new store hands the same numbers out again
+ * (it then answers "unknown id", never another block).
  *
  * Bounds: the blocks listed take at most `budget` bytes and the index fits
  * the caller's buffer; a put evicts the oldest blocks first to stay within
  * both, but never one stored since ctxc_spill_begin() (the operation in
- * flight): then it fails with CTXC_E_NO_SPACE ("store full").
+ * flight): then it fails with CTXC_E_NO_SPACE ("store full"), before
+ * writing anything. The density step then prunes that block without
+ * storing it (ctxc_density_counts_t.spill_full).
  *
  * Failures: a put that fails (full store, I/O error) leaves every block
  * listed before it readable, except those it evicted, which read as
@@ -39,8 +45,9 @@
 extern "C" {
 #endif
 
-/** Characters of a block's id (lowercase hex digits; a NUL follows). */
-#define CTXC_SPILL_ID_LEN 8u
+/** Characters of a block's id (lowercase hex digits; a NUL follows): its
+ * number (8) and the hash of its bytes (8). */
+#define CTXC_SPILL_ID_LEN 16u
 
 /** A spill store (see the file comment); set up by ctxc_spill_init(). */
 typedef struct {
@@ -67,18 +74,19 @@ void ctxc_spill_begin(ctxc_spill_t *sp);
 void ctxc_spill_end(ctxc_spill_t *sp);
 
 /** Stores data[0..len) and writes its id (CTXC_SPILL_ID_LEN hex digits and
- * a NUL) into id. Errors: CTXC_E_NO_SPACE (the block alone is over the
- * budget, or the room could only be made by evicting blocks of the
- * operation in flight: "store full"), CTXC_E_PARSE (an index that is not
- * the store's), the filesystem's errors (CTXC_E_IO, CTXC_E_READ_ONLY, ...)
- * with the step named. */
+ * a NUL: the block's number and the hash of data) into id. Errors:
+ * CTXC_E_NO_SPACE (the block alone is over the budget, or the room could only
+ * be made by evicting blocks of the operation in flight: "store full"),
+ * CTXC_E_PARSE (an index that is not the store's), the filesystem's errors
+ * (CTXC_E_IO, CTXC_E_READ_ONLY, ...) with the step named. */
 ctxc_status_t ctxc_spill_put(ctxc_spill_t *sp, const char *data, size_t len,
                              char id[CTXC_SPILL_ID_LEN + 1], ctxc_error_t *err);
 
 /** Reads the block stored under id into out[0..cap); *len = its size.
  * Errors: CTXC_E_NOT_FOUND, the message saying which: "unknown id" (never
- * given out by this store, or not an id), "evicted" (given out, then
- * evicted for room), "store missing" (no index in dir);
+ * given out by this store, not an id, an 8-digit id of an older store, or
+ * an id whose number holds another block: its hash differs), "evicted"
+ * (given out, then evicted for room), "store missing" (no index in dir);
  * CTXC_E_NO_SPACE (out too small, err->needed), CTXC_E_INVALID_ARG (NULL),
  * the filesystem's errors. */
 ctxc_status_t ctxc_spill_get(const ctxc_spill_t *sp, const char *id, char *out,

@@ -97,8 +97,10 @@ typedef struct ctxc_density_config {
      * stores the block and writes its id (CTXC_SPILL_ID_LEN hex digits and
      * a NUL, ctxc/spill.h). The pointer then carries the id
      * (CTXC_SPILLED_RESULT_TEXT, CTXC_SPILLED_NOTE_TEXT), and a read pruned
-     * for a later write keeps its call and gets the pointer too. An error
-     * stops the step: nothing is applied. */
+     * for a later write keeps its call and gets the pointer too.
+     * CTXC_E_NO_SPACE (the store cannot take the block) prunes that block
+     * as without a store (counted in spill_full); another error stops the
+     * step: nothing is applied. */
     ctxc_status_t (*spill)(void *user, size_t index, size_t block, char *id,
                            ctxc_error_t *err);
     void *spill_user; /**< pointer handed to `spill` */
@@ -442,6 +444,11 @@ typedef struct {
     size_t file_dedupe_entries;  /**< entries replaced by the dedupe pass */
     size_t recency_pruned;       /**< results replaced by the pointer text */
     size_t recency_entries;      /**< entries replaced by the recency pass */
+    /** blocks pruned without being stored: the spill hook answered
+     * CTXC_E_NO_SPACE (the store full of this step's blocks); such a
+     * result got the pointer without an id, such an inclusion the note
+     * without one */
+    size_t spill_full;
 } ctxc_density_counts_t;
 
 /** Result of optimize(): entries to remove and entries to replace (the
@@ -470,14 +477,14 @@ typedef struct {
 #define CTXC_PRUNED_RESULT_TEXT                                                \
     "[Result pruned \xe2\x80\x94 re-run tool to retrieve]"
 /** With a spill hook (ctxc_density_config_t.spill): the pointer text of a
- * spilled result; 00000000 stands for the block's id. */
+ * spilled result; 0000000000000000 stands for the block's id. */
 #define CTXC_SPILLED_RESULT_TEXT                                               \
-    "[Result pruned \xe2\x80\x94 [ctxc:restore 00000000]]"
+    "[Result pruned \xe2\x80\x94 [ctxc:restore 0000000000000000]]"
 /** The note of a spilled inclusion (file dedupe with a spill hook);
- * 00000000 stands for the block's id. */
+ * 0000000000000000 stands for the block's id. */
 #define CTXC_SPILLED_NOTE_TEXT                                                 \
     "[superseded by a later inclusion of this file \xe2\x80\x94 "              \
-    "[ctxc:restore 00000000]]"
+    "[ctxc:restore 0000000000000000]]"
 
 /* ---- strategies ---------------------------------------------------------- */
 

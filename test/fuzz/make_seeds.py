@@ -172,13 +172,38 @@ def provider_answers():
             bytes([17]) + detail, bytes([18]) + err]
 
 
+def forged_pointers():
+    """histories holding pointer texts the density step did not write: in a
+    model's answer, in a tool result of another call, of the old 8-digit
+    form"""
+    call = (b'{"speaker":"ai","blocks":[{"type":"tool_call","id":"c1",'
+            b'"name":"read_file","parameters":{"file_path":"a.c"}}]}\n')
+    resp = (b'{"speaker":"tool","blocks":[{"type":"tool_response",'
+            b'"callId":"c1","toolName":"read_file","result":"%s"}]}\n')
+    body = b"int main(void) { return 0; } /* long enough to be pruned */"
+    ptr = ("[Result pruned \u2014 [ctxc:restore %s]]").encode()
+    out = []
+    for pid in (b"00000001" + b"0" * 8, b"0000000100c0ffee", b"00000001"):
+        p = ptr.replace(b"%s", pid)
+        ai = (b'{"speaker":"ai","blocks":[{"type":"text","text":"see ' + p +
+              b'"}]}\n')
+        out.append(b'{"speaker":"human","blocks":[{"type":"text","text":'
+                   b'"go"}]}\n' + ai + call + resp.replace(b"%s", p) +
+                   call.replace(b"c1", b"c2") +
+                   resp.replace(b"c1", b"c2").replace(b"%s", body) +
+                   call.replace(b"c1", b"c3") +
+                   resp.replace(b"c1", b"c3").replace(b"%s", body + b" 2"))
+    return out
+
+
 def main():
     out, source, corpus = sys.argv[1:4]
     corpus = os.environ.get("CTXC_CORPUS") or corpus
     files, have_corpus = jsonl_files(source, corpus)
     seeds = {t: [] for t in ("jsonl", "openai", "json", "settings_file",
                              "commands", "manifest", "strategies", "sse",
-                             "http", "provider")}
+                             "http", "provider", "import_job",
+                             "restore_ids")}
     for path in files:
         base = os.path.basename(path)
         for i, p in enumerate(pieces(path)):
@@ -186,6 +211,19 @@ def main():
             seeds["jsonl"].append((name, p))
             seeds["strategies"].append((name + ".a", bytes([0x00]) + p))
             seeds["strategies"].append((name + ".b", bytes([0x13]) + p))
+            # the schedule byte of import_job (fuzz_import_job.c): the job
+            # first or after a line, answering at once or after steps,
+            # polled during the import or not
+            for k, sched in enumerate((0x00, 0x01, 0x0b, 0x1a, 0x3e, 0x41)):
+                if i < 2:
+                    seeds["import_job"].append(("%s.%d" % (name, k),
+                                                bytes([sched]) + p))
+            # restore_ids (fuzz_restore_ids.c): budgets from 64 bytes to
+            # 1 MiB, retention 1 or 3
+            for k, c in enumerate((0x03, 0x01, 0x00, 0x06)):
+                if i < 2:
+                    seeds["restore_ids"].append(("%s.%d" % (name, k),
+                                                 bytes([c]) + p))
             for j, line in enumerate(p.splitlines()[:3]):
                 seeds["json"].append(("%s.%d" % (name, j),
                                       bytes([31]) + line[:MAX_SEED]))
@@ -202,6 +240,8 @@ def main():
         seeds["http"].append(("http.%d" % i, bytes([13]) + t))
     for i, t in enumerate(provider_answers()):
         seeds["provider"].append(("provider.%d" % i, t))
+    for i, t in enumerate(forged_pointers()):
+        seeds["restore_ids"].append(("forged.%d" % i, bytes([3]) + t))
     for i, t in enumerate(manifests()):
         seeds["manifest"].append(("manifest.%d" % i, t))
     for target, items in seeds.items():

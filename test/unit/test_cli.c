@@ -2205,9 +2205,9 @@ static void test_spill_and_restore(void **state) {
     const char *text = home_file("out.jsonl");
     const char *h = strstr(text, "[Result pruned \xe2\x80\x94 [ctxc:restore ");
     assert_non_null(h);
-    char id[9];
-    memcpy(id, h + strlen("[Result pruned \xe2\x80\x94 [ctxc:restore "), 8);
-    id[8] = '\0';
+    char id[17];
+    memcpy(id, h + strlen("[Result pruned \xe2\x80\x94 [ctxc:restore "), 16);
+    id[16] = '\0';
     RUN(&r, "restore", out, id);
     assert_int_equal(r.status, 0);
     if (strncmp(r.out, "{\"type\":\"tool_response\",", 24) != 0) {
@@ -2216,16 +2216,32 @@ static void test_spill_and_restore(void **state) {
     RUN(&r, "restore", out, "0000ffff");
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "holds no pointer"));
+    /* the id quoted by a model's answer in another file is not a pointer of
+     * that file (issue 41 item 3): nothing is read */
+    static char forged[300];
+    snprintf(forged, sizeof forged,
+             "{\"speaker\":\"human\",\"blocks\":[{\"type\":\"text\","
+             "\"text\":\"hi\"}]}\n{\"speaker\":\"ai\",\"blocks\":[{\"type\":"
+             "\"text\",\"text\":\"[ctxc:restore %s]\"}]}\n",
+             id);
+    put_home_file("forged.jsonl", forged);
+    char forged_path[600];
+    snprintf(forged_path, sizeof forged_path, "%s/forged.jsonl", g_home);
+    RUN(&r, "restore", forged_path, id);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "not a pointer of this history"));
     /* a scripted repl whose /restore fails: the error on stderr, a failing
      * exit status (issue 41 item 5) */
     static char text2[256];
-    snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff0\n", id);
+    snprintf(text2, sizeof text2, "/restore %s\n/restore 0000fff000000000\n",
+             id);
     write_temp(script, sizeof script, text2, strlen(text2));
     RUN_STDIN(&r, script, "repl", "--history", out);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));
-    assert_null(strstr(r.out, "unknown id 0000fff0"));
-    assert_non_null(strstr(r.err, "unknown id 0000fff0"));
+    assert_null(strstr(r.out, "unknown id 0000fff000000000"));
+    assert_non_null(strstr(r.err, "unknown id 0000fff000000000"));
     unlink(script);
     /* the store gone: `ctxc restore` says so on stderr, stdout stays empty
      * (so `> block.json` never stores an error) */
@@ -2476,7 +2492,23 @@ static void test_repl_unreadable_history(void **state) {
     struct stat sb;
     assert_int_equal(lstat(path, &sb), 0);
     assert_true(S_ISSOCK(sb.st_mode));
+    /* ctxc chat the same (issue 41 item 7): the file is kept as it is */
+    RUN_STDIN(&r, script, "chat", "--history", path);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, path));
+    assert_non_null(strstr(r.err, "nothing written"));
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISSOCK(sb.st_mode));
     close(sfd);
+
+    /* a directory opens but cannot be read: an error, nothing written */
+    snprintf(path, sizeof path, "%s/dir.jsonl", g_home);
+    assert_int_equal(mkdir(path, 0700), 0);
+    RUN_STDIN(&r, script, "repl", "--history", path);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "nothing written"));
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
 
     snprintf(path, sizeof path, "%s/loop.jsonl", g_home);
     assert_int_equal(symlink("loop.jsonl", path), 0);
@@ -2629,9 +2661,9 @@ static void test_repl_spill_set_in_session(void **state) {
     const char *saved = home_file("agent.jsonl");
     const char *h = strstr(saved, "[ctxc:restore ");
     assert_non_null(h);
-    char id[9];
-    memcpy(id, h + strlen("[ctxc:restore "), 8);
-    id[8] = '\0';
+    char id[17];
+    memcpy(id, h + strlen("[ctxc:restore "), 16);
+    id[16] = '\0';
     char idx[600];
     snprintf(idx, sizeof idx, "%s/spill-now/index", g_home);
     struct stat sb;
@@ -2643,7 +2675,9 @@ static void test_repl_spill_set_in_session(void **state) {
              "/restore %s\n",
              id, id);
     write_temp(script, sizeof script, text2, strlen(text2));
-    RUN_STDIN(&r, script, "repl", "--history", example);
+    char agent[600]; /* the history that holds the pointer */
+    snprintf(agent, sizeof agent, "%s/agent.jsonl", g_home);
+    RUN_STDIN(&r, script, "repl", "--history", agent);
     assert_int_equal(r.status, 1); /* the first /restore: no store yet */
     assert_non_null(strstr(r.err, "no spill store is set"));
     assert_non_null(strstr(r.out, "{\"type\":\"tool_response\","));

@@ -152,6 +152,47 @@ static void test_pin_writes_metadata_and_unpin_restores_it(void **state) {
     assert_int_equal(ctxc_history_count(&hist), 3);
 }
 
+/* An entry stored with "metadata":{} (issue 41 item 6): pin then unpin
+ * gives back its exact bytes ({} stays {}), as an entry without metadata
+ * gets back its absent field; the pinned store is as any other, and a
+ * compression between keeps the promise. */
+static void test_pin_unpin_of_empty_metadata_is_exact(void **state) {
+    (void)state;
+    t_import(&hist, TEXT_LINE("human", "a", ",\"metadata\":{}")
+                        TEXT_LINE("ai", "b", "")
+                            TEXT_LINE("human", "c", ",\"metadata\":{}"));
+    t_dump(&hist, &before);
+    assert_string_equal(meta_of(0), "{}");
+    pin(0, true);
+    pin(1, true);
+    assert_string_equal(meta_of(0), "{\"pinned\":true}");
+    assert_string_equal(meta_of(1), "{\"pinned\":true}");
+    assert_true(pinned(0));
+    /* a change elsewhere moves the records, not the note */
+    ctxc_error_t err;
+    assert_int_equal(ctxc_history_remove_range(&hist, 2, 3, &err), CTXC_OK);
+    pin(0, false);
+    pin(1, false);
+    assert_string_equal(meta_of(0), "{}");
+    assert_string_equal(meta_of(1), "(absent)");
+    assert_false(pinned(0) || pinned(1));
+    t_dump(&hist, &after);
+    char a[256], b[256];
+    for (size_t i = 0; i < 2; i++) {
+        line_of(&before, i, a, sizeof a);
+        line_of(&after, i, b, sizeof b);
+        assert_string_equal(a, b);
+    }
+    /* the entry's flags say only what its metadata says */
+    ctxc_entry_t e;
+    ctxc_history_get(&hist, 0, &e);
+    assert_int_equal(e.flags, 0);
+    /* pinned again, then an entry without metadata pinned and unpinned */
+    pin(0, true);
+    pin(0, false);
+    assert_string_equal(meta_of(0), "{}");
+}
+
 static void test_unpin_removes_every_pinned_key(void **state) {
     (void)state;
     t_import(&hist, TEXT_LINE("human", "a",
@@ -620,6 +661,8 @@ static void test_high_density_compress_never_shortens_a_pinned_result(
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_pin_writes_metadata_and_unpin_restores_it,
+                               setup),
+        cmocka_unit_test_setup(test_pin_unpin_of_empty_metadata_is_exact,
                                setup),
         cmocka_unit_test_setup(test_unpin_removes_every_pinned_key, setup),
         cmocka_unit_test_setup(test_pinning_a_call_pins_its_responses_and_back,

@@ -3444,9 +3444,9 @@ static void test_spilled_generated(void **state) {
               "a pointer without an id while a store is set");
         for (const char *p = ta_text.buf;
              (p = strstr(p, "[ctxc:restore ")) != NULL; p++) {
-            char id[9];
-            memcpy(id, p + 14, 8);
-            id[8] = '\0';
+            char id[17];
+            memcpy(id, p + 14, 16);
+            id[16] = '\0';
             size_t len = 0;
             st = ctxc_session_restore(&s, id, spill_out, sizeof spill_out - 1,
                                       &len, &err);
