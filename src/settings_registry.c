@@ -573,6 +573,30 @@ static const char KEY_PREFIX[] = "%s";
 
 /* Checks text p[0..n) as a value of id; *num gets the number (ENUM index,
  * BOOL 0/1, RATIO thousandths, INT). Strings are not copied. */
+bool ctxc__setting_default_num(const ctxc_setting_spec_t *sp, uint32_t *num) {
+    const char *p = sp->default_text;
+    size_t n = strlen(p);
+    uint16_t v = 0;
+    switch (sp->type) {
+    case CTXC_SETTING_TYPE_BOOL:
+        *num = p[0] == 't';
+        return true;
+    case CTXC_SETTING_TYPE_INT:
+        return parse_uint(p, n, num) == CTXC_OK;
+    case CTXC_SETTING_TYPE_RATIO:
+        *num = 0;
+        if (ctxc_parse_ratio(p, n, &v, NULL) != CTXC_OK) {
+            return false;
+        }
+        *num = v;
+        return true;
+    case CTXC_SETTING_TYPE_ENUM:
+    case CTXC_SETTING_TYPE_STRING:
+        break;
+    }
+    return false;
+}
+
 ctxc_status_t ctxc__setting_parse(ctxc_setting_id_t id, const char *p, size_t n,
                                   uint32_t *num, ctxc_error_t *err) {
     const ctxc_setting_spec_t *sp = ctxc__spec(id);

@@ -36,6 +36,14 @@ bool ctxc__setting_lookup(const char *p, size_t n, ctxc__src_kind_t kind,
  * closest registered key when there is one. */
 ctxc_status_t ctxc__setting_unknown(const char *p, size_t n, ctxc_error_t *err);
 
+/* The number of sp's default (a whole number, ratio or boolean), what
+ * ctxc__setting_parse() gives for it without its checks, messages and
+ * dispatch: the session reads a dozen settings a turn, most of them
+ * defaults, and the full parse of each was a third of a short turn's
+ * instructions. The registry's own texts only (test_settings compares
+ * every default with the full parse); false for another type. */
+bool ctxc__setting_default_num(const ctxc_setting_spec_t *sp, uint32_t *num);
+
 /* Checks text p[0..n) as a value of id; *num gets the number (ENUM index,
  * BOOL 0/1, RATIO thousandths, INT). Strings are not copied. Errors: as
  * ctxc_setting_check(). */

@@ -65,63 +65,13 @@ void ctxc__layer_visit(void *user, ctxc_setting_id_t id, uint32_t num,
     ctxc__layer_put((ctxc_settings_layer_t *)user, id, num, p, n);
 }
 
-/* The number of a default written as a whole number ("2048"), a ratio
- * ("0.9", "1") or a boolean: what ctxc__setting_parse() gives for it,
- * without its checks and messages. The session reads a dozen settings a
- * turn, most of them defaults: parsing each with the full parser every
- * time was a third of a short turn's instructions. The registry's own
- * texts only (test_settings compares every default with the full parse);
- * false for another type or text, which then takes the full parse. */
-static bool default_fast(const ctxc_setting_spec_t *sp, uint32_t *num) {
-    const char *p = sp->default_text;
-    uint32_t v = 0;
-    switch (sp->type) {
-    case CTXC_SETTING_TYPE_BOOL:
-        *num = p[0] == 't';
-        return p[0] == 't' || p[0] == 'f';
-    case CTXC_SETTING_TYPE_INT:
-        for (; *p >= '0' && *p <= '9'; p++) {
-            if (v > (UINT32_MAX - 9u) / 10u) {
-                return false;
-            }
-            v = v * 10u + (uint32_t)(*p - '0');
-        }
-        *num = v;
-        return *p == '\0' && p != sp->default_text;
-    case CTXC_SETTING_TYPE_RATIO:
-        if (p[0] == '1' && p[1] == '\0') {
-            *num = 1000;
-            return true;
-        }
-        if (p[0] != '0' || p[1] != '.' || p[2] < '0' || p[2] > '9') {
-            return false;
-        }
-        p += 2;
-        for (uint32_t scale = 100; scale > 0; scale /= 10u, p++) {
-            if (*p == '\0') {
-                break;
-            }
-            if (*p < '0' || *p > '9') {
-                return false;
-            }
-            v += (uint32_t)(*p - '0') * scale;
-        }
-        *num = v;
-        return *p == '\0';
-    case CTXC_SETTING_TYPE_ENUM:
-    case CTXC_SETTING_TYPE_STRING:
-        break;
-    }
-    return false;
-}
-
 static bool default_get(ctxc_setting_id_t id, ctxc_setting_value_t *out) {
     const ctxc_setting_spec_t *sp = ctxc__spec(id);
     if (sp->default_text == NULL) {
         return false;
     }
     uint32_t num;
-    if (!default_fast(sp, &num) &&
+    if (!ctxc__setting_default_num(sp, &num) &&
         ctxc__setting_parse(id, sp->default_text, strlen(sp->default_text),
                             &num, NULL) != CTXC_OK) {
         return false; /* a bad table; test_settings checks every default */
