@@ -105,8 +105,8 @@ def tables(log, image, lab):
         "`mbedtls_ssl_handshake` call inside a wait's pump), in ms of board time (one "
         "instruction a ns; x10 at 100 MHz), with the public-key work in slices of at most "
         "`MPS2_TLS_ECP_MAX_OPS` ECC operations; in brackets, the slices it ran in "
-        "(0: nothing split: a resumed session, or an ECDHE-RSA handshake, which mbedTLS "
-        "2.28 does not restart).",
+        "(0: nothing split, a resumed session; an RSA signature check is never split: "
+        "an RSA key has no restartable verify).",
         "",
         "| case | chain | suite, group | handshake instructions | ms @100 MHz | "
         "ms @240 MHz | longest poll, ms board (slices) | records instructions | "
