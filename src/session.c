@@ -519,6 +519,34 @@ static void memo_note(ctxc_session_t *s, const ctxc_strategy_t *st,
     m->config = cfg;
     m->valid = true;
 }
+
+/* After a plan that only drops entries (KEEP ranges, no INSERT) was
+ * applied to a history the memo was up to date with: the entries the memo
+ * covered that are left are still as a step leaves them (a step decides
+ * an entry by later entries: a write after a read, a later inclusion of
+ * the path, newer results of the tool; dropping entries gives none of
+ * them a new reason, and the filters may only name more paths than are
+ * left), and they come first in the same order. The memo covers them:
+ * the turn after a truncation steps only what it appends. */
+static void memo_carry(ctxc_session_t *s, const ctxc_plan_t *plan,
+                       uint32_t edits_before) {
+    ctxc_density_memo_t *m = &s->memo_;
+    if (!m->valid || m->edits != edits_before) {
+        return;
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < plan->count; k++) {
+        const ctxc_plan_op_t *op = &plan->ops[k];
+        if (op->kind != CTXC_PLAN_KEEP) {
+            m->valid = false; /* an inserted entry: the next step is whole */
+            return;
+        }
+        size_t to = op->to < m->count ? op->to : m->count;
+        kept += op->from < to ? to - op->from : 0u;
+    }
+    m->count = kept;
+    m->edits = s->history->edits_;
+}
 #endif
 
 static ctxc_status_t optimize_with(ctxc_session_t *s, const ctxc_strategy_t *st,
@@ -715,9 +743,17 @@ compress_run(ctxc_session_t *s, const ctxc_strategy_t *st, ctxc_error_t *err) {
     plan.meta.trigger = triggers(s, st, 0);
     plan.meta.entries_before = s->history->count;
     plan.meta.bytes_before = s->history->used;
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY && CTXC_CFG_DENSITY_FILTER_BYTES > 0
+    uint32_t edits_before = s->history->edits_;
+#endif
     if (r == CTXC_OK) {
         r = ctxc_history_apply_plan(s->history, &plan, err);
     }
+#if CTXC_CFG_STRATEGY_HIGH_DENSITY && CTXC_CFG_DENSITY_FILTER_BYTES > 0
+    if (r == CTXC_OK) {
+        memo_carry(s, &plan, edits_before);
+    }
+#endif
     s->locked_ = false;
     s->last_compress_ms = ctxc_port_now_ms(s->port) - t0;
     log_result(s, st, &plan, r);

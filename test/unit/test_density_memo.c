@@ -168,6 +168,27 @@ static void turn(ctxc_session_t *s) {
     }
 }
 
+/* A compression that drops the oldest entries (top-down-truncation to 3/4
+ * of the history's tokens), as before_send makes between turns. */
+static void truncate_oldest(ctxc_session_t *s) {
+    uint64_t tokens = ctxc_history_tokens(s->history);
+    if (tokens < 200) {
+        return;
+    }
+    char lim[24];
+    snprintf(lim, sizeof lim, "%llu", (unsigned long long)(tokens * 3u / 4u));
+    t_set(&set, "compression.strategy", "top-down-truncation");
+    t_set(&set, "context-limit", lim);
+    ctxc_error_t err;
+    ctxc_status_t st = ctxc_session_compress(s, &err);
+    t_set(&set, "compression.strategy", "high-density");
+    t_set(&set, "context-limit", "10000000");
+    /* pinned entries over the target: refused, the history as it was */
+    if (st != CTXC_OK && strstr(err.message, "pinned entries alone") == NULL) {
+        fail_msg("truncation failed: %s", err.message);
+    }
+}
+
 /* An edit of the history or the settings between turns, sometimes. */
 static void edit(ctxc_session_t *s) {
     ctxc_history_t *h = s->history;
@@ -208,6 +229,10 @@ static void edit(ctxc_session_t *s) {
     case 4:
         root = rnd(2) ? "/w" : "/other";
         ctxc_session_set_workspace(s, root);
+        break;
+    case 5: /* the oldest entries dropped: the memo goes on after it */
+    case 6:
+        truncate_oldest(s);
         break;
     default:
         break;
@@ -344,6 +369,49 @@ static void test_steady_turns_read_only_what_came(void **state) {
     assert_int_equal(s.last_density_from, 0);
 }
 
+/* A truncation (a plan that only drops entries) keeps what the step
+ * learned about the entries left: the next turn's step reads only what it
+ * appended; a compression that inserts entries (high-density's one-line
+ * summaries) makes the next step read the whole history. */
+static void test_a_truncation_keeps_the_memo(void **state) {
+    (void)state;
+    ctxc_history_clear(&hist);
+    ctxc_settings_init(&set, NULL);
+    t_set(&set, "compression.strategy", "high-density");
+    t_set(&set, "context-limit", "10000000");
+    ctxc_session_t s;
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_init(&s, &hist, &work, &set, NULL), CTXC_OK);
+    ctxc_session_set_workspace(&s, "/w");
+    for (unsigned t = 0; t < 30; t++) {
+        ctxc_block_t h = t_text("what is the weather like in the mountains "
+                                "this weekend, and should I take a coat?");
+        add(&s, CTXC_SPEAKER_HUMAN, &h, 1);
+        ctxc_block_t a = t_text("cold and windy up there: take the coat");
+        add(&s, CTXC_SPEAKER_AI, &a, 1);
+        assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);
+    }
+    size_t before = hist.count;
+    truncate_oldest(&s);
+    size_t after = hist.count;
+    assert_true(after < before);
+    ctxc_block_t h = t_text("and on Sunday?");
+    add(&s, CTXC_SPEAKER_HUMAN, &h, 1);
+    assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);
+    assert_int_equal(s.last_density_from, after);
+    /* an old entry edited after the last step, then a truncation: the
+     * memo no longer matched the history, the next step is whole */
+    ctxc_block_t r = t_text("a replaced question");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &r, 1, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_history_replace(&hist, hist.count - 4, &in, NULL),
+                     CTXC_OK);
+    truncate_oldest(&s);
+    assert_true(hist.count < after + 1);
+    add(&s, CTXC_SPEAKER_HUMAN, &h, 1);
+    assert_int_equal(ctxc_session_optimize(&s, &err), CTXC_OK);
+    assert_int_equal(s.last_density_from, 0);
+}
+
 /* A read whose result comes after a write of its file and after a step:
  * the read and its result go when the result comes, as a step from
  * scratch does. */
@@ -429,6 +497,7 @@ int main(void) {
         cmocka_unit_test(test_recency_reaches_back_to_the_results_it_changes),
         cmocka_unit_test(test_a_step_after_appends_equals_a_step_from_scratch),
         cmocka_unit_test(test_steady_turns_read_only_what_came),
+        cmocka_unit_test(test_a_truncation_keeps_the_memo),
         cmocka_unit_test(test_a_late_result_of_a_read_written_meanwhile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
