@@ -1,6 +1,7 @@
 /*
- * ctxc — the LLM strategies: middle-out and one-shot (docs/strategies-providers.md),
- * and the summariser request and result they share (4.4a).
+ * ctxc — the LLM strategies: middle-out and one-shot
+ * (docs/strategies-providers.md), and the summariser request and result they
+ * share (4.4a).
  *
  * Both pick a range of the curated view to summarise, check it is worth a
  * call (at least 4 entries), and only then resolve the model and the
@@ -20,10 +21,10 @@
  */
 #include <string.h>
 
+#include "anchors.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/plan.h"
 #include "ctxc/prompt.h"
-#include "anchors.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
@@ -273,6 +274,32 @@ static const ctxc_todo_t *first_todo(const ctxc_compress_ctx_t *ctx) {
     return pending;
 }
 
+static bool blank(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' &&
+            c != '\f') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A media block's MIME type is an image's ("image/...", any case). */
+static bool is_image(ctxc_str_t mime) {
+    static const char pre[] = "image/";
+    if (mime.ptr == NULL || mime.len < sizeof pre - 1u) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof pre - 1u; i++) {
+        char c = mime.ptr[i];
+        if ((c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c) != pre[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The continuation text into buf (CONT_MAX bytes, NUL-terminated). */
 static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
     ctxc__sink_t o = {buf, CONT_MAX - 1u, 0};
@@ -280,16 +307,43 @@ static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
                    "will carry on from it.");
     size_t latest = latest_request(&ctx->view);
     if (latest != NONE) {
+        /* its first text that is not blank (a blank one is not quoted),
+         * and the images attached to it (named, not described) */
         ctxc_entry_t e;
         ctxc_view_get(&ctx->view, latest, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
+        ctxc_str_t quote = CTXC_STR_ABSENT;
+        size_t images = 0;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.len > 0) {
-                ctxc__puts(&o, " Your latest request: \"");
-                put_clipped(&o, b.u.text.text, CONT_QUOTE_MAX);
-                ctxc__puts(&o, "\".");
-                break;
+            if (b.type == CTXC_BLOCK_TEXT && quote.ptr == NULL &&
+                !blank(b.u.text.text.ptr, b.u.text.text.len)) {
+                quote = b.u.text.text;
+            } else if (b.type == CTXC_BLOCK_MEDIA &&
+                       is_image(b.u.media.mime_type)) {
+                images++;
+            }
+        }
+        if (quote.ptr != NULL) {
+            ctxc__puts(&o, " Your latest request: \"");
+            put_clipped(&o, quote, CONT_QUOTE_MAX);
+            ctxc__puts(&o, "\"");
+            if (images > 0) {
+                ctxc__puts(&o, images == 1 ? ", with an attached image"
+                                           : ", with attached images (");
+                if (images > 1) {
+                    ctxc__put_uint(&o, images);
+                    ctxc__puts(&o, ")");
+                }
+            }
+            ctxc__puts(&o, ".");
+        } else if (images > 0) {
+            ctxc__puts(&o, images == 1
+                               ? " Your latest request is an attached image."
+                               : " Your latest request is attached images (");
+            if (images > 1) {
+                ctxc__put_uint(&o, images);
+                ctxc__puts(&o, ").");
             }
         }
     }
@@ -303,17 +357,6 @@ static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
     }
     (void)ctxc__sink_cstr(&o);
     return o.len < o.cap ? o.len : o.cap;
-}
-
-static bool blank(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' &&
-            c != '\f') {
-            return false;
-        }
-    }
-    return true;
 }
 
 static ctxc_status_t keep_all(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
@@ -502,10 +545,8 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     job->answer_cap = answer_cap;
     job->len = 0;
     memset(&job->usage, 0, sizeof job->usage);
-    job->request = (ctxc_llm_request_t){write_system, turns + 1u,
-                                        write_message, roles,
-                                        job,          0,
-                                        NULL,         NULL};
+    job->request = (ctxc_llm_request_t){
+        write_system, turns + 1u, write_message, roles, job, 0, NULL, NULL};
     job->llm = llm;
     job->call = true;
     plan->meta.llm_call_made = true;
@@ -524,10 +565,9 @@ static void check_facts(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
     const ctxc_work_t *w = ctx->work;
     /* the call id index of the view, as compress_prepare set it up (the
      * view is the job's: frozen while the call ran) */
-    ctxc__pairs_lazy(&pairs, &ctx->view, w->index,
-                     w->index != NULL
-                         ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES
-                         : 0);
+    ctxc__pairs_lazy(
+        &pairs, &ctx->view, w->index,
+        w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
     ctxc__facts_t facts = {ctx,
                            &pairs,
                            job->pin_,
@@ -665,9 +705,8 @@ static size_t frac_ceil(size_t n, uint16_t permille) {
     return (size_t)(((uint64_t)n * permille + 999u) / 1000u);
 }
 
-static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
-                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
-                              ctxc_error_t *err) {
+static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
@@ -727,9 +766,8 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
 
 #if CTXC_CFG_STRATEGY_ONE_SHOT
 
-static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx,
-                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
-                              ctxc_error_t *err) {
+static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;

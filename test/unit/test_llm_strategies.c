@@ -127,7 +127,7 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t fake_llm = {fake_complete, NULL, "fake", "fake-1",
-                                    NULL,          NULL, NULL, NULL};
+                                    NULL,          NULL, NULL,   NULL};
 
 static ctxc_status_t fake_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
@@ -827,9 +827,56 @@ static void test_before_send(void **state) {
     t_assert_unchanged(&hist, &snap);
 }
 
+/* Issue 41: the continuation does not quote a whitespace-only latest
+ * request, and names the images attached to the latest request. */
+static void test_continuation_blank_request_and_images(void **state) {
+    (void)state;
+    ctxc_block_t img;
+    memset(&img, 0, sizeof img);
+    img.type = CTXC_BLOCK_MEDIA;
+    img.u.media.mime_type = ctxc_str("image/png");
+    img.u.media.data = ctxc_str("aGVsbG8=");
+    img.u.media.encoding = ctxc_str("base64");
+    /* blank text and one image */
+    alternating(18);
+    ctxc_block_t b[4] = {t_text("  \n\t "), img};
+    t_add(&hist, CTXC_SPEAKER_HUMAN, b, 2);
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    const char *cont = text_of(5);
+    assert_null(strstr(cont, "Your latest request: \""));
+    assert_non_null(strstr(cont, "Your latest request is an attached image."));
+    /* blank text only: nothing quoted, no image named */
+    ctxc_history_clear(&hist);
+    alternating(18);
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, " \n ");
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    cont = text_of(5);
+    assert_null(strstr(cont, "latest request"));
+    assert_null(strstr(cont, "\" \""));
+    /* a blank text, then the request's text, and two images */
+    ctxc_history_clear(&hist);
+    alternating(18);
+    b[0] = t_text("   ");
+    b[1] = t_text("fix the parser");
+    b[2] = img;
+    b[3] = img;
+    t_add(&hist, CTXC_SPEAKER_HUMAN, b, 4);
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    assert_non_null(strstr(text_of(5), "Your latest request: \"fix the "
+                                       "parser\", with attached images (2)."));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_twenty_is_4_12_4, setup),
+        cmocka_unit_test_setup(test_continuation_blank_request_and_images,
+                               setup),
         cmocka_unit_test_setup(test_boundaries_parallel_calls_and_orphans,
                                setup),
         cmocka_unit_test_setup(test_fewer_than_4_unchanged_without_call, setup),
