@@ -384,7 +384,7 @@ static size_t pinned_in(const unsigned char *pin, size_t from, size_t to) {
 
 /* The fact check's memory at the top of the answer buffer: its size (0:
  * off, or no room beside an answer buffer of at least half). */
-#define FACTS_SEEN 2048u /* bytes of the list of anchors seen */
+#define FACTS_SEEN 2560u /* the summary's pair set (512), anchors seen */
 static size_t facts_room(const ctxc_compress_ctx_t *ctx, size_t answer_cap) {
     const ctxc_fact_check_t *fc = &ctx->values.fact_check;
     if (fc->mode == CTXC_FACT_CHECK_OFF) {
@@ -558,9 +558,10 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
  * them (job->missed_, the item lines in the check's memory, which the
  * call does not write) and the caller makes the call once more. Else the
  * section of the facts still missing is appended to the answer (job->len
- * grows) and the counts go to the plan's metadata. */
+ * grows) and the counts go to the plan's metadata. The check asks the
+ * port's stop hook (ctx->stop) as it goes: *stopped when it said stop. */
 static void check_facts(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
-                        ctxc_llm_job_t *job, bool *again) {
+                        ctxc_llm_job_t *job, bool *again, bool *stopped) {
     ctxc__pairs_t pairs;
     const ctxc_work_t *w = ctx->work;
     /* the call id index of the view, as compress_prepare set it up (the
@@ -568,25 +569,26 @@ static void check_facts(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
     ctxc__pairs_lazy(
         &pairs, &ctx->view, w->index,
         w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
-    ctxc__facts_t facts = {ctx,
-                           &pairs,
-                           job->pin_,
-                           job->from_,
-                           job->to_,
-                           ctx->values.fact_check.max_items,
-                           ctx->values.fact_check.max_bytes,
-                           job->answer + job->answer_cap,
-                           job->facts_cap_,
-                           0,
-                           0,
-                           0,
-                           NULL,
-                           0,
-                           NULL,
-                           0};
+    ctxc__facts_t facts;
+    memset(&facts, 0, sizeof facts);
+    facts.ctx = ctx;
+    facts.pairs = &pairs;
+    facts.pin = job->pin_;
+    facts.from = job->from_;
+    facts.to = job->to_;
+    facts.max_items = ctx->values.fact_check.max_items;
+    facts.max_bytes = ctx->values.fact_check.max_bytes;
+    facts.mem = job->answer + job->answer_cap;
+    facts.mem_cap = job->facts_cap_;
+    facts.stop = ctx->stop;
+    facts.stop_ctx = ctx->stop_ctx;
     *again = false;
     job->missed_ = CTXC_STR_ABSENT;
     ctxc__facts_check(&facts, (ctxc_str_t){job->answer, job->len});
+    if (facts.stopped) {
+        *stopped = true;
+        return;
+    }
     if (ctx->values.fact_check.mode == CTXC_FACT_CHECK_RETRY &&
         !job->retried_ && facts.missing > 0 && facts.items_len > 0) {
         job->missed_ = (ctxc_str_t){facts.items, facts.items_len};
@@ -620,8 +622,14 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
         return st;
     }
     if (job->facts_cap_ > 0) {
-        bool again;
-        check_facts(ctx, plan, job, &again);
+        bool again, stopped = false;
+        check_facts(ctx, plan, job, &again, &stopped);
+        if (stopped) {
+            return ctxc__fail(err, CTXC_E_CANCELLED,
+                              "the fact check of the summary was stopped "
+                              "(the port's stop hook); the history is "
+                              "unchanged");
+        }
         if (again) {
             job->len = 0;
             memset(&job->usage, 0, sizeof job->usage);

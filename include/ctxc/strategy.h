@@ -340,6 +340,11 @@ typedef struct {
     size_t todo_count; /**< todos in `todos` */
     const char *transcript_path; /**< the full transcript's path, or NULL */
     ctxc_work_t *work;           /**< working memory (not the store) */
+    /** The port's stop hook (NULL: none): work of a strategy after its
+     * model call (the fact check of the summary) asks it and ends with
+     * CTXC_E_CANCELLED, changing nothing, when it says stop. */
+    bool (*stop)(void *ctx);
+    void *stop_ctx; /**< pointer handed to `stop` */
 } ctxc_compress_ctx_t;
 
 /* ---- plans --------------------------------------------------------------- */
