@@ -713,6 +713,18 @@ static size_t frac_ceil(size_t n, uint16_t permille) {
     return (size_t)(((uint64_t)n * permille + 999u) / 1000u);
 }
 
+/* The view position of the first summary entry (isSummary), or NONE. */
+static size_t first_summary(const ctxc_view_t *v) {
+    for (size_t p = 0; p < v->count; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.flags & CTXC_ENTRY_IS_SUMMARY) {
+            return p;
+        }
+    }
+    return NONE;
+}
+
 static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
                               ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
@@ -735,6 +747,14 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
     }
     /* the top never below ceil(N x top_preserve): the next valid split */
     size_t top = ctxc_boundary_forward(&bd, frac_ceil(n, tp));
+    /* nor below the head an earlier summary kept: the entries before the
+     * first summary of the view stay the prefix of every later request
+     * (the provider's prompt cache), and that summary is merged into the
+     * new one (a shorter head would summarise part of it away) */
+    size_t first = first_summary(v);
+    if (first != NONE && first > top) {
+        top = ctxc_boundary_forward(&bd, first);
+    }
     size_t bottom = ctxc_boundary_adjust(&bd, frac_floor(n, 1000u - bp));
     plan->meta.top_preserved = top;
     plan->meta.bottom_preserved = bottom < top ? n - top : n - bottom;

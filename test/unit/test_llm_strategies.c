@@ -530,9 +530,12 @@ static void test_request_parts_in_order(void **state) {
     assert_null(strstr(f, "todo"));
     assert_null(strstr(f, "transcript"));
     assert_true(pos(f, "<scratchpad>") < pos(f, "earlier <state_snapshot>"));
-    /* the earlier summary is no user request */
-    assert_non_null(strstr(text_of(5), "msg 18 one two"));
-    assert_null(strstr(text_of(5), "todo"));
+    /* the head before the earlier summary stays (6 entries, issue 41):
+     * the new summary at 6, the continuation at 7; the earlier summary is
+     * no user request */
+    assert_summary_at(6, "<state_snapshot>short</state_snapshot>");
+    assert_non_null(strstr(text_of(7), "msg 18 one two"));
+    assert_null(strstr(text_of(7), "todo"));
 }
 
 static void test_earlier_snapshot_in_text(void **state) {
@@ -872,9 +875,38 @@ static void test_continuation_blank_request_and_images(void **state) {
                                        "parser\", with attached images (2)."));
 }
 
+/* Issue 41: a second middle-out compression keeps the head the first one
+ * kept (8 entries), though ceil(N x 0.2) of the shorter history is 4: the
+ * first head stays the prefix of the requests (the prompt cache), and the
+ * earlier summary is merged into the new one. */
+static void test_second_compression_keeps_the_head(void **state) {
+    (void)state;
+    alternating(40);
+    start("middle-out", &work);
+    compress_ok();
+    /* [8 head, summary, continuation, 8 bottom] */
+    assert_int_equal(ctxc_history_count(&hist), 18);
+    assert_summary_at(8, "<state_snapshot>short</state_snapshot>");
+    for (size_t i = 40; i < 42; i++) {
+        add_msg(i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, i);
+    }
+    fk.answer = "<state_snapshot>second</state_snapshot>";
+    compress_ok();
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(text_of(i), msg_text(i));
+    }
+    assert_summary_at(8, "<state_snapshot>second</state_snapshot>");
+    assert_int_equal(sess.last_compress.top_preserved, 8);
+    /* the earlier summary was sent, to be merged */
+    assert_non_null(strstr(fk.msg[0].buf, "<state_snapshot>short"));
+    assert_non_null(strstr(final_msg(), "earlier <state_snapshot>"));
+    assert_valid_output();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_twenty_is_4_12_4, setup),
+        cmocka_unit_test_setup(test_second_compression_keeps_the_head, setup),
         cmocka_unit_test_setup(test_continuation_blank_request_and_images,
                                setup),
         cmocka_unit_test_setup(test_boundaries_parallel_calls_and_orphans,
