@@ -631,6 +631,8 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
                               "unchanged");
         }
         if (again) {
+            job->used_in_ += job->usage.input_tokens;
+            job->used_out_ += job->usage.output_tokens;
             job->len = 0;
             memset(&job->usage, 0, sizeof job->usage);
             job->call = true;
@@ -641,11 +643,30 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
     size_t len = job->len;
 
     size_t cont_len = continuation(ctx, cont);
-    static const char summary_meta[] = "{\"isSummary\":true}";
+    /* the summary call's usage (both calls with a retry), when the
+     * provider reported it: in the metadata and the result. The entry's
+     * estimate stays the history's estimator's (the store and the
+     * strategies rely on the cached estimate being the sum of its blocks'
+     * estimates): the provider's counts are kept for the integrator. */
+    uint64_t used_in = job->used_in_ + job->usage.input_tokens;
+    uint64_t used_out = job->used_out_ + job->usage.output_tokens;
+    plan->meta.summary_input_tokens = used_in;
+    plan->meta.summary_output_tokens = used_out;
+    char meta[128];
+    ctxc__sink_t ms = {meta, sizeof meta, 0};
+    ctxc__puts(&ms, "{\"isSummary\":true");
+    if (used_in > 0 || used_out > 0) {
+        ctxc__puts(&ms, ",\"usage\":{\"inputTokens\":");
+        ctxc__put_uint(&ms, used_in);
+        ctxc__puts(&ms, ",\"outputTokens\":");
+        ctxc__put_uint(&ms, used_out);
+        ctxc__puts(&ms, "}");
+    }
+    ctxc__puts(&ms, "}");
     ctxc_block_t sb = {.type = CTXC_BLOCK_TEXT};
     sb.u.text.text = (ctxc_str_t){answer, len};
     ctxc_entry_in_t sin = {CTXC_SPEAKER_HUMAN, &sb, 1,
-                           CTXC_STR_LIT(summary_meta)};
+                           (ctxc_str_t){meta, ms.len}};
     ctxc_block_t cb = {.type = CTXC_BLOCK_TEXT};
     cb.u.text.text = (ctxc_str_t){cont, cont_len};
     ctxc_entry_in_t cin = {CTXC_SPEAKER_AI, &cb, 1, CTXC_STR_ABSENT};

@@ -242,6 +242,7 @@ typedef struct {
     ctxc_str_t missed_;         /* a retry: the facts the first answer lacked */
     bool earlier_snapshot_;
     bool retried_;              /* the fact check's second call was made */
+    uint64_t used_in_, used_out_; /* the usage of the calls before this one */
 } ctxc_llm_job_t;
 
 /** An active todo of the agent, listed in the summariser
@@ -403,6 +404,11 @@ typedef struct {
     size_t anchors_added; /**< anchors listed in the section ctxc appended */
     /** whether a second call asked for the missing ones (retry) */
     bool fact_retry_made;
+    /** @{ the summary call's usage as the provider reported it (both calls
+     * when the fact check asked again; 0: not reported), also kept in the
+     * summary entry's metadata ("usage") */
+    uint64_t summary_input_tokens, summary_output_tokens;
+    /** @} */
     /** the limits over their threshold when it started (CTXC_LIMIT_*
      * bits); the strategy freed each of these down to its target */
     unsigned trigger;

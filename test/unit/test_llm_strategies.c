@@ -53,6 +53,7 @@ static struct {
     ctxc_llm_role_t role[MAX_MSGS];
     size_t n;
     size_t answer_cap;
+    uint64_t usage_in, usage_out; /* the usage the fake reports */
 } fk;
 
 static ctxc_status_t part_write(void *user, const char *text, size_t len) {
@@ -88,7 +89,11 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
                                    ctxc_llm_usage_t *usage, ctxc_error_t *err) {
     static part_t sys2, msgs2[MAX_MSGS];
     (void)llm;
-    (void)usage;
+    if (usage != NULL) {
+        memset(usage, 0, sizeof *usage);
+        usage->input_tokens = fk.usage_in;
+        usage->output_tokens = fk.usage_out;
+    }
     fk.calls++;
     fk.answer_cap = cap;
     /* count pass, then send pass: the same bytes */
@@ -903,9 +908,43 @@ static void test_second_compression_keeps_the_head(void **state) {
     assert_valid_output();
 }
 
+/* Issue 41: the provider's usage of the summary call is kept on the
+ * summary entry's metadata and in the result; without a report the
+ * metadata is {"isSummary":true} as before. */
+static void test_summary_call_usage_kept(void **state) {
+    (void)state;
+    alternating(20);
+    fk.usage_in = 1234;
+    fk.usage_out = 56;
+    start("middle-out", &work);
+    compress_ok();
+    ctxc_entry_t e = entry(4);
+    assert_true(e.flags & CTXC_ENTRY_IS_SUMMARY);
+    assert_int_equal(e.metadata.len,
+                     strlen("{\"isSummary\":true,\"usage\":{\"inputTokens\":"
+                            "1234,\"outputTokens\":56}}"));
+    assert_memory_equal(e.metadata.ptr,
+                        "{\"isSummary\":true,\"usage\":{\"inputTokens\":1234,"
+                        "\"outputTokens\":56}}",
+                        e.metadata.len);
+    assert_int_equal(sess.last_compress.summary_input_tokens, 1234);
+    assert_int_equal(sess.last_compress.summary_output_tokens, 56);
+    assert_valid_output();
+    /* not reported */
+    ctxc_history_clear(&hist);
+    alternating(20);
+    fk.usage_in = fk.usage_out = 0;
+    start("middle-out", &work);
+    compress_ok();
+    e = entry(4);
+    assert_int_equal(e.metadata.len, strlen("{\"isSummary\":true}"));
+    assert_int_equal(sess.last_compress.summary_input_tokens, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_twenty_is_4_12_4, setup),
+        cmocka_unit_test_setup(test_summary_call_usage_kept, setup),
         cmocka_unit_test_setup(test_second_compression_keeps_the_head, setup),
         cmocka_unit_test_setup(test_continuation_blank_request_and_images,
                                setup),
