@@ -768,14 +768,6 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
     }
     /* the top never below ceil(N x top_preserve): the next valid split */
     size_t top = ctxc_boundary_forward(&bd, frac_ceil(n, tp));
-    /* nor below the head an earlier summary kept: the entries before the
-     * first summary of the view stay the prefix of every later request
-     * (the provider's prompt cache), and that summary is merged into the
-     * new one (a shorter head would summarise part of it away) */
-    size_t first = first_summary(v);
-    if (first != NONE && first > top) {
-        top = ctxc_boundary_forward(&bd, first);
-    }
     size_t bottom = ctxc_boundary_adjust(&bd, frac_floor(n, 1000u - bp));
     plan->meta.top_preserved = top;
     plan->meta.bottom_preserved = bottom < top ? n - top : n - bottom;
@@ -803,6 +795,24 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
     plan->meta.bottom_preserved = n - bottom;
     uint64_t pinned_tokens;
     const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    /* nor below the head an earlier summary kept: the entries before the
+     * first summary of the view stay the prefix of every later request
+     * (the provider's prompt cache), and that summary is merged into the
+     * new one (a shorter head would summarise part of it away). Only when
+     * enough is left to summarise after it: else the head is summarised
+     * as before, rather than nothing. */
+    size_t first = first_summary(v);
+    if (first != NONE && first > top) {
+        size_t head = ctxc_boundary_forward(&bd, first);
+        if (head < bottom &&
+            bottom - head - pinned_in(pin, head, bottom) >= MIN_SUMMARISED) {
+            top = head;
+            plan->meta.top_preserved = top;
+            if (long_latest != NONE && long_latest < top) {
+                long_latest = NONE; /* in the kept head: sent as it is */
+            }
+        }
+    }
     if (bottom - top - pinned_in(pin, top, bottom) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         "middle-out: fewer than 4 messages in the middle", err);

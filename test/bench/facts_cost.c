@@ -85,7 +85,6 @@ static double run(const char *mode) {
     ctxc_error_t err;
     (void)ctxc_settings_set(&set, "context-limit", "10000000", &err);
     (void)ctxc_settings_set(&set, "compression.strategy", "one-shot", &err);
-    (void)ctxc_settings_set(&set, "compression.preserve", "0.05", &err);
     (void)ctxc_settings_set(&set, "compression.factCheck", mode, &err);
     if (ctxc_session_init(&sess, &hist, &work, &set, &err) != CTXC_OK) {
         fprintf(stderr, "init: %s\n", err.message);

@@ -906,6 +906,17 @@ static void test_second_compression_keeps_the_head(void **state) {
     assert_non_null(strstr(fk.msg[0].buf, "<state_snapshot>short"));
     assert_non_null(strstr(final_msg(), "earlier <state_snapshot>"));
     assert_valid_output();
+    /* too little after the earlier summary (14 entries, preserve 0.5:
+     * the bottom starts at 7, before it): the head is summarised from
+     * ceil(14 x 0.2) = 3 as before, rather than nothing */
+    assert_int_equal(ctxc_history_count(&hist), 14);
+    t_set_ratio(&set, "compression-preserve-threshold", 500);
+    fk.answer = "<state_snapshot>third</state_snapshot>";
+    compress_ok();
+    assert_false(sess.last_compress.unchanged);
+    assert_int_equal(sess.last_compress.top_preserved, 3);
+    assert_summary_at(3, "<state_snapshot>third</state_snapshot>");
+    assert_valid_output();
 }
 
 /* Issue 41: the provider's usage of the summary call is kept on the
