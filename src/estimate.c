@@ -446,13 +446,12 @@ bool ctxc_estimate_image_size(const ctxc_block_t *b, uint32_t *w, uint32_t *h) {
     return true;
 }
 
-static uint32_t ceil_div(uint64_t a, uint64_t b) {
-    uint64_t q = (a + b - 1u) / b;
-    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
-}
+/* 32-bit arithmetic (no 64-bit division on small targets): sides are
+ * taken at most 65535 pixels, so every product below fits. */
+static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1u) / b; }
 
 /* (w, h) scaled down (aspect kept) so that neither side passes max. */
-static void fit(uint64_t *w, uint64_t *h, uint64_t max) {
+static void fit(uint32_t *w, uint32_t *h, uint32_t max) {
     if (*w > max && *w >= *h) {
         *h = *h * max / *w;
         *w = max;
@@ -460,19 +459,23 @@ static void fit(uint64_t *w, uint64_t *h, uint64_t max) {
         *w = *w * max / *h;
         *h = max;
     }
-    *w = *w > 0 ? *w : 1u;
-    *h = *h > 0 ? *h : 1u;
+    *w += *w == 0u;
+    *h += *h == 0u;
 }
 
 uint32_t ctxc_estimate_image_tokens(ctxc_image_cost_t rule, uint32_t w,
                                     uint32_t h) {
-    uint64_t x = w, y = h;
-    bool known = w > 0 && h > 0;
-    switch (rule) {
-    case CTXC_IMAGE_COST_OPENAI: /* high detail: 512-pixel tiles */
-        if (!known) {
-            return CTXC_IMAGE_TOKENS_OPENAI;
-        }
+    static const uint16_t unknown[4] = {
+        CTXC_IMAGE_TOKENS_DEFAULT, CTXC_IMAGE_TOKENS_ANTHROPIC,
+        CTXC_IMAGE_TOKENS_OPENAI, CTXC_IMAGE_TOKENS_GEMINI};
+    if ((unsigned)rule > CTXC_IMAGE_COST_GEMINI) {
+        rule = CTXC_IMAGE_COST_DEFAULT;
+    }
+    if (w == 0 || h == 0) {
+        return unknown[rule];
+    }
+    uint32_t x = w < 65535u ? w : 65535u, y = h < 65535u ? h : 65535u;
+    if (rule == CTXC_IMAGE_COST_OPENAI) { /* high detail: 512-pixel tiles */
         fit(&x, &y, 2048u);
         if (x > 768u && y > 768u) { /* the shorter side to 768 */
             if (x < y) {
@@ -482,25 +485,14 @@ uint32_t ctxc_estimate_image_tokens(ctxc_image_cost_t rule, uint32_t w,
             }
         }
         return 85u + 170u * ceil_div(x, 512u) * ceil_div(y, 512u);
-    case CTXC_IMAGE_COST_GEMINI: /* 258 a 768-pixel tile */
-        if (!known) {
-            return CTXC_IMAGE_TOKENS_GEMINI;
-        }
-        if (x <= 384u && y <= 384u) {
-            return 258u;
-        }
-        return 258u * ceil_div(x, 768u) * ceil_div(y, 768u);
-    case CTXC_IMAGE_COST_ANTHROPIC:
-    case CTXC_IMAGE_COST_DEFAULT:
-    default: /* w x h / 750 of the image fitted in 1568 pixels */
-        if (!known) {
-            return rule == CTXC_IMAGE_COST_ANTHROPIC
-                       ? CTXC_IMAGE_TOKENS_ANTHROPIC
-                       : CTXC_IMAGE_TOKENS_DEFAULT;
-        }
-        fit(&x, &y, 1568u);
-        return ceil_div(x * y, 750u);
     }
+    if (rule == CTXC_IMAGE_COST_GEMINI) { /* 258 a 768-pixel tile */
+        return x <= 384u && y <= 384u
+                   ? 258u
+                   : 258u * ceil_div(x, 768u) * ceil_div(y, 768u);
+    }
+    fit(&x, &y, 1568u); /* w x h / 750 of the image fitted in 1568 */
+    return ceil_div(x * y, 750u);
 }
 
 static bool is_image(ctxc_str_t mime) {
