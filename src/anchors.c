@@ -11,7 +11,12 @@
 
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
 
-#define ITEM_MAX 200u   /* bytes of an anchor shown in an item */
+#define ITEM_MAX 200u /* bytes of an anchor shown in an item */
+#define CMD_SHOW                                                               \
+    96u                 /* bytes of a failed command shown (its start names    \
+                           it; a long one would take the bytes of three        \
+                           items of the 1024-byte section) */
+#define DETAIL_MAX 60u  /* bytes of a failed command's detail shown */
 #define CMD_MATCH 40u   /* bytes of a command looked for */
 #define TODO_MATCH 120u /* bytes of a todo looked for */
 #define IDENT_MAX 64u   /* bytes of a backticked identifier */
@@ -187,8 +192,8 @@ static void missing(fc_t *fc, const char *label, const char *t, size_t n,
                     const char *quote, const char *detail, size_t dn) {
     ctxc__facts_t *f = fc->f;
     f->missing++;
-    size_t tn = clip(t, n, ITEM_MAX);
-    size_t dl = clip(detail != NULL ? detail : "", dn, ITEM_MAX / 2u);
+    size_t tn = clip(t, n, detail != NULL ? CMD_SHOW : ITEM_MAX);
+    size_t dl = clip(detail != NULL ? detail : "", dn, DETAIL_MAX);
     size_t ql = strlen(quote);
     size_t item = 2u + strlen(label) + 2u * ql + tn + (tn < n ? 3u : 0u) +
                   (dl > 0 ? 3u + dl + (dl < dn ? 3u : 0u) + 1u : 0u) + 1u;

@@ -350,6 +350,40 @@ static void test_ranking_keeps_files_before_identifiers(void **state) {
                 CTXC_CFG_FACT_CHECK_MAX_BYTES);
 }
 
+/* A long failed command shows its first 96 bytes (the bytes of the
+ * section go to more items), its detail at most 60. */
+static void test_a_long_failed_command_is_cut(void **state) {
+    (void)state;
+    char cmd[400], params[480], err[200];
+    memset(cmd, 0, sizeof cmd);
+    for (size_t i = 0; i < 300; i++) {
+        cmd[i] = (char)('a' + i % 26);
+    }
+    memset(err, 'E', 150);
+    err[150] = '\0';
+    snprintf(params, sizeof params, "{\"command\":\"%s\"}", cmd);
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "build it" FILL);
+    ctxc_block_t c = t_call("k1", "Bash", params);
+    t_add(&hist, CTXC_SPEAKER_AI, &c, 1);
+    ctxc_block_t r = t_resp("k1", "Bash", "\"\"", err);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r, 1);
+    for (int i = 0; i < 7; i++) {
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_HUMAN : CTXC_SPEAKER_AI,
+                   "filler" FILL FILL);
+    }
+    run("append");
+    const char *s = summary();
+    char want[160];
+    snprintf(want, sizeof want, "- failed command: `%.96s...` (", cmd);
+    const char *item = strstr(s, want);
+    if (item == NULL) {
+        fail_msg("no '%s' in:\n%s", want, s);
+    }
+    const char *open = item + strlen(want);
+    assert_true(strncmp(open, "EEEE", 4) == 0);
+    assert_int_equal(strchr(open, ')') - open, 60 + 3); /* and "..." */
+}
+
 /* Review item 4: the check asks the port's stop hook as it goes; a stop
  * ends the compression with CTXC_E_CANCELLED and the history as it was. */
 static int stop_asked;
@@ -416,6 +450,7 @@ int main(void) {
         cmocka_unit_test_setup(test_ranking_keeps_files_before_identifiers,
                                setup),
         cmocka_unit_test_setup(test_the_stop_hook_ends_the_check, setup),
+        cmocka_unit_test_setup(test_a_long_failed_command_is_cut, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 #else
