@@ -11,17 +11,31 @@
 
 #if CTXC_CFG_STRATEGY_MIDDLE_OUT || CTXC_CFG_STRATEGY_ONE_SHOT
 
-#define ITEM_MAX 200u   /* bytes of an anchor shown in an item */
+#define ITEM_MAX 200u /* bytes of an anchor shown in an item */
+#define CMD_SHOW                                                               \
+    96u                 /* bytes of a failed command shown (its start names    \
+                           it; a long one would take the bytes of three        \
+                           items of the 1024-byte section) */
+#define DETAIL_MAX 60u  /* bytes of a failed command's detail shown */
 #define CMD_MATCH 40u   /* bytes of a command looked for */
 #define TODO_MATCH 120u /* bytes of a todo looked for */
 #define IDENT_MAX 64u   /* bytes of a backticked identifier */
 #define URL_MAX 240u    /* longer URLs are not anchors */
 #define HALF (CTXC__FACTS_SCRATCH / 2u)
 
+/* The classes of anchors, in the order their missing items take the
+ * section's slots: what the range changed or broke first (a written file
+ * or a failed command is state the summary must carry), then files only
+ * read or searched, then the todos, URLs, and backticked identifiers
+ * (the cheapest to find again). Newest first within a class. */
+enum { RANK_CHANGED, RANK_READ, RANK_TODO, RANK_URL, RANK_IDENT, RANKS };
+
+#define STOP_EVERY 32u /* anchors between two questions to the stop hook */
+
 static const char HEADER[] =
     "\n\n<ctxc_facts>\nAdded by ctxc, not by the model: facts of the "
     "summarised messages that the snapshot above does not mention, most "
-    "recent first.\n";
+    "important first.\n";
 static const char FOOTER[] = "</ctxc_facts>";
 #define MORE_RESERVE 96u /* the "and N more" line and the footer */
 
@@ -29,8 +43,11 @@ typedef struct {
     ctxc__facts_t *f;
     ctxc_str_t sum;
     char *tmp; /* CTXC__FACTS_SCRATCH bytes: [0, HALF) raw, [HALF, ..) out */
-    char *seen;
-    size_t seen_cap, seen_len;
+    uint8_t *pairs; /* the summary's byte pairs (BIGRAM_BITS bits), or NULL */
+    uint32_t *seen; /* the set of anchors seen (seen_before) */
+    size_t seen_slots, seen_len;
+    int cls;      /* the class of anchors this walk looks at (RANK_*) */
+    size_t steps; /* anchors looked at since the stop hook was asked */
     ctxc__sink_t sec;
     size_t items_at, left_out;
     const char *root;
@@ -41,14 +58,64 @@ static char lower(char c) {
     return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-static bool has(ctxc_str_t hay, const char *n, size_t len, bool icase) {
-    if (len == 0 || hay.ptr == NULL) {
+static bool same(char a, char b, bool icase) {
+    return icase ? lower(a) == lower(b) : a == b;
+}
+
+/* Whether hay holds n[0..len): Knuth-Morris-Pratt, so every byte of hay is
+ * looked at a bounded number of times whatever the text (a crafted answer
+ * cannot make it quadratic), with memchr to the next candidate first byte
+ * when nothing is matched yet. Needles are at most FIND_MAX bytes (longer
+ * ones: their first FIND_MAX bytes). */
+#define FIND_MAX 256u
+/* The bit of a byte pair in the summary's pair set (BIGRAM_BITS bits). */
+#define BIGRAM_BITS 4096u
+static size_t pair_bit(uint8_t a, uint8_t b) {
+    return (((size_t)a * 31u) ^ ((size_t)b * 131u) ^ (size_t)b >> 3) %
+           BIGRAM_BITS;
+}
+
+static bool has(const fc_t *fc, const char *n, size_t len, bool icase) {
+    ctxc_str_t hay = fc->sum;
+    if (len == 0 || hay.ptr == NULL || len > hay.len) {
         return false;
     }
-    for (size_t i = 0; i + len <= hay.len; i++) {
-        size_t k = 0;
-        while (k < len && (icase ? lower(hay.ptr[i + k]) == lower(n[k])
-                                 : hay.ptr[i + k] == n[k])) {
+    /* the filter: a byte pair of the needle that the summary lacks (the
+     * pair set of the summary, made once) rules it out in len steps */
+    for (size_t i = 0; fc->pairs != NULL && !icase && i + 1u < len; i++) {
+        size_t bit = pair_bit((uint8_t)n[i], (uint8_t)n[i + 1u]);
+        if ((fc->pairs[bit / 8u] & (1u << (bit % 8u))) == 0) {
+            return false;
+        }
+    }
+    if (len > FIND_MAX) {
+        len = FIND_MAX;
+    }
+    uint8_t fail[FIND_MAX]; /* the longest proper border of n[0..i] */
+    fail[0] = 0;
+    for (size_t i = 1, k = 0; i < len; i++) {
+        while (k > 0 && !same(n[i], n[k], icase)) {
+            k = fail[k - 1u];
+        }
+        if (same(n[i], n[k], icase)) {
+            k++;
+        }
+        fail[i] = (uint8_t)k;
+    }
+    bool lead_alpha = (n[0] | 0x20) >= 'a' && (n[0] | 0x20) <= 'z';
+    for (size_t i = 0, k = 0; i < hay.len; i++) {
+        if (k == 0 && !(icase && lead_alpha)) {
+            const char *p = memchr(hay.ptr + i, n[0], hay.len - i);
+            if (p == NULL) {
+                return false;
+            }
+            i = (size_t)(p - hay.ptr);
+        }
+        char c = hay.ptr[i];
+        while (k > 0 && !same(c, n[k], icase)) {
+            k = fail[k - 1u];
+        }
+        if (same(c, n[k], icase)) {
             k++;
         }
         if (k == len) {
@@ -58,24 +125,34 @@ static bool has(ctxc_str_t hay, const char *n, size_t len, bool icase) {
     return false;
 }
 
-/* Whether kind+text was seen; notes it when not (while memory lasts). */
+/* Whether kind+text was seen; notes it when not, while the set has room.
+ * The set is open addressing over 32-bit FNV-1a keys of kind+text in the
+ * check's memory (4 bytes an anchor, filled to three quarters): constant
+ * time per anchor. Two anchors of one key count as one (a 32-bit
+ * collision: the second is taken as seen). */
 static bool seen_before(fc_t *fc, char kind, const char *t, size_t n) {
-    for (size_t i = 0; i < fc->seen_len;) {
-        size_t l = strlen(fc->seen + i);
-        if (l == n + 1 && fc->seen[i] == kind &&
-            memcmp(fc->seen + i + 1, t, n) == 0) {
+    uint32_t h = 2166136261u;
+    h = (h ^ (uint8_t)kind) * 16777619u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (uint8_t)t[i]) * 16777619u;
+    }
+    h = h != 0 ? h : 1u;
+    size_t slots = fc->seen_slots;
+    if (slots == 0) {
+        return false;
+    }
+    for (size_t i = h % slots;; i = i + 1u < slots ? i + 1u : 0u) {
+        if (fc->seen[i] == h) {
             return true;
         }
-        i += l + 1;
+        if (fc->seen[i] == 0) {
+            if (fc->seen_len < slots - slots / 4u) {
+                fc->seen[i] = h;
+                fc->seen_len++;
+            }
+            return false;
+        }
     }
-    if (fc->seen != NULL && fc->seen_len + n + 2 <= fc->seen_cap &&
-        memchr(t, '\0', n) == NULL) {
-        fc->seen[fc->seen_len] = kind;
-        memcpy(fc->seen + fc->seen_len + 1, t, n);
-        fc->seen[fc->seen_len + 1 + n] = '\0';
-        fc->seen_len += n + 2;
-    }
-    return false;
 }
 
 /* Bytes of s (at most max) cut on a UTF-8 boundary. */
@@ -96,13 +173,27 @@ static void put_line_text(ctxc__sink_t *o, const char *s, size_t n) {
     }
 }
 
+/* Whether the check is to end now: the stop hook, asked every STOP_EVERY
+ * anchors, said so (then or before). */
+static bool halt(fc_t *fc) {
+    ctxc__facts_t *f = fc->f;
+    if (f->stopped) {
+        return true;
+    }
+    if (++fc->steps >= STOP_EVERY) {
+        fc->steps = 0;
+        f->stopped = f->stop != NULL && f->stop(f->stop_ctx);
+    }
+    return f->stopped;
+}
+
 /* One missing anchor: an item "- <label><text><detail>\n" when it fits. */
 static void missing(fc_t *fc, const char *label, const char *t, size_t n,
                     const char *quote, const char *detail, size_t dn) {
     ctxc__facts_t *f = fc->f;
     f->missing++;
-    size_t tn = clip(t, n, ITEM_MAX);
-    size_t dl = clip(detail != NULL ? detail : "", dn, ITEM_MAX / 2u);
+    size_t tn = clip(t, n, detail != NULL ? CMD_SHOW : ITEM_MAX);
+    size_t dl = clip(detail != NULL ? detail : "", dn, DETAIL_MAX);
     size_t ql = strlen(quote);
     size_t item = 2u + strlen(label) + 2u * ql + tn + (tn < n ? 3u : 0u) +
                   (dl > 0 ? 3u + dl + (dl < dn ? 3u : 0u) + 1u : 0u) + 1u;
@@ -177,6 +268,9 @@ static size_t normalise(char *p, size_t n) {
 
 /* A path anchor from the escaped JSON string body b[0..n). */
 static void path_anchor(fc_t *fc, const char *b, size_t n) {
+    if (halt(fc)) {
+        return;
+    }
     ctxc__sink_t raw = {fc->tmp, HALF - 1u, 0};
     if (ctxc__write_decoded(&raw, b, n, CTXC__SRC_JSTR, NULL) != CTXC_OK ||
         raw.len == 0 || raw.len > raw.cap) {
@@ -225,8 +319,8 @@ static void path_anchor(fc_t *fc, const char *b, size_t n) {
         tail++;
     }
     size_t tn = (size_t)(out + len - tail);
-    if (has(fc->sum, out, len, false) || has(fc->sum, rel, rn, false) ||
-        has(fc->sum, tail, tn, false)) {
+    if (has(fc, out, len, false) || has(fc, rel, rn, false) ||
+        has(fc, tail, tn, false)) {
         fc->f->found++;
         return;
     }
@@ -323,6 +417,9 @@ static size_t first_line(const char *s, size_t n) {
 
 static void failed_anchor(fc_t *fc, const ctxc__tool_t *t, ctxc_str_t params,
                           const ctxc_block_t *resp) {
+    if (halt(fc)) {
+        return;
+    }
     const char *num = NULL;
     size_t nlen = 0;
     ctxc_str_t err = resp->u.tool_response.error;
@@ -348,7 +445,7 @@ static void failed_anchor(fc_t *fc, const ctxc__tool_t *t, ctxc_str_t params,
         return;
     }
     size_t look = clip(cmd, clen, CMD_MATCH);
-    if (has(fc->sum, cmd, look, false)) {
+    if (has(fc, cmd, look, false)) {
         fc->f->found++;
         return;
     }
@@ -389,8 +486,9 @@ static void urls(fc_t *fc, ctxc_str_t s) {
             end--;
         }
         size_t n = end - i;
-        if (n > 8 && n <= URL_MAX && !seen_before(fc, 'u', s.ptr + i, n)) {
-            if (has(fc->sum, s.ptr + i, n, false)) {
+        if (n > 8 && n <= URL_MAX && !halt(fc) &&
+            !seen_before(fc, 'u', s.ptr + i, n)) {
+            if (has(fc, s.ptr + i, n, false)) {
                 fc->f->found++;
             } else {
                 missing(fc, "url: ", s.ptr + i, n, "", NULL, 0);
@@ -433,9 +531,9 @@ static void identifiers(fc_t *fc, ctxc_str_t s) {
             continue; /* no identifier here; go on after the backtick */
         }
         size_t n = j - i - 1u;
-        if (n > 0 && n <= IDENT_MAX &&
+        if (n > 0 && n <= IDENT_MAX && !halt(fc) &&
             !seen_before(fc, 'i', s.ptr + i + 1, n)) {
-            if (has(fc->sum, s.ptr + i + 1, n, false)) {
+            if (has(fc, s.ptr + i + 1, n, false)) {
                 fc->f->found++;
             } else {
                 missing(fc, "identifier: ", s.ptr + i + 1, n, "`", NULL, 0);
@@ -459,11 +557,10 @@ static void todos(fc_t *fc) {
                 continue;
             }
             size_t n = strlen(t->content);
-            if (n == 0 || seen_before(fc, 't', t->content, n)) {
+            if (n == 0 || halt(fc) || seen_before(fc, 't', t->content, n)) {
                 continue;
             }
-            if (has(fc->sum, t->content, clip(t->content, n, TODO_MATCH),
-                    true)) {
+            if (has(fc, t->content, clip(t->content, n, TODO_MATCH), true)) {
                 fc->f->found++;
             } else {
                 missing(fc,
@@ -477,10 +574,19 @@ static void todos(fc_t *fc) {
 static void calls(fc_t *fc, size_t p, const ctxc_block_t *b) {
     const ctxc_compress_ctx_t *ctx = fc->f->ctx;
     ctxc_str_t params = b->u.tool_call.parameters;
-    urls(fc, params);
+    if (fc->cls == RANK_URL) {
+        urls(fc, params);
+        return;
+    }
     ctxc__tool_t t;
     (void)ctxc__tool_resolve(&ctx->values.density, b->u.tool_call.name, params,
                              &t);
+    int cls = t.role == CTXC__ROLE_WRITE || t.role == CTXC__ROLE_SHELL
+                  ? RANK_CHANGED
+                  : RANK_READ;
+    if (cls != fc->cls) {
+        return;
+    }
     switch (t.role) {
     case CTXC__ROLE_READ:
     case CTXC__ROLE_WRITE: {
@@ -516,6 +622,7 @@ static void calls(fc_t *fc, size_t p, const ctxc_block_t *b) {
 
 void ctxc__facts_check(ctxc__facts_t *f, ctxc_str_t summary) {
     f->found = f->missing = f->added = 0;
+    f->stopped = false;
     f->section = NULL;
     f->section_len = 0;
     f->items = NULL;
@@ -527,36 +634,64 @@ void ctxc__facts_check(ctxc__facts_t *f, ctxc_str_t summary) {
     memset(&fc, 0, sizeof fc);
     fc.f = f;
     fc.sum = summary;
+    fc.steps = STOP_EVERY - 1u; /* the hook is asked at the first anchor */
     fc.sec = (ctxc__sink_t){f->mem, f->max_bytes, 0};
     fc.tmp = f->mem + f->max_bytes;
-    fc.seen = fc.tmp + CTXC__FACTS_SCRATCH;
-    fc.seen_cap = f->mem_cap - CTXC__FACTS_MIN(f->max_bytes);
+    /* the set of anchors seen: the rest of the memory, 4-byte aligned */
+    char *sm = fc.tmp + CTXC__FACTS_SCRATCH;
+    size_t pad = (4u - ((uintptr_t)sm & 3u)) & 3u;
+    size_t rest = f->mem_cap - CTXC__FACTS_MIN(f->max_bytes);
+    if (rest >= 2u * (BIGRAM_BITS / 8u)) { /* the pair set first */
+        fc.pairs = (uint8_t *)sm;
+        memset(fc.pairs, 0, BIGRAM_BITS / 8u);
+        for (size_t i = 0; summary.ptr != NULL && i + 1u < summary.len; i++) {
+            size_t bit =
+                pair_bit((uint8_t)summary.ptr[i], (uint8_t)summary.ptr[i + 1u]);
+            fc.pairs[bit / 8u] |= (uint8_t)(1u << (bit % 8u));
+        }
+        sm += BIGRAM_BITS / 8u;
+        rest -= BIGRAM_BITS / 8u;
+        pad = (4u - ((uintptr_t)sm & 3u)) & 3u;
+    }
+    fc.seen = (uint32_t *)(void *)(sm + pad);
+    fc.seen_slots = rest > pad ? (rest - pad) / sizeof(uint32_t) : 0u;
+    memset(fc.seen, 0, fc.seen_slots * sizeof(uint32_t));
     const char *root = f->ctx->values.density.workspace_root;
     fc.root = root != NULL ? root : "";
     fc.rlen = strlen(fc.root);
-    todos(&fc);
     const ctxc_view_t *v = &f->ctx->view;
-    for (size_t p = f->to; p-- > f->from;) {
-        if (f->pin != NULL && f->pin[p]) {
+    for (fc.cls = 0; fc.cls < RANKS && !f->stopped; fc.cls++) {
+        if (fc.cls == RANK_TODO) {
+            todos(&fc);
             continue;
         }
-        ctxc_entry_t e;
-        ctxc_view_get(v, p, &e);
-        if (e.speaker == CTXC_SPEAKER_TOOL) {
-            continue;
-        }
-        const uint8_t *cur = NULL;
-        ctxc_block_t b;
-        while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type == CTXC_BLOCK_TEXT) {
-                urls(&fc, b.u.text.text);
-                if (e.speaker == CTXC_SPEAKER_HUMAN) {
+        for (size_t p = f->to; p-- > f->from && !f->stopped;) {
+            if (f->pin != NULL && f->pin[p]) {
+                continue;
+            }
+            ctxc_entry_t e;
+            ctxc_view_get(v, p, &e);
+            if (e.speaker == CTXC_SPEAKER_TOOL ||
+                (fc.cls == RANK_IDENT && e.speaker != CTXC_SPEAKER_HUMAN)) {
+                continue;
+            }
+            const uint8_t *cur = NULL;
+            ctxc_block_t b;
+            while (ctxc_entry_next_block(&e, &cur, &b)) {
+                if (b.type == CTXC_BLOCK_TEXT && fc.cls == RANK_URL) {
+                    urls(&fc, b.u.text.text);
+                } else if (b.type == CTXC_BLOCK_TEXT && fc.cls == RANK_IDENT) {
                     identifiers(&fc, b.u.text.text);
+                } else if (b.type == CTXC_BLOCK_TOOL_CALL &&
+                           fc.cls != RANK_IDENT) {
+                    calls(&fc, p, &b);
                 }
-            } else if (b.type == CTXC_BLOCK_TOOL_CALL) {
-                calls(&fc, p, &b);
             }
         }
+    }
+    if (f->stopped) {
+        f->found = f->missing = f->added = 0;
+        return;
     }
     if (fc.sec.len == 0 && fc.left_out == 0) {
         return;

@@ -4,7 +4,9 @@
  * the summary text, and the bounded section of the missing ones that ctxc
  * appends to the summary.
  *
- * Anchors, newest first (the active todos before the entries):
+ * Anchors, by class (the order in which missing ones take the section's
+ * slots: files written and failed commands, files read or searched, todos,
+ * URLs, identifiers), newest first within a class:
  *   file        paths the range's tool calls read, wrote or searched (the
  *               tool-role table, every enabled vocabulary, user tools),
  *               resolved against the workspace root and normalised; found
@@ -21,7 +23,9 @@
  *               first 120 bytes, ignoring ASCII case
  * Pinned entries are not summarised (kept verbatim), so not checked.
  * Each anchor counts once (the first, newest occurrence), as long as the
- * memory for the list of anchors seen lasts.
+ * memory for the set of anchors seen lasts (4 bytes an anchor). Each
+ * search is linear in the summary's bytes (anchors.c: has()), so the check
+ * costs at most anchors x summary bytes, whatever the model wrote.
  */
 #ifndef CTXC_ANCHORS_H
 #define CTXC_ANCHORS_H
@@ -43,6 +47,11 @@ typedef struct {
     size_t max_bytes; /* of the section, header and footer included */
     char *mem;        /* caller memory: section, scratch, anchors seen */
     size_t mem_cap;
+    /* the port's stop hook (NULL: none), asked every few anchors: when it
+     * says stop, the check ends with `stopped` set and nothing written */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
+    bool stopped; /* output */
     /* output of ctxc__facts_check */
     size_t found, missing, added;
     const char *section; /* the section (in mem), section_len bytes; 0 when

@@ -329,9 +329,194 @@ _Static_assert(offsetof(ctxc_block_t, u.text.text) ==
                        offsetof(ctxc_block_t, u.code.code),
                "the text of text, thinking and code blocks is in one place");
 
+/* ---- images ---------------------------------------------------------------
+ * An image's size is read from the first bytes of its base64 data (PNG,
+ * GIF, JPEG, WebP headers); each decoded byte is decoded on its own (a
+ * base64 group of 4 characters holds 3 bytes), so a JPEG's frame header is
+ * found by jumping over its segments without decoding the rest. */
+
+static int b64_val(char c) {
+    return c >= 'A' && c <= 'Z'   ? c - 'A'
+           : c >= 'a' && c <= 'z' ? c - 'a' + 26
+           : c >= '0' && c <= '9' ? c - '0' + 52
+           : c == '+' || c == '-' ? 62
+           : c == '/' || c == '_' ? 63
+                                  : -1;
+}
+
+/* Decoded byte i of base64 text d, or -1 (past the end, not base64). */
+static int b64_at(ctxc_str_t d, size_t i) {
+    size_t g = i / 3u * 4u, k = i % 3u;
+    if (d.ptr == NULL || g + k + 1u >= d.len) {
+        return -1;
+    }
+    int a = b64_val(d.ptr[g + k]), b = b64_val(d.ptr[g + k + 1u]);
+    if (a < 0 || b < 0) {
+        return -1;
+    }
+    static const uint8_t sh[3][2] = {{2, 4}, {4, 2}, {6, 0}};
+    return ((a << sh[k][0]) | (b >> sh[k][1])) & 0xFF;
+}
+
+/* Bytes [i, i + n) of d big-endian (little-endian with le); false when
+ * one is missing. */
+static bool b64_num(ctxc_str_t d, size_t i, size_t n, bool le, uint32_t *v) {
+    uint32_t x = 0;
+    for (size_t k = 0; k < n; k++) {
+        int c = b64_at(d, le ? i + n - 1u - k : i + k);
+        if (c < 0) {
+            return false;
+        }
+        x = x << 8 | (uint32_t)c;
+    }
+    *v = x;
+    return true;
+}
+
+static bool b64_is(ctxc_str_t d, size_t i, const char *s) {
+    for (size_t k = 0; s[k] != '\0'; k++) {
+        if (b64_at(d, i + k) != (uint8_t)s[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define JPEG_SEGMENTS_MAX 64u /* segments passed looking for the frame */
+
+bool ctxc_estimate_image_size(const ctxc_block_t *b, uint32_t *w, uint32_t *h) {
+    *w = *h = 0;
+    if (b == NULL || b->type != CTXC_BLOCK_MEDIA ||
+        b->u.media.data.ptr == NULL || b->u.media.encoding.ptr == NULL ||
+        b->u.media.encoding.len != 6 ||
+        memcmp(b->u.media.encoding.ptr, "base64", 6) != 0) {
+        return false;
+    }
+    ctxc_str_t d = b->u.media.data;
+    uint32_t x = 0, y = 0;
+    if (b64_is(d, 0, "\x89PNG") && b64_is(d, 12, "IHDR")) {
+        if (!b64_num(d, 16, 4, false, &x) || !b64_num(d, 20, 4, false, &y)) {
+            return false;
+        }
+    } else if (b64_is(d, 0, "GIF8")) {
+        if (!b64_num(d, 6, 2, true, &x) || !b64_num(d, 8, 2, true, &y)) {
+            return false;
+        }
+    } else if (b64_is(d, 0, "RIFF") && b64_is(d, 8, "WEBP")) {
+        uint32_t v;
+        if (b64_is(d, 12, "VP8X") && b64_num(d, 24, 3, true, &x) &&
+            b64_num(d, 27, 3, true, &y)) {
+            x++, y++;
+        } else if (b64_is(d, 12, "VP8 ") && b64_num(d, 26, 2, true, &x) &&
+                   b64_num(d, 28, 2, true, &y)) {
+            x &= 0x3FFFu, y &= 0x3FFFu;
+        } else if (b64_is(d, 12, "VP8L") && b64_num(d, 21, 4, true, &v)) {
+            x = (v & 0x3FFFu) + 1u;
+            y = ((v >> 14) & 0x3FFFu) + 1u;
+        } else {
+            return false;
+        }
+    } else if (b64_at(d, 0) == 0xFF && b64_at(d, 1) == 0xD8) {
+        size_t i = 2;
+        for (unsigned s = 0; s < JPEG_SEGMENTS_MAX; s++) {
+            int m0 = b64_at(d, i), m = b64_at(d, i + 1u);
+            uint32_t len;
+            if (m0 != 0xFF || m < 0 || !b64_num(d, i + 2u, 2, false, &len)) {
+                return false;
+            }
+            bool sof =
+                m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
+            if (sof) {
+                if (!b64_num(d, i + 5u, 2, false, &y) ||
+                    !b64_num(d, i + 7u, 2, false, &x)) {
+                    return false;
+                }
+                break;
+            }
+            i += 2u + len;
+        }
+    } else {
+        return false;
+    }
+    if (x == 0 || y == 0) {
+        return false;
+    }
+    *w = x;
+    *h = y;
+    return true;
+}
+
+/* 32-bit arithmetic (no 64-bit division on small targets): sides are
+ * taken at most 65535 pixels, so every product below fits. */
+static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1u) / b; }
+
+/* (w, h) scaled down (aspect kept) so that neither side passes max. */
+static void fit(uint32_t *w, uint32_t *h, uint32_t max) {
+    if (*w > max && *w >= *h) {
+        *h = *h * max / *w;
+        *w = max;
+    } else if (*h > max) {
+        *w = *w * max / *h;
+        *h = max;
+    }
+    *w += *w == 0u;
+    *h += *h == 0u;
+}
+
+uint32_t ctxc_estimate_image_tokens(ctxc_image_cost_t rule, uint32_t w,
+                                    uint32_t h) {
+    static const uint16_t unknown[4] = {
+        CTXC_IMAGE_TOKENS_DEFAULT, CTXC_IMAGE_TOKENS_ANTHROPIC,
+        CTXC_IMAGE_TOKENS_OPENAI, CTXC_IMAGE_TOKENS_GEMINI};
+    if ((unsigned)rule > CTXC_IMAGE_COST_GEMINI) {
+        rule = CTXC_IMAGE_COST_DEFAULT;
+    }
+    if (w == 0 || h == 0) {
+        return unknown[rule];
+    }
+    uint32_t x = w < 65535u ? w : 65535u, y = h < 65535u ? h : 65535u;
+    if (rule == CTXC_IMAGE_COST_OPENAI) { /* high detail: 512-pixel tiles */
+        fit(&x, &y, 2048u);
+        if (x > 768u && y > 768u) { /* the shorter side to 768 */
+            if (x < y) {
+                y = y * 768u / x, x = 768u;
+            } else {
+                x = x * 768u / y, y = 768u;
+            }
+        }
+        return 85u + 170u * ceil_div(x, 512u) * ceil_div(y, 512u);
+    }
+    if (rule == CTXC_IMAGE_COST_GEMINI) { /* 258 a 768-pixel tile */
+        return x <= 384u && y <= 384u
+                   ? 258u
+                   : 258u * ceil_div(x, 768u) * ceil_div(y, 768u);
+    }
+    fit(&x, &y, 1568u); /* w x h / 750 of the image fitted in 1568 */
+    return ceil_div(x * y, 750u);
+}
+
+static bool is_image(ctxc_str_t mime) {
+    static const char pre[] = "image/";
+    if (mime.ptr == NULL || mime.len < sizeof pre - 1u) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof pre - 1u; i++) {
+        char c = mime.ptr[i];
+        if ((c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c) != pre[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     (void)user;
+    return ctxc_estimate_block_for(NULL, b);
+}
+
+uint32_t ctxc_estimate_block_for(void *user, const ctxc_block_t *b) {
     acc_t a = {0, 0, false};
+    uint32_t image = 0;
     switch (b->type) {
     case CTXC_BLOCK_TOOL_CALL:
         acc_utf8(&a, "{\"name\":\"", 9);
@@ -351,6 +536,14 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
         break;
     case CTXC_BLOCK_MEDIA:
         acc_str(&a, b->u.media.caption);
+        if (is_image(b->u.media.mime_type)) {
+            uint32_t w, h;
+            (void)ctxc_estimate_image_size(b, &w, &h);
+            image = ctxc_estimate_image_tokens(
+                user != NULL ? *(const ctxc_image_cost_t *)user
+                             : CTXC_IMAGE_COST_DEFAULT,
+                w, h);
+        }
         break;
     case CTXC_BLOCK_TEXT:
     case CTXC_BLOCK_THINKING:
@@ -360,7 +553,8 @@ uint32_t ctxc_estimate_block_default(void *user, const ctxc_block_t *b) {
     default:
         break;
     }
-    return ctxc_estimate_formula(acc_words(&a), a.units);
+    uint32_t t = ctxc_estimate_formula(acc_words(&a), a.units);
+    return t > UINT32_MAX - image ? UINT32_MAX : t + image;
 }
 
 /* UTF-16 units the default estimator counts at least for a field of n

@@ -200,7 +200,8 @@ enum {
                   choice's finish reason */
     T_IN,      /* usage->input_tokens */
     T_OUT,     /* usage->output_tokens */
-    T_INDEX    /* an OpenAI choice's index */
+    T_INDEX,   /* an OpenAI choice's index */
+    T_ETYPE    /* word_: an error object's type */
 };
 
 /* reader.flags_ */
@@ -276,6 +277,7 @@ static void on_str(void *user, const char *p, size_t n) {
         (void)put_printable(r->block_, sizeof r->block_, &r->block_len_, p, n);
         break;
     case T_WORD:
+    case T_ETYPE:
         (void)put_printable(r->word_, sizeof r->word_, &r->word_len_, p, n);
         break;
     default:
@@ -325,6 +327,13 @@ static bool error_begin(reader_t *r, const ctxc__js_t *js, int type,
         type == CTXC__JT_STRING) {
         return want(r, T_MSG);
     }
+    if ((AT(K_ERROR, K_TYPE) || AT(A0, K_ERROR, K_TYPE)) &&
+        type == CTXC__JT_STRING) {
+        r->word_len_ = 0;
+        r->word_[0] = '\0';
+        r->cur_ = T_ETYPE;
+        return true;
+    }
     if (r->error_body && type == CTXC__JT_STRING &&
         (AT(K_MESSAGE) || AT(K_DETAIL))) {
         uint8_t f = r->flags_;
@@ -345,6 +354,14 @@ PV_HELPER void scope_end(reader_t *r, bool keep) {
         r->tlen_ = r->mark_;
     }
     r->mark_ = r->tlen_;
+}
+
+/* The error types of a failure that passes (Anthropic's, sent as an
+ * `event: error` inside a 200 stream or as an error body): an overloaded
+ * service, a rate limit, an internal error. Retried like a 529 or 429. */
+static bool transient_type(const char *t) {
+    return strcmp(t, "overloaded_error") == 0 ||
+           strcmp(t, "rate_limit_error") == 0 || strcmp(t, "api_error") == 0;
 }
 
 static void on_end(void *user, const ctxc__js_t *js, int type) {
@@ -376,6 +393,8 @@ static void on_end(void *user, const ctxc__js_t *js, int type) {
         }
     } else if (type == CTXC__JT_STRING && cur == T_WORD) {
         r->provider->word(r, js);
+    } else if (type == CTXC__JT_STRING && cur == T_ETYPE) {
+        r->transient_ = transient_type(r->word_);
     } else if (type == CTXC__JT_OBJECT) {
         r->provider->scope(r, js);
     }
@@ -1065,13 +1084,21 @@ static ctxc_status_t attempt_end(ctxc_provider_client_t *c, ctxc_status_t st,
     const ctxc_provider_t *p = c->provider_;
     const ctxc_port_t *port = c->port_;
     k->usage.http_status = k->resp.status;
-    if (st == CTXC_OK) {
+    bool answered = st == CTXC_OK;
+    if (answered) {
         if (!k->resp.event_stream) { /* the end of a whole answer */
             st = ctxc_provider_end(&c->reader_, err);
         }
         if (st == CTXC_OK) {
             st = ctxc_provider_finish(&c->reader_, err);
         }
+    }
+    /* an error object of a transient type in a 2xx answer (Anthropic's
+     * `event: error` with overloaded_error in a 200 stream): retried as
+     * the HTTP status it stands for would be */
+    bool transient = st == CTXC_E_HTTP_STATUS && k->resp.status < 300u &&
+                     c->reader_.transient_;
+    if (answered && !transient) {
         return st;
     }
     if (st == CTXC_E_HTTP_STATUS && k->resp.status >= 400u) {
@@ -1088,7 +1115,8 @@ static ctxc_status_t attempt_end(ctxc_provider_client_t *c, ctxc_status_t st,
                           p->name, (unsigned)total, (unsigned)(attempt + 1),
                           (unsigned)(c->retries_ + 1));
     }
-    if (!ctxc_http_retryable(st, &k->resp) || attempt >= c->retries_) {
+    if ((!ctxc_http_retryable(st, &k->resp) && !transient) ||
+        attempt >= c->retries_) {
         return st;
     }
     uint32_t wait = 500u << (attempt < 7u ? attempt : 7u);
@@ -1281,8 +1309,8 @@ void ctxc_provider_progress(const ctxc_provider_client_t *c,
                                ? (uint32_t)(k->not_before - now)
                                : 0u;
     } else {
-        out->phase = out->received > 0 ? CTXC_PROVIDER_ANSWER
-                                       : CTXC_PROVIDER_REQUEST;
+        out->phase =
+            out->received > 0 ? CTXC_PROVIDER_ANSWER : CTXC_PROVIDER_REQUEST;
     }
 }
 

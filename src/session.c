@@ -698,6 +698,10 @@ static ctxc_status_t build_ctx(ctxc_session_t *s, const ctxc_strategy_t *st,
     ctx->todos = s->todos;
     ctx->todo_count = s->todo_count;
     ctx->transcript_path = s->transcript_path;
+    if (s->port != NULL) { /* the fact check asks it (issue 41) */
+        ctx->stop = s->port->stop;
+        ctx->stop_ctx = s->port->stop_ctx;
+    }
     return CTXC_OK;
 }
 

@@ -1,6 +1,7 @@
 /*
- * ctxc — the LLM strategies: middle-out and one-shot (docs/strategies-providers.md),
- * and the summariser request and result they share (4.4a).
+ * ctxc — the LLM strategies: middle-out and one-shot
+ * (docs/strategies-providers.md), and the summariser request and result they
+ * share (4.4a).
  *
  * Both pick a range of the curated view to summarise, check it is worth a
  * call (at least 4 entries), and only then resolve the model and the
@@ -20,10 +21,10 @@
  */
 #include <string.h>
 
+#include "anchors.h"
 #include "ctxc/ctxc.h"
 #include "ctxc/plan.h"
 #include "ctxc/prompt.h"
-#include "anchors.h"
 #include "ctxc/strategy.h"
 #include "error.h"
 #include "sink.h"
@@ -273,6 +274,32 @@ static const ctxc_todo_t *first_todo(const ctxc_compress_ctx_t *ctx) {
     return pending;
 }
 
+static bool blank(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' &&
+            c != '\f') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A media block's MIME type is an image's ("image/...", any case). */
+static bool is_image(ctxc_str_t mime) {
+    static const char pre[] = "image/";
+    if (mime.ptr == NULL || mime.len < sizeof pre - 1u) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof pre - 1u; i++) {
+        char c = mime.ptr[i];
+        if ((c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c) != pre[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The continuation text into buf (CONT_MAX bytes, NUL-terminated). */
 static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
     ctxc__sink_t o = {buf, CONT_MAX - 1u, 0};
@@ -280,16 +307,43 @@ static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
                    "will carry on from it.");
     size_t latest = latest_request(&ctx->view);
     if (latest != NONE) {
+        /* its first text that is not blank (a blank one is not quoted),
+         * and the images attached to it (named, not described) */
         ctxc_entry_t e;
         ctxc_view_get(&ctx->view, latest, &e);
         const uint8_t *cur = NULL;
         ctxc_block_t b;
+        ctxc_str_t quote = CTXC_STR_ABSENT;
+        size_t images = 0;
         while (ctxc_entry_next_block(&e, &cur, &b)) {
-            if (b.type == CTXC_BLOCK_TEXT && b.u.text.text.len > 0) {
-                ctxc__puts(&o, " Your latest request: \"");
-                put_clipped(&o, b.u.text.text, CONT_QUOTE_MAX);
-                ctxc__puts(&o, "\".");
-                break;
+            if (b.type == CTXC_BLOCK_TEXT && quote.ptr == NULL &&
+                !blank(b.u.text.text.ptr, b.u.text.text.len)) {
+                quote = b.u.text.text;
+            } else if (b.type == CTXC_BLOCK_MEDIA &&
+                       is_image(b.u.media.mime_type)) {
+                images++;
+            }
+        }
+        if (quote.ptr != NULL) {
+            ctxc__puts(&o, " Your latest request: \"");
+            put_clipped(&o, quote, CONT_QUOTE_MAX);
+            ctxc__puts(&o, "\"");
+            if (images > 0) {
+                ctxc__puts(&o, images == 1 ? ", with an attached image"
+                                           : ", with attached images (");
+                if (images > 1) {
+                    ctxc__put_uint(&o, images);
+                    ctxc__puts(&o, ")");
+                }
+            }
+            ctxc__puts(&o, ".");
+        } else if (images > 0) {
+            ctxc__puts(&o, images == 1
+                               ? " Your latest request is an attached image."
+                               : " Your latest request is attached images (");
+            if (images > 1) {
+                ctxc__put_uint(&o, images);
+                ctxc__puts(&o, ").");
             }
         }
     }
@@ -303,17 +357,6 @@ static size_t continuation(const ctxc_compress_ctx_t *ctx, char *buf) {
     }
     (void)ctxc__sink_cstr(&o);
     return o.len < o.cap ? o.len : o.cap;
-}
-
-static bool blank(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' &&
-            c != '\f') {
-            return false;
-        }
-    }
-    return true;
 }
 
 static ctxc_status_t keep_all(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
@@ -341,7 +384,7 @@ static size_t pinned_in(const unsigned char *pin, size_t from, size_t to) {
 
 /* The fact check's memory at the top of the answer buffer: its size (0:
  * off, or no room beside an answer buffer of at least half). */
-#define FACTS_SEEN 2048u /* bytes of the list of anchors seen */
+#define FACTS_SEEN 2560u /* the summary's pair set (512), anchors seen */
 static size_t facts_room(const ctxc_compress_ctx_t *ctx, size_t answer_cap) {
     const ctxc_fact_check_t *fc = &ctx->values.fact_check;
     if (fc->mode == CTXC_FACT_CHECK_OFF) {
@@ -502,10 +545,8 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
     job->answer_cap = answer_cap;
     job->len = 0;
     memset(&job->usage, 0, sizeof job->usage);
-    job->request = (ctxc_llm_request_t){write_system, turns + 1u,
-                                        write_message, roles,
-                                        job,          0,
-                                        NULL,         NULL};
+    job->request = (ctxc_llm_request_t){
+        write_system, turns + 1u, write_message, roles, job, 0, NULL, NULL};
     job->llm = llm;
     job->call = true;
     plan->meta.llm_call_made = true;
@@ -517,36 +558,37 @@ static ctxc_status_t summarise(const ctxc_compress_ctx_t *ctx,
  * them (job->missed_, the item lines in the check's memory, which the
  * call does not write) and the caller makes the call once more. Else the
  * section of the facts still missing is appended to the answer (job->len
- * grows) and the counts go to the plan's metadata. */
+ * grows) and the counts go to the plan's metadata. The check asks the
+ * port's stop hook (ctx->stop) as it goes: *stopped when it said stop. */
 static void check_facts(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
-                        ctxc_llm_job_t *job, bool *again) {
+                        ctxc_llm_job_t *job, bool *again, bool *stopped) {
     ctxc__pairs_t pairs;
     const ctxc_work_t *w = ctx->work;
     /* the call id index of the view, as compress_prepare set it up (the
      * view is the job's: frozen while the call ran) */
-    ctxc__pairs_lazy(&pairs, &ctx->view, w->index,
-                     w->index != NULL
-                         ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES
-                         : 0);
-    ctxc__facts_t facts = {ctx,
-                           &pairs,
-                           job->pin_,
-                           job->from_,
-                           job->to_,
-                           ctx->values.fact_check.max_items,
-                           ctx->values.fact_check.max_bytes,
-                           job->answer + job->answer_cap,
-                           job->facts_cap_,
-                           0,
-                           0,
-                           0,
-                           NULL,
-                           0,
-                           NULL,
-                           0};
+    ctxc__pairs_lazy(
+        &pairs, &ctx->view, w->index,
+        w->index != NULL ? w->index_slots * CTXC_WORK_INDEX_SLOT_BYTES : 0);
+    ctxc__facts_t facts;
+    memset(&facts, 0, sizeof facts);
+    facts.ctx = ctx;
+    facts.pairs = &pairs;
+    facts.pin = job->pin_;
+    facts.from = job->from_;
+    facts.to = job->to_;
+    facts.max_items = ctx->values.fact_check.max_items;
+    facts.max_bytes = ctx->values.fact_check.max_bytes;
+    facts.mem = job->answer + job->answer_cap;
+    facts.mem_cap = job->facts_cap_;
+    facts.stop = ctx->stop;
+    facts.stop_ctx = ctx->stop_ctx;
     *again = false;
     job->missed_ = CTXC_STR_ABSENT;
     ctxc__facts_check(&facts, (ctxc_str_t){job->answer, job->len});
+    if (facts.stopped) {
+        *stopped = true;
+        return;
+    }
     if (ctx->values.fact_check.mode == CTXC_FACT_CHECK_RETRY &&
         !job->retried_ && facts.missing > 0 && facts.items_len > 0) {
         job->missed_ = (ctxc_str_t){facts.items, facts.items_len};
@@ -580,9 +622,17 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
         return st;
     }
     if (job->facts_cap_ > 0) {
-        bool again;
-        check_facts(ctx, plan, job, &again);
+        bool again, stopped = false;
+        check_facts(ctx, plan, job, &again, &stopped);
+        if (stopped) {
+            return ctxc__fail(err, CTXC_E_CANCELLED,
+                              "the fact check of the summary was stopped "
+                              "(the port's stop hook); the history is "
+                              "unchanged");
+        }
         if (again) {
+            job->used_in_ += job->usage.input_tokens;
+            job->used_out_ += job->usage.output_tokens;
             job->len = 0;
             memset(&job->usage, 0, sizeof job->usage);
             job->call = true;
@@ -593,11 +643,30 @@ static ctxc_status_t summarise_end(const ctxc_compress_ctx_t *ctx,
     size_t len = job->len;
 
     size_t cont_len = continuation(ctx, cont);
-    static const char summary_meta[] = "{\"isSummary\":true}";
+    /* the summary call's usage (both calls with a retry), when the
+     * provider reported it: in the metadata and the result. The entry's
+     * estimate stays the history's estimator's (the store and the
+     * strategies rely on the cached estimate being the sum of its blocks'
+     * estimates): the provider's counts are kept for the integrator. */
+    uint64_t used_in = job->used_in_ + job->usage.input_tokens;
+    uint64_t used_out = job->used_out_ + job->usage.output_tokens;
+    plan->meta.summary_input_tokens = used_in;
+    plan->meta.summary_output_tokens = used_out;
+    char meta[128];
+    ctxc__sink_t ms = {meta, sizeof meta, 0};
+    ctxc__puts(&ms, "{\"isSummary\":true");
+    if (used_in > 0 || used_out > 0) {
+        ctxc__puts(&ms, ",\"usage\":{\"inputTokens\":");
+        ctxc__put_uint(&ms, used_in);
+        ctxc__puts(&ms, ",\"outputTokens\":");
+        ctxc__put_uint(&ms, used_out);
+        ctxc__puts(&ms, "}");
+    }
+    ctxc__puts(&ms, "}");
     ctxc_block_t sb = {.type = CTXC_BLOCK_TEXT};
     sb.u.text.text = (ctxc_str_t){answer, len};
     ctxc_entry_in_t sin = {CTXC_SPEAKER_HUMAN, &sb, 1,
-                           CTXC_STR_LIT(summary_meta)};
+                           (ctxc_str_t){meta, ms.len}};
     ctxc_block_t cb = {.type = CTXC_BLOCK_TEXT};
     cb.u.text.text = (ctxc_str_t){cont, cont_len};
     ctxc_entry_in_t cin = {CTXC_SPEAKER_AI, &cb, 1, CTXC_STR_ABSENT};
@@ -665,9 +734,20 @@ static size_t frac_ceil(size_t n, uint16_t permille) {
     return (size_t)(((uint64_t)n * permille + 999u) / 1000u);
 }
 
-static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
-                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
-                              ctxc_error_t *err) {
+/* The view position of the first summary entry (isSummary), or NONE. */
+static size_t first_summary(const ctxc_view_t *v) {
+    for (size_t p = 0; p < v->count; p++) {
+        ctxc_entry_t e;
+        ctxc_view_get(v, p, &e);
+        if (e.flags & CTXC_ENTRY_IS_SUMMARY) {
+            return p;
+        }
+    }
+    return NONE;
+}
+
+static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;
@@ -715,6 +795,24 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
     plan->meta.bottom_preserved = n - bottom;
     uint64_t pinned_tokens;
     const unsigned char *pin = ctxc__compress_pins(ctx, &pairs, &pinned_tokens);
+    /* nor below the head an earlier summary kept: the entries before the
+     * first summary of the view stay the prefix of every later request
+     * (the provider's prompt cache), and that summary is merged into the
+     * new one (a shorter head would summarise part of it away). Only when
+     * enough is left to summarise after it: else the head is summarised
+     * as before, rather than nothing. */
+    size_t first = first_summary(v);
+    if (first != NONE && first > top) {
+        size_t head = ctxc_boundary_forward(&bd, first);
+        if (head < bottom &&
+            bottom - head - pinned_in(pin, head, bottom) >= MIN_SUMMARISED) {
+            top = head;
+            plan->meta.top_preserved = top;
+            if (long_latest != NONE && long_latest < top) {
+                long_latest = NONE; /* in the kept head: sent as it is */
+            }
+        }
+    }
     if (bottom - top - pinned_in(pin, top, bottom) < MIN_SUMMARISED) {
         return keep_all(ctx, plan, total,
                         "middle-out: fewer than 4 messages in the middle", err);
@@ -727,9 +825,8 @@ static ctxc_status_t mo_begin(const ctxc_compress_ctx_t *ctx,
 
 #if CTXC_CFG_STRATEGY_ONE_SHOT
 
-static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx,
-                              ctxc_plan_t *plan, ctxc_llm_job_t *job,
-                              ctxc_error_t *err) {
+static ctxc_status_t os_begin(const ctxc_compress_ctx_t *ctx, ctxc_plan_t *plan,
+                              ctxc_llm_job_t *job, ctxc_error_t *err) {
     const ctxc_view_t *v = &ctx->view;
     size_t n = v->count;
     ctxc_boundary_t bd;

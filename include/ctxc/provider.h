@@ -114,7 +114,12 @@ typedef struct {
     uint8_t fin_len_, msg_len_, block_len_, word_len_;
     char msg_[CTXC_PROVIDER_MESSAGE_BYTES]; /* an error message, a refusal */
     char block_[24];
-    char word_[24];
+    char word_[23];
+    /* the error object read names a transient failure of the service
+     * (type overloaded_error, rate_limit_error or api_error, as Anthropic
+     * sends inside a 200 stream): retried as a 429 or 529 is (one byte of
+     * word_ gave room: the reader's size is unchanged) */
+    bool transient_;
     uint64_t js_[CTXC_PROVIDER_JSON_STATE_BYTES / 8u];
 } ctxc_provider_reader_t;
 

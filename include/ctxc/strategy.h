@@ -244,6 +244,7 @@ typedef struct {
     ctxc_str_t missed_;         /* a retry: the facts the first answer lacked */
     bool earlier_snapshot_;
     bool retried_;              /* the fact check's second call was made */
+    uint64_t used_in_, used_out_; /* the usage of the calls before this one */
 } ctxc_llm_job_t;
 
 /** An active todo of the agent, listed in the summariser
@@ -342,6 +343,11 @@ typedef struct {
     size_t todo_count; /**< todos in `todos` */
     const char *transcript_path; /**< the full transcript's path, or NULL */
     ctxc_work_t *work;           /**< working memory (not the store) */
+    /** The port's stop hook (NULL: none): work of a strategy after its
+     * model call (the fact check of the summary) asks it and ends with
+     * CTXC_E_CANCELLED, changing nothing, when it says stop. */
+    bool (*stop)(void *ctx);
+    void *stop_ctx; /**< pointer handed to `stop` */
 } ctxc_compress_ctx_t;
 
 /* ---- plans --------------------------------------------------------------- */
@@ -400,6 +406,11 @@ typedef struct {
     size_t anchors_added; /**< anchors listed in the section ctxc appended */
     /** whether a second call asked for the missing ones (retry) */
     bool fact_retry_made;
+    /** @{ the summary call's usage as the provider reported it (both calls
+     * when the fact check asked again; 0: not reported), also kept in the
+     * summary entry's metadata ("usage") */
+    uint64_t summary_input_tokens, summary_output_tokens;
+    /** @} */
     /** the limits over their threshold when it started (CTXC_LIMIT_*
      * bits); the strategy freed each of these down to its target */
     unsigned trigger;

@@ -518,7 +518,7 @@ static void test_resumable_call(void **state) {
     assert_int_equal(call(APIS[0], "fixture-429-once", true, 2), CTXC_OK);
     assert_string_equal(out, SUMMARY);
     assert_int_equal(usage.attempts, 2);
-    assert_int_equal(rec.n_delays, 0); /* no delay hook: a "not before" */
+    assert_int_equal(rec.n_delays, 0);  /* no delay hook: a "not before" */
     assert_true(g_elapsed_ms >= 1000u); /* Retry-After: 1 was honoured */
     check_sent(APIS[0], "fixture-429-once", true, 2, true);
     g_resumable = false;
@@ -536,8 +536,7 @@ static void test_resumable_call(void **state) {
     ctxc_llm_request_t req = request();
     assert_int_equal(llm.start(&llm, &req, out, sizeof out, &err),
                      CTXC_E_IN_PROGRESS);
-    assert_int_equal(llm.start(&llm, &req, out, sizeof out, &err),
-                     CTXC_E_BUSY);
+    assert_int_equal(llm.start(&llm, &req, out, sizeof out, &err), CTXC_E_BUSY);
     assert_int_equal(llm.step(&llm, &out_len, &usage, &err),
                      CTXC_E_IN_PROGRESS);
     llm.cancel(&llm);
@@ -547,9 +546,9 @@ static void test_resumable_call(void **state) {
     }
     assert_int_equal(llm.step(&llm, &out_len, &usage, &err),
                      CTXC_E_INVALID_ARG);
-    assert_int_equal(llm.complete(&llm, &req, out, sizeof out, &out_len,
-                                  &usage, &err),
-                     CTXC_OK);
+    assert_int_equal(
+        llm.complete(&llm, &req, out, sizeof out, &out_len, &usage, &err),
+        CTXC_OK);
     assert_string_equal(out, SUMMARY);
 }
 
@@ -628,8 +627,7 @@ static void test_stop_hook_and_progress(void **state) {
 
     memset(&answer_seen, 0, sizeof answer_seen);
     stop_when = 2;
-    assert_int_equal(call("openai", "fixture-hang", true, 0),
-                     CTXC_E_CANCELLED);
+    assert_int_equal(call("openai", "fixture-hang", true, 0), CTXC_E_CANCELLED);
     assert_int_equal(answer_seen.attempt, 1);
     assert_true(answer_seen.received > 0);
     ctxc_provider_progress_t idle;
@@ -653,7 +651,9 @@ static void test_in_stream_error(void **state) {
                          CTXC_E_HTTP_STATUS);
         assert_contains(err.message, "error in the answer");
         assert_contains(err.message, msg[a]);
-        assert_int_equal(usage.attempts, 1);
+        /* Anthropic's overloaded_error is transient: retried (issue 41) */
+        assert_int_equal(usage.attempts,
+                         strcmp(APIS[a], "anthropic") == 0 ? 3 : 1);
     }
 }
 

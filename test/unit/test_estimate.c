@@ -197,9 +197,10 @@ static void test_block_text_rules(void **state) {
     b.u.media.data =
         ctxc_str("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA");
     b.u.media.encoding = ctxc_str("base64");
-    assert_int_equal(block_est(&b), 0); /* no caption */
+    /* a 1 x 1 PNG: 1 token for the image (issue 41), no caption */
+    assert_int_equal(block_est(&b), 1);
     b.u.media.caption = ctxc_str("a diagram of the board");
-    assert_int_equal(block_est(&b), est("a diagram of the board"));
+    assert_int_equal(block_est(&b), 1 + est("a diagram of the board"));
 }
 
 /* A tool_response whose result is a JSON string counts the decoded string:
@@ -373,8 +374,7 @@ static void test_random_texts_count_like_their_pieces(void **state) {
         {"\xe2\x80\x83", "\\u2003", 1, true}, /* U+2003 */
         {"w", "w", 1, false},
         {"words", "words", 5, false},
-        {"0123456789abcdefghijklmnop", "0123456789abcdefghijklmnop", 26,
-         false},
+        {"0123456789abcdefghijklmnop", "0123456789abcdefghijklmnop", 26, false},
         {"\"q\\", "\\\"q\\\\", 3, false},
         {"\xc3\xa9", "\xc3\xa9", 1, false},                 /* e acute */
         {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", 2, false}, /* 2 units */
@@ -415,9 +415,112 @@ static void test_random_texts_count_like_their_pieces(void **state) {
     }
 }
 
+/* ---- issue 41: images cost their size --------------------------------- */
+
+static char b64buf[4][256];
+
+/* base64 of n bytes into one of four buffers */
+static const char *b64(const uint8_t *p, size_t n) {
+    static const char A[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static unsigned k;
+    char *o = b64buf[k++ % 4];
+    size_t j = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        v |= i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0;
+        v |= i + 2 < n ? p[i + 2] : 0;
+        o[j++] = A[v >> 18 & 63];
+        o[j++] = A[v >> 12 & 63];
+        o[j++] = i + 1 < n ? A[v >> 6 & 63] : '=';
+        o[j++] = i + 2 < n ? A[v & 63] : '=';
+    }
+    o[j] = '\0';
+    return o;
+}
+
+static ctxc_block_t image(const char *mime, const char *data) {
+    ctxc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.type = CTXC_BLOCK_MEDIA;
+    b.u.media.mime_type = ctxc_str(mime);
+    b.u.media.data = ctxc_str(data);
+    b.u.media.encoding = ctxc_str("base64");
+    return b;
+}
+
+static const char *png(uint32_t w, uint32_t h) {
+    uint8_t p[33] = {0x89, 'P', 'N', 'G', 13,  10,  26,  10,
+                     0,    0,   0,   13,  'I', 'H', 'D', 'R'};
+    for (int i = 0; i < 4; i++) {
+        p[16 + i] = (uint8_t)(w >> (24 - 8 * i));
+        p[20 + i] = (uint8_t)(h >> (24 - 8 * i));
+    }
+    return b64(p, sizeof p);
+}
+
+static void test_images_cost_their_size(void **state) {
+    (void)state;
+    uint32_t w, h;
+    /* PNG */
+    ctxc_block_t b = image("image/png", png(800, 600));
+    assert_true(ctxc_estimate_image_size(&b, &w, &h));
+    assert_int_equal(w, 800);
+    assert_int_equal(h, 600);
+    assert_int_equal(block_est(&b), 640); /* 800 x 600 / 750 */
+    /* larger than 1568: fitted first (1568 x 784) */
+    b = image("image/png", png(3136, 1568));
+    assert_int_equal(block_est(&b), 1640);
+    /* GIF, little-endian sizes */
+    static const uint8_t gif[] = {'G', 'I', 'F', '8', '9', 'a', 100, 0, 50, 0};
+    b = image("image/gif", b64(gif, sizeof gif));
+    assert_int_equal(block_est(&b), 7);
+    /* JPEG: an APP0 segment, then the frame (SOF0) 1024 x 768 */
+    static const uint8_t jpg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0, 6,  'J', 'F',
+                                  'I',  'F',  0xFF, 0xC0, 0, 17, 8,   3,
+                                  0,    4,    0,    3,    0, 0,  0,   0};
+    b = image("image/jpeg", b64(jpg, sizeof jpg));
+    assert_true(ctxc_estimate_image_size(&b, &w, &h));
+    assert_int_equal(w, 1024);
+    assert_int_equal(h, 768);
+    assert_int_equal(block_est(&b), 1049);
+    /* WebP (VP8X: sizes minus one, 24 bits) 400 x 300 */
+    static const uint8_t webp[] = {
+        'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E',  'B', 'P', 'V',  'P', '8',
+        'X', 10,  0,   0,   0, 0, 0, 0, 0,   0x8F, 1,   0,   0x2B, 1,   0};
+    b = image("image/webp", b64(webp, sizeof webp));
+    assert_int_equal(block_est(&b), 160);
+    /* unknown size: the rule's default; a caption adds its words */
+    b = image("image/png", "aGVsbG8=");
+    assert_false(ctxc_estimate_image_size(&b, &w, &h));
+    assert_int_equal(block_est(&b), CTXC_IMAGE_TOKENS_DEFAULT);
+    b.u.media.caption = ctxc_str("the board");
+    assert_int_equal(block_est(&b),
+                     CTXC_IMAGE_TOKENS_DEFAULT + est("the board"));
+    /* not an image: the caption only */
+    b = image("application/pdf", png(800, 600));
+    assert_int_equal(block_est(&b), 0);
+    /* per provider */
+    ctxc_image_cost_t rule = CTXC_IMAGE_COST_ANTHROPIC;
+    b = image("image/png", "aGVsbG8=");
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 1600);
+    rule = CTXC_IMAGE_COST_OPENAI;
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 765);
+    b = image("image/png", png(1024, 1024)); /* 768 x 768: 4 tiles */
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 765);
+    b = image("image/png", png(512, 512)); /* 1 tile */
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 255);
+    rule = CTXC_IMAGE_COST_GEMINI;
+    b = image("image/png", png(300, 300));
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 258);
+    b = image("image/png", png(1000, 1000));
+    assert_int_equal(ctxc_estimate_block_for(&rule, &b), 1032);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_values_ascii),
+        cmocka_unit_test(test_images_cost_their_size),
         cmocka_unit_test(test_exact_values_non_ascii),
         cmocka_unit_test(test_unicode_whitespace_separates_words),
         cmocka_unit_test(test_words_are_split_pieces),

@@ -69,7 +69,7 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t fake_llm = {fake_complete, NULL, "fake", "fake-1",
-                                    NULL,          NULL, NULL, NULL};
+                                    NULL,          NULL, NULL,   NULL};
 
 static ctxc_status_t fake_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
@@ -175,8 +175,10 @@ static void test_missing_facts_are_appended_most_recent_first(void **state) {
     assert_non_null(read);
     assert_non_null(url);
     assert_non_null(id);
-    /* todos, then the entries newest first */
-    assert_true(todo < make && make < edit && edit < read && read < url);
+    /* by class (issue 41): what the range changed or broke (newest
+     * first), files read, todos, URLs, identifiers */
+    assert_true(make < edit && edit < read && read < todo && todo < url &&
+                url < id);
     assert_null(strstr(s, "`ls`"));           /* did not fail */
     assert_null(strstr(s, "old done thing")); /* completed */
     assert_non_null(strstr(s, "</ctxc_facts>"));
@@ -266,6 +268,155 @@ static void test_the_section_is_bounded(void **state) {
                      CTXC_CFG_FACT_CHECK_MAX_ITEMS);
 }
 
+/* Issue 41, the ranking: a range that read or wrote 11 files (absolute
+ * paths under the workspace), failed one command, with 3 URLs and 24
+ * backticked identifiers the human wrote later; the summary names none
+ * of them (34 anchors missing in the summarised range, 12 slots). The files
+ * written and the failed command come first, then the files read: every file
+ * survives, shortened relative to the workspace (before: one file and ten
+ * identifiers took the slots). */
+static void test_ranking_keeps_files_before_identifiers(void **state) {
+    (void)state;
+    char params[160], text[200], id[8];
+    /* the oldest: the files (5 written, 6 read), one failed command */
+    for (int i = 0; i < 11; i++) {
+        snprintf(id, sizeof id, "f%02d", i);
+        snprintf(params, sizeof params,
+                 "{\"file_path\":\"/home/dev/fw/src/drivers/net/"
+                 "eth_port_%02d.c\"%s}",
+                 i, i % 2 ? "" : ",\"content\":\"x\"");
+        ctxc_block_t c = t_call(id, i % 2 ? "read_file" : "write_file", params);
+        t_add(&hist, CTXC_SPEAKER_AI, &c, 1);
+        ctxc_block_t r =
+            t_resp(id, i % 2 ? "read_file" : "write_file", "\"ok\"", NULL);
+        t_add(&hist, CTXC_SPEAKER_TOOL, &r, 1);
+    }
+    ctxc_block_t c = t_call("m1", "Bash", "{\"command\":\"make flash\"}");
+    t_add(&hist, CTXC_SPEAKER_AI, &c, 1);
+    ctxc_block_t r =
+        t_resp("m1", "Bash", "{\"exit_code\":2,\"output\":\"no probe\"}", NULL);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r, 1);
+    /* then the human's URLs and identifiers, newer (3 a message) */
+    for (int i = 0; i < 8; i++) {
+        snprintf(text, sizeof text,
+                 "also `net_ident_%02d`, `net_ident_%02d` and `net_ident_%02d`"
+                 "%s%d",
+                 3 * i, 3 * i + 1, 3 * i + 2,
+                 i < 3 ? " per https://example.org/doc" : " ", i);
+        t_add_text(&hist, CTXC_SPEAKER_HUMAN, text);
+        t_add_text(&hist, CTXC_SPEAKER_AI, "ok" FILL);
+    }
+    for (int i = 0; i < 6; i++) {
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN,
+                   "filler" FILL FILL);
+    }
+    t_set(&set, "compression.strategy", "one-shot");
+    t_set(&set, "compression.factCheck", "append");
+    assert_int_equal(ctxc_session_init(&sess, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    ctxc_session_set_llm_resolver(&sess, fake_resolve, NULL);
+    ctxc_session_set_workspace(&sess, "/home/dev/fw");
+    ctxc_session_set_todos(&sess, todos, 2);
+    ctxc_error_t err;
+    assert_int_equal(ctxc_session_compress(&sess, &err), CTXC_OK);
+    const char *s = summary();
+    size_t files = 0;
+    for (int i = 0; i < 11; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "- file: src/drivers/net/eth_port_%02d.c\n",
+                 i);
+        files += strstr(s, want) != NULL;
+    }
+    if (files != 11) {
+        fail_msg("%zu of 11 files in:\n%s", files, s);
+    }
+    const char *make = strstr(s, "- failed command: `make flash` (exit 2)");
+    const char *written = strstr(s, "eth_port_10.c");
+    const char *read = strstr(s, "eth_port_09.c");
+    const char *more = strstr(s, "more not listed");
+    assert_non_null(make);
+    assert_non_null(more);
+    /* changed (newest first), then read; the 12 slots are taken by them,
+     * the todo, URLs and identifiers are counted in "and N more" */
+    assert_true(make < written && written < read && read < more);
+    assert_null(strstr(s, "net_ident_"));
+    assert_null(strstr(s, "/home/dev/fw/")); /* relative to the workspace */
+    /* 11 files, the command, the todo, 3 URLs, the identifiers of the
+     * summarised messages (the last 20 % are kept) */
+    assert_true(sess.last_compress.anchors_missing > 30);
+    assert_int_equal(sess.last_compress.anchors_added,
+                     CTXC_CFG_FACT_CHECK_MAX_ITEMS);
+    assert_true(strlen(strstr(s, "\n\n<ctxc_facts>")) <=
+                CTXC_CFG_FACT_CHECK_MAX_BYTES);
+}
+
+/* A long failed command shows its first 96 bytes (the bytes of the
+ * section go to more items), its detail at most 60. */
+static void test_a_long_failed_command_is_cut(void **state) {
+    (void)state;
+    char cmd[400], params[480], err[200];
+    memset(cmd, 0, sizeof cmd);
+    for (size_t i = 0; i < 300; i++) {
+        cmd[i] = (char)('a' + i % 26);
+    }
+    memset(err, 'E', 150);
+    err[150] = '\0';
+    snprintf(params, sizeof params, "{\"command\":\"%s\"}", cmd);
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, "build it" FILL);
+    ctxc_block_t c = t_call("k1", "Bash", params);
+    t_add(&hist, CTXC_SPEAKER_AI, &c, 1);
+    ctxc_block_t r = t_resp("k1", "Bash", "\"\"", err);
+    t_add(&hist, CTXC_SPEAKER_TOOL, &r, 1);
+    for (int i = 0; i < 7; i++) {
+        t_add_text(&hist, i % 2 ? CTXC_SPEAKER_HUMAN : CTXC_SPEAKER_AI,
+                   "filler" FILL FILL);
+    }
+    run("append");
+    const char *s = summary();
+    char want[160];
+    snprintf(want, sizeof want, "- failed command: `%.96s...` (", cmd);
+    const char *item = strstr(s, want);
+    if (item == NULL) {
+        fail_msg("no '%s' in:\n%s", want, s);
+    }
+    const char *open = item + strlen(want);
+    assert_true(strncmp(open, "EEEE", 4) == 0);
+    assert_int_equal(strchr(open, ')') - open, 60 + 3); /* and "..." */
+}
+
+/* Review item 4: the check asks the port's stop hook as it goes; a stop
+ * ends the compression with CTXC_E_CANCELLED and the history as it was. */
+static int stop_asked;
+static bool stop_now(void *ctx) {
+    (void)ctx;
+    stop_asked++;
+    return true;
+}
+
+static void test_the_stop_hook_ends_the_check(void **state) {
+    (void)state;
+    history();
+    t_snap_t snap;
+    t_snapshot(&hist, &snap);
+    ctxc_port_t port;
+    memset(&port, 0, sizeof port);
+    port.stop = stop_now;
+    t_set(&set, "compression.strategy", "one-shot");
+    t_set(&set, "compression.factCheck", "append");
+    assert_int_equal(ctxc_session_init(&sess, &hist, &work, &set, NULL),
+                     CTXC_OK);
+    ctxc_session_set_port(&sess, &port);
+    ctxc_session_set_llm_resolver(&sess, fake_resolve, NULL);
+    ctxc_session_set_workspace(&sess, "/w");
+    ctxc_error_t err;
+    stop_asked = 0;
+    assert_int_equal(ctxc_session_compress(&sess, &err), CTXC_E_CANCELLED);
+    assert_non_null(strstr(err.message, "fact check"));
+    assert_true(stop_asked > 0);
+    t_assert_unchanged(&hist, &snap);
+    assert_int_equal(fk.calls, 1); /* after the model's answer */
+}
+
 static void test_pinned_entries_are_not_checked(void **state) {
     (void)state;
     history();
@@ -296,6 +447,10 @@ int main(void) {
                                setup),
         cmocka_unit_test_setup(test_the_section_is_bounded, setup),
         cmocka_unit_test_setup(test_pinned_entries_are_not_checked, setup),
+        cmocka_unit_test_setup(test_ranking_keeps_files_before_identifiers,
+                               setup),
+        cmocka_unit_test_setup(test_the_stop_hook_ends_the_check, setup),
+        cmocka_unit_test_setup(test_a_long_failed_command_is_cut, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 #else

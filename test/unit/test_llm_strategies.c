@@ -53,6 +53,7 @@ static struct {
     ctxc_llm_role_t role[MAX_MSGS];
     size_t n;
     size_t answer_cap;
+    uint64_t usage_in, usage_out; /* the usage the fake reports */
 } fk;
 
 static ctxc_status_t part_write(void *user, const char *text, size_t len) {
@@ -88,7 +89,11 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
                                    ctxc_llm_usage_t *usage, ctxc_error_t *err) {
     static part_t sys2, msgs2[MAX_MSGS];
     (void)llm;
-    (void)usage;
+    if (usage != NULL) {
+        memset(usage, 0, sizeof *usage);
+        usage->input_tokens = fk.usage_in;
+        usage->output_tokens = fk.usage_out;
+    }
     fk.calls++;
     fk.answer_cap = cap;
     /* count pass, then send pass: the same bytes */
@@ -127,7 +132,7 @@ static ctxc_status_t fake_complete(const ctxc_llm_t *llm,
 }
 
 static const ctxc_llm_t fake_llm = {fake_complete, NULL, "fake", "fake-1",
-                                    NULL,          NULL, NULL, NULL};
+                                    NULL,          NULL, NULL,   NULL};
 
 static ctxc_status_t fake_resolve(void *user, const char *profile,
                                   const ctxc_llm_t **llm, ctxc_error_t *err) {
@@ -530,9 +535,12 @@ static void test_request_parts_in_order(void **state) {
     assert_null(strstr(f, "todo"));
     assert_null(strstr(f, "transcript"));
     assert_true(pos(f, "<scratchpad>") < pos(f, "earlier <state_snapshot>"));
-    /* the earlier summary is no user request */
-    assert_non_null(strstr(text_of(5), "msg 18 one two"));
-    assert_null(strstr(text_of(5), "todo"));
+    /* the head before the earlier summary stays (6 entries, issue 41):
+     * the new summary at 6, the continuation at 7; the earlier summary is
+     * no user request */
+    assert_summary_at(6, "<state_snapshot>short</state_snapshot>");
+    assert_non_null(strstr(text_of(7), "msg 18 one two"));
+    assert_null(strstr(text_of(7), "todo"));
 }
 
 static void test_earlier_snapshot_in_text(void **state) {
@@ -827,9 +835,130 @@ static void test_before_send(void **state) {
     t_assert_unchanged(&hist, &snap);
 }
 
+/* Issue 41: the continuation does not quote a whitespace-only latest
+ * request, and names the images attached to the latest request. */
+static void test_continuation_blank_request_and_images(void **state) {
+    (void)state;
+    ctxc_block_t img;
+    memset(&img, 0, sizeof img);
+    img.type = CTXC_BLOCK_MEDIA;
+    img.u.media.mime_type = ctxc_str("image/png");
+    img.u.media.data = ctxc_str("aGVsbG8=");
+    img.u.media.encoding = ctxc_str("base64");
+    /* blank text and one image */
+    alternating(18);
+    ctxc_block_t b[4] = {t_text("  \n\t "), img};
+    t_add(&hist, CTXC_SPEAKER_HUMAN, b, 2);
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    const char *cont = text_of(5);
+    assert_null(strstr(cont, "Your latest request: \""));
+    assert_non_null(strstr(cont, "Your latest request is an attached image."));
+    /* blank text only: nothing quoted, no image named */
+    ctxc_history_clear(&hist);
+    alternating(18);
+    t_add_text(&hist, CTXC_SPEAKER_HUMAN, " \n ");
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    cont = text_of(5);
+    assert_null(strstr(cont, "latest request"));
+    assert_null(strstr(cont, "\" \""));
+    /* a blank text, then the request's text, and two images */
+    ctxc_history_clear(&hist);
+    alternating(18);
+    b[0] = t_text("   ");
+    b[1] = t_text("fix the parser");
+    b[2] = img;
+    b[3] = img;
+    t_add(&hist, CTXC_SPEAKER_HUMAN, b, 4);
+    add_msg(CTXC_SPEAKER_AI, 19);
+    start("middle-out", &work);
+    compress_ok();
+    assert_non_null(strstr(text_of(5), "Your latest request: \"fix the "
+                                       "parser\", with attached images (2)."));
+}
+
+/* Issue 41: a second middle-out compression keeps the head the first one
+ * kept (8 entries), though ceil(N x 0.2) of the shorter history is 4: the
+ * first head stays the prefix of the requests (the prompt cache), and the
+ * earlier summary is merged into the new one. */
+static void test_second_compression_keeps_the_head(void **state) {
+    (void)state;
+    alternating(40);
+    start("middle-out", &work);
+    compress_ok();
+    /* [8 head, summary, continuation, 8 bottom] */
+    assert_int_equal(ctxc_history_count(&hist), 18);
+    assert_summary_at(8, "<state_snapshot>short</state_snapshot>");
+    for (size_t i = 40; i < 42; i++) {
+        add_msg(i % 2 ? CTXC_SPEAKER_AI : CTXC_SPEAKER_HUMAN, i);
+    }
+    fk.answer = "<state_snapshot>second</state_snapshot>";
+    compress_ok();
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(text_of(i), msg_text(i));
+    }
+    assert_summary_at(8, "<state_snapshot>second</state_snapshot>");
+    assert_int_equal(sess.last_compress.top_preserved, 8);
+    /* the earlier summary was sent, to be merged */
+    assert_non_null(strstr(fk.msg[0].buf, "<state_snapshot>short"));
+    assert_non_null(strstr(final_msg(), "earlier <state_snapshot>"));
+    assert_valid_output();
+    /* too little after the earlier summary (14 entries, preserve 0.5:
+     * the bottom starts at 7, before it): the head is summarised from
+     * ceil(14 x 0.2) = 3 as before, rather than nothing */
+    assert_int_equal(ctxc_history_count(&hist), 14);
+    t_set_ratio(&set, "compression-preserve-threshold", 500);
+    fk.answer = "<state_snapshot>third</state_snapshot>";
+    compress_ok();
+    assert_false(sess.last_compress.unchanged);
+    assert_int_equal(sess.last_compress.top_preserved, 3);
+    assert_summary_at(3, "<state_snapshot>third</state_snapshot>");
+    assert_valid_output();
+}
+
+/* Issue 41: the provider's usage of the summary call is kept on the
+ * summary entry's metadata and in the result; without a report the
+ * metadata is {"isSummary":true} as before. */
+static void test_summary_call_usage_kept(void **state) {
+    (void)state;
+    alternating(20);
+    fk.usage_in = 1234;
+    fk.usage_out = 56;
+    start("middle-out", &work);
+    compress_ok();
+    ctxc_entry_t e = entry(4);
+    assert_true(e.flags & CTXC_ENTRY_IS_SUMMARY);
+    assert_int_equal(e.metadata.len,
+                     strlen("{\"isSummary\":true,\"usage\":{\"inputTokens\":"
+                            "1234,\"outputTokens\":56}}"));
+    assert_memory_equal(e.metadata.ptr,
+                        "{\"isSummary\":true,\"usage\":{\"inputTokens\":1234,"
+                        "\"outputTokens\":56}}",
+                        e.metadata.len);
+    assert_int_equal(sess.last_compress.summary_input_tokens, 1234);
+    assert_int_equal(sess.last_compress.summary_output_tokens, 56);
+    assert_valid_output();
+    /* not reported */
+    ctxc_history_clear(&hist);
+    alternating(20);
+    fk.usage_in = fk.usage_out = 0;
+    start("middle-out", &work);
+    compress_ok();
+    e = entry(4);
+    assert_int_equal(e.metadata.len, strlen("{\"isSummary\":true}"));
+    assert_int_equal(sess.last_compress.summary_input_tokens, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_twenty_is_4_12_4, setup),
+        cmocka_unit_test_setup(test_summary_call_usage_kept, setup),
+        cmocka_unit_test_setup(test_second_compression_keeps_the_head, setup),
+        cmocka_unit_test_setup(test_continuation_blank_request_and_images,
+                               setup),
         cmocka_unit_test_setup(test_boundaries_parallel_calls_and_orphans,
                                setup),
         cmocka_unit_test_setup(test_fewer_than_4_unchanged_without_call, setup),

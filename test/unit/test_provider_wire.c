@@ -858,7 +858,8 @@ static void test_base_url_segment_not_doubled(void **state) {
         {"openai", "http://127.0.0.1:9/v1", "POST /v1/chat/completions "},
         {"gemini", "http://127.0.0.1:9/v1beta",
          "POST /v1beta/models/m-1:generateContent "},
-        {"gemini", "http://127.0.0.1:9", "POST /v1beta/models/m-1:generateContent "},
+        {"gemini", "http://127.0.0.1:9",
+         "POST /v1beta/models/m-1:generateContent "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         canned_base = cases[i].base;
@@ -1155,6 +1156,199 @@ static void test_error_body_shapes(void **state) {
     assert_string_equal(out, "Sum");
 }
 
+/* ---- issue 41: Anthropic's `event: error` inside a 200 stream -------------
+ *
+ * Recorded shape (bytes written for this test): a 200 event stream that
+ * starts a message and then sends `event: error` with an error object of
+ * type overloaded_error, rate_limit_error or api_error. These are the
+ * service's transient failures (what a 529 or 429 says): the client
+ * retries them, within its retries, the call's deadline and the port's
+ * stop hook. Other error types (invalid_request_error) are not retried. */
+
+static const char ANT_ERROR_FMT[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01\","
+    "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],"
+    "\"model\":\"m-1\",\"usage\":{\"input_tokens\":12,\"output_tokens\":1}}}"
+    "\n\n"
+    "event: error\n"
+    "data: {\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":"
+    "\"%s\"}}\n\n";
+
+static const char ANT_OK[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_02\","
+    "\"usage\":{\"input_tokens\":12,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,"
+    "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+    "{\"type\":\"text_delta\",\"text\":\"Hello after the retry\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+    "\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+/* A transport answering each connection with the next of its responses. */
+typedef struct {
+    char resp[3][2048];
+    size_t len[3], pos;
+    unsigned conn, n;
+} seq_t;
+static seq_t seq;
+static uint64_t seq_now;        /* the port's clock, moved by the delay hook */
+static unsigned seq_stop_after; /* the stop hook says stop after so many
+                                   delays (0: never) */
+static unsigned seq_delays;
+
+static ctxc_status_t sq_connect(void *ctx, const char *host, uint16_t port,
+                                bool tls, ctxc_error_t *e) {
+    (void)host, (void)port, (void)tls, (void)e;
+    seq_t *q = ctx;
+    q->pos = 0;
+    q->conn++;
+    return CTXC_OK;
+}
+static int32_t sq_send(void *ctx, const uint8_t *data, size_t len) {
+    (void)ctx, (void)data;
+    return (int32_t)(len < 4096u ? len : 4096u);
+}
+static int32_t sq_recv(void *ctx, uint8_t *buf, size_t cap) {
+    seq_t *q = ctx;
+    unsigned i = q->conn - 1u < q->n ? q->conn - 1u : q->n - 1u;
+    if (q->pos >= q->len[i]) {
+        return CTXC_TRANSPORT_EOF;
+    }
+    size_t n = q->len[i] - q->pos < 7u ? q->len[i] - q->pos : 7u;
+    n = n < cap ? n : cap;
+    memcpy(buf, q->resp[i] + q->pos, n);
+    q->pos += n;
+    return (int32_t)n;
+}
+static const ctxc_transport_ops_t sq_ops = {
+    sq_connect, sq_send, sq_recv, cn_close, NULL, NULL, NULL};
+static uint64_t sq_clock(void *ctx) {
+    (void)ctx;
+    return seq_now;
+}
+static void sq_delay(void *ctx, uint32_t ms) {
+    (void)ctx;
+    seq_now += ms;
+    seq_delays++;
+}
+static bool sq_stop(void *ctx) {
+    (void)ctx;
+    return seq_stop_after > 0 && seq_delays >= seq_stop_after;
+}
+
+static void seq_add(const char *sse) {
+    int n = snprintf(seq.resp[seq.n], sizeof seq.resp[0],
+                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     "Connection: close\r\n\r\n%s",
+                     sse);
+    assert_true(n > 0 && (size_t)n < sizeof seq.resp[0]);
+    seq.len[seq.n++] = (size_t)n;
+}
+
+static void seq_add_error(const char *type, const char *msg) {
+    char sse[1024];
+    int n = snprintf(sse, sizeof sse, ANT_ERROR_FMT, type, msg);
+    assert_true(n > 0 && (size_t)n < sizeof sse);
+    seq_add(sse);
+}
+
+/* One streamed Anthropic call over seq with retries and deadline. */
+static ctxc_status_t seq_call(uint32_t retries, uint32_t deadline_ms) {
+    static ctxc_provider_client_t client;
+    ctxc_port_t port;
+    memset(&port, 0, sizeof port);
+    port.transport.ops = &sq_ops;
+    port.transport.ctx = &seq;
+    port.key = cn_key;
+    port.clock = sq_clock;
+    port.delay_ms = sq_delay;
+    port.stop = sq_stop;
+    seq.conn = 0;
+    seq_delays = 0;
+    ctxc_provider_ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    strcpy(ref.provider, "anthropic");
+    strcpy(ref.model, "m-1");
+    strcpy(ref.base_url, "http://127.0.0.1:9");
+    strcpy(ref.auth_key_name, "UNIT_KEY");
+    ctxc_llm_t llm;
+    assert_int_equal(
+        ctxc_provider_llm(&client, &ref, &port, retries, true, &llm, &err),
+        CTXC_OK);
+    client.deadline_ms = deadline_ms;
+    ctxc_llm_request_t req;
+    memset(&req, 0, sizeof req);
+    req.message_count = 1;
+    req.message = msg_part;
+    memset(out, 'x', sizeof out);
+    memset(&usage, 0, sizeof usage);
+    memset(&err, 0, sizeof err);
+    size_t len = 0;
+    return llm.complete(&llm, &req, out, sizeof out, &len, &usage, &err);
+}
+
+static void test_in_stream_overloaded_retried(void **state) {
+    (void)state;
+    static const char *const transient[] = {"overloaded_error",
+                                            "rate_limit_error", "api_error"};
+    for (size_t i = 0; i < 3; i++) {
+        memset(&seq, 0, sizeof seq);
+        seq_add_error(transient[i], "Overloaded");
+        seq_add(ANT_OK);
+        seq_now = 1000;
+        assert_int_equal(seq_call(2, 0), CTXC_OK);
+        assert_string_equal(out, "Hello after the retry");
+        assert_int_equal(usage.attempts, 2);
+        assert_int_equal(seq.conn, 2);
+        assert_true(seq_now >= 1500); /* the backoff was waited */
+    }
+    /* retries exhausted: the provider's message is the error */
+    memset(&seq, 0, sizeof seq);
+    seq_add_error("overloaded_error", "Overloaded");
+    seq_now = 1000;
+    assert_int_equal(seq_call(1, 0), CTXC_E_HTTP_STATUS);
+    assert_int_equal(usage.attempts, 2);
+    assert_non_null(strstr(err.message, "Overloaded"));
+    /* not a transient type: not retried */
+    memset(&seq, 0, sizeof seq);
+    seq_add_error("invalid_request_error", "prompt is too long");
+    seq_add(ANT_OK);
+    assert_int_equal(seq_call(2, 0), CTXC_E_HTTP_STATUS);
+    assert_int_equal(usage.attempts, 1);
+    assert_int_equal(seq.conn, 1);
+    assert_non_null(strstr(err.message, "prompt is too long"));
+}
+
+/* The retry keeps the call's deadline and the port's stop hook. */
+static void test_in_stream_overloaded_deadline_and_stop(void **state) {
+    (void)state;
+    memset(&seq, 0, sizeof seq);
+    seq_add_error("overloaded_error", "Overloaded");
+    seq_add(ANT_OK);
+    seq_now = 1000;
+    seq_stop_after = 0;
+    /* the first wait (500 ms) would pass a 300 ms deadline */
+    assert_int_equal(seq_call(2, 300), CTXC_E_TIMEOUT);
+    assert_non_null(strstr(err.message, "call-deadline-ms"));
+    assert_int_equal(seq.conn, 1);
+    /* stopped in the pause before the second attempt */
+    seq_now = 1000;
+    seq_stop_after = 1;
+    assert_int_equal(seq_call(2, 0), CTXC_E_CANCELLED);
+    assert_non_null(strstr(err.message, "stop"));
+    assert_int_equal(seq.conn, 1);
+    seq_stop_after = 0;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bodies_exact),
@@ -1178,6 +1372,8 @@ int main(void) {
         cmocka_unit_test(test_cumulative_message_beside_delta),
         cmocka_unit_test(test_two_choices_interleaved),
         cmocka_unit_test(test_error_body_shapes),
+        cmocka_unit_test(test_in_stream_overloaded_retried),
+        cmocka_unit_test(test_in_stream_overloaded_deadline_and_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
