@@ -169,7 +169,14 @@ static void turn(ctxc_session_t *s) {
 }
 
 /* A compression that drops the oldest entries (top-down-truncation to 3/4
- * of the history's tokens), as before_send makes between turns. */
+ * of the history's tokens; high-density in a build without it, which drops
+ * the oldest turns of a conversation without tool output), as before_send
+ * makes between turns. */
+#if CTXC_CFG_STRATEGY_TOP_DOWN_TRUNCATION
+#define TRUNCATING "top-down-truncation"
+#else
+#define TRUNCATING "high-density"
+#endif
 static void truncate_oldest(ctxc_session_t *s) {
     uint64_t tokens = ctxc_history_tokens(s->history);
     if (tokens < 200) {
@@ -177,7 +184,7 @@ static void truncate_oldest(ctxc_session_t *s) {
     }
     char lim[24];
     snprintf(lim, sizeof lim, "%llu", (unsigned long long)(tokens * 3u / 4u));
-    t_set(&set, "compression.strategy", "top-down-truncation");
+    t_set(&set, "compression.strategy", TRUNCATING);
     t_set(&set, "context-limit", lim);
     ctxc_error_t err;
     ctxc_status_t st = ctxc_session_compress(s, &err);
