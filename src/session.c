@@ -1235,6 +1235,41 @@ typedef enum {
     OP_BEFORE_SEND
 } op_t;
 
+/* Images cost what the model the history goes to charges for their size
+ * (estimate.h): while the history counts with the default estimator, or
+ * with one this function installed, its image rule follows the
+ * `provider` setting (openai, anthropic, gemini; the default rule for
+ * none or another). A change re-estimates the history, once; an
+ * estimator the application installed is left alone, and nothing changes
+ * while a job holds a range. */
+static void images_follow_provider(ctxc_session_t *s) {
+    static const ctxc_image_cost_t rules[] = {CTXC_IMAGE_COST_OPENAI,
+                                              CTXC_IMAGE_COST_ANTHROPIC,
+                                              CTXC_IMAGE_COST_GEMINI};
+    static const char *const names[] = {"openai", "anthropic", "gemini"};
+    ctxc_history_t *h = s->history;
+    bool ours = h->estimate == ctxc_estimate_block_default ||
+                (h->estimate == ctxc_estimate_block_for &&
+                 (h->estimate_user == NULL ||
+                  ((const ctxc_image_cost_t *)h->estimate_user >= rules &&
+                   (const ctxc_image_cost_t *)h->estimate_user < rules + 3)));
+    if (!ours || s->job_.state != 0) {
+        return;
+    }
+    const char *p = ctxc_settings_string(s->settings, CTXC_SETTING_PROVIDER);
+    const ctxc_image_cost_t *rule = NULL;
+    for (size_t i = 0; p != NULL && i < 3u; i++) {
+        if (strcmp(p, names[i]) == 0) {
+            rule = &rules[i];
+        }
+    }
+    ctxc_estimate_fn fn =
+        rule != NULL ? ctxc_estimate_block_for : ctxc_estimate_block_default;
+    if (h->estimate != fn || (rule != NULL && h->estimate_user != rule)) {
+        ctxc_history_set_estimator(h, fn, (void *)(uintptr_t)rule);
+    }
+}
+
 static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
                          uint64_t pending_tokens, ctxc_send_report_t *report,
                          ctxc_error_t *err) {
@@ -1242,6 +1277,9 @@ static ctxc_status_t run(ctxc_session_t *s, op_t op, const ctxc_entry_in_t *in,
     ctxc_status_t r;
     if (s->port != NULL && s->port->mutex.lock != NULL) {
         s->port->mutex.lock(s->port->mutex.ctx);
+    }
+    if (!s->locked_ && op != OP_ADD && op != OP_ADD_ROOM) {
+        images_follow_provider(s); /* before anything counts tokens */
     }
     if (s->locked_) {
         r = ctxc__fail(err, CTXC_E_BUSY,

@@ -121,6 +121,46 @@ static uint16_t threshold_now(void) {
     return t;
 }
 
+#if CTXC_CFG_PROVIDER_OPENAI && CTXC_CFG_PROVIDER_ANTHROPIC
+/* An 800 x 600 PNG costs what the provider of the `provider` setting
+ * charges for it (estimate.h): the session's estimator follows the
+ * setting, and an estimator the application installed is left alone. */
+static uint32_t app_estimator(void *user, const ctxc_block_t *b) {
+    (void)user;
+    (void)b;
+    return 7;
+}
+
+static void test_images_cost_what_the_provider_charges(void **state) {
+    (void)state;
+    start();
+    ctxc_block_t img;
+    memset(&img, 0, sizeof img);
+    img.type = CTXC_BLOCK_MEDIA;
+    img.u.media.mime_type = ctxc_str("image/png");
+    img.u.media.encoding = ctxc_str("base64");
+    img.u.media.data = ctxc_str("iVBORw0KGgoAAAANSUhEUgAAAyAAAAJYCAYAAAA=");
+    ctxc_entry_in_t in = {CTXC_SPEAKER_HUMAN, &img, 1, CTXC_STR_ABSENT};
+    assert_int_equal(ctxc_session_add(&s, &in, NULL), CTXC_OK);
+    ctxc_error_t err;
+    /* no provider: the default rule, 800 x 600 / 750 */
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err), CTXC_OK);
+    assert_int_equal(ctxc_history_tokens(&hist), 640);
+    /* OpenAI: 85 + 170 a 512-pixel tile (800 x 600: 2 x 2 tiles) */
+    t_set(&set, "provider", "openai");
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err), CTXC_OK);
+    assert_int_equal(ctxc_history_tokens(&hist), 85 + 170 * 4);
+    t_set(&set, "provider", "anthropic");
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err), CTXC_OK);
+    assert_int_equal(ctxc_history_tokens(&hist), 640);
+    /* the application's own estimator stays */
+    ctxc_history_set_estimator(&hist, app_estimator, NULL);
+    t_set(&set, "provider", "openai");
+    assert_int_equal(ctxc_session_before_send(&s, 0, NULL, &err), CTXC_OK);
+    assert_int_equal(ctxc_history_tokens(&hist), 7);
+}
+#endif
+
 /* A store without any value set resolves to the documented defaults, and
  * a session reads them through it. */
 static void test_a_fresh_store_gives_the_documented_defaults(void **state) {
@@ -867,6 +907,10 @@ int main(void) {
       cmocka_unit_test_setup(test_llm_strategy_with_a_missing_profile, setup),
 #endif
       cmocka_unit_test_setup(test_a_loaded_profile_changes_the_strategy, setup),
+#if CTXC_CFG_PROVIDER_OPENAI && CTXC_CFG_PROVIDER_ANTHROPIC
+      cmocka_unit_test_setup(test_images_cost_what_the_provider_charges,
+                             setup),
+#endif
       cmocka_unit_test_setup(test_emergency_runs_the_density_step_first, setup),
 #if CTXC_CFG_STRATEGY_HIGH_DENSITY
       cmocka_unit_test_setup(test_density_settings_changed_after_init_apply,
