@@ -78,10 +78,13 @@ typedef enum {
     CTXC_IMAGE_COST_GEMINI
 } ctxc_image_cost_t;
 
-/** Tokens of an image of unknown size, by rule. */
+/** Tokens of an image of unknown size, the default rule. */
 #define CTXC_IMAGE_TOKENS_DEFAULT 1000u
+/** Tokens of an image of unknown size, Anthropic's rule. */
 #define CTXC_IMAGE_TOKENS_ANTHROPIC 1600u
+/** Tokens of an image of unknown size, OpenAI's rule (high detail). */
 #define CTXC_IMAGE_TOKENS_OPENAI 765u
+/** Tokens of an image of unknown size, Gemini's rule. */
 #define CTXC_IMAGE_TOKENS_GEMINI 1032u
 
 /** The width and height of a media block's image, from the header of its
