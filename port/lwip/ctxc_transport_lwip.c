@@ -17,8 +17,8 @@
 #include "mbedtls/ecdh.h"
 #include "mbedtls/ecp.h"
 #include "mbedtls/entropy.h"
-#include "mbedtls/error.h"
 #include "mbedtls/entropy_poll.h"
+#include "mbedtls/error.h"
 #include "mbedtls/memory_buffer_alloc.h"
 #include "mbedtls/platform.h"
 #include "mbedtls/platform_time.h"
@@ -218,16 +218,17 @@ static altcp_mbedtls_state_t *tls_state_of(ctxc_lwip_transport_t *t,
 
 /* The handshake in slices (cfg.ecp_max_ops, MBEDTLS_ECP_RESTARTABLE):
  * one handshake state a call, and a public-key operation stopped after
- * ecp_max_ops of mbedTLS's ECC operations. altcp_tls_mbedtls calls mbedtls_ssl_handshake in its receive callback
- * and knows no MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS (it would close the
- * connection), and on WANT_READ it expects its input chain (state->rx)
- * consumed and waits for the next segment. So when a state is done or a
- * public-key operation stops: the input mbedTLS has not read yet is kept aside (t->hs_held),
- * altcp is told WANT_READ, and the next connect_poll calls the receive
- * callback again (resume_handshake: the kept input, or an empty pbuf)
- * where mbedTLS goes on from where it stopped. Input that arrives
- * meanwhile is queued behind the kept input before mbedTLS reads again
- * (at the top of every handshake call), so the order holds. */
+ * ecp_max_ops of mbedTLS's ECC operations. altcp_tls_mbedtls calls
+ * mbedtls_ssl_handshake in its receive callback and knows no
+ * MBEDTLS_ERR_SSL_CRYPTO_IN_PROGRESS (it would close the connection), and on
+ * WANT_READ it expects its input chain (state->rx) consumed and waits for the
+ * next segment. So when a state is done or a public-key operation stops: the
+ * input mbedTLS has not read yet is kept aside (t->hs_held), altcp is told
+ * WANT_READ, and the next connect_poll calls the receive callback again
+ * (resume_handshake: the kept input, or an empty pbuf) where mbedTLS goes on
+ * from where it stopped. Input that arrives meanwhile is queued behind the kept
+ * input before mbedTLS reads again (at the top of every handshake call), so the
+ * order holds. */
 int __real_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
 int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
 int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
@@ -314,15 +315,28 @@ int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) {
         altcp_tls_context(t->pcb) == ssl && t->ssl_err == 0) {
         t->ssl_err = r;
     }
+    /* A failed handshake: mbedTLS has queued its fatal alert (a refused
+     * certificate: bad_certificate, certificate_expired, unknown_ca) on the
+     * TCP pcb, and altcp closes it next. The rest of the server's flight,
+     * unread, is not acknowledged to TCP, and tcp_close answers received
+     * data not taken with a RST that drops the queued alert unsent (in the
+     * receive callback tcp_output waits until the callback returns). Taken
+     * now, the close is an orderly one: the alert, then FIN
+     * (RFC 5246 7.2.2). */
+    if (r < 0 && r != MBEDTLS_ERR_SSL_WANT_READ &&
+        r != MBEDTLS_ERR_SSL_WANT_WRITE && st != NULL && st->rx != NULL &&
+        t->pcb != NULL && t->pcb->inner_conn != NULL) {
+        altcp_recved(t->pcb->inner_conn, st->rx->tot_len);
+    }
     return r;
 }
 
-int __real_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
-                             const unsigned char *buf, size_t len);
-int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
-                             const unsigned char *buf, size_t len);
-int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl,
-                             const unsigned char *buf, size_t len) {
+int __real_mbedtls_ssl_write(mbedtls_ssl_context *ssl, const unsigned char *buf,
+                             size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl, const unsigned char *buf,
+                             size_t len);
+int __wrap_mbedtls_ssl_write(mbedtls_ssl_context *ssl, const unsigned char *buf,
+                             size_t len) {
     ctxc_lwip_transport_t *t = watched;
     uint32_t t0 = ticks_now(t);
     int r = __real_mbedtls_ssl_write(ssl, buf, len);
@@ -589,8 +603,8 @@ static bool alloc_failure(int code) {
 }
 
 /* "TLS pool too small (needed at least N bytes, the pool has M)". */
-static ctxc_status_t pool_too_small(ctxc_lwip_transport_t *t,
-                                    const char *what, ctxc_error_t *err) {
+static ctxc_status_t pool_too_small(ctxc_lwip_transport_t *t, const char *what,
+                                    ctxc_error_t *err) {
     size_t now = 0, max = 0;
     pool_usage(&now, &max);
     return ctxc_error_set(err, CTXC_E_TLS,
@@ -613,13 +627,13 @@ static ctxc_status_t parse_trust(ctxc_lwip_transport_t *t,
         if (r != 0) {
             char why[128];
             tls_error_text(r, why, sizeof why);
-            return alloc_failure(r) ? pool_too_small(t, "TLS setup", err)
-                                    : ctxc_error_set(err, CTXC_E_TLS,
-                                                     "%s:%u: TLS setup: CA "
-                                                     "certificate does not "
-                                                     "parse (%s)",
-                                                     t->host, (unsigned)t->port,
-                                                     why);
+            return alloc_failure(r)
+                       ? pool_too_small(t, "TLS setup", err)
+                       : ctxc_error_set(err, CTXC_E_TLS,
+                                        "%s:%u: TLS setup: CA "
+                                        "certificate does not "
+                                        "parse (%s)",
+                                        t->host, (unsigned)t->port, why);
         }
         t->trust_count = 0;
         for (const mbedtls_x509_crt *c = chain; c != NULL && c->raw.len != 0;
@@ -993,13 +1007,13 @@ static ctxc_status_t step(ctxc_lwip_transport_t *t, ctxc_error_t *err) {
         return CTXC_OK;
     }
     if (now_ms(t) >= t->connect_deadline) {
-        return ctxc_error_set(
-            err, CTXC_E_TIMEOUT, "%s:%u: %s timed out after %u ms", t->host,
-            (unsigned)t->port,
-            t->phase == PHASE_DNS ? "resolving the host name"
-            : t->tls              ? "connect (TLS handshake)"
-                                  : "connect",
-            (unsigned)t->cfg.connect_timeout_ms);
+        return ctxc_error_set(err, CTXC_E_TIMEOUT,
+                              "%s:%u: %s timed out after %u ms", t->host,
+                              (unsigned)t->port,
+                              t->phase == PHASE_DNS ? "resolving the host name"
+                              : t->tls              ? "connect (TLS handshake)"
+                                                    : "connect",
+                              (unsigned)t->cfg.connect_timeout_ms);
     }
     return CTXC_E_IN_PROGRESS;
 }
@@ -1164,7 +1178,8 @@ static int32_t lw_send(void *ctx, const uint8_t *data, size_t len) {
     CORE_LOCK();
     int32_t r = 0;
     for (int pass = 0; pass < 2; pass++) {
-        if (t->ssl_err != 0 && t->ssl_err != MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+        if (t->ssl_err != 0 &&
+            t->ssl_err != MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
             char why[128];
             tls_error_text(t->ssl_err, why, sizeof why);
             set_last(t, "send: TLS error after the handshake", why);
@@ -1228,8 +1243,9 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
         }
         r = (int32_t)n;
     } else if (t->ssl_err == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
-        set_last(t, "recv", "the server closed the connection (TLS "
-                            "close_notify)");
+        set_last(t, "recv",
+                 "the server closed the connection (TLS "
+                 "close_notify)");
         r = CTXC_TRANSPORT_EOF;
     } else if (t->ssl_err != 0) {
         char why[128];
@@ -1239,8 +1255,9 @@ static int32_t lw_recv(void *ctx, uint8_t *buf, size_t cap) {
     } else if (t->eof && t->tls) {
         /* a TLS peer ends with close_notify; a bare FIN may cut an answer
          * (a truncation is not an end) */
-        set_last(t, "recv", "the server closed the connection without TLS "
-                            "close_notify");
+        set_last(t, "recv",
+                 "the server closed the connection without TLS "
+                 "close_notify");
         r = CTXC_TRANSPORT_ERROR;
     } else if (t->eof) {
         set_last(t, "recv", "the server closed the connection");
@@ -1271,7 +1288,7 @@ static const char *lw_last_error(void *ctx) {
 }
 
 static const ctxc_transport_ops_t lw_ops = {
-    lw_connect, lw_send,         lw_recv,      lw_close,
+    lw_connect,      lw_send, lw_recv,      lw_close,
     lw_connect_poll, lw_wait, lw_last_error};
 
 /* ---- public

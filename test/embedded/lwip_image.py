@@ -307,6 +307,21 @@ def check_frontend(out, fe, feports):
     with open(os.path.join(fe, "frontend.log")) as f:
         log = f.read()
     sys.stdout.write(log)
+    # issue 41 item 9: the refused leaves are answered with a fatal alert
+    # before the close (Go's handshake error: "remote error: tls: ...";
+    # "EOF" or a reset when the device closed without one)
+    refused = []
+    for name in ("expired", "notyet"):
+        errs = re.findall(r"^handshake %s failed: (.*)$" % name, log, re.M)
+        if not errs:
+            fail("fe-%s: the front end saw no refused handshake" % name)
+        silent = [e for e in errs if "remote error: tls:" not in e]
+        if silent:
+            fail("fe-%s: the device refused the certificate without a TLS alert (the front "
+                 "end read: %s)" % (name, silent[0]))
+        refused.append("%s: %s" % (name, errs[0].split("remote error: tls: ")[1]))
+    print("lwip_image: front end: refused certificates answered with a fatal alert (%s)"
+          % ", ".join(refused))
     for case in ("fe-alert", "fe-alert-close"):
         if not re.search(r"^alert alert seq=\d+ desc=80 close=%s$"
                          % ("yes" if case.endswith("close") else "no"), log, re.M):
@@ -347,6 +362,26 @@ def records(ports, test_id):
     url = "http://127.0.0.1:%d/__requests?test=%s" % (ports["plain"], test_id)
     with urllib.request.urlopen(url, timeout=10) as r:
         return json.load(r)
+
+
+def refusals_alerted(ports, since, what):
+    """Issue 41 item 9: a refused server certificate is answered with a
+    fatal alert before the connection ends (RFC 5246 7.2.2). The fixture
+    records every handshake its client ended on the wronghost endpoint with
+    the alert its read saw ("" when the connection ended without one)."""
+    url = "http://127.0.0.1:%d/__handshakes" % ports["plain"]
+    with urllib.request.urlopen(url, timeout=10) as r:
+        hs = [h for h in json.load(r) if h["port"] == "wronghost" and h["time"] >= since]
+    if not hs:
+        fail("%s: the fixture recorded no refused handshake on the wronghost endpoint" % what)
+    silent = [h["error"] for h in hs if not h["alert"]]
+    if silent:
+        fail("%s: %d of %d refused handshakes ended without a TLS alert (the server read: %s)"
+             % (what, len(silent), len(hs), silent[0]))
+    alerts = sorted(set(h["alert"] for h in hs))
+    print("lwip_image: %s: %d refused handshakes, each answered with an alert (%s)"
+          % (what, len(hs), ", ".join(alerts)))
+    return alerts
 
 
 def check_untrusted(status, out, ports, test_id, took):
@@ -634,6 +669,7 @@ def run_job(objcopy, image, fxdir, emu, ports, work, whole=False):
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
+    since = time.time()
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                              timeout=max(240, LIFETIME))
@@ -669,6 +705,7 @@ def run_job(objcopy, image, fxdir, emu, ports, work, whole=False):
         fail("no 'job wait: ...' line")
     if wm.group(4) != "yes":
         fail("before_send waiting for its job left another history than the blocking call")
+    refusals_alerted(ports, since, "job, public-key steps %s" % ("whole" if whole else "in slices"))
     if whole:
         print("lwip_image: job, public-key steps whole (--ecp-max-ops=0): longest poll %s ms, "
               "without public-key steps %s ms, public-key steps %s ms in all"
@@ -751,6 +788,7 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted, lab=F
     cmd = emu + [img, "-nic", "user,model=lan9118", "-semihosting-config", ",".join(args)]
     print("lwip_image: " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
+    since = time.time()
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                              timeout=max(240, LIFETIME))
@@ -774,6 +812,8 @@ def run_image(objcopy, image, fxdir, example, emu, ports, work, untrusted, lab=F
         return check_untrusted(run.returncode, out, ports, test_id, took)
     if run.returncode != 0:
         fail("the image exited with %d" % run.returncode)
+    if not lab:
+        refusals_alerted(ports, since, "wrong-host certificate")
     if lab:
         # the lab profile: ECDHE-ECDSA + AES-128-GCM over P-256 only, and no
         # certificate dates (so TLS goes on before SNTP)
