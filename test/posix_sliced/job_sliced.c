@@ -94,7 +94,7 @@ static ctxc_status_t resolve(void *user, const char *profile,
         hdr[0] = (ctxc_http_header_t){"X-Test-Id", test_id, false};
         client.extra_headers = hdr;
         client.extra_header_count = 1;
-        client.timeout_ms = 10000;
+        client.timeout_ms = FIXTURE_CONNECT_TIMEOUT_MS; /* not under test */
         *llm = &model;
     }
     return st;
@@ -107,7 +107,7 @@ static void fresh_transport(uint32_t ecp_max_ops) {
     ctxc_posix_transport_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.ca_file = fx.ca;
-    cfg.connect_timeout_ms = 5000;
+    cfg.connect_timeout_ms = FIXTURE_CONNECT_TIMEOUT_MS;
     cfg.entropy = ctxc_posix_entropy;
     cfg.ecp_max_ops = ecp_max_ops;
     ctxc_error_t err;
